@@ -1,0 +1,27 @@
+"""The FastAPI application factory every service uses (`get_application()` in each service)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+
+from fastapi import APIRouter, FastAPI
+
+from ticketing.api.errors import install_error_handlers
+from ticketing.api.health import router as health_router
+
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
+
+
+def build_app(*, title: str, jwt_secret: str, routers: list[APIRouter], lifespan: Lifespan | None = None,
+              version: str = "1.0.0") -> FastAPI:
+    app = FastAPI(title=title, version=version, lifespan=lifespan)
+    app.state.jwt_secret = jwt_secret
+    app.state.readiness_checks = {}
+    install_error_handlers(app)
+    app.include_router(health_router)
+    for router in routers:
+        app.include_router(router)
+    return app
+
+

@@ -1,0 +1,76 @@
+"""The contract's error format, `{"error": CODE, "message": text, ...details}`, in one place."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import asyncpg
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ticketing.logs import log_action
+
+logger = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str, *, headers: dict[str, str] | None = None,
+                 **details: Any) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+        self.headers, self.details = headers, details
+
+    def response(self) -> JSONResponse:
+        body = {"error": self.code, "message": self.message, **self.details}
+        return JSONResponse(body, status_code=self.status, headers=self.headers)
+
+
+def not_found(what: str) -> ApiError:
+    return ApiError(404, "NOT_FOUND", f"{what} not found")
+
+
+def unavailable(what: str) -> ApiError:
+    return ApiError(503, "UNAVAILABLE", f"{what} is unavailable, try again shortly",
+                    headers={"Retry-After": "1"})
+
+
+# A dependency that is down surfaces as one of these; the client gets 503, never a bare 500.
+DEPENDENCY_DOWN: tuple[type[BaseException], ...] = (
+    OSError, TimeoutError, asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError,
+    asyncpg.InterfaceError, asyncpg.TooManyConnectionsError, asyncpg.ConnectionDoesNotExistError,
+    asyncpg.AdminShutdownError if hasattr(asyncpg, "AdminShutdownError") else OSError,
+    RedisConnectionError, RedisTimeoutError,
+)
+
+_STATUS_CODES = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED",
+                 422: "VALIDATION_ERROR", 429: "RATE_LIMITED"}
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return exc.response()
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
+        return ApiError(422, "VALIDATION_ERROR", "request is not valid", problems=problems).response()
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _STATUS_CODES.get(exc.status_code, "HTTP_ERROR")
+        return ApiError(exc.status_code, code, str(exc.detail)).response()
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        if isinstance(exc, DEPENDENCY_DOWN):
+            log_action(logger, "http.dependency_down", str(exc), level=logging.WARNING,
+                       path=request.url.path, error=type(exc).__name__)
+            return unavailable("a dependency").response()
+        logger.exception("unexpected error", extra={"action": "http.unexpected", "path": request.url.path})
+        return ApiError(500, "INTERNAL", "unexpected error; it has been logged").response()

@@ -1,0 +1,42 @@
+"""`/healthz` (process up), `/readyz` (dependencies reachable), `/metrics` (Prometheus)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+Check = Callable[[], Awaitable[object]]
+
+router = APIRouter(tags=["ops"])
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+async def readyz(request: Request) -> JSONResponse:
+    checks: dict[str, Check] = getattr(request.app.state, "readiness_checks", {})
+    results = await asyncio.gather(*(_probe(check) for check in checks.values()))
+    report = dict(zip(checks, results, strict=True))
+    ready = all(v == "ok" for v in report.values())
+    return JSONResponse({"status": "ready" if ready else "not_ready", "checks": report},
+                        status_code=200 if ready else 503)
+
+
+@router.get("/metrics")
+async def metrics() -> Response:
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+async def _probe(check: Check, timeout: float = 2.0) -> str:
+    try:
+        await asyncio.wait_for(check(), timeout)
+        return "ok"
+    except Exception as exc:  # a readiness probe reports, it never raises
+        return f"down: {type(exc).__name__}"

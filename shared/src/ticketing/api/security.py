@@ -1,0 +1,42 @@
+"""FastAPI dependencies for the bearer JWT; the secret comes from `app.state.jwt_secret`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from ticketing.api.errors import ApiError
+from ticketing.auth import InvalidToken, Principal, Role, verify_token
+
+
+def _unauthorized(message: str) -> ApiError:
+    return ApiError(401, "UNAUTHORIZED", message, headers={"WWW-Authenticate": "Bearer"})
+
+
+def current_principal(request: Request) -> Principal:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise _unauthorized("a bearer token is required")
+    try:
+        return verify_token(request.app.state.jwt_secret, token.strip())
+    except InvalidToken as exc:
+        raise _unauthorized(f"invalid token: {exc}") from exc
+
+
+def require_role(*roles: Role) -> Callable[[Principal], Principal]:
+    def check(principal: Annotated[Principal, Depends(current_principal)]) -> Principal:
+        if principal.role not in roles:
+            # An authenticated caller of the wrong kind: say nothing about the resource.
+            raise ApiError(403, "FORBIDDEN", f"this operation needs role {' or '.join(roles)}")
+        return principal
+    return check
+
+
+AnyPrincipal = Annotated[Principal, Depends(current_principal)]
+Customer = Annotated[Principal, Depends(require_role("customer"))]
+Admin = Annotated[Principal, Depends(require_role("admin"))]
+CustomerOrService = Annotated[Principal, Depends(require_role("customer", "service"))]
+Service = Annotated[Principal, Depends(require_role("service"))]

@@ -1,0 +1,169 @@
+"""The idempotent consumer runner.
+
+Per message: decode, then in ONE database transaction record the event id in `processed_event` and
+apply the effect; the offset is committed to Kafka only after that transaction. A crash anywhere
+before the commit redelivers the message, and the inbox row turns the redelivery into a no-op.
+
+Errors:
+- a dependency down (Postgres, network): retried with backoff for as long as it takes; the message is
+  fine, so it never goes to the DLQ;
+- anything else (undecodable JSON, a contract breach, a CHECK violation): retried `max_attempts` times,
+  then sent to `<topic>.DLQ` with headers naming topic, partition, offset and error, and the partition
+  moves on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import asyncpg
+from aiokafka import AIOKafkaConsumer, ConsumerRecord
+from aiokafka.errors import KafkaError
+
+from ticketing.events import dlq_of
+from ticketing.kafka import idempotent_producer
+from ticketing.logs import log_action
+from ticketing.metrics import CONSUMED, CONSUMER_RETRIES
+from ticketing.outbox import QUERIES
+
+logger = logging.getLogger(__name__)
+
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError,
+    asyncpg.InterfaceError, asyncpg.TooManyConnectionsError, asyncpg.ConnectionDoesNotExistError,
+    asyncpg.DeadlockDetectedError, asyncpg.SerializationError,
+)
+
+
+class Event(Protocol):
+    @property
+    def eventId(self) -> Any: ...  # noqa: N802 - the contract's field name
+
+    @property
+    def type(self) -> str: ...
+
+
+Handler = Callable[[asyncpg.Connection, Any], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class ConsumerConfig:
+    name: str  # also the Kafka group id and the inbox `consumer` column
+    topics: Sequence[str]
+    bootstrap: str
+    decode: Callable[[bytes], Event]
+    handlers: dict[str, Handler]  # event type -> effect; other types are skipped
+    max_attempts: int = 3
+    backoff_initial: float = 0.2
+    backoff_max: float = 5.0
+    # Fault injection for RELIABILITY.md R7: a hook run after the effect committed and before the
+    # offset commit (tests use it to kill the process there).
+    after_effect: Callable[[ConsumerRecord], Awaitable[None]] | None = field(default=None, compare=False)
+
+
+class PoisonMessage(Exception):
+    """The message cannot be applied however often it is retried."""
+
+
+class IdempotentConsumer:
+    def __init__(self, config: ConsumerConfig, pool: asyncpg.Pool) -> None:
+        self.config = config
+        self.pool = pool
+        self._dlq = idempotent_producer(config.bootstrap, client_id=f"{config.name}-dlq")
+
+    def _consumer(self) -> AIOKafkaConsumer:
+        return AIOKafkaConsumer(
+            *self.config.topics,
+            bootstrap_servers=self.config.bootstrap,
+            group_id=self.config.name,
+            client_id=self.config.name,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            isolation_level="read_committed",
+            max_poll_records=200,
+        )
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            consumer = self._consumer()
+            try:
+                await consumer.start()
+                await self._dlq.start()
+                log_action(logger, "consumer.started", consumer=self.config.name,
+                           topics=list(self.config.topics))
+                await self._loop(consumer, stop)
+            except KafkaError as exc:
+                log_action(logger, "consumer.kafka_error", str(exc), level=logging.WARNING,
+                           consumer=self.config.name)
+                await asyncio.sleep(1.0)
+            finally:
+                await consumer.stop()
+                await self._dlq.stop()
+                self._dlq = idempotent_producer(self.config.bootstrap, client_id=f"{self.config.name}-dlq")
+
+    async def _loop(self, consumer: AIOKafkaConsumer, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            batches = await consumer.getmany(timeout_ms=500)
+            for tp, records in batches.items():
+                for record in records:
+                    await self.process(record)
+                    if self.config.after_effect is not None:
+                        await self.config.after_effect(record)
+                    await consumer.commit({tp: record.offset + 1})
+
+    async def process(self, record: ConsumerRecord) -> None:
+        """Apply one record exactly once (or park it in the DLQ); returns when it may be committed."""
+        attempt, delay = 0, self.config.backoff_initial
+        while True:
+            attempt += 1
+            try:
+                outcome = await self._apply(record)
+                CONSUMED.labels(self.config.name, outcome).inc()
+                return
+            except TRANSIENT_ERRORS as exc:
+                CONSUMER_RETRIES.labels(self.config.name).inc()
+                log_action(logger, "consumer.retry_transient", str(exc), level=logging.WARNING,
+                           consumer=self.config.name, offset=record.offset, error=type(exc).__name__)
+            except Exception as exc:  # poison candidates: anything not known to be transient
+                CONSUMER_RETRIES.labels(self.config.name).inc()
+                if isinstance(exc, PoisonMessage) or attempt >= self.config.max_attempts:
+                    await self._dead_letter(record, exc)
+                    CONSUMED.labels(self.config.name, "dead_lettered").inc()
+                    return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.config.backoff_max)
+
+    async def _apply(self, record: ConsumerRecord) -> str:
+        try:
+            event = self.config.decode(record.value)
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            raise PoisonMessage(f"undecodable: {exc}") from exc
+        handler = self.config.handlers.get(event.type)
+        if handler is None:
+            return "skipped"
+        async with self.pool.acquire() as conn, conn.transaction():
+            if await conn.fetchval(QUERIES.mark_processed, self.config.name, event.eventId) is None:
+                log_action(logger, "consumer.duplicate", consumer=self.config.name, event_id=str(event.eventId))
+                return "duplicate"
+            await handler(conn, event)
+        log_action(logger, "consumer.applied", consumer=self.config.name, event_type=event.type,
+                   event_id=str(event.eventId))
+        return "applied"
+
+    async def _dead_letter(self, record: ConsumerRecord, error: BaseException) -> None:
+        headers = list(record.headers or []) + [
+            ("dlq.original.topic", record.topic.encode()),
+            ("dlq.original.partition", str(record.partition).encode()),
+            ("dlq.original.offset", str(record.offset).encode()),
+            ("dlq.error", f"{type(error).__name__}: {error}"[:1000].encode()),
+            ("dlq.consumer", self.config.name.encode()),
+        ]
+        await self._dlq.send_and_wait(dlq_of(record.topic), value=record.value, key=record.key,
+                                      headers=headers)
+        log_action(logger, "consumer.dead_lettered", str(error), level=logging.ERROR,
+                   consumer=self.config.name, topic=record.topic, partition=record.partition,
+                   offset=record.offset)

@@ -1,0 +1,58 @@
+"""asyncpg pool and the SQL-file loader (named queries, as procrastinate does)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+
+_NAME = re.compile(r"^--\s*name:\s*(?P<name>[a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Queries:
+    """Named queries read from `.sql` files: `-- name: claim_batch` then a description comment."""
+
+    by_name: dict[str, str]
+
+    def __getattr__(self, name: str) -> str:
+        try:
+            return self.by_name[name]
+        except KeyError:
+            raise AttributeError(f"no query named {name!r}") from None
+
+    @classmethod
+    def load(cls, *paths: Path) -> Queries:
+        found: dict[str, str] = {}
+        for path in paths:
+            text = path.read_text()
+            marks = list(_NAME.finditer(text))
+            for mark, following in zip(marks, [*marks[1:], None], strict=True):
+                end = following.start() if following else len(text)
+                body = "\n".join(line for line in text[mark.end():end].strip().splitlines()
+                                 if not line.lstrip().startswith("--"))
+                if mark["name"] in found:
+                    raise ValueError(f"query {mark['name']!r} defined twice")
+                found[mark["name"]] = body.strip().rstrip(";")
+        return cls(found)
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    for type_name in ("json", "jsonb"):
+        await conn.set_type_codec(type_name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+
+
+async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20,
+                      command_timeout: float = 10.0) -> asyncpg.Pool:
+    pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size, init=_init_connection,
+                                     command_timeout=command_timeout, timeout=5.0)
+    assert pool is not None
+    return pool
+
+
+def sql_dir(package_file: str) -> Path:
+    """The `sql/` folder beside a package's `__init__.py`."""
+    return Path(package_file).resolve().parent / "sql"

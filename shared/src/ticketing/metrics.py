@@ -1,0 +1,12 @@
+"""Prometheus metrics shared by the library's moving parts (the service name is a label)."""
+
+from prometheus_client import Counter, Gauge, Histogram
+
+OUTBOX_PUBLISHED = Counter("outbox_published_total", "Outbox rows acknowledged by Kafka", ["service"])
+OUTBOX_PUBLISH_ERRORS = Counter("outbox_publish_errors_total", "Failed relay batches", ["service"])
+OUTBOX_LAG_SECONDS = Gauge("outbox_oldest_unpublished_seconds", "Age of the oldest unpublished row",
+                           ["service"])
+CONSUMED = Counter("consumer_events_total", "Events consumed", ["consumer", "outcome"])
+CONSUMER_RETRIES = Counter("consumer_retries_total", "Handler attempts that failed and were retried",
+                           ["consumer"])
+HTTP_LATENCY = Histogram("http_request_seconds", "HTTP latency", ["route", "method", "status"])

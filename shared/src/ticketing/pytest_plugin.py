@@ -1,0 +1,80 @@
+"""Session fixtures for tests against the real PostgreSQL, Redis and Kafka (`make infra`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import asyncpg
+import pytest
+import pytest_asyncio
+import redis.asyncio as aioredis
+from dotenv import dotenv_values
+
+from ticketing.kafka import create_topics, kafka_reachable
+from ticketing.testing import REPO_ROOT, apply_migrations, require, shared_migrations, test_dsn
+
+ENV = {k: v for k, v in dotenv_values(REPO_ROOT / ".env").items() if v is not None}
+
+
+def env(name: str, default: str = "") -> str:
+    import os
+
+    return os.environ.get(name) or ENV.get(name, default)
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap() -> str:
+    bootstrap = env("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
+    require("Kafka", asyncio.run(kafka_reachable(bootstrap, timeout=5)), bootstrap)
+    asyncio.run(create_topics(bootstrap))
+    return bootstrap
+
+
+@pytest_asyncio.fixture(scope="session")
+async def redis_url() -> str:
+    url = env("REDIS_URL", "redis://127.0.0.1:6379/0")
+    client = aioredis.from_url(url)
+    try:
+        ok = bool(await client.ping())
+    except Exception:
+        ok = False
+    finally:
+        await client.aclose()
+    require("Redis", ok, url)
+    return url
+
+
+_migrated: set[tuple[str, str]] = set()
+
+
+@pytest.fixture(scope="session")
+def migrated_dsn() -> Callable[[str, Path | None], str]:
+    """`migrated_dsn("HOLD_DATABASE_URL", migrations_dir)` -> the role's DSN on the migrated test DB."""
+    def make(variable: str, migrations: Path | None = None) -> str:
+        dsn = env(variable)
+        require("PostgreSQL", bool(dsn), f"{variable} is not set (.env)")
+        dsn = test_dsn(dsn)
+        if (dsn, str(migrations)) not in _migrated:
+            try:
+                apply_migrations(dsn, shared_migrations(), *([migrations] if migrations else []))
+            except Exception as exc:  # unreachable server, missing role: infra not provisioned
+                require("PostgreSQL", False, repr(exc))
+            _migrated.add((dsn, str(migrations)))
+        return dsn
+    return make
+
+
+@pytest_asyncio.fixture
+async def pg_connect() -> AsyncIterator[Callable[[str], object]]:
+    opened: list[asyncpg.Connection] = []
+
+    async def connect(dsn: str) -> asyncpg.Connection:
+        conn = await asyncpg.connect(dsn)
+        opened.append(conn)
+        return conn
+
+    yield connect
+    for conn in opened:
+        await conn.close()

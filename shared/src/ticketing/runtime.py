@@ -1,0 +1,71 @@
+"""Running a service's roles (HTTP API, relay, consumers, periodic jobs) until SIGTERM.
+
+Locally one process may run every role; in Kubernetes each role is its own Deployment, so each
+entrypoint takes the list of roles to run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Awaitable, Callable
+
+import uvicorn
+from fastapi import FastAPI
+
+from ticketing.logs import log_action
+
+logger = logging.getLogger(__name__)
+
+Role = Callable[[asyncio.Event], Awaitable[None]]
+
+
+async def run_until_stopped(roles: dict[str, Role]) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    log_action(logger, "runtime.started", roles=sorted(roles))
+    tasks = {asyncio.create_task(role(stop), name=name): name for name, role in roles.items()}
+    done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for task in done:
+        if task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+    log_action(logger, "runtime.stopped")
+
+
+def http_role(app: FastAPI, host: str, port: int) -> Role:
+    async def serve(stop: asyncio.Event) -> None:
+        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None,
+                                               access_log=False, lifespan="on"))
+        server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        watcher = asyncio.create_task(_stop_server(server, stop))
+        try:
+            await server.serve()
+        finally:
+            watcher.cancel()
+    return serve
+
+
+async def _stop_server(server: uvicorn.Server, stop: asyncio.Event) -> None:
+    await stop.wait()
+    server.should_exit = True
+
+
+def periodic(name: str, seconds: float, job: Callable[[], Awaitable[object]]) -> Role:
+    """Run `job` every `seconds`; a failing run is logged and the next one still happens."""
+    async def loop(stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await job()
+            except Exception as exc:  # a job must survive its dependencies' outages
+                log_action(logger, "job.failed", str(exc), level=logging.WARNING, job=name,
+                           error=type(exc).__name__)
+            try:
+                await asyncio.wait_for(stop.wait(), seconds)
+            except asyncio.TimeoutError:
+                pass
+    return loop

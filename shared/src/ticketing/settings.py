@@ -1,0 +1,44 @@
+"""Validated settings shared by every service.
+
+Each service subclasses `ServiceSettings`; nothing else in a service reads `os.environ`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# Secrets that ship in code for local runs; production mode refuses them.
+DEV_DEFAULT_SECRET = "dev-only-change-me"  # noqa: S105 (a known, refused default)
+MIN_SECRET_LENGTH = 32
+
+
+class ServiceSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+
+    app_env: Literal["dev", "test", "production"] = "dev"
+    service_name: str = "ticketing"
+    log_level: str = "INFO"
+    jwt_secret: str = DEV_DEFAULT_SECRET
+    kafka_bootstrap_servers: str = "127.0.0.1:9092"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    database_url: str = "postgresql://postgres@127.0.0.1:5432/ticketing"
+    db_pool_min: int = Field(default=2, ge=1)
+    db_pool_max: int = Field(default=20, ge=1)
+    dependency_timeout_seconds: float = Field(default=2.0, gt=0)
+
+    def secrets(self) -> dict[str, str]:
+        """The secrets production mode must not run with; subclasses add theirs."""
+        return {"JWT_SECRET": self.jwt_secret}
+
+    @model_validator(mode="after")
+    def _refuse_default_secrets_in_production(self) -> ServiceSettings:
+        if self.app_env != "production":
+            return self
+        weak = [name for name, value in self.secrets().items()
+                if value == DEV_DEFAULT_SECRET or len(value) < MIN_SECRET_LENGTH]
+        if weak:
+            raise ValueError(f"production mode refuses default or short secrets: {', '.join(sorted(weak))}")
+        return self

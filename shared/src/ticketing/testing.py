@@ -1,0 +1,107 @@
+"""Test helpers: real services only, fail (never skip) under CI=true, processes started for e2e tests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+TEST_DATABASE = "ticketing_test"
+
+
+def require(service: str, reachable: bool, detail: str = "") -> None:
+    """A missing service fails the test under CI=true and skips it on a laptop without infra."""
+    if reachable:
+        return
+    message = f"{service} is not reachable ({detail}); run `make infra`"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def test_dsn(dsn: str) -> str:
+    """The same role's DSN pointed at the test database."""
+    parts = urlsplit(dsn)
+    return urlunsplit(parts._replace(path=f"/{TEST_DATABASE}"))
+
+
+def apply_migrations(dsn: str, *folders: Path) -> None:
+    """yoyo-migrations, the same tool `make migrate` runs."""
+    from yoyo import get_backend, read_migrations
+
+    backend = get_backend(dsn.replace("postgresql://", "postgresql+psycopg://", 1))
+    migrations = read_migrations(*(str(f) for f in folders))
+    with backend.lock():
+        backend.apply_migrations(backend.to_apply(migrations))
+
+
+def shared_migrations() -> Path:
+    return Path(__file__).resolve().parent / "sql" / "migrations"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def service_process(args: list[str], env: Mapping[str, str], *, ready_url: str | None = None,
+                    timeout: float = 60.0, log_path: Path | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """Start `python <args>` with `env` added; wait for `ready_url` to answer 200; kill it afterwards."""
+    log = open(log_path or os.devnull, "ab")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([sys.executable, *args], env={**os.environ, **env}, stdout=log, stderr=log,
+                            cwd=REPO_ROOT)
+    try:
+        if ready_url:
+            wait_http_ok(ready_url, timeout, proc)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        log.close()
+
+
+def wait_http_ok(url: str, timeout: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before {url} was ready")
+        try:
+            response = httpx.get(url, timeout=2)
+            if response.status_code == 200:
+                return
+            last = f"{response.status_code} {response.text[:200]}"
+        except httpx.HTTPError as exc:
+            last = repr(exc)
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} not ready after {timeout}s: {last}")
+
+
+async def eventually(check, timeout: float = 20.0, interval: float = 0.1):  # type: ignore[no-untyped-def]
+    """Poll an async `check` until it returns a truthy value; return it or fail with the last value."""
+    deadline = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < deadline:
+        value = await check()
+        if value:
+            return value
+        await asyncio.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s (last value: {value!r})")
