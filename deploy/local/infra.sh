@@ -42,6 +42,9 @@ die() { echo "infra: ERROR: $*" >&2; exit 1; }
 fail_with_log() { # message logfile
   echo "infra: ERROR: $1" >&2
   if [[ -f "$2" ]]; then
+    # Kafka's shutdown chatter can push the cause out of the tail, so show the errors first.
+    echo "----- last errors in $2 -----" >&2
+    grep -E 'ERROR|FATAL|Exception|Address already' "$2" | tail -n 15 >&2 || true
     echo "----- last 60 lines of $2 -----" >&2
     tail -n 60 "$2" >&2
   fi
@@ -332,7 +335,7 @@ cmd_down() {
 }
 
 usage() {
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 

@@ -20,6 +20,7 @@ SERVICES=(
   "payment_service:payment:PAYMENT_DB_PASSWORD"
   "voucher_service:voucher:VOUCHER_DB_PASSWORD"
   "notifier:notifier:NOTIFIER_DB_PASSWORD"
+  "platform_test:platform_test:PLATFORM_TEST_DB_PASSWORD"
 )
 
 log() { echo "provision_db: $*"; }
@@ -45,7 +46,7 @@ sql_literal() { # text -> 'text' with single quotes doubled
 }
 
 ensure_env_file() {
-  [[ -f "$ENV_FILE" ]] || "$REPO/deploy/local/write_env.sh"
+  "$REPO/deploy/local/write_env.sh"
 }
 
 ensure_database() { # name

@@ -17,7 +17,7 @@ db_url() { # role password (hex, so no URL escaping needed)
 
 render_env() {
   # Every secret is taken into a variable first: a failing $(...) inside the heredoc would go unnoticed.
-  local jwt webhook hold_pw payment_pw voucher_pw notifier_pw qr_key
+  local jwt webhook hold_pw payment_pw voucher_pw notifier_pw platform_pw qr_key
   jwt="$(hex_secret)"
   webhook="$(hex_secret)"
   qr_key="$(ed25519_seed)"
@@ -25,6 +25,7 @@ render_env() {
   payment_pw="$(hex_secret)"
   voucher_pw="$(hex_secret)"
   notifier_pw="$(hex_secret)"
+  platform_pw="$(hex_secret)"
   cat <<ENV
 # Written by deploy/local/write_env.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ). Local secrets: never commit.
 APP_ENV=dev
@@ -38,15 +39,30 @@ HOLD_DATABASE_URL=$(db_url hold_service "$hold_pw")
 PAYMENT_DATABASE_URL=$(db_url payment_service "$payment_pw")
 VOUCHER_DATABASE_URL=$(db_url voucher_service "$voucher_pw")
 NOTIFIER_DATABASE_URL=$(db_url notifier "$notifier_pw")
+# The shared library's own integration tests (outbox, relay, consumer) use this role, test database only.
+PLATFORM_TEST_DB_PASSWORD=$platform_pw
+PLATFORM_TEST_DATABASE_URL=$(db_url platform_test "$platform_pw" | sed 's#/ticketing$#/ticketing_test#')
 KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:9092
 REDIS_URL=redis://127.0.0.1:6379/0
 QR_SIGNING_KEY=$qr_key
 ENV
 }
 
+add_missing_keys() {
+  # An .env from an older checkout keeps its secrets; keys added since are appended with fresh values.
+  local added=0 line
+  while IFS= read -r line; do
+    [[ "$line" =~ ^([A-Z_]+)= ]] || continue
+    grep -q "^${BASH_REMATCH[1]}=" "$ENV_FILE" && continue
+    echo "$line" >>"$ENV_FILE"
+    added=$((added + 1))
+  done < <(render_env)
+  echo "write_env: $ENV_FILE exists, $added missing key(s) added"
+}
+
 main() {
   if [[ -e "$ENV_FILE" ]]; then
-    echo "write_env: $ENV_FILE exists, left unchanged"
+    add_missing_keys
     return 0
   fi
   local tmp

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import asyncpg
-from aiokafka import AIOKafkaConsumer, ConsumerRecord
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord
 from aiokafka.errors import KafkaError
 
 from ticketing.events import dlq_of
@@ -41,7 +41,7 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 
 class Event(Protocol):
     @property
-    def eventId(self) -> Any: ...  # noqa: N802 - the contract's field name
+    def eventId(self) -> Any: ...
 
     @property
     def type(self) -> str: ...
@@ -58,6 +58,7 @@ class ConsumerConfig:
     decode: Callable[[bytes], Event]
     handlers: dict[str, Handler]  # event type -> effect; other types are skipped
     max_attempts: int = 3
+    auto_offset_reset: str = "earliest"  # a new group must not miss events published before it joined
     backoff_initial: float = 0.2
     backoff_max: float = 5.0
     # Fault injection for RELIABILITY.md R7: a hook run after the effect committed and before the
@@ -73,7 +74,10 @@ class IdempotentConsumer:
     def __init__(self, config: ConsumerConfig, pool: asyncpg.Pool) -> None:
         self.config = config
         self.pool = pool
-        self._dlq = idempotent_producer(config.bootstrap, client_id=f"{config.name}-dlq")
+        self._dlq = self._dlq_producer()
+
+    def _dlq_producer(self) -> AIOKafkaProducer:
+        return idempotent_producer(self.config.bootstrap, client_id=f"{self.config.name}-dlq")
 
     def _consumer(self) -> AIOKafkaConsumer:
         return AIOKafkaConsumer(
@@ -82,14 +86,17 @@ class IdempotentConsumer:
             group_id=self.config.name,
             client_id=self.config.name,
             enable_auto_commit=False,
-            auto_offset_reset="earliest",
+            auto_offset_reset=self.config.auto_offset_reset,
             isolation_level="read_committed",
             max_poll_records=200,
+            # A killed member is noticed after this long; the broker's minimum is 6 s.
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=1000,
         )
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            consumer = self._consumer()
+            consumer, self._dlq = self._consumer(), self._dlq_producer()
             try:
                 await consumer.start()
                 await self._dlq.start()
@@ -103,7 +110,6 @@ class IdempotentConsumer:
             finally:
                 await consumer.stop()
                 await self._dlq.stop()
-                self._dlq = idempotent_producer(self.config.bootstrap, client_id=f"{self.config.name}-dlq")
 
     async def _loop(self, consumer: AIOKafkaConsumer, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -149,13 +155,14 @@ class IdempotentConsumer:
             if await conn.fetchval(QUERIES.mark_processed, self.config.name, event.eventId) is None:
                 log_action(logger, "consumer.duplicate", consumer=self.config.name, event_id=str(event.eventId))
                 return "duplicate"
-            await handler(conn, event)
+            await handler(conn, event)  # type: ignore[arg-type]  # a pool proxy is a Connection
         log_action(logger, "consumer.applied", consumer=self.config.name, event_type=event.type,
                    event_id=str(event.eventId))
         return "applied"
 
     async def _dead_letter(self, record: ConsumerRecord, error: BaseException) -> None:
-        headers = list(record.headers or []) + [
+        headers = [
+            *(record.headers or []),
             ("dlq.original.topic", record.topic.encode()),
             ("dlq.original.partition", str(record.partition).encode()),
             ("dlq.original.offset", str(record.offset).encode()),

@@ -95,6 +95,7 @@ class RefundIssuedData(_Model):
 
 class _BookingEnvelope(_Model):
     eventId: uuid.UUID
+    type: str
     version: Literal[1] = 1
     occurredAt: datetime
     source: str

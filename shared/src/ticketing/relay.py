@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 
 import asyncpg
+import orjson
+from aiokafka.errors import KafkaError
 
 from ticketing.kafka import idempotent_producer
 from ticketing.logs import log_action
@@ -58,7 +60,8 @@ class OutboxRelay:
             try:
                 await self._lead(stop)
                 backoff = 0.5
-            except (OSError, asyncpg.PostgresError, asyncio.TimeoutError, RelayBatchError) as exc:
+            except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError, KafkaError,
+                    RelayBatchError) as exc:
                 OUTBOX_PUBLISH_ERRORS.labels(self.config.service).inc()
                 log_action(logger, "outbox.relay_error", str(exc), level=logging.WARNING,
                            error=type(exc).__name__)
@@ -75,8 +78,8 @@ class OutboxRelay:
             await conn.add_listener(f"{schema}_outbox", lambda *_: self._wake.set())
             log_action(logger, "outbox.relay_leading", schema=schema)
             producer = idempotent_producer(self.config.bootstrap, client_id=f"{self.config.service}-relay")
-            await asyncio.wait_for(producer.start(), self.config.send_timeout)
             try:
+                await asyncio.wait_for(producer.start(), self.config.send_timeout)
                 await self._pump(conn, producer, stop)
             finally:
                 await producer.stop()
@@ -114,8 +117,8 @@ class OutboxRelay:
         async def send_all() -> list[object]:
             futures = [await producer.send(  # type: ignore[attr-defined]
                 row["topic"], value=bytes(row["payload"]), key=row["message_key"].encode(),
-                headers=[(k, v.encode()) for k, v in row["headers"]]) for row in rows]
-            return await asyncio.gather(*futures, return_exceptions=True)
+                headers=[(k, v.encode()) for k, v in orjson.loads(row["headers"])]) for row in rows]
+            return list(await asyncio.gather(*futures, return_exceptions=True))
 
         try:
             results = await asyncio.wait_for(send_all(), self.config.send_timeout)
@@ -136,8 +139,7 @@ class OutboxRelay:
 
     async def _housekeeping(self, conn: asyncpg.Connection) -> None:
         now = time.monotonic()
-        row = await conn.fetchrow(QUERIES.unpublished_count)
-        oldest = row["oldest"]
+        oldest = await conn.fetchval(QUERIES.unpublished_count, column=1)
         lag = 0.0 if oldest is None else max(0.0, time.time() - oldest.timestamp())
         OUTBOX_LAG_SECONDS.labels(self.config.service).set(lag)
         if now - self._last_housekeeping >= HOUSEKEEPING_EVERY_SECONDS:
@@ -163,5 +165,5 @@ async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> bool:
     try:
         await asyncio.wait_for(stop.wait(), seconds)
         return True
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return False

@@ -7,9 +7,11 @@ entrypoint takes the list of roles to run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -18,7 +20,7 @@ from ticketing.logs import log_action
 
 logger = logging.getLogger(__name__)
 
-Role = Callable[[asyncio.Event], Awaitable[None]]
+Role = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
 
 
 async def run_until_stopped(roles: dict[str, Role]) -> None:
@@ -27,7 +29,8 @@ async def run_until_stopped(roles: dict[str, Role]) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     log_action(logger, "runtime.started", roles=sorted(roles))
-    tasks = {asyncio.create_task(role(stop), name=name): name for name, role in roles.items()}
+    tasks: dict[asyncio.Task[None], str] = {
+        asyncio.create_task(role(stop), name=name): name for name, role in roles.items()}
     done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
     stop.set()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -41,7 +44,8 @@ def http_role(app: FastAPI, host: str, port: int) -> Role:
     async def serve(stop: asyncio.Event) -> None:
         server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None,
                                                access_log=False, lifespan="on"))
-        server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        # The process's own SIGTERM handler stops every role; uvicorn must not take the signals over.
+        server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
         watcher = asyncio.create_task(_stop_server(server, stop))
         try:
             await server.serve()
@@ -66,6 +70,6 @@ def periodic(name: str, seconds: float, job: Callable[[], Awaitable[object]]) ->
                            error=type(exc).__name__)
             try:
                 await asyncio.wait_for(stop.wait(), seconds)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
     return loop

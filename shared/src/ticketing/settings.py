@@ -11,7 +11,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Secrets that ship in code for local runs; production mode refuses them.
-DEV_DEFAULT_SECRET = "dev-only-change-me"  # noqa: S105 (a known, refused default)
+DEV_DEFAULT_SECRET = "dev-only-change-me"
 MIN_SECRET_LENGTH = 32
 
 

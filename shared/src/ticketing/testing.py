@@ -60,7 +60,7 @@ def free_port() -> int:
 def service_process(args: list[str], env: Mapping[str, str], *, ready_url: str | None = None,
                     timeout: float = 60.0, log_path: Path | None = None) -> Iterator[subprocess.Popen[bytes]]:
     """Start `python <args>` with `env` added; wait for `ready_url` to answer 200; kill it afterwards."""
-    log = open(log_path or os.devnull, "ab")  # noqa: SIM115 - closed below
+    log = open(log_path or os.devnull, "ab")
     proc = subprocess.Popen([sys.executable, *args], env={**os.environ, **env}, stdout=log, stderr=log,
                             cwd=REPO_ROOT)
     try:

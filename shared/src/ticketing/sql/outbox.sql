@@ -2,7 +2,7 @@
 -- Append one event to the outbox inside the caller's transaction; wake the relay on commit.
 WITH row AS (
     INSERT INTO outbox (event_id, topic, message_key, payload, headers)
-    VALUES ($1, $2, $3, $4, $5)
+    VALUES ($1, $2, $3, $4, $5::text::jsonb)
     RETURNING id
 )
 SELECT pg_notify(current_schema() || '_outbox', '') FROM row;
@@ -10,7 +10,7 @@ SELECT pg_notify(current_schema() || '_outbox', '') FROM row;
 -- name: claim_batch
 -- Oldest unpublished rows first; ids are not a high-water mark, so a row committed late by a long
 -- transaction (with a lower id) is still found on the next pass.
-SELECT id, topic, message_key, payload, headers
+SELECT id, topic, message_key, payload, headers::text AS headers
 FROM outbox
 WHERE published_at IS NULL
 ORDER BY id

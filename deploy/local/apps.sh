@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The platform's own processes under supervisord.
+#   apps.sh up | down | status | logs [program]
+set -euo pipefail
+REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$REPO"
+CONF=deploy/local/supervisord.conf
+CTL=(.venv/bin/supervisorctl -c "$CONF")
+READY_TIMEOUT=90
+
+# name | URL waited on | what it is
+ENDPOINTS=(
+  "hold-service|http://127.0.0.1:8001/readyz|seat holds, seat map (API + worker: relay, consumer, sweeper)"
+  "payment-service|http://127.0.0.1:8002/readyz|checkout, callbacks, refunds (API + worker: relay, consumer, reconciliation)"
+  "voucher-service|http://127.0.0.1:8003/readyz|vouchers, flash-sale gate (API + worker: consumers, expiry, reconciliation)"
+  "notifier|http://127.0.0.1:8004/readyz|e-mail with QR tickets, loyalty points (faust worker)"
+  "gateway-simulator|http://127.0.0.1:8010/healthz|dev payment gateway, hosted pay page at /pay/{sessionId}"
+)
+
+supervisord_running() { "${CTL[@]}" pid >/dev/null 2>&1; }
+
+up() {
+  mkdir -p var/log var/run var/mail
+  if supervisord_running; then
+    "${CTL[@]}" update >/dev/null
+    "${CTL[@]}" start all >/dev/null || true
+  else
+    .venv/bin/supervisord -c "$CONF"
+  fi
+  local failed=0
+  for row in "${ENDPOINTS[@]}"; do
+    IFS='|' read -r name url _ <<<"$row"
+    if ! wait_ready "$url"; then
+      echo "apps: $name not ready at $url after ${READY_TIMEOUT}s; last log lines:" >&2
+      tail -n 30 var/log/"${name%%-*}"*.log >&2 || true
+      failed=1
+    fi
+  done
+  table
+  return "$failed"
+}
+
+wait_ready() {
+  local deadline=$((SECONDS + READY_TIMEOUT))
+  until curl -fsS -o /dev/null --max-time 2 "$1"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.5
+  done
+}
+
+table() {
+  echo
+  printf '%-18s %-32s %s\n' "component" "address" "what"
+  for row in "${ENDPOINTS[@]}"; do
+    IFS='|' read -r name url what <<<"$row"
+    printf '%-18s %-32s %s\n' "$name" "${url%/*}" "$what"
+  done
+  printf '%-18s %-32s %s\n' "smtp-sink" "smtp://127.0.0.1:1025" "dev mail sink, one .eml per message in var/mail/"
+  printf '%-18s %-32s %s\n' "kafka" "127.0.0.1:9092" "topics booking-events, voucher-reserved (+ .DLQ)"
+  printf '%-18s %-32s %s\n' "postgres" "127.0.0.1:5432" "database ticketing, one schema + role per service"
+  printf '%-18s %-32s %s\n' "redis" "127.0.0.1:6379" "gates, seat-map cache, rate limits"
+  echo
+  echo "API docs: http://127.0.0.1:8001/docs (and 8002, 8003). A token: .venv/bin/ticketing token --sub 7 --role customer"
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) if supervisord_running; then "${CTL[@]}" shutdown; else echo "apps: not running"; fi ;;
+  status) if supervisord_running; then "${CTL[@]}" status || true; else echo "apps: not running"; fi ;;
+  logs) if [[ -n "${2:-}" ]]; then tail -n 100 -f "var/log/$2.log"; else tail -n 20 -f var/log/*-*.log; fi ;;
+  *) echo "usage: $0 up|down|status|logs [program]" >&2; exit 2 ;;
+esac

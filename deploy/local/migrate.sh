@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Apply every service's migrations (yoyo-migrations, plain SQL) with the service's own role.
+#   migrate.sh [database]   (default: the database named in .env's DSNs, i.e. ticketing)
+set -euo pipefail
+REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$REPO"
+set -a; source .env; set +a
+DB="${1:-}"
+SHARED=shared/src/ticketing/sql/migrations
+
+migrate() { # dsn_variable package_dir
+  local dsn="${!1}" dir="$2/sql/migrations"
+  [[ -d "$dir" ]] || { echo "migrate: $dir missing, skipped"; return; }
+  dsn="${dsn/postgresql:\/\//postgresql+psycopg://}"
+  [[ -z "$DB" ]] || dsn="${dsn%/*}/$DB"
+  .venv/bin/yoyo apply --batch --no-config-file --database "$dsn" "$SHARED" "$dir"
+  echo "migrate: ${dir%%/src/*} up to date in ${dsn##*/}"
+}
+
+migrate HOLD_DATABASE_URL services/hold-service/src/hold_service
+migrate PAYMENT_DATABASE_URL services/payment-service/src/payment_service
+migrate VOUCHER_DATABASE_URL services/voucher-service/src/voucher_service
+migrate NOTIFIER_DATABASE_URL services/notifier/src/notifier

@@ -1,0 +1,75 @@
+"""A relay or consumer process for the platform's fault tests (R6, R7), with fault hooks.
+
+    python platform_worker.py relay   --dsn D --bootstrap B --crash-p 0.3
+    python platform_worker.py consume --dsn D --bootstrap B --topic T --group G --crash-p 0.2
+
+`consume` applies each TestEvent by inserting a row into `test_effect` (no unique constraint: a
+double effect would show as two rows) and, with probability crash-p, dies with SIGKILL after the
+effect committed and before the offset commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import signal
+import sys
+import uuid
+
+from pydantic import BaseModel
+from ticketing.consumer import ConsumerConfig, IdempotentConsumer
+from ticketing.db import create_pool
+from ticketing.logs import configure_logging
+from ticketing.relay import OutboxRelay, RelayConfig
+
+
+class TestEvent(BaseModel):
+    eventId: uuid.UUID
+    type: str
+    key: str
+    seq: int
+
+
+async def apply_effect(conn, event: TestEvent) -> None:  # type: ignore[no-untyped-def]
+    await conn.execute("INSERT INTO test_effect (event_id, message_key, seq) VALUES ($1, $2, $3)",
+                       event.eventId, event.key, event.seq)
+
+
+def consumer_config(args: argparse.Namespace) -> ConsumerConfig:
+    async def maybe_die(_record) -> None:  # type: ignore[no-untyped-def]
+        if random.random() < args.crash_p:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return ConsumerConfig(name=args.group, topics=[args.topic], bootstrap=args.bootstrap,
+                          decode=TestEvent.model_validate_json, handlers={"TestEvent": apply_effect},
+                          after_effect=maybe_die if args.crash_p else None)
+
+
+async def main(args: argparse.Namespace) -> None:
+    configure_logging(f"platform-test-{args.role}", "INFO")
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    if args.role == "relay":
+        config = RelayConfig(service="platform-test", dsn=args.dsn, bootstrap=args.bootstrap, batch_size=50,
+                             poll_interval=0.2, crash_after_publish_probability=args.crash_p)
+        await OutboxRelay(config).run(stop)
+        return
+    pool = await create_pool(args.dsn, min_size=1, max_size=4)
+    try:
+        await IdempotentConsumer(consumer_config(args), pool).run(stop)
+    finally:
+        await pool.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("role", choices=["relay", "consume"])
+    parser.add_argument("--dsn", required=True)
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--topic")
+    parser.add_argument("--group")
+    parser.add_argument("--crash-p", type=float, default=0.0)
+    asyncio.run(main(parser.parse_args()))
+    sys.exit(0)

@@ -1,0 +1,113 @@
+"""The outbox and relay against real PostgreSQL and Kafka: only committed facts, in order, none lost."""
+
+import asyncio
+import uuid
+
+import asyncpg
+import pytest
+from platform_support import make_message, read_topic, write_events
+from ticketing.outbox import append_message
+from ticketing.relay import OutboxRelay, RelayConfig
+
+pytestmark = pytest.mark.integration
+
+
+def relay_for(dsn: str, bootstrap: str, **overrides) -> OutboxRelay:
+    return OutboxRelay(RelayConfig(service="platform-test", dsn=dsn, bootstrap=bootstrap, poll_interval=0.2,
+                                   **overrides))
+
+
+async def running(relay: OutboxRelay):
+    stop = asyncio.Event()
+    return stop, asyncio.create_task(relay.run(stop))
+
+
+async def unpublished(conn) -> int:
+    return await conn.fetchval("SELECT count(*) FROM outbox WHERE published_at IS NULL")
+
+
+async def test_only_committed_rows_reach_kafka(db, topic, platform_dsn, kafka_bootstrap):
+    committed_id, committed = make_message(topic, "k1", 0)
+    rolled_back_id, rolled_back = make_message(topic, "k1", 1)
+    async with db.transaction():
+        await append_message(db, committed_id, committed)
+    with pytest.raises(RuntimeError):
+        async with db.transaction():
+            await append_message(db, rolled_back_id, rolled_back)
+            raise RuntimeError("the business transaction fails after writing its event")
+    marker_id, marker = make_message(topic, "k1", 2)
+    async with db.transaction():
+        await append_message(db, marker_id, marker)
+
+    stop, task = await running(relay_for(platform_dsn, kafka_bootstrap))
+    records = await read_topic(kafka_bootstrap, topic, {committed_id, marker_id})
+    stop.set()
+    await task
+    seen = [r[3] for r in records]
+    assert seen == [committed_id, marker_id]
+    assert rolled_back_id not in seen
+    with pytest.raises(RuntimeError):
+        await append_message(db, uuid.uuid4(), committed)  # no transaction: refused
+
+
+async def test_per_key_order_holds_over_1000_events(db, topic, platform_dsn, kafka_bootstrap):
+    keys = [f"booking-{i}" for i in range(40)]
+    ids = await write_events(db, topic, keys, per_key=25)
+    assert len(ids) == 1000
+    stop, task = await running(relay_for(platform_dsn, kafka_bootstrap, batch_size=100))
+    records = await read_topic(kafka_bootstrap, topic, set(ids), timeout=90)
+    stop.set()
+    await task
+    assert {r[3] for r in records} == set(ids)
+    by_key: dict[str, list[int]] = {}
+    partition_of: dict[str, set[int]] = {}
+    for partition, _offset, key, _id, seq in sorted(records, key=lambda r: (r[0], r[1])):
+        by_key.setdefault(key, []).append(seq)
+        partition_of.setdefault(key, set()).add(partition)
+    assert all(len(p) == 1 for p in partition_of.values()), "a key must stay on one partition"
+    for key, seqs in by_key.items():
+        first_seen = list(dict.fromkeys(seqs))
+        assert first_seen == sorted(first_seen) == list(range(25)), key
+    assert await unpublished(db) == 0
+
+
+async def test_a_row_committed_late_by_a_long_transaction_is_published(db, topic, platform_dsn, kafka_bootstrap):
+    long_tx = await asyncpg.connect(platform_dsn)
+    try:
+        late_id, late = make_message(topic, "k-late", 0)
+        tx = long_tx.transaction()
+        await tx.start()
+        await append_message(long_tx, late_id, late)  # takes a LOWER id than the rows below
+        early_ids = await write_events(db, topic, ["k-early"], per_key=5)
+        stop, task = await running(relay_for(platform_dsn, kafka_bootstrap))
+        await read_topic(kafka_bootstrap, topic, set(early_ids))
+        late_row = await db.fetchrow("SELECT id FROM outbox WHERE event_id = $1", late_id)
+        assert late_row is None  # not committed yet, invisible to the relay
+        await tx.commit()
+        records = await read_topic(kafka_bootstrap, topic, {late_id, *early_ids})
+        stop.set()
+        await task
+        assert late_id in {r[3] for r in records}
+        first_early = await db.fetchval("SELECT min(id) FROM outbox WHERE event_id = ANY($1::uuid[])", early_ids)
+        assert await db.fetchval("SELECT id FROM outbox WHERE event_id = $1", late_id) < first_early
+    finally:
+        await long_tx.close()
+
+
+async def test_only_one_relay_leads_per_schema(db, topic, platform_dsn, kafka_bootstrap):
+    first, second = relay_for(platform_dsn, kafka_bootstrap), relay_for(platform_dsn, kafka_bootstrap)
+    stop1, task1 = await running(first)
+    await asyncio.sleep(1.0)
+    stop2, task2 = await running(second)
+    ids = await write_events(db, topic, ["a", "b"], per_key=10)
+    await read_topic(kafka_bootstrap, topic, set(ids))
+    locks = await db.fetchval("""SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
+                                 AND objid = hashtext('platform_test.outbox-relay')::oid""")
+    assert locks == 1
+    stop1.set()
+    await task1
+    more = await write_events(db, topic, ["c"], per_key=3)  # the second relay takes over
+    records = await read_topic(kafka_bootstrap, topic, set(more), timeout=30)
+    stop2.set()
+    await task2
+    assert set(more) <= {r[3] for r in records}
