@@ -36,7 +36,7 @@ async def metadata_answered(bootstrap: str) -> bool:
         await client.bootstrap()
         metadata = await client.fetch_all_metadata()
         return bool(metadata.brokers())
-    except Exception:  # noqa: BLE001 - any failure here just means "not ready yet"
+    except Exception:
         return False
     finally:
         await client.close()

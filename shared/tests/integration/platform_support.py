@@ -10,7 +10,7 @@ from pathlib import Path
 
 import asyncpg
 import orjson
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
 from ticketing.events import Outgoing
 from ticketing.outbox import append_message
 from ticketing.testing import REPO_ROOT
@@ -38,13 +38,14 @@ async def write_events(conn: asyncpg.Connection, topic: str, keys: list[str], pe
 
 async def read_topic(bootstrap: str, topic: str, until_ids: set[uuid.UUID], timeout: float = 60.0):
     """Every record of `topic` from the start, until all `until_ids` were seen (or timeout)."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    # No group: a subscribed consumer without group_id is assigned every partition, from the start.
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, enable_auto_commit=False,
+                                auto_offset_reset="earliest")
     await consumer.start()
     records = []
     try:
-        parts = [TopicPartition(topic, p) for p in (consumer.partitions_for_topic(topic) or {0, 1, 2})]
-        consumer.assign(parts)
-        await consumer.seek_to_beginning(*parts)
+        while not consumer.assignment():
+            await asyncio.sleep(0.05)
         seen: set[uuid.UUID] = set()
         deadline = asyncio.get_running_loop().time() + timeout
         while not until_ids <= seen and asyncio.get_running_loop().time() < deadline:

@@ -52,8 +52,9 @@ async def main(args: argparse.Namespace) -> None:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     if args.role == "relay":
-        config = RelayConfig(service="platform-test", dsn=args.dsn, bootstrap=args.bootstrap, batch_size=50,
-                             poll_interval=0.2, crash_after_publish_probability=args.crash_p)
+        config = RelayConfig(service="platform-test", dsn=args.dsn, bootstrap=args.bootstrap,
+                             batch_size=args.batch_size, poll_interval=0.2,
+                             crash_after_publish_probability=args.crash_p)
         await OutboxRelay(config).run(stop)
         return
     pool = await create_pool(args.dsn, min_size=1, max_size=4)
@@ -71,5 +72,6 @@ if __name__ == "__main__":
     parser.add_argument("--topic")
     parser.add_argument("--group")
     parser.add_argument("--crash-p", type=float, default=0.0)
+    parser.add_argument("--batch-size", type=int, default=500)
     asyncio.run(main(parser.parse_args()))
     sys.exit(0)

@@ -81,7 +81,7 @@ async def test_r6_relay_killed_between_publish_and_mark(db, topic, platform_dsn,
     try:
         while await db.fetchval("SELECT count(*) FROM outbox WHERE published_at IS NULL") > 0:
             relay = start_worker("relay", "--dsn", platform_dsn, "--bootstrap", kafka_bootstrap,
-                                 "--crash-p", "0.5")
+                                 "--crash-p", "0.5", "--batch-size", "50")
             try:
                 code = await asyncio.to_thread(relay.wait, 20)
             except subprocess.TimeoutExpired:

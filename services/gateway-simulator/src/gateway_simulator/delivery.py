@@ -1,0 +1,95 @@
+"""Webhook delivery in background tasks, retried with exponential backoff on non-2xx (as real gateways do).
+
+Modes: `normal` (once, retried until 2xx), `duplicate` (the same event id delivered twice), `delayed`
+(wait `delaySeconds` first), `never` (nothing is sent: the merchant must reconcile).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+import orjson
+from ticketing.logs import log_action
+
+from gateway_simulator.config import SimulatorSettings
+from gateway_simulator.model import Session
+from gateway_simulator.signing import signature_header
+
+logger = logging.getLogger(__name__)
+
+Delivery = Literal["normal", "duplicate", "delayed", "never"]
+
+
+@dataclass
+class Attempt:
+    event_id: str
+    status: int | None  # None = connection error
+    at: float
+
+
+@dataclass
+class Deliverer:
+    settings: SimulatorSettings
+    attempts: dict[str, list[Attempt]] = field(default_factory=dict)  # session id -> attempts
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _client: httpx.AsyncClient | None = None
+
+    def event_for(self, session: Session) -> dict[str, Any]:
+        kind = "payment.succeeded" if session.status == "paid" else "payment.failed"
+        return {"id": f"evt_{secrets.token_hex(12)}", "type": kind, "created": int(time.time()),
+                "data": {"sessionId": session.session_id, "reference": session.reference,
+                         "amountCents": session.amount_cents}}
+
+    def schedule(self, session: Session, event: dict[str, Any], delivery: Delivery, delay: float) -> None:
+        if delivery == "never":
+            log_action(logger, "sim.delivery_suppressed", session_id=session.session_id, event_id=event["id"])
+            return
+        copies = 2 if delivery == "duplicate" else 1
+        wait = delay if delivery == "delayed" else 0.0
+        task = asyncio.create_task(self._deliver(session, event, copies, wait))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _deliver(self, session: Session, event: dict[str, Any], copies: int, wait: float) -> None:
+        await asyncio.sleep(wait)
+        body = orjson.dumps(event)
+        for _ in range(copies):
+            await self._until_accepted(session, event["id"], body)
+
+    async def _until_accepted(self, session: Session, event_id: str, body: bytes) -> None:
+        delay = self.settings.callback_backoff_initial
+        for attempt in range(1, self.settings.callback_max_attempts + 1):
+            status = await self._post(session.callback_url, body)
+            self.attempts.setdefault(session.session_id, []).append(Attempt(event_id, status, time.time()))
+            log_action(logger, "sim.delivery_attempt", session_id=session.session_id, event_id=event_id,
+                       attempt=attempt, status=status)
+            if status is not None and 200 <= status < 300:
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.settings.callback_backoff_max)
+        log_action(logger, "sim.delivery_gave_up", level=logging.WARNING, session_id=session.session_id,
+                   event_id=event_id)
+
+    async def _post(self, url: str, body: bytes) -> int | None:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self.settings.callback_timeout_seconds)
+        # Signed at send time, as Stripe does: every retry carries a fresh `t`.
+        headers = {"Content-Type": "application/json",
+                   "Gateway-Signature": signature_header(self.settings.gateway_webhook_secret, body)}
+        try:
+            response = await self._client.post(url, content=body, headers=headers)
+            return response.status_code
+        except httpx.HTTPError:
+            return None
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._client is not None:
+            await self._client.aclose()

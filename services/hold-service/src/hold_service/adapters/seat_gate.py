@@ -1,0 +1,50 @@
+"""The Redis seat gate: rejects requests for seats surely taken before they reach Postgres.
+
+Keys `seat:{showtimeId}:code` (hash-tagged: one Redis Cluster slot per showtime) hold the hold id with
+the hold's TTL. The gate only ever says "taken" for a key a live hold set, so a flushed or restarted
+Redis lets more requests through to Postgres, which still decides; it can never admit a double hold.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from hold_service.adapters.redis_guard import RedisGuard
+
+LUA = Path(__file__).parent / "lua"
+
+
+def seat_key(showtime_id: int, seat: str) -> str:
+    return f"seat:{{{showtime_id}}}:{seat}"
+
+
+class SeatGate:
+    """Port. The null gate (SEAT_GATE_ENABLED=false, or tests) admits everything."""
+
+    async def try_hold(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
+                       ttl_seconds: float) -> list[str]:
+        """The seats the gate knows are taken; [] = go on to Postgres."""
+        return []
+
+    async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
+        return None
+
+
+class RedisSeatGate(SeatGate):
+    def __init__(self, guard: RedisGuard) -> None:
+        self.guard = guard
+        # register_script: EVALSHA, and on NOSCRIPT (a restarted or flushed Redis) it loads and retries.
+        self._try_hold = guard.client.register_script((LUA / "try_hold.lua").read_text())
+        self._release = guard.client.register_script((LUA / "release.lua").read_text())
+
+    async def try_hold(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
+                       ttl_seconds: float) -> list[str]:
+        keys = [seat_key(showtime_id, s) for s in seats]
+        taken = await self.guard.call("gate.try_hold", self._try_hold(
+            keys=keys, args=[str(hold_id), int(ttl_seconds * 1000)]))
+        return [seats[int(i) - 1] for i in taken or []]
+
+    async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
+        keys = [seat_key(showtime_id, s) for s in seats]
+        await self.guard.call("gate.release", self._release(keys=keys, args=[str(hold_id)]))

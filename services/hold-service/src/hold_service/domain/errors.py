@@ -1,0 +1,53 @@
+"""What can go wrong with a hold, in domain terms (the API maps each to the contract's codes)."""
+
+from __future__ import annotations
+
+
+class HoldError(Exception):
+    """Base of every domain refusal."""
+
+
+class InvalidSeats(HoldError):
+    def __init__(self, message: str, seats: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.seats = seats or []
+
+
+class ShowtimeNotFound(HoldError):
+    pass
+
+
+class ShowtimeExists(HoldError):
+    pass
+
+
+class SeatsUnavailable(HoldError):
+    def __init__(self, seats: list[str], decided_by: str = "postgres") -> None:
+        super().__init__(f"seats {', '.join(seats)} are not available")
+        self.seats, self.decided_by = seats, decided_by
+
+
+class HoldNotFound(HoldError):
+    pass
+
+
+class HoldNotActive(HoldError):
+    pass
+
+
+class TooManySeatsHeld(HoldError):
+    """OWASP OAT-021 denial of inventory: the customer already holds too many seats of this showtime."""
+
+    def __init__(self, held: int, cap: int, retry_after: int) -> None:
+        super().__init__(f"you already hold {held} seats of this showtime (at most {cap} at once)")
+        self.retry_after = retry_after
+
+
+class RateLimited(HoldError):
+    def __init__(self, retry_after: int) -> None:
+        super().__init__("too many holds, slow down")
+        self.retry_after = retry_after
+
+
+class IdempotencyKeyReused(HoldError):
+    pass

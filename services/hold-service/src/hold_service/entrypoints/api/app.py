@@ -1,0 +1,35 @@
+"""`get_application()`: the hold-service HTTP API (uvicorn --factory)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from ticketing.api.app import build_app
+from ticketing.logs import configure_logging
+
+from hold_service.bootstrap import bootstrap, shutdown
+from hold_service.config import HoldSettings
+from hold_service.entrypoints.api.routes import holds, showtimes
+
+
+def get_application(settings: HoldSettings | None = None) -> FastAPI:
+    settings = settings or HoldSettings()
+    configure_logging(settings.service_name, settings.log_level)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        ports = await bootstrap(settings)
+        app.state.ports = ports
+        app.state.readiness_checks = {
+            "postgres": lambda: ports.pool.fetchval("SELECT 1"),
+            "redis": lambda: ports.redis.ping(),
+        }
+        try:
+            yield
+        finally:
+            await shutdown(ports)
+
+    return build_app(title="hold-service", jwt_secret=settings.jwt_secret,
+                     routers=[showtimes.router, holds.router], lifespan=lifespan)

@@ -1,0 +1,44 @@
+"""The one table from domain refusals to the contract's error codes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ticketing.api.errors import ApiError
+
+from hold_service.domain.errors import (
+    HoldError,
+    HoldNotActive,
+    HoldNotFound,
+    IdempotencyKeyReused,
+    InvalidSeats,
+    RateLimited,
+    SeatsUnavailable,
+    ShowtimeExists,
+    ShowtimeNotFound,
+    TooManySeatsHeld,
+)
+
+
+def api_error(exc: HoldError) -> ApiError:
+    match exc:
+        case SeatsUnavailable():
+            return ApiError(409, "SEATS_UNAVAILABLE", str(exc), seats=exc.seats, decidedBy=exc.decided_by)
+        case InvalidSeats():
+            return ApiError(422, "VALIDATION_ERROR", str(exc), seats=exc.seats)
+        case ShowtimeNotFound() | HoldNotFound():
+            return ApiError(404, "NOT_FOUND", "not found")
+        case HoldNotActive():
+            return ApiError(409, "HOLD_NOT_ACTIVE", str(exc))
+        case ShowtimeExists():
+            return ApiError(409, "SHOWTIME_EXISTS", str(exc))
+        case RateLimited() | TooManySeatsHeld():
+            return ApiError(429, "RATE_LIMITED", str(exc), headers={"Retry-After": str(exc.retry_after)})
+        case IdempotencyKeyReused():
+            return ApiError(422, "IDEMPOTENCY_KEY_REUSED", str(exc))
+    return ApiError(422, "VALIDATION_ERROR", str(exc))
+
+
+def error_body(exc: HoldError) -> tuple[int, dict[str, Any]]:
+    err = api_error(exc)
+    return err.status, {"error": err.code, "message": err.message, **err.details}

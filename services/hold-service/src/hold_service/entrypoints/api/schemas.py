@@ -1,0 +1,68 @@
+"""Request and response bodies of DESIGN.md section 3 (camelCase on the wire)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hold_service.domain.model import Hold
+
+
+class ShowtimeCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    showtimeId: int = Field(ge=1, le=2**53)
+    title: str = Field(min_length=1, max_length=200)
+    startsAt: datetime
+    priceCents: int = Field(ge=0, le=10_000_000)
+    rows: dict[str, int] = Field(min_length=1, max_length=60)
+
+
+class ShowtimePublic(BaseModel):
+    showtimeId: int
+    title: str
+    startsAt: datetime
+    priceCents: int
+    seatCount: int
+
+
+class HoldCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    # Count, distinctness and codes are checked by the domain (one place, the contract's 422 body).
+    seats: list[str] = Field(max_length=64)
+
+
+class HoldCreated(BaseModel):
+    holdId: uuid.UUID
+    bookingId: uuid.UUID
+    showtimeId: int
+    seats: list[str]
+    expiresAt: datetime
+    amountCents: int
+
+    @classmethod
+    def of(cls, hold: Hold) -> HoldCreated:
+        return cls(holdId=hold.hold_id, bookingId=hold.booking_id, showtimeId=hold.showtime_id,
+                   seats=hold.seats, expiresAt=hold.expires_at, amountCents=hold.amount_cents)
+
+
+class HoldPublic(HoldCreated):
+    customerId: int
+    status: Literal["HELD", "BOOKED", "RELEASED", "EXPIRED"]
+
+    @classmethod
+    def of(cls, hold: Hold) -> HoldPublic:
+        return cls(**HoldCreated.of(hold).model_dump(), customerId=hold.customer_id, status=hold.status)
+
+
+class SeatPublic(BaseModel):
+    code: str
+    status: Literal["AVAILABLE", "HELD", "BOOKED"]
+
+
+class SeatMapPublic(BaseModel):
+    showtimeId: int
+    version: int
+    seats: list[SeatPublic]

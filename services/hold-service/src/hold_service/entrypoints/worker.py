@@ -1,0 +1,58 @@
+"""The worker: outbox relay, PaymentSucceeded consumer, expiry sweeper, housekeeping.
+
+    python -m hold_service.entrypoints.worker [--roles relay,consumer,sweeper,housekeeping]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from ticketing.logs import configure_logging
+from ticketing.relay import OutboxRelay, RelayConfig
+from ticketing.runtime import Role, periodic, run_until_stopped
+
+from hold_service.bootstrap import bootstrap, shutdown
+from hold_service.config import HoldSettings
+from hold_service.entrypoints.consumer import payment_consumer
+from hold_service.service_layer.lifecycle import sweep_expired
+
+ALL_ROLES = ("relay", "consumer", "sweeper", "housekeeping")
+HOUSEKEEPING_SECONDS = 3600.0
+
+
+async def main(roles: list[str]) -> None:
+    settings = HoldSettings()
+    configure_logging(settings.service_name, settings.log_level)
+    ports = await bootstrap(settings)
+
+    async def purge_keys() -> None:
+        async with ports.uow() as uow:
+            await uow.keys.purge(settings.idempotency_retention_hours)
+            await uow.commit()
+
+    available: dict[str, Role] = {
+        "relay": OutboxRelay(RelayConfig(service=settings.service_name, dsn=settings.database_url,
+                                         bootstrap=settings.kafka_bootstrap_servers)).run,
+        "consumer": payment_consumer(settings, ports.pool).run,
+        "sweeper": periodic("sweeper", settings.sweep_interval_seconds, lambda: sweep_expired(ports)),
+        "housekeeping": periodic("idempotency-purge", HOUSEKEEPING_SECONDS, purge_keys),
+    }
+    try:
+        await run_until_stopped({name: available[name] for name in roles})
+    finally:
+        await shutdown(ports)
+
+
+def cli() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--roles", default=",".join(ALL_ROLES), help=f"subset of {','.join(ALL_ROLES)}")
+    roles = [r for r in parser.parse_args().roles.split(",") if r]
+    unknown = set(roles) - set(ALL_ROLES)
+    if unknown:
+        parser.error(f"unknown roles: {', '.join(sorted(unknown))}")
+    asyncio.run(main(roles))
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,109 @@
+"""Command handlers for holds: take, read, cancel. One transaction each, Postgres decides."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+from hold_service.domain.errors import (
+    HoldNotActive,
+    HoldNotFound,
+    InvalidSeats,
+    RateLimited,
+    SeatsUnavailable,
+    ShowtimeNotFound,
+    TooManySeatsHeld,
+)
+from hold_service.domain.model import Hold, HoldSeats, requested_seats
+from hold_service.service_layer import events
+from hold_service.service_layer.ports import Ports
+from hold_service.service_layer.unit_of_work import UnitOfWork
+
+
+async def check_rate(customer_id: int, ports: Ports) -> None:
+    wait = await ports.limiter.retry_after(customer_id)
+    if wait is not None:
+        raise RateLimited(wait)
+
+
+async def hold_seats(cmd: HoldSeats, ports: Ports, uow: UnitOfWork | None = None) -> Hold:
+    """Gate in Redis, then the conditional UPDATE in Postgres; the gate's keys go if Postgres says no.
+
+    `uow` given: run inside that open transaction (the caller commits; Idempotency-Key path).
+    """
+    seats = requested_seats(cmd.seats, ports.settings.max_seats_per_hold)
+    ttl = ports.settings.hold_ttl_seconds
+    taken = await ports.gate.try_hold(cmd.showtime_id, seats, cmd.hold_id, ttl)
+    if taken:
+        raise SeatsUnavailable(taken, decided_by="gate")
+    try:
+        if uow is not None:
+            return await _take(uow, cmd, seats, ttl, ports)
+        async with ports.uow() as own:
+            hold = await _take(own, cmd, seats, ttl, ports)
+            await own.commit()
+    except BaseException:
+        await ports.gate.release(cmd.showtime_id, seats, cmd.hold_id)
+        raise
+    await ports.cache.invalidate(cmd.showtime_id)
+    return hold
+
+
+async def _take(uow: UnitOfWork, cmd: HoldSeats, seats: list[str], ttl: float, ports: Ports) -> Hold:
+    found = await uow.holds.price_and_held(cmd.customer_id, cmd.showtime_id)
+    if found is None:
+        raise ShowtimeNotFound(f"showtime {cmd.showtime_id}")
+    price, held, frees_in = found
+    cap = ports.settings.max_seats_held_per_customer_showtime
+    if held + len(seats) > cap:
+        raise TooManySeatsHeld(held, cap, frees_in)
+    free = await uow.holds.lock_seats(cmd.showtime_id, seats)
+    if unknown := [s for s in seats if s not in free]:
+        raise InvalidSeats("unknown seat codes", unknown)
+    if taken := [s for s in seats if not free[s]]:
+        raise SeatsUnavailable(taken)
+    expiries = await uow.holds.take_seats(cmd.showtime_id, seats, cmd.hold_id, cmd.customer_id, ttl,
+                                          cmd.booking_id)
+    if len(expiries) != len(seats):  # cannot happen with the rows locked; all-or-nothing regardless
+        raise SeatsUnavailable(seats)
+    hold = Hold(hold_id=cmd.hold_id, booking_id=cmd.booking_id, customer_id=cmd.customer_id,
+                showtime_id=cmd.showtime_id, seats=seats, status="HELD", expires_at=expiries[0],
+                amount_cents=price * len(seats))
+    await uow.holds.add_hold(hold)
+    version = await uow.holds.bump_version(cmd.showtime_id)
+    await uow.holds.emit(events.seats_held(hold, version))
+    return dataclasses.replace(hold, seat_map_version=version)
+
+
+async def get_hold(hold_id: uuid.UUID, customer_id: int | None, ports: Ports) -> Hold:
+    """`customer_id` None = a service principal. Another customer's hold is 'not found' (no oracle)."""
+    async with ports.uow() as uow:
+        hold = await uow.holds.get(hold_id)
+    if hold is None or not hold.visible_to(customer_id):
+        raise HoldNotFound(str(hold_id))
+    return hold
+
+
+async def cancel_hold(hold_id: uuid.UUID, customer_id: int, ports: Ports) -> None:
+    async with ports.uow() as uow:
+        found = await uow.holds.lock(hold_id)
+        if found is None or not found[0].visible_to(customer_id):
+            raise HoldNotFound(str(hold_id))
+        hold, expired = found
+        if hold.status == "BOOKED":
+            raise HoldNotActive("the hold is booked")
+        if hold.status != "HELD":
+            return  # already released or expired: DELETE is idempotent
+        await release(uow, hold, "EXPIRED" if expired else "CANCELLED")
+        await uow.commit()
+    await ports.gate.release(hold.showtime_id, hold.seats, hold.hold_id)
+    await ports.cache.invalidate(hold.showtime_id)
+
+
+async def release(uow: UnitOfWork, hold: Hold, reason: str) -> None:
+    """Free the seats this hold still holds, end the hold, emit SeatsReleased; in the caller's transaction."""
+    freed = await uow.holds.free_seats(hold)
+    await uow.holds.set_status(hold.hold_id, "RELEASED" if reason == "CANCELLED" else "EXPIRED")
+    changed = uow.holds.bump_version if freed else uow.holds.version
+    version = await changed(hold.showtime_id)
+    await uow.holds.emit(events.seats_released(hold, reason, version))

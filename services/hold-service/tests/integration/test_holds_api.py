@@ -1,0 +1,114 @@
+"""HTTP behaviour: validation, 404s, BOLA (S2), rate limits (S4), idempotency, cancel, seat map."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.parametrize("seats", [[], [f"F{i}" for i in range(1, 10)], ["F1", "F1"], ["Z99"], ["f1"]])
+async def test_invalid_seat_requests_are_422_and_hold_nothing(start, db, h, seats) -> None:
+    async with start() as svc:
+        sid = await svc.showtime()
+        r = await svc.hold(sid, seats)
+        assert r.status_code == 422 and r.json()["error"] == "VALIDATION_ERROR", r.text
+    assert await db.fetchval("SELECT count(*) FROM show_seat WHERE showtime_id=$1 AND status<>'AVAILABLE'",
+                             sid) == 0
+
+
+async def test_unknown_showtime_is_404(start, h) -> None:
+    async with start() as svc:
+        assert (await svc.hold(h.new_id(), ["F1"])).status_code == 404
+        r = await svc.client.get(f"/showtimes/{h.new_id()}/seats", headers=h.auth(3))
+        assert r.status_code == 404 and r.json()["error"] == "NOT_FOUND"
+
+
+async def test_s2_other_customer_gets_404_and_nothing_changes(start, db, h) -> None:
+    async with start() as svc:
+        sid = await svc.showtime()
+        owner, other = h.new_id(), h.new_id()
+        hold = (await svc.hold(sid, ["F1"], owner)).json()
+        for method in ("GET", "DELETE"):
+            r = await svc.client.request(method, f"/holds/{hold['holdId']}", headers=h.auth(other))
+            assert r.status_code == 404 and r.json()["error"] == "NOT_FOUND"
+        missing = await svc.client.get(f"/holds/{uuid.uuid4()}", headers=h.auth(other))
+        assert missing.status_code == 404 and missing.json() == r.json()  # no existence oracle
+        assert (await h.seat_rows(db, sid))["F1"]["status"] == "HELD"
+        mine = await svc.client.get(f"/holds/{hold['holdId']}", headers=h.auth(owner))
+        assert mine.json()["status"] == "HELD" and mine.json()["customerId"] == owner
+        service = await svc.client.get(f"/holds/{hold['holdId']}", headers=h.auth(0, "service"))
+        assert service.status_code == 200
+
+
+async def test_cancel_frees_seats_at_once_and_emits_released(start, db, h) -> None:
+    async with start() as svc:
+        sid = await svc.showtime()
+        owner = h.new_id()
+        hold = (await svc.hold(sid, ["F1", "F2"], owner)).json()
+        r = await svc.client.delete(f"/holds/{hold['holdId']}", headers=h.auth(owner))
+        assert r.status_code == 204
+        assert {s["status"] for s in (await h.seat_rows(db, sid)).values()} == {"AVAILABLE"}
+        again = await svc.hold(sid, ["F2", "F1"])
+        assert again.status_code == 201  # the gate's keys went too
+        got = await svc.client.get(f"/holds/{hold['holdId']}", headers=h.auth(owner))
+        assert got.json()["status"] == "RELEASED"
+    types = await db.fetch("SELECT convert_from(payload, 'UTF8')::jsonb AS e FROM outbox "
+                           "WHERE message_key = $1 ORDER BY id", hold["bookingId"])
+    events = [json.loads(t["e"]) for t in types]
+    assert [(e["type"], e["data"].get("reason")) for e in events] == [
+        ("SeatsHeld", None), ("SeatsReleased", "CANCELLED")]
+
+
+async def test_s4_rate_limit_429_with_retry_after_and_others_unaffected(start, db, h) -> None:
+    async with start(hold_rate_limit_per_minute=5, max_seats_held_per_customer_showtime=100) as svc:
+        sid = await svc.showtime({"F": 20})
+        bot = h.new_id()
+        codes = [(await svc.hold(sid, [f"F{i}"], bot)).status_code for i in range(1, 8)]
+        assert codes == [201] * 5 + [429, 429]
+        r = await svc.hold(sid, ["F10"], bot)
+        assert r.json()["error"] == "RATE_LIMITED" and int(r.headers["Retry-After"]) >= 1
+        assert (await svc.hold(sid, ["F11"])).status_code == 201  # another customer
+    assert await db.fetchval("SELECT count(*) FROM booking WHERE customer_id=$1", bot) == 5
+
+
+async def test_denial_of_inventory_cap_per_customer_and_showtime(start, db, h) -> None:
+    async with start(hold_rate_limit_per_minute=100, max_seats_held_per_customer_showtime=8) as svc:
+        sid = await svc.showtime({"F": 20})
+        hoarder = h.new_id()
+        results = await asyncio.gather(*(svc.hold(sid, [f"F{2 * i + 1}", f"F{2 * i + 2}"], hoarder)
+                                         for i in range(8)))
+        assert sorted(r.status_code for r in results) == [201] * 4 + [429] * 4
+    held = await db.fetchval("SELECT count(*) FROM show_seat WHERE showtime_id=$1 AND customer_id=$2",
+                             sid, hoarder)
+    assert held == 8
+
+
+async def test_idempotency_key_replays_first_result_and_rejects_other_body(start, db, h) -> None:
+    async with start() as svc:
+        sid = await svc.showtime()
+        who = h.new_id()
+        first, second = await asyncio.gather(svc.hold(sid, ["F1"], who, **{"Idempotency-Key": "k1"}),
+                                             svc.hold(sid, ["F1"], who, **{"Idempotency-Key": "k1"}))
+        assert first.status_code == second.status_code == 201 and first.json() == second.json()
+        other = await svc.hold(sid, ["F2"], who, **{"Idempotency-Key": "k1"})
+        assert other.status_code == 422 and other.json()["error"] == "IDEMPOTENCY_KEY_REUSED"
+        lost = await svc.hold(sid, ["F1"], h.new_id(), **{"Idempotency-Key": "k2"})
+        assert lost.status_code == 409
+    assert await db.fetchval("SELECT count(*) FROM booking WHERE showtime_id=$1", sid) == 1
+
+
+async def test_seat_map_has_version_and_follows_changes(start, h) -> None:
+    async with start() as svc:
+        sid = await svc.showtime({"F": 3})
+        url, auth = f"/showtimes/{sid}/seats", h.auth(5)
+        before = (await svc.client.get(url, headers=auth)).json()
+        assert before["version"] == 0 and {s["status"] for s in before["seats"]} == {"AVAILABLE"}
+        assert (await svc.hold(sid, ["F2"])).status_code == 201
+        after = (await svc.client.get(url, headers=auth)).json()  # the change refreshed the cache
+        assert after["version"] == 1
+        assert {s["code"]: s["status"] for s in after["seats"]}["F2"] == "HELD"

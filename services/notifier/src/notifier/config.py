@@ -1,0 +1,45 @@
+"""notifier settings: the only place that reads the environment."""
+
+from __future__ import annotations
+
+from pydantic import AliasChoices, Field
+from ticketing.settings import DEV_DEFAULT_SECRET, ServiceSettings
+
+# A fixed 32-byte seed for dev runs only (base64); production refuses it through `secrets()`.
+DEV_QR_SIGNING_KEY = "ZGV2LW9ubHktcXItc2lnbmluZy1rZXktY2hhbmdlISE="
+
+
+class NotifierSettings(ServiceSettings):
+    service_name: str = "notifier"
+    database_url: str = Field(
+        default="postgresql://postgres@127.0.0.1:5432/ticketing",
+        validation_alias=AliasChoices("NOTIFIER_DATABASE_URL", "DATABASE_URL"),
+    )
+    db_pool_max: int = Field(default=5, ge=1)
+    kafka_group_prefix: str = ""
+    # A worker killed with -9 keeps its partitions until its session times out; faust's default (60 s)
+    # would stall a restarted worker that long, so a shorter session (heartbeats every 3 s) is used.
+    kafka_session_timeout_seconds: float = Field(default=10.0, ge=6)
+    kafka_heartbeat_interval_seconds: float = Field(default=3.0, gt=0)
+    # base64 of the 32-byte Ed25519 private seed; the public key is printed by `notifier.tickets public-key`.
+    qr_signing_key: str = DEV_QR_SIGNING_KEY
+    smtp_host: str = "127.0.0.1"
+    smtp_port: int = 1025
+    smtp_timeout_seconds: float = Field(default=10.0, gt=0)
+    mail_from: str = "Cinema Tickets <tickets@cinema.example>"
+    points_per_cents: int = Field(default=100, ge=1)  # 1 loyalty point per this many cents paid
+    sender_interval_seconds: float = Field(default=1.0, gt=0)  # polling fallback of the e-mail sender
+    sender_batch_size: int = Field(default=20, ge=1)
+    # faust writes a small folder per app id (no tables here: store is memory://); keep it under var/.
+    faust_data_dir: str = "var/faust"
+    http_host: str = "127.0.0.1"
+    http_port: int = 8004
+
+    @property
+    def consumer_name(self) -> str:
+        """Kafka group id (= faust app id) and the inbox `consumer` column."""
+        return f"{self.kafka_group_prefix}notifier"
+
+    def secrets(self) -> dict[str, str]:
+        key = DEV_DEFAULT_SECRET if self.qr_signing_key == DEV_QR_SIGNING_KEY else self.qr_signing_key
+        return {**super().secrets(), "QR_SIGNING_KEY": key}

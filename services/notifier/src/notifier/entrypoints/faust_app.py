@@ -1,0 +1,126 @@
+"""The faust-streaming app: the `booking-events` agent, the e-mail sender task and the ops pages.
+
+Why faust's own web server on 8004 (not a separate HTTP server): faust-streaming 0.15.3 already runs an
+aiohttp server inside the worker, started after the consumer is up; adding /healthz, /readyz and
+/metrics as pages keeps one process, one port and one event loop, and the probes see the real app.
+
+Delivery: the agent has `concurrency=1` (faust-streaming issue #606: with more, an offset can be
+committed past an in-flight message). Faust acks an event when the agent asks for the next one, i.e.
+after `RecordProcessor.process` committed the inbox row + effect, and commits acked offsets every
+`broker_commit_interval`; a crash before that commit redelivers, and the inbox makes it a no-op.
+`process` never raises (transient errors retry, poison goes to booking-events.DLQ), so faust never
+acks a message whose effect did not commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import faust
+from faust.web import Request, Response, View
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from ticketing.events import BOOKING_EVENTS
+from ticketing.kafka import kafka_reachable
+from ticketing.logs import configure_logging, log_action
+
+from notifier.bootstrap import Notifier
+from notifier.service_layer.sender import send_pending
+
+logger = logging.getLogger(__name__)
+
+
+class NotifierApp(faust.App):
+    notifier: Notifier
+
+    async def on_first_start(self) -> None:
+        await super().on_first_start()
+        # faust's Worker installed its own handlers; every line must be JSON with `action`.
+        configure_logging("notifier", self.notifier.settings.log_level)
+
+    async def on_start(self) -> None:
+        await super().on_start()
+        await self.notifier.start()
+
+    async def on_stop(self) -> None:
+        await super().on_stop()  # stops the consumer first, so no event is mid-transaction below
+        await self.notifier.stop()
+
+
+def create_app(notifier: Notifier, roles: set[str]) -> NotifierApp:
+    s = notifier.settings
+    app = NotifierApp(s.consumer_name, broker=f"kafka://{s.kafka_bootstrap_servers}", store="memory://",
+                      datadir=f"{s.faust_data_dir}/{{conf.id}}-data",
+                      web_enabled=True, web_bind=s.http_host, web_host=s.http_host, web_port=s.http_port,
+                      topic_disable_leader=True, topic_allow_declare=False, broker_commit_interval=1.0,
+                      consumer_auto_offset_reset="earliest",
+                      broker_session_timeout=s.kafka_session_timeout_seconds,
+                      broker_heartbeat_interval=s.kafka_heartbeat_interval_seconds)
+    app.notifier = notifier
+    _ops_pages(app)
+    if "consumer" in roles:
+        _consumer_agent(app)
+    if "sender" in roles:
+        app.task(_sender_task(app))
+    return app
+
+
+def _consumer_agent(app: NotifierApp) -> None:
+    topic = app.topic(BOOKING_EVENTS, value_serializer="raw", key_serializer="raw")
+
+    @app.agent(topic, concurrency=1)
+    async def booking_events(stream: Any) -> None:
+        async for event in stream.events():
+            processor = app.notifier.processor
+            assert processor is not None  # started in on_start, before any agent runs
+            await processor.process(event.message)
+            app.notifier.wake_sender.set()
+
+
+def _sender_task(app: NotifierApp) -> Any:
+    async def sender() -> None:
+        n = app.notifier
+        while True:
+            try:
+                await asyncio.wait_for(n.wake_sender.wait(), n.settings.sender_interval_seconds)
+            except TimeoutError:
+                pass
+            n.wake_sender.clear()
+            try:
+                assert n.pool is not None
+                await send_pending(n.pool, n.mailer, n.settings.sender_batch_size)
+            except Exception as exc:  # Postgres down: keep looping, rows stay pending
+                log_action(logger, "email.sender_failed", str(exc), level=logging.WARNING,
+                           error=type(exc).__name__)
+    return sender
+
+
+def _ops_pages(app: NotifierApp) -> None:
+    @app.page("/healthz")
+    async def healthz(web: View, request: Request) -> Response:
+        return web.json({"status": "ok"})
+
+    @app.page("/readyz")
+    async def readyz(web: View, request: Request) -> Response:
+        checks = {"postgres": await _postgres_ok(app),
+                  "kafka": await kafka_reachable(app.notifier.settings.kafka_bootstrap_servers)}
+        report = {k: "ok" if v else "down" for k, v in checks.items()}
+        ready = all(checks.values())
+        return web.json({"status": "ready" if ready else "not_ready", "checks": report},
+                        status=200 if ready else 503)
+
+    @app.page("/metrics")
+    async def metrics(web: View, request: Request) -> Response:
+        return web.bytes(generate_latest(), content_type=CONTENT_TYPE_LATEST)
+
+
+async def _postgres_ok(app: NotifierApp) -> bool:
+    pool = app.notifier.pool
+    if pool is None:
+        return False
+    try:
+        await asyncio.wait_for(pool.fetchval("SELECT 1"), 2.0)
+        return True
+    except Exception:
+        return False

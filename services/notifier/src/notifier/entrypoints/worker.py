@@ -1,0 +1,44 @@
+"""`python -m notifier.entrypoints.worker [--roles consumer,sender]`: the faust worker (port 8004).
+
+Roles: `consumer` (the booking-events agent) and `sender` (the SMTP sender loop); both by default.
+Kubernetes may run them as separate Deployments; the ops pages are served by either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+import faust
+from ticketing.kafka import create_topics
+
+from notifier.bootstrap import bootstrap
+from notifier.entrypoints.faust_app import create_app
+
+ROLES = ("consumer", "sender")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="notifier-worker", description=__doc__)
+    parser.add_argument("--roles", default=",".join(ROLES), help="comma-separated subset of consumer,sender")
+    args = parser.parse_args(argv)
+    roles = {r.strip() for r in args.roles.split(",") if r.strip()}
+    if not roles or not roles <= set(ROLES):
+        parser.error(f"--roles must be a subset of {','.join(ROLES)}")
+    notifier = bootstrap()
+    Path(notifier.settings.faust_data_dir).mkdir(parents=True, exist_ok=True)  # faust mkdirs one level
+    # faust ignores a source topic missing at start and never re-subscribes: create it first, on the
+    # loop faust will then run on (asyncio.run would leave no current loop for faust's worker).
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    loop.run_until_complete(create_topics(notifier.settings.kafka_bootstrap_servers))
+    app = create_app(notifier, roles)
+    worker = faust.Worker(app, loglevel=notifier.settings.log_level, redirect_stdouts=False)
+    worker.execute_from_commandline()  # runs until SIGTERM/SIGINT, then exits the process
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

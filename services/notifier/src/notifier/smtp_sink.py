@@ -1,0 +1,89 @@
+"""`python -m notifier.smtp_sink --host 127.0.0.1 --port 1025 --dir var/mail`: the dev SMTP sink.
+
+Each accepted message is written as `<dir>/<message-id>.eml` (tmp file + rename, so a reader never sees
+half a file). Keyed by Message-ID, a re-sent e-mail (the notifier's at-most-one retry after a crash)
+overwrites the same file: the customer-visible result is one e-mail. A message without Message-ID gets
+a random name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import re
+import signal
+import uuid
+from email.parser import BytesHeaderParser
+from pathlib import Path
+from typing import Any
+
+from aiosmtpd.controller import Controller
+from ticketing.logs import configure_logging, log_action
+
+logger = logging.getLogger(__name__)
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]")
+
+
+def file_name(message_id: str | None) -> str:
+    stem = _UNSAFE.sub("_", (message_id or "").strip().strip("<>"))
+    return f"{stem or 'no-id-' + uuid.uuid4().hex}.eml"
+
+
+def write_atomically(folder: Path, name: str, data: bytes) -> Path:
+    target = folder / name
+    tmp = folder / f".{name}.{uuid.uuid4().hex}.tmp"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+    return target
+
+
+class MailDirHandler:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        data: bytes = envelope.original_content or envelope.content
+        message_id = BytesHeaderParser().parsebytes(data).get("Message-ID")
+        existed = (self.folder / file_name(message_id)).exists()
+        path = write_atomically(self.folder, file_name(message_id), data)
+        log_action(logger, "smtp_sink.duplicate_overwritten" if existed else "smtp_sink.stored",
+                   path=str(path), message_id=message_id, recipients=list(envelope.rcpt_tos))
+        return "250 Message accepted for delivery"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="smtp-sink", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=1025)
+    parser.add_argument("--dir", default="var/mail")
+    args = parser.parse_args(argv)
+    configure_logging("smtp-sink")
+    logging.getLogger("mail.log").setLevel(logging.WARNING)  # one line per SMTP verb otherwise
+    folder = Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    controller = Controller(MailDirHandler(folder), hostname=args.host, port=args.port,
+                            data_size_limit=10 * 1024 * 1024)
+    controller.start()
+    log_action(logger, "smtp_sink.started", host=args.host, port=args.port, dir=str(folder))
+    try:
+        asyncio.run(_wait_for_signal())
+    finally:
+        controller.stop()
+    return 0
+
+
+async def _wait_for_signal() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,45 @@
+"""Shared helpers for the notifier tests: QR extraction from an .eml and a fixed test signing key."""
+
+from __future__ import annotations
+
+import base64
+import io
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import zxingcpp
+from PIL import Image
+
+TEST_SEED = base64.b64encode(b"notifier-test-seed-32-bytes-long").decode()
+
+
+def parse_eml(data: bytes | Path) -> EmailMessage:
+    raw = data.read_bytes() if isinstance(data, Path) else data
+    msg = BytesParser(policy=policy.default).parsebytes(raw)
+    assert isinstance(msg, EmailMessage)
+    return msg
+
+
+def qr_texts(msg: EmailMessage) -> list[str]:
+    """Decode every QR code in every PNG attachment (zxing-cpp + PIL, like a scanner app would)."""
+    texts: list[str] = []
+    for part in msg.iter_attachments():
+        if part.get_content_type() == "image/png":
+            image = Image.open(io.BytesIO(part.get_content()))
+            texts += [r.text for r in zxingcpp.read_barcodes(image)]
+    return texts
+
+
+@pytest.fixture(scope="session")
+def test_seed() -> str:
+    return TEST_SEED
+
+
+@pytest.fixture(scope="session")
+def eml() -> SimpleNamespace:
+    """`eml.parse(bytes|Path)` and `eml.qr_texts(msg)` (importlib mode: conftest is not importable)."""
+    return SimpleNamespace(parse=parse_eml, qr_texts=qr_texts)

@@ -1,0 +1,35 @@
+"""payment-service settings: the only place that reads the environment."""
+
+from __future__ import annotations
+
+from pydantic import AliasChoices, Field
+from ticketing.settings import DEV_DEFAULT_SECRET, ServiceSettings
+
+THREE_DAYS = 3 * 86400
+
+
+class Settings(ServiceSettings):
+    service_name: str = "payment-service"
+    database_url: str = Field(default="postgresql://postgres@127.0.0.1:5432/ticketing",
+                              validation_alias=AliasChoices("PAYMENT_DATABASE_URL", "DATABASE_URL"))
+    gateway_webhook_secret: str = DEV_DEFAULT_SECRET
+    hold_service_url: str = "http://127.0.0.1:8001"
+    voucher_service_url: str = "http://127.0.0.1:8003"
+    gateway_url: str = "http://127.0.0.1:8010"
+    public_callback_url: str = "http://127.0.0.1:8002/payments/callback"
+    payment_session_ttl_seconds: int = Field(default=480, ge=1)
+    reconcile_interval_seconds: float = Field(default=60, gt=0)
+    reconcile_after_seconds: int = Field(default=900, ge=0)
+    callback_tolerance_seconds: int = Field(default=300, ge=1)
+    # Gateways retry for days: processed callback ids are kept at least 3 days (RELIABILITY.md S1/R8).
+    callback_event_retention_seconds: int = Field(default=7 * 86400, ge=THREE_DAYS)
+    # Stripe keeps idempotency keys 24 h; we keep them at least that long.
+    idempotency_retention_seconds: int = Field(default=2 * 86400, ge=86400)
+    housekeeping_interval_seconds: float = Field(default=3600, gt=0)
+    kafka_group_prefix: str = ""
+    # Fault hook for the crash-safety test: exit right after the gateway created the session and
+    # before the database learns about it. Never set outside tests.
+    fault_exit_after_gateway_call: bool = False
+
+    def secrets(self) -> dict[str, str]:
+        return {**super().secrets(), "GATEWAY_WEBHOOK_SECRET": self.gateway_webhook_secret}

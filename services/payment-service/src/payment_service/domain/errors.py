@@ -1,0 +1,38 @@
+"""What can go wrong in payment-service's commands (mapped to HTTP in one table)."""
+
+from __future__ import annotations
+
+
+class PaymentError(Exception):
+    pass
+
+
+class HoldNotFound(PaymentError):
+    """Unknown hold, or another customer's (no existence oracle)."""
+
+
+class HoldNotActive(PaymentError):
+    pass
+
+
+class PaymentNotFound(PaymentError):
+    pass
+
+
+class IdempotencyKeyReused(PaymentError):
+    pass
+
+
+class VoucherRejected(PaymentError):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class DependencyUnavailable(ConnectionError):
+    """hold-service, voucher-service or the gateway did not answer; an OSError, so the API maps it to
+    503 and the consumer retries it as transient."""
+
+
+class GatewayRejected(PaymentError):
+    """The gateway refused an operation (e.g. refund of an unpaid session)."""

@@ -1,0 +1,43 @@
+"""`uvicorn --factory payment_service.entrypoints.api.app:get_application`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from ticketing.api.app import build_app
+from ticketing.kafka import kafka_reachable
+from ticketing.logs import configure_logging
+
+from payment_service.bootstrap import bootstrap
+from payment_service.config import Settings
+from payment_service.entrypoints.api.routes import callback, checkout
+
+
+def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
+    """`ports` (holds=, vouchers=, gateway=) replace real adapters in tests."""
+    settings = settings or Settings()
+    configure_logging(settings.service_name, settings.log_level)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        container = await bootstrap(settings, **ports)
+        app.state.container = container
+
+        async def postgres() -> None:
+            await container.pool.fetchval("SELECT 1")
+
+        async def kafka() -> None:
+            if not await kafka_reachable(settings.kafka_bootstrap_servers):
+                raise ConnectionError("kafka")
+
+        app.state.readiness_checks = {"postgres": postgres, "kafka": kafka}
+        try:
+            yield
+        finally:
+            await container.close()
+
+    return build_app(title="payment-service", jwt_secret=settings.jwt_secret,
+                     routers=[checkout.router, callback.router], lifespan=lifespan)

@@ -1,0 +1,50 @@
+"""`POST /payments/callback`: the gateway's signed webhook.
+
+The signature is checked on the raw bytes before anything is parsed or stored: a bad or missing
+signature is a 401 and changes nothing. Only then is the event de-duplicated and settled.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from fastapi import APIRouter, Request
+from pydantic import ValidationError
+from ticketing.api.errors import ApiError
+from ticketing.logs import log_action
+
+from payment_service.domain.commands import GatewayCallback
+from payment_service.domain.errors import DependencyUnavailable
+from payment_service.domain.signature import BadSignature, verify
+from payment_service.entrypoints.api.deps import ContainerDep
+from payment_service.entrypoints.api.errors import to_api_error
+from payment_service.entrypoints.api.schemas import CallbackAck, CallbackEvent
+from payment_service.service_layer.callbacks import handle_callback
+
+logger = logging.getLogger(__name__)
+router = APIRouter(tags=["gateway"])
+
+
+@router.post("/payments/callback", response_model=CallbackAck, name="gateway_callback")
+async def gateway_callback(request: Request, container: ContainerDep) -> CallbackAck:
+    raw = await request.body()
+    settings = container.settings
+    try:
+        verify(settings.gateway_webhook_secret, request.headers.get("gateway-signature"), raw,
+               int(time.time()), settings.callback_tolerance_seconds)
+    except BadSignature as exc:
+        log_action(logger, "callback.bad_signature", str(exc), level=logging.WARNING)
+        raise ApiError(401, "UNAUTHORIZED", "invalid gateway signature") from exc
+    try:
+        event = CallbackEvent.model_validate_json(raw)
+    except ValidationError as exc:
+        raise ApiError(422, "VALIDATION_ERROR", "callback body is not valid") from exc
+    cmd = GatewayCallback(event_id=event.id, event_type=event.type, session_id=event.data.sessionId,
+                          reference=event.data.reference)
+    try:
+        outcome = await handle_callback(cmd, container.uow, container.gateway)
+    except DependencyUnavailable as exc:  # 503: the gateway retries the delivery later
+        raise to_api_error(exc) from exc
+    log_action(logger, "callback.received", event_id=event.id, event_type=event.type, outcome=outcome)
+    return CallbackAck(outcome=outcome)

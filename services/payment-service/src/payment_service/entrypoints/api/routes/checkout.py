@@ -1,0 +1,46 @@
+"""`POST /holds/{holdId}/checkout` and `GET /payments/{paymentId}`."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC
+from typing import Annotated
+
+from fastapi import APIRouter, Header
+from ticketing.api.errors import ApiError, not_found
+from ticketing.api.security import Customer
+
+from payment_service.domain.commands import StartCheckout
+from payment_service.domain.errors import PaymentError
+from payment_service.entrypoints.api.deps import ContainerDep
+from payment_service.entrypoints.api.errors import to_api_error
+from payment_service.entrypoints.api.schemas import CheckoutCreate, CheckoutPublic, PaymentPublic
+from payment_service.service_layer.checkout import start_checkout
+
+router = APIRouter(tags=["payments"])
+
+
+@router.post("/holds/{hold_id}/checkout", status_code=201, response_model=CheckoutPublic, name="checkout")
+async def checkout(hold_id: uuid.UUID, principal: Customer, container: ContainerDep,
+                   idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+                   body: CheckoutCreate | None = None) -> CheckoutPublic:
+    if not idempotency_key:
+        raise ApiError(422, "VALIDATION_ERROR", "the Idempotency-Key header is required")
+    cmd = StartCheckout(hold_id=hold_id, customer_id=principal.customer_id, idempotency_key=idempotency_key,
+                        voucher_code=body.voucherCode if body else None)
+    try:
+        return CheckoutPublic(**await start_checkout(cmd, container.checkout_deps()))
+    except (PaymentError, ConnectionError) as exc:
+        raise to_api_error(exc) from exc
+
+
+@router.get("/payments/{payment_id}", response_model=PaymentPublic, name="get_payment")
+async def get_payment(payment_id: uuid.UUID, principal: Customer, container: ContainerDep) -> PaymentPublic:
+    async with container.uow.read() as tx:
+        p = await tx.payments.get(payment_id)
+    if p is None or p.customer_id != principal.customer_id:
+        raise not_found("payment")
+    return PaymentPublic(paymentId=str(p.payment_id), bookingId=str(p.booking_id), holdId=str(p.hold_id),
+                         status=p.status, amountCents=p.amount_cents, discountCents=p.discount_cents,
+                         voucherCode=p.voucher_code, refundId=p.refund_id,
+                         expiresAt=p.expires_at.astimezone(UTC).isoformat().replace("+00:00", "Z"))

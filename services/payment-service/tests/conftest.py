@@ -1,0 +1,131 @@
+"""Shared helpers for payment-service tests: fakes of the ports, signed callbacks, the simulator."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+import pytest_asyncio
+import uvicorn
+from payment_service.config import Settings
+from payment_service.domain.errors import VoucherRejected
+from payment_service.domain.model import Hold
+from payment_service.domain.signature import sign
+from payment_service.entrypoints.api.app import get_application
+from payment_service.service_layer.ports import HoldDirectory, Vouchers
+from ticketing.auth import issue_token
+from ticketing.testing import free_port, service_process
+
+MIGRATIONS = Path(__file__).resolve().parents[1] / "src" / "payment_service" / "sql" / "migrations"
+WEBHOOK_SECRET = "whsec_tests_only_0123456789abcdef0123"
+LOGS = Path(__file__).resolve().parents[3] / "var" / "log" / "tests"
+
+
+class FakeHolds(HoldDirectory):
+    def __init__(self) -> None:
+        self.holds: dict[uuid.UUID, Hold] = {}
+
+    async def get(self, hold_id: uuid.UUID) -> Hold | None:
+        return self.holds.get(hold_id)
+
+    def add(self, customer_id: int, *, amount: int = 2400, ttl: float = 600, status: str = "HELD") -> Hold:
+        hold = Hold(hold_id=uuid.uuid4(), booking_id=uuid.uuid4(), customer_id=customer_id,
+                    showtime_id=900_000 + customer_id % 1000, status=status,
+                    expires_at=datetime.now(UTC) + timedelta(seconds=ttl), amount_cents=amount)
+        self.holds[hold.hold_id] = hold
+        return hold
+
+
+class FakeVouchers(Vouchers):
+    def __init__(self) -> None:
+        self.reserved: dict[uuid.UUID, str] = {}
+
+    async def reserve(self, code: str, *, customer_id: int, order_id: uuid.UUID, order_amount: int) -> int:
+        if code == "GONE":
+            raise VoucherRejected(409, "OUT_OF_STOCK", "no uses left")
+        self.reserved[order_id] = code
+        return 500
+
+
+def signed(body: dict[str, object], secret: str = WEBHOOK_SECRET, t: int | None = None) -> tuple[bytes, str]:
+    raw = json.dumps(body).encode()
+    ts = int(time.time()) if t is None else t
+    return raw, f"t={ts},v1={sign(secret, raw, ts)}"
+
+
+def callback_body(session_id: str, payment_id: str, kind: str = "payment.succeeded",
+                  amount: int = 2400) -> dict[str, object]:
+    return {"id": f"evt_{uuid.uuid4().hex}", "type": kind, "created": int(time.time()),
+            "data": {"sessionId": session_id, "reference": payment_id, "amountCents": amount}}
+
+
+def unique_customer() -> int:
+    return 10**11 + uuid.uuid4().int % 10**11  # random, so runs and tests never share a customer
+
+
+@pytest.fixture(scope="session")
+def simulator_url() -> Iterator[str]:
+    port = free_port()
+    LOGS.mkdir(parents=True, exist_ok=True)
+    env = {"GATEWAY_SIMULATOR_PORT": str(port), "GATEWAY_PUBLIC_URL": f"http://127.0.0.1:{port}",
+           "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "CALLBACK_BACKOFF_INITIAL": "0.2"}
+    with service_process(["-m", "gateway_simulator"], env, ready_url=f"http://127.0.0.1:{port}/healthz",
+                         log_path=LOGS / "gateway-simulator.log"):
+        yield f"http://127.0.0.1:{port}"
+
+
+@dataclass
+class Api:
+    url: str
+    settings: Settings
+    holds: FakeHolds
+    vouchers: FakeVouchers
+    app: object
+
+    def token(self, customer_id: int) -> dict[str, str]:
+        token = issue_token(self.settings.jwt_secret, sub=str(customer_id), role="customer")
+        return {"Authorization": f"Bearer {token}"}
+
+    @property
+    def container(self):  # type: ignore[no-untyped-def]
+        return self.app.state.container  # type: ignore[attr-defined]
+
+
+@pytest_asyncio.fixture(scope="session")
+async def payment_api(migrated_dsn, simulator_url) -> AsyncIterator[Api]:  # type: ignore[no-untyped-def]
+    dsn = migrated_dsn("PAYMENT_DATABASE_URL", MIGRATIONS)
+    port = free_port()
+    settings = Settings(database_url=dsn, gateway_webhook_secret=WEBHOOK_SECRET, gateway_url=simulator_url,
+                        public_callback_url=f"http://127.0.0.1:{port}/payments/callback",
+                        db_pool_max=15)
+    holds, vouchers = FakeHolds(), FakeVouchers()
+    app = get_application(settings, holds=holds, vouchers=vouchers)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on"))
+    task = asyncio.create_task(server.serve())
+    url = f"http://127.0.0.1:{port}"
+    async with httpx.AsyncClient() as client:
+        for _ in range(100):
+            try:
+                if (await client.get(f"{url}/healthz")).status_code == 200 and server.started:
+                    break
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(0.1)
+    yield Api(url=url, settings=settings, holds=holds, vouchers=vouchers, app=app)
+    server.should_exit = True
+    await task
+
+
+@pytest.fixture(scope="session")
+def kit():  # type: ignore[no-untyped-def]
+    """This module: fakes and signing helpers for test files (importlib mode has no `import conftest`)."""
+    return sys.modules[__name__]

@@ -1,0 +1,132 @@
+"""Gateway callbacks (R8, R11, S1), reconciliation (R10) and the refund reaction, on real Postgres and
+the real simulator. Outcomes are read from Postgres (payment status, outbox rows), not from responses."""
+
+import asyncio
+
+import httpx
+import pytest
+from payment_service.service_layer.reactions import refund_failed_booking
+from payment_service.service_layer.reconcile import reconcile_pending
+from payment_service.service_layer.unit_of_work import joined
+from ticketing.events import booking_event
+
+pytestmark = pytest.mark.integration
+
+
+async def started(api, kit, ttl=600):  # type: ignore[no-untyped-def]
+    customer = kit.unique_customer()
+    hold = api.holds.add(customer, ttl=ttl)
+    async with httpx.AsyncClient(timeout=10) as c:
+        r = await c.post(f"{api.url}/holds/{hold.hold_id}/checkout", json={},
+                         headers={**api.token(customer), "Idempotency-Key": "k"})
+    assert r.status_code == 201, r.text
+    payment_id = r.json()["paymentId"]
+    async with api.container.pool.acquire() as conn:
+        session_id = await conn.fetchval("SELECT session_id FROM payment WHERE payment_id = $1::uuid", payment_id)
+    return payment_id, session_id, hold
+
+
+async def sim_pay(api, session_id, outcome="succeeded", delivery="never"):  # type: ignore[no-untyped-def]
+    async with httpx.AsyncClient() as c:
+        r = await c.post(f"{api.settings.gateway_url}/sim/sessions/{session_id}/pay",
+                         json={"outcome": outcome, "delivery": delivery})
+    assert r.status_code == 200, r.text
+
+
+async def post_callback(api, raw, header):  # type: ignore[no-untyped-def]
+    async with httpx.AsyncClient(timeout=10) as c:
+        headers = {"Content-Type": "application/json", **({"Gateway-Signature": header} if header else {})}
+        return await c.post(f"{api.url}/payments/callback", content=raw, headers=headers)
+
+
+async def state(api, payment_id):  # type: ignore[no-untyped-def]
+    async with api.container.pool.acquire() as conn:
+        status = await conn.fetchval("SELECT status FROM payment WHERE payment_id = $1::uuid", payment_id)
+        events = await conn.fetch("SELECT convert_from(payload, 'UTF8')::jsonb->>'type' AS t FROM outbox "
+                                  "WHERE convert_from(payload, 'UTF8')::jsonb->'data'->>'paymentId' = $1 "
+                                  "ORDER BY id", payment_id)
+    return status, [e["t"] for e in events if e["t"] != "CheckoutStarted"]
+
+
+async def test_r8_one_callback_replayed_100_times_10_at_once(payment_api, kit) -> None:
+    payment_id, session_id, _ = await started(payment_api, kit)
+    await sim_pay(payment_api, session_id)
+    raw, header = kit.signed(kit.callback_body(session_id, payment_id))
+    sem = asyncio.Semaphore(10)
+
+    async def one():  # type: ignore[no-untyped-def]
+        async with sem:
+            return await post_callback(payment_api, raw, header)
+
+    responses = await asyncio.gather(*(one() for _ in range(100)))
+    outcomes = [r.json().get("outcome") for r in responses]
+    assert {r.status_code for r in responses} == {200}
+    assert outcomes.count("applied") == 1 and outcomes.count("duplicate") == 99
+    assert await state(payment_api, payment_id) == ("SUCCEEDED", ["PaymentSucceeded"])
+
+
+async def test_r11_failed_after_paid_and_succeeded_after_failed_follow_the_gateway(payment_api, kit) -> None:
+    paid_id, paid_session, _ = await started(payment_api, kit)
+    await sim_pay(payment_api, paid_session, "succeeded")
+    # A stale `failed` arrives first, then the `succeeded`: the gateway says paid both times.
+    for kind in ("payment.failed", "payment.succeeded"):
+        r = await post_callback(payment_api, *kit.signed(kit.callback_body(paid_session, paid_id, kind)))
+        assert r.status_code == 200
+    assert await state(payment_api, paid_id) == ("SUCCEEDED", ["PaymentSucceeded"])
+
+    failed_id, failed_session, _ = await started(payment_api, kit)
+    await sim_pay(payment_api, failed_session, "failed")
+    for kind in ("payment.succeeded", "payment.failed"):
+        await post_callback(payment_api, *kit.signed(kit.callback_body(failed_session, failed_id, kind)))
+    assert await state(payment_api, failed_id) == ("FAILED", ["PaymentFailed"])
+
+
+async def test_s1_every_bad_signature_is_401_and_changes_nothing(payment_api, kit) -> None:
+    payment_id, session_id, _ = await started(payment_api, kit)
+    await sim_pay(payment_api, session_id)
+    body = kit.callback_body(session_id, payment_id)
+    raw, good = kit.signed(body)
+    now = int(good.split(",")[0][2:])
+    bad = [None, "", "nonsense", f"t={now}", kit.signed(body, secret="wrong-secret")[1],
+           kit.signed(body, t=now - 301)[1], kit.signed(body, t=now + 301)[1],
+           f"t={now},v1={'0' * 64},v1={'f' * 64}", good.replace("v1=", "v0=")]
+    for header in bad:
+        r = await post_callback(payment_api, raw, header)
+        assert r.status_code == 401, header
+    tampered = await post_callback(payment_api, raw.replace(b"succeeded", b"failed"), good)
+    assert tampered.status_code == 401
+    assert await state(payment_api, payment_id) == ("PENDING", [])
+    async with payment_api.container.pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM gateway_event WHERE event_id = $1", body["id"]) == 0
+    several = f"t={now},v1={'0' * 64},{good.split(',')[1]}"  # key rotation: any v1 may match
+    assert (await post_callback(payment_api, raw, several)).status_code == 200
+    assert await state(payment_api, payment_id) == ("SUCCEEDED", ["PaymentSucceeded"])
+
+
+async def test_r10_no_callback_reconciliation_settles_paid_and_expired(payment_api, kit) -> None:
+    paid_id, paid_session, _ = await started(payment_api, kit)
+    await sim_pay(payment_api, paid_session, "succeeded", delivery="never")
+    lost_id, _, _ = await started(payment_api, kit, ttl=1)  # session expires with the 1 s hold
+    open_id, _, _ = await started(payment_api, kit)
+    await asyncio.sleep(1.2)
+    await reconcile_pending(payment_api.container.uow, payment_api.container.gateway, 0)
+    assert await state(payment_api, paid_id) == ("SUCCEEDED", ["PaymentSucceeded"])
+    assert await state(payment_api, lost_id) == ("EXPIRED", ["PaymentFailed"])
+    assert await state(payment_api, open_id) == ("PENDING", [])
+
+
+async def test_booking_failed_refunds_once_at_the_gateway(payment_api, kit) -> None:
+    payment_id, session_id, hold = await started(payment_api, kit)
+    await sim_pay(payment_api, session_id, "succeeded")
+    await post_callback(payment_api, *kit.signed(kit.callback_body(session_id, payment_id)))
+    event = booking_event("BookingFailed", source="hold-service", booking_id=hold.booking_id,
+                          showtime_id=hold.showtime_id, customer_id=hold.customer_id,
+                          data={"paymentId": payment_id, "reason": "HOLD_EXPIRED"})
+    container = payment_api.container
+    for _ in range(2):  # a redelivery is a no-op
+        async with container.pool.acquire() as conn, conn.transaction():
+            await refund_failed_booking(event, joined(conn), container.gateway)
+    assert await state(payment_api, payment_id) == ("REFUNDED", ["PaymentSucceeded", "RefundIssued"])
+    async with httpx.AsyncClient() as c:
+        session = (await c.get(f"{payment_api.settings.gateway_url}/v1/sessions/{session_id}")).json()
+    assert len(session["refundIds"]) == 1

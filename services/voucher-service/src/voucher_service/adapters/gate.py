@@ -1,0 +1,114 @@
+"""The Redis flash-sale gate: Lua scripts on hash-tagged keys plus a per-process sold-out cache.
+
+redis-py's Script objects run EVALSHA and fall back to EVAL (reloading) on NOSCRIPT, so a Redis
+restart or SCRIPT FLUSH costs one extra round trip, not an error.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from voucher_service.domain.errors import GateUnavailable
+from voucher_service.domain.model import GateOrder, GateResult
+from voucher_service.service_layer.ports import FlashGate
+
+_LUA = Path(__file__).resolve().parent / "lua"
+
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+def _down_is_unavailable(
+        method: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
+    """Redis down or slow -> GateUnavailable (a clear 503 in flash mode; normal mode never calls it)."""
+    @functools.wraps(method)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await method(*args, **kwargs)
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            raise GateUnavailable(f"the flash-sale gate (Redis) is unavailable: {exc}") from exc
+    return wrapper
+
+
+def keys(code: str) -> list[str]:
+    prefix = f"voucher:{{{code}}}:"  # hash tag: the three keys share one Cluster slot
+    return [prefix + "remaining", prefix + "users", prefix + "orders"]
+
+
+def redis_client(url: str, timeout: float) -> aioredis.Redis:
+    # Short socket timeouts: a dead Redis must turn into a quick 503, not a hung request.
+    # One quick retry on a dropped connection (a restarted Redis leaves stale pooled sockets); every
+    # script is idempotent per order id, so a retried call cannot take a second use.
+    return aioredis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
+                             decode_responses=True, max_connections=200,
+                             retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), 2),
+                             retry_on_error=[RedisConnectionError])
+
+
+class RedisFlashGate(FlashGate):
+    def __init__(self, client: aioredis.Redis, sold_out_ttl: float = 2.0) -> None:
+        self.redis = client
+        self._reserve = client.register_script((_LUA / "reserve.lua").read_text())
+        self._release = client.register_script((_LUA / "release.lua").read_text())
+        self._adopt = client.register_script((_LUA / "adopt.lua").read_text())
+        self._sold_out: dict[str, float] = {}
+        self.sold_out_ttl = sold_out_ttl
+
+    @_down_is_unavailable
+    async def reserve(self, code: str, customer_id: int, per_user_limit: int, order_id: str,
+                      order_amount: int) -> GateResult:
+        answer = await self._reserve(keys=keys(code), args=[customer_id, per_user_limit, order_id,
+                                                            order_amount, int(time.time())])
+        return GateResult(int(answer))
+
+    @_down_is_unavailable
+    async def release(self, code: str, order_id: str, *, forget: bool = False, retire: bool = False) -> int:
+        if not forget:
+            self._sold_out.pop(code, None)  # a use came back: let this process try again
+        mode = "2" if retire else "1" if forget else "0"
+        return int(await self._release(keys=keys(code), args=[order_id, mode]))
+
+    @_down_is_unavailable
+    async def order(self, code: str, order_id: str) -> GateOrder | None:
+        raw = await self.redis.hget(keys(code)[2], order_id)  # type: ignore[misc]
+        return GateOrder.parse(order_id, str(raw)) if raw else None
+
+    @_down_is_unavailable
+    async def orders(self, code: str) -> list[GateOrder]:
+        raw = await self.redis.hgetall(keys(code)[2])  # type: ignore[misc]
+        return [GateOrder.parse(str(k), str(v)) for k, v in raw.items()]
+
+    @_down_is_unavailable
+    async def remaining(self, code: str) -> int | None:
+        value = await self.redis.get(keys(code)[0])
+        return int(value) if value is not None else None
+
+    @_down_is_unavailable
+    async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]]) -> int:
+        args: list[str | int] = [mode, remaining]
+        for order_id, customer_id in pairs:
+            args += [order_id, customer_id]
+        return int(await self._adopt(keys=keys(code), args=args))
+
+    def sold_out(self, code: str) -> bool:
+        until = self._sold_out.get(code)
+        if until is None:
+            return False
+        if until < time.monotonic():
+            del self._sold_out[code]
+            return False
+        return True
+
+    def mark_sold_out(self, code: str) -> None:
+        self._sold_out[code] = time.monotonic() + self.sold_out_ttl

@@ -1,0 +1,19 @@
+-- Give a flash use back, idempotently: only the call that finds the order in state R gives it back.
+-- KEYS as reserve.lua. ARGV[1] orderId, ARGV[2] '1' = forget (undo a reservation whose Kafka send
+-- failed: the entry is deleted so the client's retry may reserve again), else mark it released ('X')
+-- so a retry of the old reserve cannot take a second use.
+-- ARGV[2] '2' = retire: mark released WITHOUT giving the use back (the reconciliation's answer to a
+-- Redis-only entry whose message was refused: the gate over-counted, so there is nothing to give back).
+-- Returns 1 given back, 0 already released, -1 unknown order (e.g. Redis lost its data).
+local prev = redis.call('HGET', KEYS[3], ARGV[1])
+if not prev then return -1 end
+local state, cust, rest = string.match(prev, '^(%a)|(%d+)|(.*)$')
+if state ~= 'R' then return 0 end
+if ARGV[2] == '1' then
+  redis.call('HDEL', KEYS[3], ARGV[1])
+else
+  redis.call('HSET', KEYS[3], ARGV[1], 'X|' .. cust .. '|' .. rest)
+end
+if ARGV[2] ~= '2' and redis.call('EXISTS', KEYS[1]) == 1 then redis.call('INCR', KEYS[1]) end
+if redis.call('HINCRBY', KEYS[2], cust, -1) <= 0 then redis.call('HDEL', KEYS[2], cust) end
+return 1

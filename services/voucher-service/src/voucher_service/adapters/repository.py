@@ -1,0 +1,97 @@
+"""Postgres repository: wraps one connection; every statement is a named query from sql/vouchers.sql."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+from ticketing.db import Queries, sql_dir
+
+import voucher_service
+from voucher_service.domain.commands import CreateVoucher
+from voucher_service.domain.errors import OutOfStock, RedemptionConflict
+from voucher_service.domain.model import Redemption, Voucher
+
+QUERIES = Queries.load(sql_dir(voucher_service.__file__) / "vouchers.sql")
+
+
+def _redemption(row: asyncpg.Record | None) -> Redemption | None:
+    if row is None:
+        return None
+    return Redemption(row["voucher_code"], row["customer_id"], row["order_id"], row["order_amount"],
+                      row["status"])
+
+
+class VoucherRepository:
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    async def add(self, cmd: CreateVoucher) -> bool:
+        code = await self.conn.fetchval(QUERIES.insert_voucher, cmd.code, cmd.discount_amount,
+                                        cmd.min_order_amount, cmd.total_limit, cmd.per_user_limit,
+                                        cmd.starts_at, cmd.ends_at, cmd.flash_sale)
+        return code is not None
+
+    async def get(self, code: str) -> Voucher | None:
+        row = await self.conn.fetchrow(QUERIES.get_voucher, code)
+        return Voucher(**dict(row)) if row else None
+
+    async def take_use(self, code: str) -> bool:
+        return await self.conn.fetchval(QUERIES.take_use, code) is not None
+
+    async def give_back(self, code: str, n: int = 1) -> None:
+        await self.conn.execute(QUERIES.give_back_use, code, n)
+
+    async def count_use(self, code: str) -> None:
+        """Raise the counter for a redemption just inserted; ck_used refuses an oversell."""
+        try:
+            await self.conn.execute(QUERIES.count_increment, code)
+        except asyncpg.CheckViolationError as exc:
+            raise OutOfStock(f"voucher {code}: the database refused an oversell ({exc})") from exc
+
+    async def live_uses(self, code: str, customer_id: int) -> int:
+        return int(await self.conn.fetchval(QUERIES.live_uses_of_customer, code, customer_id))
+
+    async def insert_redemption(self, code: str, customer_id: int, order_id: str, amount: int | None,
+                                status: str = "RESERVED") -> bool:
+        """False when the order id exists already or the customer has no free slot. A concurrent insert
+        that takes the same slot raises RedemptionConflict (the transaction is then aborted)."""
+        try:
+            return await self.conn.fetchval(QUERIES.insert_redemption, code, customer_id, order_id, amount,
+                                            status) is not None
+        except asyncpg.UniqueViolationError as exc:
+            raise RedemptionConflict(str(exc)) from exc
+
+    async def insert_tombstone(self, code: str, customer_id: int, order_id: str, amount: int | None) -> bool:
+        return await self.conn.fetchval(QUERIES.insert_tombstone, code, customer_id, order_id,
+                                        amount) is not None
+
+    async def redemption(self, order_id: str) -> Redemption | None:
+        return _redemption(await self.conn.fetchrow(QUERIES.get_redemption, order_id))
+
+    async def confirm(self, order_id: str) -> bool:
+        return await self.conn.fetchrow(QUERIES.confirm_redemption, order_id) is not None
+
+    async def release(self, order_id: str) -> str | None:
+        """RESERVED -> RELEASED once; returns the voucher code when this call released it."""
+        row = await self.conn.fetchrow(QUERIES.release_redemption, order_id)
+        return row["voucher_code"] if row else None
+
+    async def expire(self, ttl_seconds: float, batch: int) -> list[dict[str, Any]]:
+        return [dict(r) for r in await self.conn.fetch(QUERIES.expire_reservations, ttl_seconds, batch)]
+
+    async def status_counts(self, code: str) -> dict[str, int]:
+        row = await self.conn.fetchrow(QUERIES.status_counts, code)
+        return {k: int(v) for k, v in dict(row or {}).items()}
+
+    async def live_redemptions(self, code: str) -> list[tuple[str, int]]:
+        rows = await self.conn.fetch(QUERIES.live_redemptions, code)
+        return [(r["order_id"], r["customer_id"]) for r in rows]
+
+    async def known_orders(self, order_ids: list[str]) -> dict[str, str]:
+        """order id -> status, for the ids Postgres has."""
+        rows = await self.conn.fetch(QUERIES.known_orders, order_ids)
+        return {r["order_id"]: r["status"] for r in rows}
+
+    async def flash_codes(self) -> list[str]:
+        return [r["code"] for r in await self.conn.fetch(QUERIES.flash_vouchers)]

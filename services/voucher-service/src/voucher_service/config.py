@@ -1,0 +1,23 @@
+"""voucher-service settings (DESIGN.md section 5); nothing else reads the environment."""
+
+from __future__ import annotations
+
+from pydantic import AliasChoices, Field
+from ticketing.settings import ServiceSettings
+
+
+class VoucherSettings(ServiceSettings):
+    service_name: str = "voucher-service"
+    database_url: str = Field(
+        default="postgresql://voucher_service@127.0.0.1:5432/ticketing",
+        validation_alias=AliasChoices("VOUCHER_DATABASE_URL", "DATABASE_URL", "database_url"),
+    )
+    http_host: str = "127.0.0.1"
+    http_port: int = 8003
+    voucher_reservation_ttl_seconds: float = Field(default=900, gt=0)
+    sweep_interval_seconds: float = Field(default=15, gt=0)
+    reconcile_interval_seconds: float = Field(default=60, gt=0)
+    kafka_group_prefix: str = ""
+    sold_out_cache_seconds: float = Field(default=2.0, ge=0)
+    voucher_cache_seconds: float = Field(default=5.0, ge=0)
+    kafka_send_timeout_seconds: float = Field(default=5.0, gt=0)

@@ -1,0 +1,39 @@
+"""What can go wrong with a voucher operation, in the domain's words (mapped to HTTP in one table)."""
+
+from __future__ import annotations
+
+
+class VoucherError(Exception):
+    """Base of every expected, client-facing failure."""
+
+
+class VoucherNotFound(VoucherError):
+    pass
+
+
+class VoucherExists(VoucherError):
+    pass
+
+
+class ReservationNotFound(VoucherError):
+    pass
+
+
+class OutOfStock(VoucherError):
+    pass
+
+
+class AlreadyUsed(VoucherError):
+    """The customer's quota is used, or this order id already had (and released) a reservation."""
+
+
+class NotEligible(VoucherError):
+    pass
+
+
+class GateUnavailable(VoucherError):
+    """Flash mode only: Redis or Kafka cannot take the reservation now (the client may retry)."""
+
+
+class RedemptionConflict(VoucherError):
+    """A concurrent insert won a unique index (same order id or same slot); retry after rollback."""

@@ -1,0 +1,83 @@
+"""Vouchers and redemptions: pure rules, no I/O."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+
+from voucher_service.domain.errors import NotEligible
+
+LIVE = ("RESERVED", "CONFIRMED")
+
+
+@dataclass(frozen=True)
+class Voucher:
+    code: str
+    discount_amount: int
+    min_order_amount: int
+    total_limit: int
+    used_count: int
+    per_user_limit: int
+    starts_at: datetime
+    ends_at: datetime
+    flash_sale: bool
+
+    def check_eligible(self, order_amount: int, now: datetime) -> None:
+        """Validity window [starts_at, ends_at) and minimum order amount; raises NotEligible."""
+        if not self.starts_at <= now < self.ends_at:
+            raise NotEligible(f"voucher {self.code} is valid from {self.starts_at.isoformat()} "
+                              f"until {self.ends_at.isoformat()}")
+        if order_amount < self.min_order_amount:
+            raise NotEligible(f"voucher {self.code} needs an order of at least {self.min_order_amount}")
+
+
+@dataclass(frozen=True)
+class Redemption:
+    voucher_code: str
+    customer_id: int
+    order_id: str
+    order_amount: int | None
+    status: str
+
+    @property
+    def live(self) -> bool:
+        return self.status in LIVE
+
+    def is_retry_of(self, code: str, customer_id: int) -> bool:
+        """A reserve with this order id is a retry (same answer) only for the same voucher and customer
+        while the use is live; after a release the order id is spent (a retry must not take a new use)."""
+        return self.live and self.voucher_code == code and self.customer_id == customer_id
+
+
+@dataclass(frozen=True)
+class Reservation:
+    order_id: str
+    discount_amount: int
+
+
+class GateResult(enum.Enum):
+    """Answers of the flash-sale gate (the Lua reserve script)."""
+
+    RESERVED = 1
+    DUPLICATE = 0
+    OUT_OF_STOCK = -1
+    ALREADY_USED = -2
+    NOT_LOADED = -3
+    ORDER_TAKEN = -4
+
+
+@dataclass(frozen=True)
+class GateOrder:
+    """One entry of the gate's orders hash: state 'R' (reserved) or 'X' (released)."""
+
+    order_id: str
+    state: str
+    customer_id: int
+    order_amount: int
+    reserved_at: int  # epoch seconds; 0 when adopted from Postgres
+
+    @classmethod
+    def parse(cls, order_id: str, raw: str) -> GateOrder:
+        state, cust, amount, epoch = raw.split("|")
+        return cls(order_id, state, int(cust), int(amount), int(epoch))

@@ -1,0 +1,39 @@
+"""`get_application()`: the FastAPI factory uvicorn runs (--factory)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from ticketing.api.app import build_app
+from ticketing.kafka import kafka_reachable
+from ticketing.logs import configure_logging
+
+from voucher_service.bootstrap import resources
+from voucher_service.config import VoucherSettings
+from voucher_service.entrypoints.api.routes import admin, reservations
+
+
+def get_application(settings: VoucherSettings | None = None) -> FastAPI:
+    settings = settings or VoucherSettings()
+    configure_logging(settings.service_name, settings.log_level)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with resources(settings) as res:
+            app.state.ctx = res.ctx
+            app.state.readiness_checks = {
+                "postgres": lambda: res.pool.fetchval("SELECT 1"),
+                "redis": res.redis.ping,
+                "kafka": lambda: _kafka_ready(settings.kafka_bootstrap_servers),
+            }
+            yield
+
+    return build_app(title="voucher-service", jwt_secret=settings.jwt_secret,
+                     routers=[reservations.router, admin.router], lifespan=lifespan)
+
+
+async def _kafka_ready(bootstrap: str) -> None:
+    if not await kafka_reachable(bootstrap):
+        raise ConnectionError(f"kafka at {bootstrap} does not answer")

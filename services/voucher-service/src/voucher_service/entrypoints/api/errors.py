@@ -1,0 +1,24 @@
+"""The one table from domain errors to the contract's HTTP errors."""
+
+from __future__ import annotations
+
+from ticketing.api.errors import ApiError
+
+from voucher_service.domain import errors
+
+TABLE: dict[type[errors.VoucherError], tuple[int, str]] = {
+    errors.VoucherNotFound: (404, "NOT_FOUND"),
+    errors.ReservationNotFound: (404, "NOT_FOUND"),
+    errors.VoucherExists: (422, "VALIDATION_ERROR"),
+    errors.OutOfStock: (409, "OUT_OF_STOCK"),
+    errors.AlreadyUsed: (409, "ALREADY_USED"),
+    errors.NotEligible: (422, "NOT_ELIGIBLE"),
+    errors.GateUnavailable: (503, "UNAVAILABLE"),
+    errors.RedemptionConflict: (503, "UNAVAILABLE"),
+}
+
+
+def to_api_error(exc: errors.VoucherError) -> ApiError:
+    status, code = TABLE.get(type(exc), (500, "INTERNAL"))
+    headers = {"Retry-After": "1"} if status == 503 else None
+    return ApiError(status, code, str(exc), headers=headers)

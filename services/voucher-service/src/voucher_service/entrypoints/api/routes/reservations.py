@@ -1,0 +1,58 @@
+"""Reserve / confirm / release (thin: validate, build the command, call the handler, map errors)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+from ticketing.api.security import CustomerOrService
+
+from voucher_service.domain import commands
+from voucher_service.domain.errors import ReservationNotFound, VoucherError
+from voucher_service.entrypoints.api.deps import Ctx, ensure_may_act_for
+from voucher_service.entrypoints.api.errors import to_api_error
+from voucher_service.entrypoints.api.schemas import ReservationCreate, ReservationPublic
+from voucher_service.service_layer import handlers
+
+router = APIRouter(tags=["reservations"])
+
+
+@router.post("/vouchers/{code}/reservations", status_code=201, response_model=ReservationPublic,
+             name="reserve_voucher")
+async def reserve(code: str, body: ReservationCreate, principal: CustomerOrService,
+                  ctx: Ctx) -> ReservationPublic:
+    ensure_may_act_for(principal, body.customerId)
+    cmd = commands.ReserveVoucher(code, body.customerId, body.orderId, body.orderAmount)
+    try:
+        reservation = await handlers.reserve_voucher(cmd, ctx)
+    except VoucherError as exc:
+        raise to_api_error(exc) from exc
+    return ReservationPublic(orderId=reservation.order_id, discountAmount=reservation.discount_amount)
+
+
+async def _owner_check(code: str, order_id: str, principal: CustomerOrService, ctx: Ctx) -> None:
+    if principal.role == "service":
+        return
+    async with ctx.uow() as uow:
+        found = await uow.vouchers.redemption(order_id)
+    ensure_may_act_for(principal, found.customer_id if found and found.voucher_code == code else None)
+
+
+@router.post("/vouchers/{code}/reservations/{order_id}/confirm", name="confirm_reservation")
+async def confirm(code: str, order_id: str, principal: CustomerOrService, ctx: Ctx) -> dict[str, str]:
+    await _owner_check(code, order_id, principal, ctx)
+    try:
+        if not await handlers.confirm_reservation(commands.ConfirmReservation(order_id, code), ctx):
+            raise ReservationNotFound(f"reservation {order_id} of voucher {code} not found")
+    except VoucherError as exc:
+        raise to_api_error(exc) from exc
+    return {"orderId": order_id, "status": "CONFIRMED"}
+
+
+@router.delete("/vouchers/{code}/reservations/{order_id}", status_code=204, name="release_reservation")
+async def release(code: str, order_id: str, principal: CustomerOrService, ctx: Ctx) -> Response:
+    await _owner_check(code, order_id, principal, ctx)
+    try:
+        if not await handlers.release_reservation(commands.ReleaseReservation(order_id, code), ctx):
+            raise ReservationNotFound(f"reservation {order_id} of voucher {code} not found")
+    except VoucherError as exc:
+        raise to_api_error(exc) from exc
+    return Response(status_code=204)

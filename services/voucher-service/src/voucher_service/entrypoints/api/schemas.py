@@ -1,0 +1,51 @@
+"""Request and response bodies of DESIGN.md section 3 (voucher-service), camelCase on the wire."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class VoucherCreate(_Body):
+    code: str = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")
+    discountAmount: int = Field(ge=0)
+    minOrderAmount: int = Field(default=0, ge=0)
+    totalLimit: int = Field(ge=0, le=2_000_000_000)
+    perUserLimit: int = Field(default=1, ge=1, le=1000)
+    startsAt: datetime
+    endsAt: datetime
+    flashSale: bool = False
+
+    @model_validator(mode="after")
+    def _window(self) -> VoucherCreate:
+        if self.startsAt.tzinfo is None or self.endsAt.tzinfo is None:
+            raise ValueError("startsAt and endsAt need a UTC offset")
+        if self.startsAt >= self.endsAt:
+            raise ValueError("startsAt must be before endsAt")
+        return self
+
+
+class ReservationCreate(_Body):
+    customerId: int = Field(ge=1, le=2**63 - 1)
+    orderId: str = Field(min_length=1, max_length=64)
+    orderAmount: int = Field(ge=0, le=2**63 - 1)
+
+
+class ReservationPublic(BaseModel):
+    orderId: str
+    discountAmount: int
+
+
+class VoucherPublic(BaseModel):
+    code: str
+    totalLimit: int
+    usedCount: int
+    reserved: int
+    confirmed: int
+    released: int
+    gateRemaining: int | None

@@ -1,0 +1,68 @@
+"""The worker: consumers and periodic jobs in one process; `--roles` picks a subset.
+
+    python -m voucher_service.entrypoints.worker [--roles reserved-consumer,booking-consumer,expiry,reconcile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+
+from ticketing.logs import configure_logging, log_action
+from ticketing.runtime import Role, periodic, run_until_stopped
+
+from voucher_service.bootstrap import Resources, resources
+from voucher_service.config import VoucherSettings
+from voucher_service.entrypoints.consumer import booking_events_consumer, voucher_reserved_consumer
+from voucher_service.service_layer import jobs
+from voucher_service.service_layer.warmup import warm_up
+
+logger = logging.getLogger(__name__)
+ALL_ROLES = ("reserved-consumer", "booking-consumer", "expiry", "reconcile")
+
+
+def build_roles(res: Resources, names: list[str]) -> dict[str, Role]:
+    s, ctx = res.settings, res.ctx
+    available: dict[str, Role] = {
+        "reserved-consumer": voucher_reserved_consumer(s, res.pool).run,
+        "booking-consumer": booking_events_consumer(s, res.pool, ctx).run,
+        "expiry": periodic("voucher-expiry", s.sweep_interval_seconds, lambda: jobs.expire_reservations(ctx)),
+        "reconcile": periodic("voucher-reconcile", s.reconcile_interval_seconds,
+                              lambda: jobs.reconcile_all(ctx)),
+    }
+    return {name: available[name] for name in names}
+
+
+async def _warm_flash_vouchers(res: Resources) -> None:
+    """Startup warm-up: every selling flash voucher the gate does not hold yet (SET NX semantics)."""
+    try:
+        async with res.ctx.uow() as uow:
+            codes = await uow.vouchers.flash_codes()
+        for code in codes:
+            await warm_up(code, res.ctx)
+    except Exception as exc:  # the reconcile job retries; a warm-up failure must not stop the worker
+        log_action(logger, "voucher.startup_warmup_failed", str(exc), level=logging.WARNING)
+
+
+async def main(names: list[str]) -> None:
+    settings = VoucherSettings()
+    configure_logging(settings.service_name, settings.log_level)
+    async with resources(settings, with_producer=False) as res:
+        await _warm_flash_vouchers(res)
+        await run_until_stopped(build_roles(res, names))
+
+
+def cli() -> None:
+    parser = argparse.ArgumentParser(prog="voucher-worker")
+    parser.add_argument("--roles", default=",".join(ALL_ROLES), help=f"comma list of {', '.join(ALL_ROLES)}")
+    args = parser.parse_args()
+    names = [n.strip() for n in args.roles.split(",") if n.strip()]
+    unknown = set(names) - set(ALL_ROLES)
+    if unknown:
+        parser.error(f"unknown roles: {', '.join(sorted(unknown))}")
+    asyncio.run(main(names))
+
+
+if __name__ == "__main__":
+    cli()

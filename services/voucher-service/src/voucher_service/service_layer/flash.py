@@ -1,0 +1,106 @@
+"""Flash-sale mode (seed 002 section 8, "Forma B"): the Redis Lua gate decides, VoucherReserved goes
+straight to Kafka, and the voucher-reserved consumer writes Postgres.
+
+Where things can diverge, and why money is safe:
+- send fails after the Lua reservation -> the use is forgotten in Redis and the client gets 503 (it may
+  retry with the same order id). If the send actually landed (ambiguous timeout), Postgres gets a row
+  Redis no longer counts; the reconciliation re-adopts it, and until then ck_used bounds Postgres.
+- release/confirm before the consumer wrote the row -> handled from the gate's orders hash: confirm
+  inserts the row itself (the late message then hits ON CONFLICT (order_id)); release writes a
+  RELEASED tombstone row owning the order id, so the late message can never resurrect the use.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ticketing.events import VoucherReserved
+from ticketing.logs import log_action
+
+from voucher_service.domain import commands
+from voucher_service.domain.errors import AlreadyUsed, GateUnavailable, OutOfStock, RedemptionConflict
+from voucher_service.domain.model import GateResult, Reservation, Voucher
+from voucher_service.service_layer.context import Context
+from voucher_service.service_layer.warmup import warm_up
+
+logger = logging.getLogger(__name__)
+__all__ = ["confirm_unwritten", "give_back", "release_unwritten", "reserve", "warm_up"]
+
+
+async def reserve(cmd: commands.ReserveVoucher, voucher: Voucher, ctx: Context) -> Reservation:
+    gate = ctx.flash_gate()
+    if gate.sold_out(cmd.code):  # late arrivals stop here, before Redis
+        raise OutOfStock(f"voucher {cmd.code} is sold out")
+    args = (cmd.code, cmd.customer_id, voucher.per_user_limit, cmd.order_id, cmd.order_amount)
+    result = await gate.reserve(*args)
+    if result is GateResult.NOT_LOADED:  # before the sale, or Redis lost its data
+        await warm_up(cmd.code, ctx)
+        result = await gate.reserve(*args)
+    if result is GateResult.RESERVED:
+        await _publish(cmd, ctx)
+    elif result is GateResult.OUT_OF_STOCK:
+        gate.mark_sold_out(cmd.code)
+        raise OutOfStock(f"voucher {cmd.code} has no uses left")
+    elif result in (GateResult.ALREADY_USED, GateResult.ORDER_TAKEN):
+        raise AlreadyUsed(f"customer {cmd.customer_id} or order {cmd.order_id} used voucher {cmd.code}")
+    elif result is GateResult.NOT_LOADED:
+        raise GateUnavailable(f"voucher {cmd.code} could not be loaded into the flash-sale gate")
+    # DUPLICATE: a retry of a reservation the gate holds (read-your-writes without Postgres).
+    return Reservation(cmd.order_id, voucher.discount_amount)
+
+
+async def _publish(cmd: commands.ReserveVoucher, ctx: Context) -> None:
+    assert ctx.publisher is not None
+    event = VoucherReserved.new(code=cmd.code, customer_id=cmd.customer_id, order_id=cmd.order_id,
+                                order_amount=cmd.order_amount)
+    try:
+        await ctx.publisher.publish(event)
+    except Exception as exc:  # any failure: undo in Redis (forget, so a retry may reserve again)
+        log_action(logger, "voucher.flash_publish_failed", str(exc), level=logging.WARNING,
+                   code=cmd.code, order_id=cmd.order_id, error=type(exc).__name__)
+        try:
+            await ctx.flash_gate().release(cmd.code, cmd.order_id, forget=True)
+        except GateUnavailable:
+            pass  # the use stays reserved in Redis only: undersell, fixed by the reconciliation
+        raise GateUnavailable("the reservation could not be recorded (Kafka); nothing was reserved") from exc
+
+
+async def give_back(code: str, order_id: str, ctx: Context) -> None:
+    """After Postgres released a flash use: give it back to the gate too (idempotent script)."""
+    try:
+        await ctx.flash_gate().release(code, order_id)
+    except GateUnavailable as exc:  # Postgres is right; the reconciliation repairs the gate later
+        log_action(logger, "voucher.gate_release_failed", str(exc), level=logging.WARNING,
+                   code=code, order_id=order_id)
+
+
+async def confirm_unwritten(order_id: str, voucher: Voucher, ctx: Context) -> bool:
+    """Confirm a use the gate holds but the consumer has not written yet: write it ourselves.
+    Raises RedemptionConflict if the consumer wrote it meanwhile (the caller confirms that row)."""
+    entry = await ctx.flash_gate().order(voucher.code, order_id)
+    if entry is None or entry.state != "R":
+        return False
+    async with ctx.uow() as uow:
+        if not await uow.vouchers.insert_redemption(voucher.code, entry.customer_id, order_id,
+                                                    entry.order_amount, status="CONFIRMED"):
+            raise RedemptionConflict(f"order {order_id} was written meanwhile")
+        await uow.vouchers.count_use(voucher.code)  # OutOfStock if the database refuses
+        await uow.commit()
+    return True
+
+
+async def release_unwritten(order_id: str, voucher: Voucher, ctx: Context) -> bool | None:
+    """Release a use the gate holds but Postgres does not: tombstone first, then the gate.
+    None: the consumer wrote the row meanwhile (release that row instead)."""
+    entry = await ctx.flash_gate().order(voucher.code, order_id)
+    if entry is None:
+        return False
+    if entry.state != "R":
+        return True  # released already: idempotent
+    async with ctx.uow() as uow:
+        if not await uow.vouchers.insert_tombstone(voucher.code, entry.customer_id, order_id,
+                                                   entry.order_amount):
+            return None
+        await uow.commit()
+    await give_back(voucher.code, order_id, ctx)
+    return True

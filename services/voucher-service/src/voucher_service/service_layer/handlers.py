@@ -1,0 +1,121 @@
+"""One handler per command; normal mode is Postgres only (seed 002 section 6)."""
+
+from __future__ import annotations
+
+import logging
+
+from ticketing.logs import log_action
+
+from voucher_service.domain import commands
+from voucher_service.domain.errors import (
+    AlreadyUsed,
+    OutOfStock,
+    RedemptionConflict,
+    VoucherExists,
+)
+from voucher_service.domain.model import Redemption, Reservation, Voucher
+from voucher_service.service_layer import flash
+from voucher_service.service_layer.context import Context
+
+logger = logging.getLogger(__name__)
+ATTEMPTS = 3
+
+
+async def create_voucher(cmd: commands.CreateVoucher, ctx: Context) -> None:
+    async with ctx.uow() as uow:
+        if not await uow.vouchers.add(cmd):
+            raise VoucherExists(f"voucher {cmd.code} exists already")
+        await uow.commit()
+    log_action(logger, "voucher.created", code=cmd.code, total_limit=cmd.total_limit, flash=cmd.flash_sale)
+    if cmd.flash_sale:
+        await flash.warm_up(cmd.code, ctx)  # load the gate before the sale opens
+
+
+async def reserve_voucher(cmd: commands.ReserveVoucher, ctx: Context) -> Reservation:
+    voucher = await ctx.voucher(cmd.code)
+    voucher.check_eligible(cmd.order_amount, ctx.clock())
+    if voucher.flash_sale:
+        return await flash.reserve(cmd, voucher, ctx)
+    return await reserve_normal(cmd, voucher, ctx)
+
+
+def _replay(existing: Redemption, cmd: commands.ReserveVoucher, voucher: Voucher) -> Reservation:
+    if existing.is_retry_of(cmd.code, cmd.customer_id):
+        return Reservation(cmd.order_id, voucher.discount_amount)
+    raise AlreadyUsed(f"order {cmd.order_id} already used a voucher")
+
+
+async def reserve_normal(cmd: commands.ReserveVoucher, voucher: Voucher, ctx: Context) -> Reservation:
+    """Conditional UPDATE of the counter and the redemption insert in ONE transaction: a failed insert
+    (a duplicate order id, no free slot) rolls the counter back with it."""
+    for _ in range(ATTEMPTS):
+        try:
+            async with ctx.uow() as uow:
+                existing = await uow.vouchers.redemption(cmd.order_id)
+                if existing is not None:
+                    return _replay(existing, cmd, voucher)
+                # Checked before the hot row so over-quota customers do not queue on its lock; the
+                # slot index below is what actually enforces it.
+                if await uow.vouchers.live_uses(cmd.code, cmd.customer_id) >= voucher.per_user_limit:
+                    raise AlreadyUsed(f"customer {cmd.customer_id} used voucher {cmd.code} already")
+                if not await uow.vouchers.take_use(cmd.code):
+                    raise OutOfStock(f"voucher {cmd.code} has no uses left")
+                if await uow.vouchers.insert_redemption(cmd.code, cmd.customer_id, cmd.order_id,
+                                                        cmd.order_amount):
+                    await uow.commit()
+                    return Reservation(cmd.order_id, voucher.discount_amount)
+        except RedemptionConflict:
+            pass
+        # A concurrent twin committed first (same order id or same slot): re-read and decide again.
+    raise AlreadyUsed(f"customer {cmd.customer_id} used voucher {cmd.code} already")
+
+
+async def confirm_reservation(cmd: commands.ConfirmReservation, ctx: Context) -> bool:
+    """RESERVED -> CONFIRMED, idempotent. False when the order is unknown (consumers skip it)."""
+    for _ in range(ATTEMPTS):
+        async with ctx.uow() as uow:
+            found = await uow.vouchers.redemption(cmd.order_id)
+            if found is not None and cmd.code in (None, found.voucher_code):
+                if not await uow.vouchers.confirm(cmd.order_id):
+                    raise AlreadyUsed(f"reservation {cmd.order_id} was released (expired or cancelled)")
+                await uow.commit()
+                return True
+        if found is not None or cmd.code is None:
+            return False
+        voucher = await ctx.voucher(cmd.code)
+        if not voucher.flash_sale:
+            return False
+        try:
+            if await flash.confirm_unwritten(cmd.order_id, voucher, ctx):
+                return True
+        except RedemptionConflict:
+            continue  # the consumer wrote it meanwhile: confirm the written row
+        return False
+    return False
+
+
+async def release_reservation(cmd: commands.ReleaseReservation, ctx: Context) -> bool:
+    """RESERVED -> RELEASED and the use given back, once. False when the order is unknown."""
+    for _ in range(ATTEMPTS):
+        async with ctx.uow() as uow:
+            found = await uow.vouchers.redemption(cmd.order_id)
+            if found is None or cmd.code not in (None, found.voucher_code):
+                released = None
+            elif found.status == "CONFIRMED":
+                raise AlreadyUsed(f"reservation {cmd.order_id} is confirmed; it can no longer be released")
+            elif released := await uow.vouchers.release(cmd.order_id):
+                await uow.vouchers.give_back(released)
+                await uow.commit()
+        if found is not None:
+            if cmd.code not in (None, found.voucher_code):
+                return False
+            if released and (await ctx.voucher(released)).flash_sale:
+                await flash.give_back(released, cmd.order_id, ctx)
+            return True
+        if cmd.code is None or not (voucher := await ctx.voucher(cmd.code)).flash_sale:
+            return False
+        outcome = await flash.release_unwritten(cmd.order_id, voucher, ctx)
+        if outcome is not None:
+            return outcome
+        # None: the consumer wrote the row meanwhile; release the written row on the next pass.
+    return False

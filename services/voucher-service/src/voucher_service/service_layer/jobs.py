@@ -1,0 +1,88 @@
+"""Periodic jobs: reservation expiry and Redis-vs-Postgres reconciliation (seed 002 section 8.1)."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from prometheus_client import Gauge
+from ticketing.logs import log_action
+
+from voucher_service.domain.model import GateOrder
+from voucher_service.service_layer import flash
+from voucher_service.service_layer.context import Context
+
+logger = logging.getLogger(__name__)
+DRIFT = Gauge("voucher_gate_drift", "Redis remaining minus what Postgres says it should be", ["code"])
+GRACE_SECONDS = 60  # a Redis-only reservation younger than TTL + grace may still be in flight
+
+
+async def expire_reservations(ctx: Context, batch: int = 500) -> int:
+    """Release RESERVED uses older than the TTL. UPDATE ... RETURNING with SKIP LOCKED: instances
+    running this at once each release different rows, and a row is released (and counted back) once."""
+    async with ctx.uow() as uow:
+        rows = await uow.vouchers.expire(ctx.reservation_ttl_seconds, batch)
+        await uow.commit()
+    for row in rows:
+        if row["flash_sale"]:
+            await flash.give_back(row["voucher_code"], row["order_id"], ctx)
+    if rows:
+        log_action(logger, "voucher.reservations_expired", count=len(rows))
+    return len(rows)
+
+
+async def reconcile_all(ctx: Context) -> dict[str, int]:
+    async with ctx.uow() as uow:
+        codes = await uow.vouchers.flash_codes()
+    return {code: await reconcile(code, ctx) for code in codes}
+
+
+async def reconcile(code: str, ctx: Context) -> int:
+    """Report drift = Redis remaining - (total_limit - used_count - Redis-only live uses), then repair
+    what is provably safe to repair. Returns the drift measured before repairs."""
+    gate = ctx.flash_gate()
+    remaining = await gate.remaining(code)
+    if remaining is None:  # Redis lost the voucher: reload it from Postgres
+        await flash.warm_up(code, ctx)
+        return 0
+    held = [o for o in await gate.orders(code) if o.state == "R"]
+    async with ctx.uow() as uow:
+        voucher = await uow.vouchers.get(code)
+        live = await uow.vouchers.live_redemptions(code)
+        known = await uow.vouchers.known_orders([o.order_id for o in held])
+    assert voucher is not None
+    redis_only = [o for o in held if o.order_id not in known]
+    drift = remaining - (voucher.total_limit - voucher.used_count - len(redis_only))
+    DRIFT.labels(code).set(drift)
+    if drift:
+        log_action(logger, "voucher.reconcile_drift", f"gate and database disagree on {code}",
+                   level=logging.ERROR, code=code, drift=drift, redis_remaining=remaining,
+                   used_count=voucher.used_count, redis_only=len(redis_only))
+    await _repair(code, ctx, held, known, redis_only, live, over_counted=drift > 0)
+    return drift
+
+
+async def _repair(code: str, ctx: Context, held: list[GateOrder], known: dict[str, str],
+                  redis_only: list[GateOrder], live: list[tuple[str, int]], *, over_counted: bool) -> None:
+    gate = ctx.flash_gate()
+    # Released in Postgres, still held in Redis (a give-back that failed): give it back now.
+    for order in held:
+        if known.get(order.order_id) == "RELEASED":
+            await gate.release(code, order.order_id)
+    # Held only in Redis for longer than any in-flight message could take: either the Kafka send failed
+    # (the use is really free: give it back) or the message was refused into the DLQ after a Redis data
+    # loss (the gate over-counted, drift > 0: retire the entry WITHOUT giving back, else the gate would
+    # offer uses Postgres no longer has). Tombstone first, so a late message can never land.
+    cutoff = time.time() - ctx.reservation_ttl_seconds - GRACE_SECONDS
+    for order in redis_only:
+        if 0 < order.reserved_at < cutoff:
+            async with ctx.uow() as uow:
+                if await uow.vouchers.insert_tombstone(code, order.customer_id, order.order_id,
+                                                       order.order_amount):
+                    await uow.commit()
+                    await gate.release(code, order.order_id, retire=over_counted)
+    # Live in Postgres but unknown to Redis (an ambiguous send that landed): count it in the gate.
+    held_ids = {o.order_id for o in await gate.orders(code)}
+    missing = [pair for pair in live if pair[0] not in held_ids]
+    if missing:
+        await gate.record(code, "adopt", 0, missing)

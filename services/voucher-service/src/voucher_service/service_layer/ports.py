@@ -1,0 +1,47 @@
+"""Ports the handlers depend on; adapters implement them, unit tests subclass them with fakes."""
+
+from __future__ import annotations
+
+import abc
+
+from ticketing.events import VoucherReserved
+
+from voucher_service.domain.model import GateOrder, GateResult
+
+
+class FlashGate(abc.ABC):
+    """The flash-sale decision point (Redis + Lua in production)."""
+
+    @abc.abstractmethod
+    async def reserve(self, code: str, customer_id: int, per_user_limit: int, order_id: str,
+                      order_amount: int) -> GateResult: ...
+
+    @abc.abstractmethod
+    async def release(self, code: str, order_id: str, *, forget: bool = False, retire: bool = False) -> int:
+        """1 given back (retire: marked released without giving back), 0 already released, -1 unknown."""
+
+    @abc.abstractmethod
+    async def order(self, code: str, order_id: str) -> GateOrder | None: ...
+
+    @abc.abstractmethod
+    async def orders(self, code: str) -> list[GateOrder]: ...
+
+    @abc.abstractmethod
+    async def remaining(self, code: str) -> int | None: ...
+
+    @abc.abstractmethod
+    async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]]) -> int:
+        """Run the adopt script (mode 'warm' | 'more' | 'adopt'); see lua/adopt.lua."""
+
+    # The per-process sold-out cache (seed section 7): answers OUT_OF_STOCK before Redis.
+    @abc.abstractmethod
+    def sold_out(self, code: str) -> bool: ...
+
+    @abc.abstractmethod
+    def mark_sold_out(self, code: str) -> None: ...
+
+
+class Publisher(abc.ABC):
+    @abc.abstractmethod
+    async def publish(self, event: VoucherReserved) -> None:
+        """Return once the broker acknowledged; raise on failure."""

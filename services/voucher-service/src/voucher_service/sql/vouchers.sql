@@ -1,0 +1,115 @@
+-- name: insert_voucher
+-- Create a voucher; returns nothing when the code already exists.
+INSERT INTO voucher (code, discount_amount, min_order_amount, total_limit, per_user_limit,
+                     starts_at, ends_at, flash_sale)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (code) DO NOTHING
+RETURNING code;
+
+-- name: get_voucher
+-- One voucher's terms and counter.
+SELECT code, discount_amount, min_order_amount, total_limit, used_count, per_user_limit,
+       starts_at, ends_at, flash_sale
+FROM voucher WHERE code = $1;
+
+-- name: take_use
+-- Normal mode: the atomic check-and-increment on the hot row (seed section 6). The row lock makes
+-- Postgres re-evaluate used_count < total_limit after waiting, so two callers never share the last use.
+UPDATE voucher SET used_count = used_count + 1
+WHERE code = $1 AND used_count < total_limit AND now() >= starts_at AND now() < ends_at
+RETURNING used_count;
+
+-- name: give_back_use
+-- A live redemption became RELEASED in the same transaction.
+UPDATE voucher SET used_count = used_count - $2 WHERE code = $1;
+
+-- name: count_increment
+-- Flash consumer: count a redemption that was just inserted; ck_used refuses an oversell here.
+UPDATE voucher SET used_count = used_count + 1 WHERE code = $1;
+
+-- name: live_uses_of_customer
+-- How many live uses a customer holds on a voucher (early ALREADY_USED before touching the hot row).
+SELECT count(*) FROM voucher_redemption
+WHERE voucher_code = $1 AND customer_id = $2 AND status IN ('RESERVED', 'CONFIRMED');
+
+-- name: insert_redemption
+-- A redemption in the customer's lowest free slot; no row back when every slot is taken. The
+-- partial unique index still settles races between two inserts for the same customer.
+-- $1 code, $2 customer, $3 order, $4 amount, $5 status
+WITH v AS (SELECT per_user_limit FROM voucher WHERE code = $1),
+free AS (
+    SELECT min(s) AS slot FROM v, generate_series(0, v.per_user_limit - 1) AS s
+    WHERE NOT EXISTS (SELECT 1 FROM voucher_redemption r
+                      WHERE r.voucher_code = $1 AND r.customer_id = $2 AND r.slot = s
+                        AND r.status IN ('RESERVED', 'CONFIRMED'))
+)
+INSERT INTO voucher_redemption (voucher_code, customer_id, order_id, order_amount, status, slot, per_user_limit)
+SELECT $1, $2, $3, $4, $5, free.slot, v.per_user_limit FROM v, free WHERE free.slot IS NOT NULL
+ON CONFLICT (order_id) DO NOTHING
+RETURNING id;
+
+-- name: insert_tombstone
+-- Flash mode: a release (or expiry) that came before the consumer wrote the reservation. The RELEASED
+-- row owns the order_id, so a late VoucherReserved hits ON CONFLICT and is never counted.
+INSERT INTO voucher_redemption (voucher_code, customer_id, order_id, order_amount, status, slot, per_user_limit)
+SELECT $1::varchar, $2::bigint, $3::varchar, $4::bigint, 'RELEASED', 0, per_user_limit FROM voucher WHERE code = $1
+ON CONFLICT (order_id) DO NOTHING
+RETURNING id;
+
+-- name: get_redemption
+-- A redemption by its order id (the idempotency key).
+SELECT voucher_code, customer_id, order_id, order_amount, status, created_at
+FROM voucher_redemption WHERE order_id = $1;
+
+-- name: confirm_redemption
+-- RESERVED -> CONFIRMED (CONFIRMED stays CONFIRMED: idempotent); RELEASED is not resurrected.
+UPDATE voucher_redemption SET status = 'CONFIRMED', updated_at = clock_timestamp()
+WHERE order_id = $1 AND status IN ('RESERVED', 'CONFIRMED')
+RETURNING voucher_code, status;
+
+-- name: release_redemption
+-- RESERVED -> RELEASED exactly once: a second caller (retry, another instance, the expiry job) finds
+-- no RESERVED row and gives nothing back.
+UPDATE voucher_redemption SET status = 'RELEASED', updated_at = clock_timestamp()
+WHERE order_id = $1 AND status = 'RESERVED'
+RETURNING voucher_code, customer_id, order_id;
+
+-- name: expire_reservations
+-- Reservations older than the TTL -> RELEASED, their uses given back, in one statement. SKIP LOCKED
+-- and the status test make concurrent runs on many instances split the work, never double-release.
+WITH picked AS (
+    SELECT id FROM voucher_redemption
+    WHERE status = 'RESERVED' AND created_at < now() - make_interval(secs => $1)
+    ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED
+), expired AS (
+    UPDATE voucher_redemption r SET status = 'RELEASED', updated_at = clock_timestamp()
+    FROM picked WHERE r.id = picked.id AND r.status = 'RESERVED'
+    RETURNING r.voucher_code, r.customer_id, r.order_id
+), counted AS (
+    UPDATE voucher v SET used_count = v.used_count - e.n
+    FROM (SELECT voucher_code, count(*) AS n FROM expired GROUP BY voucher_code) e
+    WHERE v.code = e.voucher_code
+    RETURNING v.code
+)
+SELECT e.voucher_code, e.customer_id, e.order_id, v.flash_sale
+FROM expired e JOIN voucher v ON v.code = e.voucher_code;
+
+-- name: status_counts
+-- Admin view and reconciliation: redemptions per status.
+SELECT count(*) FILTER (WHERE status = 'RESERVED') AS reserved,
+       count(*) FILTER (WHERE status = 'CONFIRMED') AS confirmed,
+       count(*) FILTER (WHERE status = 'RELEASED') AS released
+FROM voucher_redemption WHERE voucher_code = $1;
+
+-- name: live_redemptions
+-- Warm-up: the live uses Postgres knows, to seed the Redis orders/users hashes.
+SELECT order_id, customer_id FROM voucher_redemption
+WHERE voucher_code = $1 AND status IN ('RESERVED', 'CONFIRMED');
+
+-- name: known_orders
+-- Warm-up and reconciliation: which of these order ids Postgres has (any status).
+SELECT order_id, status FROM voucher_redemption WHERE order_id = ANY($1::varchar[]);
+
+-- name: flash_vouchers
+-- Flash vouchers still selling (warm-up at start, reconciliation).
+SELECT code FROM voucher WHERE flash_sale AND ends_at > now();

@@ -1,0 +1,72 @@
+"""Fixtures for voucher-service tests: the migrated test DB, real Redis/Kafka, a Context on them."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import asyncpg
+import pytest_asyncio
+import redis.asyncio as aioredis
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ticketing.db import create_pool
+from ticketing.kafka import idempotent_producer
+from voucher_service.adapters.gate import redis_client
+from voucher_service.adapters.publisher import KafkaPublisher
+from voucher_service.config import VoucherSettings
+from voucher_service.entrypoints.consumer import voucher_reserved_consumer
+from voucher_service.service_layer.context import Context
+from voucher_testkit import MIGRATIONS, TEST_PREFIX, make_ctx
+
+
+@pytest_asyncio.fixture(scope="session")
+async def voucher_dsn(migrated_dsn: Callable[[str, Path | None], str]) -> str:
+    return migrated_dsn("VOUCHER_DATABASE_URL", MIGRATIONS)
+
+
+@pytest_asyncio.fixture(scope="session")
+async def pool(voucher_dsn: str) -> AsyncIterator[asyncpg.Pool]:
+    p = await create_pool(voucher_dsn, min_size=2, max_size=20)
+    yield p
+    await p.close()
+
+
+@pytest_asyncio.fixture(scope="session")
+async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    client = redis_client(redis_url, 2.0)
+    yield client
+    await client.aclose()
+
+
+@pytest_asyncio.fixture(scope="session")
+async def publisher(kafka_bootstrap: str) -> AsyncIterator[KafkaPublisher]:
+    producer = idempotent_producer(kafka_bootstrap, client_id="voucher-tests")
+    await producer.start()
+    yield KafkaPublisher(producer, 10.0)
+    await producer.stop()
+
+
+@pytest_asyncio.fixture
+async def ctx(pool: asyncpg.Pool, redis: aioredis.Redis) -> Context:
+    return make_ctx(pool, redis)
+
+
+@pytest_asyncio.fixture(scope="session")
+async def reserved_consumer(pool: asyncpg.Pool, kafka_bootstrap: str) -> AsyncIterator[None]:
+    """The voucher-reserved consumer running in the test process (its own group, stable across runs)."""
+    settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap, kafka_group_prefix=TEST_PREFIX)
+    stop = asyncio.Event()
+    task = asyncio.create_task(voucher_reserved_consumer(settings, pool).run(stop))
+    yield
+    stop.set()
+    await asyncio.wait_for(task, 30)
+
+
+@pytest_asyncio.fixture
+async def flash_ctx(pool: asyncpg.Pool, redis: aioredis.Redis, publisher: KafkaPublisher,
+                    reserved_consumer: None) -> Context:
+    return make_ctx(pool, redis, publisher)

@@ -1,0 +1,120 @@
+"""booking-events consumer, reservation expiry on many instances, and the reconciliation job."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import pytest
+import pytest_asyncio
+import redis.asyncio as aioredis
+from ticketing.events import booking_event, outgoing
+from ticketing.kafka import idempotent_producer
+from ticketing.testing import eventually
+from voucher_service.adapters.gate import keys
+from voucher_service.adapters.publisher import KafkaPublisher
+from voucher_service.config import VoucherSettings
+from voucher_service.domain.commands import ReserveVoucher
+from voucher_service.entrypoints.consumer import booking_events_consumer
+from voucher_service.service_layer.context import Context
+from voucher_service.service_layer.handlers import reserve_voucher
+from voucher_service.service_layer.jobs import DRIFT, expire_reservations, reconcile
+from voucher_testkit import TEST_PREFIX, assert_invariant, invariant, make_ctx, new_voucher, unique_customer
+
+pytestmark = pytest.mark.integration
+
+
+@pytest_asyncio.fixture(scope="session")
+async def booking_consumer(pool: asyncpg.Pool, redis: aioredis.Redis, kafka_bootstrap: str) -> AsyncIterator[None]:
+    settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap, kafka_group_prefix=TEST_PREFIX)
+    stop = asyncio.Event()
+    task = asyncio.create_task(booking_events_consumer(settings, pool, make_ctx(pool, redis)).run(stop))
+    yield
+    stop.set()
+    await asyncio.wait_for(task, 30)
+
+
+def _event(type_: str, booking: str, data: dict[str, Any]) -> Any:
+    return booking_event(type_, source="test", booking_id=booking, showtime_id=1, customer_id=1, data=data)
+
+
+async def test_booking_events_confirm_and_release(ctx: Context, pool: asyncpg.Pool, kafka_bootstrap: str,
+                                                  booking_consumer: None) -> None:
+    code = await new_voucher(ctx, limit=5)
+    paid, failed = str(uuid.uuid4()), str(uuid.uuid4())
+    for order in (paid, failed):
+        await reserve_voucher(ReserveVoucher(code, unique_customer(), order, 1000), ctx)
+    payment = str(uuid.uuid4())
+    events = [
+        _event("BookingConfirmed", paid, {"holdId": str(uuid.uuid4()), "seats": ["A1"], "amountCents": 1000,
+                                          "paymentId": payment, "seatMapVersion": 3}),
+        _event("PaymentFailed", failed, {"paymentId": payment, "reason": "DECLINED"}),
+        _event("SeatsReleased", str(uuid.uuid4()), {"holdId": str(uuid.uuid4()), "seats": ["A2"],
+                                                    "reason": "EXPIRED", "seatMapVersion": 4}),  # unknown: skipped
+    ]
+    producer = idempotent_producer(kafka_bootstrap, client_id="voucher-tests-booking")
+    await producer.start()
+    try:
+        for event in [*events, events[1], events[1]]:  # the release redelivered twice
+            message = outgoing(event)
+            await producer.send_and_wait(message.topic, message.value, key=message.key.encode(),
+                                         headers=message.headers)
+    finally:
+        await producer.stop()
+
+    async def statuses() -> bool:
+        rows = await pool.fetch("SELECT order_id, status FROM voucher_redemption WHERE voucher_code = $1", code)
+        return {r["order_id"]: r["status"] for r in rows} == {paid: "CONFIRMED", failed: "RELEASED"}
+    await eventually(statuses, timeout=60)  # a first join of the group may wait for a rebalance
+    assert await assert_invariant(pool, code) == 1
+
+
+async def test_expiry_on_many_instances_releases_each_use_once(pool: asyncpg.Pool, redis: aioredis.Redis,
+                                                               publisher: KafkaPublisher,
+                                                               reserved_consumer: None) -> None:
+    ctxs = [make_ctx(pool, redis, publisher, reservation_ttl_seconds=60) for _ in range(4)]
+    normal = await new_voucher(ctxs[0], limit=50)
+    flash = await new_voucher(ctxs[0], limit=10, flash=True)
+    for code, n in ((normal, 30), (flash, 10)):
+        await asyncio.gather(*(reserve_voucher(ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1), ctxs[0])
+                               for _ in range(n)))
+
+    async def flash_written() -> bool:
+        return (await invariant(pool, flash))[0] == 10
+    await eventually(flash_written, timeout=30)
+    await pool.execute("UPDATE voucher_redemption SET created_at = now() - interval '2 minutes' "
+                       "WHERE voucher_code = ANY($1::varchar[])", [normal, flash])
+    released = await asyncio.gather(*(expire_reservations(c, batch=7) for c in ctxs for _ in range(3)))
+    while await expire_reservations(ctxs[0]):
+        pass
+    assert sum(released) >= 40  # (older leftovers of other tests in the shared DB expire too)
+    for code in (normal, flash):
+        assert await assert_invariant(pool, code) == 0
+    assert await ctxs[0].flash_gate().remaining(flash) == 10  # every flash use given back exactly once
+
+
+async def test_reconcile_reports_drift_and_repairs(flash_ctx: Context, pool: asyncpg.Pool,
+                                                   redis: aioredis.Redis) -> None:
+    code = await new_voucher(flash_ctx, limit=10, flash=True)
+    orders = [str(uuid.uuid4()) for _ in range(5)]
+    for order in orders:
+        await reserve_voucher(ReserveVoucher(code, unique_customer(), order, 1000), flash_ctx)
+
+    async def written() -> bool:
+        return (await invariant(pool, code))[0] == 5
+    await eventually(written, timeout=30)
+    assert await reconcile(code, flash_ctx) == 0
+    # The gate forgets a use Postgres holds (an ambiguous Kafka send that landed after all).
+    remaining, _, orders_key = keys(code)
+    await redis.hdel(orders_key, orders[0])  # type: ignore[misc]
+    await redis.incr(remaining)
+    assert await reconcile(code, flash_ctx) == 1
+    assert DRIFT.labels(code)._value.get() == 1
+    assert await reconcile(code, flash_ctx) == 0  # adopted: the gate counts it again
+    assert await flash_ctx.flash_gate().remaining(code) == 5
+    await redis.delete(remaining, orders_key)  # Redis lost the voucher: the job warms it up again
+    assert await reconcile(code, flash_ctx) == 0
+    assert await flash_ctx.flash_gate().remaining(code) == 5

@@ -1,0 +1,61 @@
+"""Helpers shared by voucher-service tests (imported by name: conftest puts this folder on sys.path)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import redis.asyncio as aioredis
+import voucher_service
+from voucher_service.adapters.gate import RedisFlashGate
+from voucher_service.domain.commands import CreateVoucher
+from voucher_service.service_layer.context import Context
+from voucher_service.service_layer.handlers import create_voucher
+from voucher_service.service_layer.unit_of_work import PgUnitOfWork
+
+MIGRATIONS = Path(voucher_service.__file__).resolve().parent / "sql" / "migrations"
+TEST_PREFIX = "vtest-"
+
+
+def unique_code(prefix: str = "T") -> str:
+    return f"{prefix}{uuid.uuid4().hex[:12].upper()}"
+
+
+def unique_customer() -> int:
+    return uuid.uuid4().int % 10**12 + 10**6
+
+
+def voucher_cmd(code: str, *, limit: int = 10, per_user: int = 1, flash: bool = False,
+                min_amount: int = 0, starts_in: float = -3600, ends_in: float = 3600) -> CreateVoucher:
+    now = datetime.now(UTC)
+    return CreateVoucher(code, 500, min_amount, limit, per_user, now + timedelta(seconds=starts_in),
+                         now + timedelta(seconds=ends_in), flash)
+
+
+def make_ctx(pool: asyncpg.Pool, redis: aioredis.Redis, publisher: Any = None, **kw: Any) -> Context:
+    return Context(uow=lambda: PgUnitOfWork(pool), gate=RedisFlashGate(redis), publisher=publisher, **kw)
+
+
+async def new_voucher(ctx: Context, **kw: Any) -> str:
+    code = unique_code()
+    await create_voucher(voucher_cmd(code, **kw), ctx)
+    return code
+
+
+async def invariant(pool: asyncpg.Pool, code: str) -> tuple[int, int, int]:
+    """(used_count, live redemptions, total_limit) straight from Postgres."""
+    row = await pool.fetchrow(
+        "SELECT v.used_count, v.total_limit, (SELECT count(*) FROM voucher_redemption r "
+        "WHERE r.voucher_code = v.code AND r.status IN ('RESERVED','CONFIRMED')) AS live "
+        "FROM voucher v WHERE v.code = $1", code)
+    return int(row["used_count"]), int(row["live"]), int(row["total_limit"])
+
+
+async def assert_invariant(pool: asyncpg.Pool, code: str) -> int:
+    used, live, limit = await invariant(pool, code)
+    assert used <= limit, f"oversell: used {used} > limit {limit}"
+    assert used == live, f"used_count {used} != live redemptions {live}"
+    return used

@@ -1,0 +1,210 @@
+"""make bench-holds: hold throughput and latency on one 300-seat showtime, open loop.
+
+Starts itself: hold-service (2 uvicorn workers, test database) with the Redis gate on and off, and a
+bare FastAPI endpoint. Drives open-loop load (constant arrival rate; latency from the *intended*
+send time, HdrHistogram) from thousands of customers over keep-alive raw-HTTP connections, then prints
+capacities, p50/p99 at 70 % of capacity, gate vs Postgres rejections, Postgres row updates per
+successful hold and the double-hold invariant. Holds last HOLD_TTL_SECONDS=2 so seats churn
+(lazy expiry) instead of selling out in the first 100 ms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import asyncpg
+import orjson
+import uvloop
+from hdrh.histogram import HdrHistogram
+from ticketing.auth import issue_token
+from ticketing.pytest_plugin import env
+from ticketing.testing import apply_migrations, free_port, service_process, shared_migrations, test_dsn
+
+ROOT = Path(__file__).resolve().parents[2]
+MIGRATIONS = ROOT / "services/hold-service/src/hold_service/sql/migrations"
+CUSTOMERS, CONNECTIONS, ROWS = 5000, 128, "ABCDEFGHIJKLMNO"  # 15 rows x 20 seats = 300
+PROBE_SECONDS, RUN_SECONDS = 4.0, 6.0
+DSN = test_dsn(env("HOLD_DATABASE_URL"))
+SECRET = env("JWT_SECRET", "dev-only-change-me")
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.hist = HdrHistogram(1, 60_000_000, 3)  # microseconds
+        self.codes: dict[str, int] = {}
+        self.done = 0
+
+    def add(self, key: str, latency_us: int) -> None:
+        self.hist.record_value(max(1, latency_us))
+        self.codes[key] = self.codes.get(key, 0) + 1
+        self.done += 1
+
+
+Conn = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+async def _exchange(conn: Conn, request: bytes) -> tuple[int, bytes]:
+    reader, writer = conn
+    writer.write(request)
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head[9:12])
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line[:15].lower() == b"content-length:":
+            length = int(line[15:])
+    return status, await reader.readexactly(length)
+
+
+def _request(sid: int, token: bytes, rng: random.Random) -> bytes:
+    row, n = rng.choice(ROWS), rng.randint(1, 4)
+    start = rng.randint(1, 21 - n)
+    body = orjson.dumps({"seats": [f"{row}{i}" for i in range(start, start + n)]})
+    return (b"POST /showtimes/%d/holds HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer %s\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+            % (sid, token, len(body), body))
+
+
+async def open_loop(port: int, sid: int, rate: float, seconds: float, tokens: list[bytes]) -> Stats:
+    """Send at `rate`/s for `seconds`; a request waiting for a free connection is late, and counted so."""
+    stats, rng = Stats(), random.Random(1)
+    pool: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+    for _ in range(CONNECTIONS):
+        pool.put_nowait(await asyncio.open_connection("127.0.0.1", port))
+
+    async def one(intended: float, request: bytes) -> None:
+        conn = await pool.get()
+        try:
+            status, body = await _exchange(conn, request)
+        except (OSError, asyncio.IncompleteReadError):
+            stats.add("error", int((time.perf_counter() - intended) * 1e6))
+            pool.put_nowait(await asyncio.open_connection("127.0.0.1", port))
+            return
+        pool.put_nowait(conn)
+        key = str(status) + ("gate" if b'"decidedBy":"gate"' in body else "")
+        stats.add(key, int((time.perf_counter() - intended) * 1e6))
+
+    tasks, start, i = [], time.perf_counter(), 0
+    while (now := time.perf_counter()) - start < seconds:
+        while start + i / rate <= now:
+            tasks.append(asyncio.create_task(one(start + i / rate, _request(sid, rng.choice(tokens), rng))))
+            i += 1
+        await asyncio.sleep(0.001)
+    elapsed = time.perf_counter() - start
+    await asyncio.wait_for(asyncio.gather(*tasks), 60)
+    stats.rate = stats.done / max(elapsed, time.perf_counter() - start)  # type: ignore[attr-defined]
+    while not pool.empty():
+        pool.get_nowait()[1].close()
+    return stats
+
+
+async def new_showtime(conn: asyncpg.Connection) -> int:
+    sid = random.randint(10**15, 2**52)
+    await conn.execute("INSERT INTO showtime (showtime_id, title, starts_at, price_cents) "
+                       "VALUES ($1, 'bench', now(), 1000)", sid)
+    await conn.execute("INSERT INTO show_seat (showtime_id, seat_code) SELECT $1, r || n FROM "
+                       "unnest($2::text[]) r, generate_series(1, 20) n", sid, list(ROWS))
+    return sid
+
+
+async def pg_counters(conn: asyncpg.Connection) -> int:
+    return int(await conn.fetchval("SELECT coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables "
+                                   "WHERE relname IN ('show_seat', 'showtime', 'booking')"))
+
+
+async def double_holds(conn: asyncpg.Connection, sid: int) -> int:
+    """Seats held or booked by a live hold that does not list them, or listed by two live holds."""
+    return int(await conn.fetchval("""
+        SELECT count(*) FROM (
+            SELECT seat, count(*) FROM booking, unnest(seats) seat
+            WHERE showtime_id = $1 AND (status = 'BOOKED' OR (status = 'HELD' AND expires_at >= now()))
+            GROUP BY seat HAVING count(*) > 1) d""", sid))
+
+
+def pct(stats: Stats, q: float) -> float:
+    return float(stats.hist.get_value_at_percentile(q)) / 1000.0
+
+
+def server(stack: ExitStack, factory: str, extra_env: dict[str, str], app_dir: str | None = None) -> int:
+    port = free_port()
+    args = ["-m", "uvicorn", "--factory", factory, "--workers", "2", "--host", "127.0.0.1",
+            "--port", str(port), "--no-access-log", "--log-level", "warning"]
+    stack.enter_context(service_process(args + (["--app-dir", app_dir] if app_dir else []), extra_env,
+                                        ready_url=f"http://127.0.0.1:{port}/healthz", timeout=60))
+    return port
+
+
+async def measure(name: str, factory: str, env_: dict[str, str], tokens: list[bytes], probe_rate: float,
+                  run_share: float | None, conn: asyncpg.Connection, app_dir: str | None = None) -> dict:
+    sids = [await new_showtime(conn), await new_showtime(conn)]
+    before = await pg_counters(conn)
+    with ExitStack() as stack:
+        port = server(stack, factory, env_, app_dir)
+        probe = await open_loop(port, sids[0], probe_rate, PROBE_SECONDS, tokens)
+        run = None
+        if run_share is not None:
+            await asyncio.sleep(2.5)  # the probe's holds expire: the run starts on an open showtime
+            run = await open_loop(port, sids[1], probe.rate * run_share, RUN_SECONDS, tokens)
+    await asyncio.sleep(0.5)  # backends flush their table statistics when they exit
+    updates = await pg_counters(conn) - before
+    doubles = sum([await double_holds(conn, s) for s in sids])
+    return {"name": name, "probe": probe, "run": run, "updates": updates, "doubles": doubles}
+
+
+def report(r: dict, bare: float) -> None:
+    probe, run = r["probe"], r["run"]
+    print(f"\n== {r['name']}")
+    print(f"capacity (offered above it, responses/s): {probe.rate:8.0f}   = {probe.rate / bare:5.1%} of bare")
+    for label, s in (("probe", probe), ("70% run", run)):
+        if s is None:
+            continue
+        created = s.codes.get("201", 0)
+        gate, pg = s.codes.get("409gate", 0), s.codes.get("409", 0)
+        print(f"  {label:8s}: {s.done} requests, {s.rate:7.0f} responses/s, holds created "
+              f"{created} ({created / max(1e-9, s.done):.1%}); "
+              f"p50 {pct(s, 50):7.1f} ms  p99 {pct(s, 99):7.1f} ms")
+        print(f"            409 by gate {gate / max(1, s.done):.1%}, by Postgres {pg / max(1, s.done):.1%}; "
+              f"other {({k: v for k, v in s.codes.items() if k not in ('201', '409', '409gate')})}")
+    if run is not None:
+        created = probe.codes.get("201", 0) + run.codes.get("201", 0)
+        print(f"  Postgres rows updated per successful hold: {r['updates'] / max(1, created):.2f} "
+              f"(show_seat + showtime + booking n_tup_upd)")
+        print(f"  double holds: {r['doubles']}")
+
+
+async def main() -> None:
+    probe_rate = float(os.environ.get("BENCH_PROBE_RATE", "5000"))
+    apply_migrations(DSN, shared_migrations(), MIGRATIONS)
+    tokens = [issue_token(SECRET, sub=str(random.randint(10**9, 2**40)), role="customer").encode()
+              for _ in range(CUSTOMERS)]
+    conn = await asyncpg.connect(DSN)
+    service_env = {"HOLD_DATABASE_URL": DSN, "HOLD_TTL_SECONDS": "2", "HOLD_RATE_LIMIT_PER_MINUTE": "1000000",
+                   "LOG_LEVEL": "WARNING", "DB_POOL_MAX": "20", "APP_ENV": "test"}
+    factory = "hold_service.entrypoints.api.app:get_application"
+    bare = await measure("bare FastAPI endpoint", "bare_app:get_application", {}, tokens, probe_rate,
+                         None, conn, app_dir=str(Path(__file__).parent))
+    gate_on = await measure("hold-service, gate ON", factory, {**service_env, "SEAT_GATE_ENABLED": "true"},
+                            tokens, probe_rate, 0.7, conn)
+    gate_off = await measure("hold-service, gate OFF", factory, {**service_env, "SEAT_GATE_ENABLED": "false"},
+                             tokens, probe_rate, 0.7, conn)
+    await conn.close()
+    base = bare["probe"].rate
+    print(f"machine: {os.cpu_count()} cores; open loop, {CUSTOMERS} customers, {CONNECTIONS} connections, "
+          f"one 300-seat showtime per phase, HOLD_TTL_SECONDS=2, offered {probe_rate:.0f}/s in probes")
+    print(f"\n== bare FastAPI endpoint\ncapacity: {base:8.0f} responses/s "
+          f"(p50 {pct(bare['probe'], 50):.1f} ms, p99 {pct(bare['probe'], 99):.1f} ms when overloaded)")
+    report(gate_on, base)
+    report(gate_off, base)
+    on, off = gate_on["probe"].rate, gate_off["probe"].rate
+    print(f"\nratios: gate-on/bare {on / base:.2f}, gate-off/bare {off / base:.2f}, "
+          f"gate-on/gate-off {on / off:.2f}")
+    print("targets: holds/s >= 0.50 of bare; p99 < 100 ms at 70 %; zero double holds")
+
+
+if __name__ == "__main__":
+    sys.exit(uvloop.run(main()))
