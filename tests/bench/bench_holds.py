@@ -1,11 +1,15 @@
-"""make bench-holds: hold throughput and latency on one 300-seat showtime, open loop.
+"""make bench-holds: hold throughput and latency on one 300-seat showtime.
 
 Starts itself: hold-service (2 uvicorn workers, test database) with the Redis gate on and off, and a
-bare FastAPI endpoint. Drives open-loop load (constant arrival rate; latency from the *intended*
-send time, HdrHistogram) from thousands of customers over keep-alive raw-HTTP connections, then prints
-capacities, p50/p99 at 70 % of capacity, gate vs Postgres rejections, Postgres row updates per
-successful hold and the double-hold invariant. Holds last HOLD_TTL_SECONDS=2 so seats churn
-(lazy expiry) instead of selling out in the first 100 ms.
+bare FastAPI endpoint of the same shape. Capacity of each is measured with the same cheap client, `wrk`
+(C, one thread, closed loop over keep-alive connections, pre-built requests): a Python load generator
+on the same 2 cores would eat the CPU it is measuring. Latency is then measured open loop (constant
+arrival rate at 70 % of that capacity; latency from the *intended* send time, so coordinated omission
+is counted; HdrHistogram) by the small asyncio generator below, over pre-built raw HTTP/1.1 requests.
+Prints capacities, p50/p99 at 70 %, gate vs Postgres rejections, Postgres row updates per successful
+hold and the double-hold invariant. Holds last HOLD_TTL_SECONDS=2 so seats churn (lazy expiry) instead
+of selling out in the first 100 ms. Without `wrk` (apt-get install wrk) capacity falls back to an
+overloaded open-loop probe (BENCH_PROBE_RATE), which understates the bare endpoint.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -30,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MIGRATIONS = ROOT / "services/hold-service/src/hold_service/sql/migrations"
 CUSTOMERS, CONNECTIONS, ROWS = 5000, 128, "ABCDEFGHIJKLMNO"  # 15 rows x 20 seats = 300
 PROBE_SECONDS, RUN_SECONDS = 4.0, 6.0
+WRK_CONNECTIONS, REQUESTS = 64, 4000  # pre-built requests, cycled
 DSN = test_dsn(env("HOLD_DATABASE_URL"))
 SECRET = env("JWT_SECRET", "dev-only-change-me")
 
@@ -39,6 +47,7 @@ class Stats:
         self.hist = HdrHistogram(1, 60_000_000, 3)  # microseconds
         self.codes: dict[str, int] = {}
         self.done = 0
+        self.rate = 0.0
 
     def add(self, key: str, latency_us: int) -> None:
         self.hist.record_value(max(1, latency_us))
@@ -70,9 +79,68 @@ def _request(sid: int, token: bytes, rng: random.Random) -> bytes:
             % (sid, token, len(body), body))
 
 
-async def open_loop(port: int, sid: int, rate: float, seconds: float, tokens: list[bytes]) -> Stats:
+def requests_for(sid: int, tokens: list[bytes], seed: int) -> list[bytes]:
+    """Built before the clock starts: the generator only writes bytes."""
+    rng = random.Random(seed)
+    return [_request(sid, rng.choice(tokens), rng) for _ in range(REQUESTS)]
+
+
+WRK_SCRIPT = """
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) counts = {}; i = 0 end
+function request() i = i % #reqs + 1; return reqs[i] end
+function response(status, headers, body)
+  local k = tostring(status)
+  if status == 409 and string.find(body, '"decidedBy":"gate"', 1, true) then k = "409gate" end
+  counts[k] = (counts[k] or 0) + 1
+end
+function done(summary, latency, requests)
+  local out = {}
+  for _, t in ipairs(threads) do
+    for k, v in pairs(t:get("counts")) do out[k] = (out[k] or 0) + v end
+  end
+  io.write("COUNTS")
+  for k, v in pairs(out) do io.write(" " .. k .. "=" .. v) end
+  io.write(string.format("\\nSUMMARY %d %d %d %d %d\\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99), summary.errors.connect + summary.errors.read
+    + summary.errors.write + summary.errors.timeout))
+end
+"""
+
+
+def _lua_string(raw: bytes) -> str:
+    text = raw.decode().replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + text.replace("\r", "\\r").replace("\n", "\\n") + '"'
+
+
+def wrk_capacity(port: int, requests: list[bytes], seconds: float) -> Stats:
+    """Closed loop, as fast as the server answers: responses/s is the capacity (latency is queueing)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
+        script.write("reqs = {" + ",\n".join(_lua_string(r) for r in requests) + "}\n" + WRK_SCRIPT)
+        script.flush()
+        out = subprocess.run(["wrk", "-t1", f"-c{WRK_CONNECTIONS}", f"-d{round(seconds)}s", "--timeout", "10s",
+                              "-s", script.name, f"http://127.0.0.1:{port}"],
+                             capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"wrk failed: {out.stderr or out.stdout}")
+    stats = Stats()
+    for line in out.stdout.splitlines():
+        if line.startswith("COUNTS"):
+            stats.codes = {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+        elif line.startswith("SUMMARY"):
+            n, duration_us, p50, p99, errors = map(int, line.split()[1:])
+            stats.done, stats.rate = n, n / (duration_us / 1e6)
+            stats.hist.record_value(max(1, p50))  # closed loop: only p50/p99 are kept, as two samples
+            stats.hist.record_value(max(1, p99))
+            if errors:
+                stats.codes["error"] = errors
+    return stats
+
+
+async def open_loop(port: int, rate: float, seconds: float, requests: list[bytes]) -> Stats:
     """Send at `rate`/s for `seconds`; a request waiting for a free connection is late, and counted so."""
-    stats, rng = Stats(), random.Random(1)
+    stats = Stats()
     pool: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
     for _ in range(CONNECTIONS):
         pool.put_nowait(await asyncio.open_connection("127.0.0.1", port))
@@ -92,12 +160,12 @@ async def open_loop(port: int, sid: int, rate: float, seconds: float, tokens: li
     tasks, start, i = [], time.perf_counter(), 0
     while (now := time.perf_counter()) - start < seconds:
         while start + i / rate <= now:
-            tasks.append(asyncio.create_task(one(start + i / rate, _request(sid, rng.choice(tokens), rng))))
+            tasks.append(asyncio.create_task(one(start + i / rate, requests[i % len(requests)])))
             i += 1
         await asyncio.sleep(0.001)
     elapsed = time.perf_counter() - start
     await asyncio.wait_for(asyncio.gather(*tasks), 60)
-    stats.rate = stats.done / max(elapsed, time.perf_counter() - start)  # type: ignore[attr-defined]
+    stats.rate = stats.done / max(elapsed, time.perf_counter() - start)
     while not pool.empty():
         pool.get_nowait()[1].close()
     return stats
@@ -145,11 +213,16 @@ async def measure(name: str, factory: str, env_: dict[str, str], tokens: list[by
     before = await pg_counters(conn)
     with ExitStack() as stack:
         port = server(stack, factory, env_, app_dir)
-        probe = await open_loop(port, sids[0], probe_rate, PROBE_SECONDS, tokens)
+        probe_requests = requests_for(sids[0], tokens, 1)
+        if shutil.which("wrk"):
+            probe = await asyncio.to_thread(wrk_capacity, port, probe_requests, PROBE_SECONDS)
+        else:
+            probe = await open_loop(port, probe_rate, PROBE_SECONDS, probe_requests)
         run = None
         if run_share is not None:
+            run_requests = requests_for(sids[1], tokens, 2)
             await asyncio.sleep(2.5)  # the probe's holds expire: the run starts on an open showtime
-            run = await open_loop(port, sids[1], probe.rate * run_share, RUN_SECONDS, tokens)
+            run = await open_loop(port, probe.rate * run_share, RUN_SECONDS, run_requests)
     await asyncio.sleep(0.5)  # backends flush their table statistics when they exit
     updates = await pg_counters(conn) - before
     doubles = sum([await double_holds(conn, s) for s in sids])
@@ -194,10 +267,12 @@ async def main() -> None:
                              tokens, probe_rate, 0.7, conn)
     await conn.close()
     base = bare["probe"].rate
-    print(f"machine: {os.cpu_count()} cores; open loop, {CUSTOMERS} customers, {CONNECTIONS} connections, "
-          f"one 300-seat showtime per phase, HOLD_TTL_SECONDS=2, offered {probe_rate:.0f}/s in probes")
+    client = (f"wrk closed loop, 1 thread, {WRK_CONNECTIONS} connections" if shutil.which("wrk")
+              else f"open-loop probe offered {probe_rate:.0f}/s (no wrk)")
+    print(f"machine: {os.cpu_count()} cores; capacity: {client}; 70 % runs: open loop, {CONNECTIONS} "
+          f"connections; {CUSTOMERS} customers, one 300-seat showtime per phase, HOLD_TTL_SECONDS=2")
     print(f"\n== bare FastAPI endpoint\ncapacity: {base:8.0f} responses/s "
-          f"(p50 {pct(bare['probe'], 50):.1f} ms, p99 {pct(bare['probe'], 99):.1f} ms when overloaded)")
+          f"(p50 {pct(bare['probe'], 50):.1f} ms, p99 {pct(bare['probe'], 99):.1f} ms at saturation)")
     report(gate_on, base)
     report(gate_off, base)
     on, off = gate_on["probe"].rate, gate_off["probe"].rate

@@ -112,7 +112,7 @@ def main() -> int:
     dsn = test_dsn(os.environ.get("VOUCHER_DATABASE_URL") or env["VOUCHER_DATABASE_URL"])
     apply_migrations(dsn, shared_migrations(), MIGRATIONS)
     port = free_port()
-    child_env = {**os.environ, **env, "VOUCHER_DATABASE_URL": dsn, "KAFKA_GROUP_PREFIX": "bench-",
+    child_env = {**os.environ, **env, "VOUCHER_DATABASE_URL": dsn, "KAFKA_GROUP_PREFIX": "vtest-",
                  "LOG_LEVEL": "WARNING", "DB_POOL_MAX": "20"}
     py = str(ROOT / ".venv/bin/python")
     logs = open(ROOT / "var" / "bench_vouchers.log", "ab")
