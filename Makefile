@@ -5,7 +5,7 @@ PY := .venv/bin/python
 PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
-        lint test test-unit bench bench-outbox bench-holds bench-vouchers token
+        lint test test-unit bench bench-tools bench-outbox bench-holds bench-vouchers token
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -65,8 +65,11 @@ bench: bench-outbox bench-holds bench-vouchers ## every benchmark (prints figure
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
 	$(PY) tests/bench/bench_outbox.py
 
-bench-holds: infra topics migrate-test ## hold throughput and latency, gate on/off, against a bare endpoint
+bench-tools: ## wrk (Debian), the closed-loop HTTP load generator the benchmarks use for capacity
+	@command -v wrk >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk; }
+
+bench-holds: infra topics migrate-test bench-tools ## hold throughput and latency, gate on/off, against a bare endpoint
 	$(PY) tests/bench/bench_holds.py
 
-bench-vouchers: infra topics migrate-test ## voucher reserve throughput and p99, normal vs flash mode
+bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve throughput and p99, normal vs flash mode
 	$(PY) tests/bench/bench_vouchers.py

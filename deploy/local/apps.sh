@@ -42,7 +42,7 @@ up() {
 
 wait_ready() {
   local deadline=$((SECONDS + READY_TIMEOUT))
-  until curl -fsS -o /dev/null --max-time 2 "$1"; do
+  until curl -fs -o /dev/null --max-time 2 "$1"; do
     ((SECONDS < deadline)) || return 1
     sleep 0.5
   done

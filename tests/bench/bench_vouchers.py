@@ -1,7 +1,8 @@
 """`make bench-vouchers`: reserve throughput and latency on ONE hot voucher, normal vs flash mode.
 
 Starts the voucher API (2 uvicorn workers, free port, the TEST database) and the worker's
-voucher-reserved consumer, then drives each mode for DURATION seconds at the same concurrency with
+voucher-reserved consumer, then drives each mode for BENCH_SECONDS (10) at the same concurrency (each level of
+BENCH_CONCURRENCY, default "32,128") with
 unique customers/orders (closed loop: a conservative ceiling, see RELIABILITY.md). Postgres writes per
 request come from pg_stat_user_tables of the voucher schema (n_tup_ins + n_tup_upd), read after the
 consumer has caught up so flash mode's deferred writes are counted too.
@@ -27,14 +28,14 @@ sys.path.insert(0, str(ROOT / "shared" / "src"))
 from ticketing.auth import issue_token  # noqa: E402
 from ticketing.testing import apply_migrations, free_port, shared_migrations, test_dsn, wait_http_ok  # noqa: E402
 
-CONCURRENCY = int(os.environ.get("BENCH_CONCURRENCY", "64"))
-DURATION = float(os.environ.get("BENCH_SECONDS", "15"))
+LEVELS = [int(c) for c in os.environ.get("BENCH_CONCURRENCY", "32,128").split(",")]
+DURATION = float(os.environ.get("BENCH_SECONDS", "10"))
 MIGRATIONS = ROOT / "services/voucher-service/src/voucher_service/sql/migrations"
 WRITES = ("SELECT coalesce(sum(n_tup_ins + n_tup_upd), 0) FROM pg_stat_user_tables "
           "WHERE schemaname = current_schema()")
 
 
-async def drive(base: str, token: str, code: str) -> tuple[int, int, list[float], float]:
+async def drive(base: str, token: str, code: str, concurrency: int) -> tuple[int, int, list[float], float]:
     latencies: list[float] = []
     ok = errors = 0
     deadline = time.monotonic() + DURATION
@@ -54,9 +55,9 @@ async def drive(base: str, token: str, code: str) -> tuple[int, int, list[float]
                 else:
                     errors += 1
     started = time.monotonic()
-    connector = aiohttp.TCPConnector(limit=CONCURRENCY)
+    connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(base_url=None, headers=headers, connector=connector) as session:
-        await asyncio.gather(*(client(session) for _ in range(CONCURRENCY)))
+        await asyncio.gather(*(client(session) for _ in range(concurrency)))
     return ok, errors, latencies, time.monotonic() - started
 
 
@@ -65,45 +66,53 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] * 1000 if ordered else float("nan")
 
 
-async def settle(conn: asyncpg.Connection, code: str, expected: int, timeout: float = 60) -> int:
-    deadline = time.monotonic() + timeout
+async def settle(conn: asyncpg.Connection, code: str, expected: int, timeout: float = 45) -> tuple[int, float]:
+    """Wait for the consumer to write every reservation; returns (used_count, seconds it took)."""
+    started = time.monotonic()
     used = -1
-    while time.monotonic() < deadline:
+    while time.monotonic() < started + timeout:
         used = await conn.fetchval("SELECT used_count FROM voucher WHERE code = $1", code)
         if used >= expected:
             break
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.1)
+    lag = time.monotonic() - started
     await asyncio.sleep(1.5)  # pg_stat counters are flushed about once a second
-    return int(used)
+    return int(used), lag
+
+
+async def create_voucher(base: str, admin: str, flash: bool) -> str:
+    code = f"BENCH{'F' if flash else 'N'}{uuid.uuid4().hex[:10].upper()}"
+    now = datetime.now(UTC)
+    body = {"code": code, "discountAmount": 100, "minOrderAmount": 0, "totalLimit": 10_000_000,
+            "perUserLimit": 1, "startsAt": (now - timedelta(hours=1)).isoformat(),
+            "endsAt": (now + timedelta(hours=2)).isoformat(), "flashSale": flash}
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {admin}"}) as s, \
+            s.post(f"{base}/admin/vouchers", json=body) as resp:
+        assert resp.status == 201, await resp.text()
+    return code
 
 
 async def bench(base: str, dsn: str, secret: str) -> None:
     admin = issue_token(secret, sub="1", role="admin")
     service = issue_token(secret, sub="2", role="service")
     conn = await asyncpg.connect(dsn)
-    now = datetime.now(UTC)
-    print(f"one hot voucher per mode, concurrency {CONCURRENCY}, {DURATION:.0f} s each, "
-          "API on 2 uvicorn workers")
-    print(f"{'mode':7} {'ok':>7} {'err':>5} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'pg writes/req':>14}")
-    results = {}
-    for mode in ("normal", "flash"):
-        code = f"BENCH{mode[0].upper()}{uuid.uuid4().hex[:10].upper()}"
-        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {admin}"}) as s:
-            body = {"code": code, "discountAmount": 100, "minOrderAmount": 0, "totalLimit": 10_000_000,
-                    "perUserLimit": 1, "startsAt": (now - timedelta(hours=1)).isoformat(),
-                    "endsAt": (now + timedelta(hours=2)).isoformat(), "flashSale": mode == "flash"}
-            async with s.post(f"{base}/admin/vouchers", json=body) as resp:
-                assert resp.status == 201, await resp.text()
-        await asyncio.sleep(1.5)
-        writes_before = await conn.fetchval(WRITES)
-        ok, errors, lat, elapsed = await drive(base, service, code)
-        used = await settle(conn, code, ok)
-        writes = await conn.fetchval(WRITES) - writes_before
-        total = ok + errors
-        results[mode] = ok / elapsed
-        print(f"{mode:7} {ok:7d} {errors:5d} {ok / elapsed:8.0f} {pct(lat, 50):8.1f} {pct(lat, 99):8.1f} "
-              f"{writes / max(total, 1):14.2f}   (used_count {used})")
-    print(f"flash / normal throughput: {results['flash'] / max(results['normal'], 1e-9):.1f}x")
+    print(f"one hot voucher per mode and level, {DURATION:.0f} s each, API on 2 uvicorn workers, closed loop")
+    print(f"{'conc':>4} {'mode':7} {'ok':>7} {'err':>5} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'pg writes/req':>14}")
+    for concurrency in LEVELS:
+        results = {}
+        for mode in ("normal", "flash"):
+            code = await create_voucher(base, admin, mode == "flash")
+            await asyncio.sleep(1.5)
+            writes_before = await conn.fetchval(WRITES)
+            ok, errors, lat, elapsed = await drive(base, service, code, concurrency)
+            used, lag = await settle(conn, code, ok)
+            writes = await conn.fetchval(WRITES) - writes_before
+            results[mode] = ok / elapsed
+            print(f"{concurrency:4d} {mode:7} {ok:7d} {errors:5d} {ok / elapsed:8.0f} {pct(lat, 50):8.1f} "
+                  f"{pct(lat, 99):8.1f} {writes / max(ok + errors, 1):14.2f}   "
+                  f"(used_count {used}; Postgres caught up {lag:.1f} s after the load)")
+        print(f"     flash / normal throughput at concurrency {concurrency}: "
+              f"{results['flash'] / max(results['normal'], 1e-9):.1f}x")
     await conn.close()
 
 
@@ -113,7 +122,7 @@ def main() -> int:
     apply_migrations(dsn, shared_migrations(), MIGRATIONS)
     port = free_port()
     child_env = {**os.environ, **env, "VOUCHER_DATABASE_URL": dsn, "KAFKA_GROUP_PREFIX": "vtest-",
-                 "LOG_LEVEL": "WARNING", "DB_POOL_MAX": "20"}
+                 "LOG_LEVEL": "WARNING", "DB_POOL_MAX": "20", "RECONCILE_INTERVAL_SECONDS": "3600"}
     py = str(ROOT / ".venv/bin/python")
     logs = open(ROOT / "var" / "bench_vouchers.log", "ab")
     app = "voucher_service.entrypoints.api.app:get_application"

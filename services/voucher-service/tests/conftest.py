@@ -17,10 +17,13 @@ from ticketing.db import create_pool
 from ticketing.kafka import idempotent_producer
 from voucher_service.adapters.gate import redis_client
 from voucher_service.adapters.publisher import KafkaPublisher
+from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.consumer import voucher_reserved_consumer
 from voucher_service.service_layer.context import Context
 from voucher_testkit import MIGRATIONS, TEST_PREFIX, make_ctx
+
+SEND_TIMEOUT = 5.0  # the publisher's ack wait, hence the gate-recovery fence
 
 
 @pytest_asyncio.fixture(scope="session")
@@ -46,7 +49,7 @@ async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
 async def publisher(kafka_bootstrap: str) -> AsyncIterator[KafkaPublisher]:
     producer = idempotent_producer(kafka_bootstrap, client_id="voucher-tests")
     await producer.start()
-    yield KafkaPublisher(producer, 10.0)
+    yield KafkaPublisher(producer, SEND_TIMEOUT)
     await producer.stop()
 
 
@@ -56,17 +59,27 @@ async def ctx(pool: asyncpg.Pool, redis: aioredis.Redis) -> Context:
 
 
 @pytest_asyncio.fixture(scope="session")
-async def reserved_consumer(pool: asyncpg.Pool, kafka_bootstrap: str) -> AsyncIterator[None]:
+async def reserved_consumer(pool: asyncpg.Pool, redis: aioredis.Redis,
+                            kafka_bootstrap: str) -> AsyncIterator[None]:
     """The voucher-reserved consumer running in the test process (its own group, stable across runs)."""
     settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap, kafka_group_prefix=TEST_PREFIX)
     stop = asyncio.Event()
-    task = asyncio.create_task(voucher_reserved_consumer(settings, pool).run(stop))
+    ctx = make_ctx(pool, redis)
+    task = asyncio.create_task(voucher_reserved_consumer(settings, pool, ctx).run(stop))
     yield
     stop.set()
     await asyncio.wait_for(task, 30)
 
 
+@pytest_asyncio.fixture(scope="session")
+async def writer_lag(kafka_bootstrap: str) -> AsyncIterator[KafkaWriterLag]:
+    """Offsets of the test writer group (the `reserved_consumer` fixture's)."""
+    lag = KafkaWriterLag(kafka_bootstrap, f"{TEST_PREFIX}voucher-writer")
+    yield lag
+    await lag.close()
+
+
 @pytest_asyncio.fixture
 async def flash_ctx(pool: asyncpg.Pool, redis: aioredis.Redis, publisher: KafkaPublisher,
-                    reserved_consumer: None) -> Context:
-    return make_ctx(pool, redis, publisher)
+                    reserved_consumer: None, writer_lag: KafkaWriterLag) -> Context:
+    return make_ctx(pool, redis, publisher, writer_lag=writer_lag, recovery_fence_seconds=SEND_TIMEOUT)

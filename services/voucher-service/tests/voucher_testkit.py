@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -59,3 +62,27 @@ async def assert_invariant(pool: asyncpg.Pool, code: str) -> int:
     assert used <= limit, f"oversell: used {used} > limit {limit}"
     assert used == live, f"used_count {used} != live redemptions {live}"
     return used
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(OSError, asyncio.CancelledError):
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    writer.close()
+
+
+@contextlib.asynccontextmanager
+async def forwarder(port: int, target: str) -> AsyncIterator[None]:
+    """A TCP forwarder to the broker on `port`: \"Kafka comes back\" without touching the shared broker
+    (the client bootstraps through it, then talks to the advertised broker address directly)."""
+    host, target_port = target.split(",")[0].rsplit(":", 1)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection(host, int(target_port))
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+    server = await asyncio.start_server(handle, "127.0.0.1", port)
+    try:
+        yield
+    finally:
+        server.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
@@ -53,3 +54,11 @@ async def kafka_reachable(bootstrap: str, timeout: float = 2.0) -> bool:
         return False
     finally:
         await admin.close()
+
+
+def kafka_readiness(bootstrap: str) -> Callable[[], Awaitable[None]]:
+    """A `/readyz` check: raises when the broker does not answer a metadata request."""
+    async def check() -> None:
+        if not await kafka_reachable(bootstrap):
+            raise ConnectionError(f"kafka at {bootstrap} does not answer")
+    return check

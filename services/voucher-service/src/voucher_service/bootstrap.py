@@ -8,12 +8,11 @@ from dataclasses import dataclass
 
 import asyncpg
 import redis.asyncio as aioredis
-from aiokafka import AIOKafkaProducer
 from ticketing.db import create_pool
-from ticketing.kafka import idempotent_producer
 
 from voucher_service.adapters.gate import RedisFlashGate, redis_client
-from voucher_service.adapters.publisher import KafkaPublisher
+from voucher_service.adapters.publisher import KafkaPublisher, flash_producer
+from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
 from voucher_service.service_layer.context import Context, VoucherCache
 from voucher_service.service_layer.unit_of_work import PgUnitOfWork
@@ -24,37 +23,42 @@ class Resources:
     settings: VoucherSettings
     pool: asyncpg.Pool
     redis: aioredis.Redis
-    producer: AIOKafkaProducer | None
+    publisher: KafkaPublisher | None
     ctx: Context
 
 
 @asynccontextmanager
 async def resources(settings: VoucherSettings, *, with_producer: bool = True) -> AsyncIterator[Resources]:
-    """Open everything for the lifetime of a process (API lifespan or worker)."""
+    """Open everything for the lifetime of a process (API lifespan or worker). Kafka being down does
+    not stop it: the publisher connects in the background (flash reserves answer 503 until then)."""
     pool = await create_pool(settings.database_url, min_size=settings.db_pool_min,
                              max_size=settings.db_pool_max,
                              command_timeout=max(settings.dependency_timeout_seconds * 5, 10))
     client = redis_client(settings.redis_url, settings.dependency_timeout_seconds)
-    producer = None
+    publisher = None
     if with_producer:
-        producer = idempotent_producer(settings.kafka_bootstrap_servers, client_id="voucher-service-flash")
-        await producer.start()
+        publisher = KafkaPublisher(None, settings.kafka_send_timeout_seconds, factory=lambda: flash_producer(
+            settings.kafka_bootstrap_servers, settings.flash_linger_ms))
+        await publisher.start()
+    lag = KafkaWriterLag(settings.kafka_bootstrap_servers, settings.writer_group)
     try:
-        yield Resources(settings, pool, client, producer, build_context(settings, pool, client, producer))
+        yield Resources(settings, pool, client, publisher, build_context(settings, pool, client, publisher, lag))
     finally:
-        if producer is not None:
-            await producer.stop()
+        if publisher is not None:
+            await publisher.stop()
+        await lag.close()
         await client.aclose()
         await pool.close()
 
 
 def build_context(settings: VoucherSettings, pool: asyncpg.Pool, client: aioredis.Redis,
-                  producer: AIOKafkaProducer | None) -> Context:
-    publisher = KafkaPublisher(producer, settings.kafka_send_timeout_seconds) if producer else None
+                  publisher: KafkaPublisher | None, lag: KafkaWriterLag | None) -> Context:
     return Context(
         uow=lambda: PgUnitOfWork(pool),
         gate=RedisFlashGate(client, sold_out_ttl=settings.sold_out_cache_seconds),
         publisher=publisher,
         cache=VoucherCache(ttl=settings.voucher_cache_seconds),
         reservation_ttl_seconds=settings.voucher_reservation_ttl_seconds,
+        writer_lag=lag,
+        recovery_fence_seconds=settings.recovery_fence,
     )

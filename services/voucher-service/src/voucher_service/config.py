@@ -21,3 +21,17 @@ class VoucherSettings(ServiceSettings):
     sold_out_cache_seconds: float = Field(default=2.0, ge=0)
     voucher_cache_seconds: float = Field(default=5.0, ge=0)
     kafka_send_timeout_seconds: float = Field(default=5.0, gt=0)
+    flash_linger_ms: int = Field(default=1, ge=0)
+    # After Redis lost a gate: wait this long (>= the send timeout) before reading the end offset the
+    # writer must reach; see service_layer/warmup.py. None = kafka_send_timeout_seconds.
+    gate_recovery_fence_seconds: float | None = Field(default=None, ge=0)
+
+    @property
+    def writer_group(self) -> str:
+        """Consumer group (and inbox name) of the voucher-reserved consumer that writes Postgres."""
+        return f"{self.kafka_group_prefix}voucher-writer"
+
+    @property
+    def recovery_fence(self) -> float:
+        fence = self.gate_recovery_fence_seconds
+        return self.kafka_send_timeout_seconds if fence is None else fence

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
@@ -12,9 +14,10 @@ import httpx
 import pytest
 import pytest_asyncio
 from ticketing.auth import issue_token
+from ticketing.testing import free_port
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.api.app import get_application
-from voucher_testkit import TEST_PREFIX, assert_invariant, unique_code, unique_customer
+from voucher_testkit import TEST_PREFIX, assert_invariant, forwarder, unique_code, unique_customer
 
 pytestmark = pytest.mark.integration
 SECRET = "test-secret-" + "x" * 32
@@ -119,3 +122,61 @@ async def test_redis_down_flash_503_normal_unaffected(api_redis_down: httpx.Asyn
     response = await api_redis_down.post(f"/vouchers/{flash}/reservations", json=body(), headers=SERVICE)
     assert (response.status_code, response.json()["error"]) == (503, "UNAVAILABLE")
     assert "Redis" in response.json()["message"]
+
+
+@pytest.mark.parametrize("flash", [False, True])
+async def test_customer_releases_only_his_own(api: httpx.AsyncClient, pool: asyncpg.Pool, flash: bool) -> None:
+    code = await create(api, flashSale=flash)
+    owner, order = unique_customer(), str(uuid.uuid4())
+    body = {"customerId": owner, "orderId": order, "orderAmount": 5000}
+    assert (await api.post(f"/vouchers/{code}/reservations", json=body, headers=auth(owner))).status_code == 201
+    stranger = auth(owner + 1)
+    assert (await api.delete(f"/vouchers/{code}/reservations/{order}", headers=stranger)).status_code == 404
+    assert (await api.post(f"/vouchers/{code}/reservations/{order}/confirm",
+                           headers=stranger)).status_code == 404
+    assert (await api.delete(f"/vouchers/{code}/reservations/{order}", headers=auth(owner))).status_code == 204
+    if not flash:
+        assert await assert_invariant(pool, code) == 0
+
+
+# Kafka down when the API starts: the API starts, normal mode works, flash answers 503, /readyz says kafka
+# is down, and the producer connects once Kafka is back (a forwarder on a dead port: the shared broker is
+# never stopped).
+def _body() -> dict[str, object]:
+    return {"customerId": unique_customer(), "orderId": str(uuid.uuid4()), "orderAmount": 5000}
+
+
+async def test_api_starts_without_kafka_and_reconnects(voucher_dsn: str, redis_url: str, kafka_bootstrap: str,
+                                                       pool: asyncpg.Pool, reserved_consumer: None) -> None:
+    port = free_port()  # nothing listens here yet: Kafka is "down"
+    async for api in _client(voucher_dsn, f"127.0.0.1:{port}", redis_url):
+        normal = await create(api, flashSale=False)
+        flash = await create(api, flashSale=True)
+        response = await api.post(f"/vouchers/{normal}/reservations", json=_body(), headers=SERVICE)
+        assert response.status_code == 201, response.text
+        assert await assert_invariant(pool, normal) == 1
+        response = await api.post(f"/vouchers/{flash}/reservations", json=_body(), headers=SERVICE)
+        assert (response.status_code, response.json()["error"]) == (503, "UNAVAILABLE")
+        assert response.headers["Retry-After"] == "1" and "Kafka" in response.json()["message"]
+        ready = await api.get("/readyz")
+        assert ready.status_code == 503 and ready.json()["checks"]["kafka"].startswith("down")
+        view = (await api.get(f"/admin/vouchers/{flash}", headers=ADMIN)).json()
+        assert view["gateRemaining"] == 2  # the refused request took nothing from the gate
+        async with forwarder(port, kafka_bootstrap):  # Kafka is back
+            started, status = time.monotonic(), 0
+            while time.monotonic() - started < 30 and status != 201:
+                await asyncio.sleep(0.5)
+                response = await api.post(f"/vouchers/{flash}/reservations", json=_body(), headers=SERVICE)
+                status = response.status_code
+            assert status == 201, response.text
+            print(f"flash producer reconnected {time.monotonic() - started:.1f} s after Kafka came back")
+            assert (await api.get("/readyz")).status_code == 200
+        assert await _written(pool, flash) == 1
+
+
+async def _written(pool: asyncpg.Pool, code: str) -> int:
+    for _ in range(100):
+        if (used := await assert_invariant(pool, code)) >= 1:
+            return used
+        await asyncio.sleep(0.2)
+    return 0

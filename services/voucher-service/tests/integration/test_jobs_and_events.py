@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import asyncpg
@@ -115,6 +116,53 @@ async def test_reconcile_reports_drift_and_repairs(flash_ctx: Context, pool: asy
     assert DRIFT.labels(code)._value.get() == 1
     assert await reconcile(code, flash_ctx) == 0  # adopted: the gate counts it again
     assert await flash_ctx.flash_gate().remaining(code) == 5
-    await redis.delete(remaining, orders_key)  # Redis lost the voucher: the job warms it up again
-    assert await reconcile(code, flash_ctx) == 0
-    assert await flash_ctx.flash_gate().remaining(code) == 5
+    await redis.delete(remaining, orders_key)  # Redis lost the voucher: the job warms it up again once
+    recovering = replace(flash_ctx, recovery_fence_seconds=0.0)  # the writer caught up (no sends here)
+
+    async def reloaded() -> bool:
+        assert await reconcile(code, recovering) == 0
+        return await flash_ctx.flash_gate().remaining(code) == 5
+    await eventually(reloaded, timeout=20)
+    assert 0 < await redis.ttl(remaining) <= 2 * 3600 + 86400  # the voucher's end plus a day
+
+
+async def test_booking_outcome_before_the_reservation_lands(flash_ctx: Context, pool: asyncpg.Pool,
+                                                            kafka_bootstrap: str, booking_consumer: None,
+                                                            publisher: KafkaPublisher) -> None:
+    """Flash mode: BookingConfirmed / PaymentFailed overtake VoucherReserved (a lagging consumer)."""
+    code = await new_voucher(flash_ctx, limit=5, flash=True)
+    gate = flash_ctx.flash_gate()
+    paid, failed = str(uuid.uuid4()), str(uuid.uuid4())
+    customers = {paid: unique_customer(), failed: unique_customer()}
+    for order, customer in customers.items():  # reserved in the gate; the message is held back
+        await gate.reserve(code, customer, 1, order, 1000)
+    payment = str(uuid.uuid4())
+    producer = idempotent_producer(kafka_bootstrap, client_id="voucher-tests-outcome")
+    await producer.start()
+    try:
+        for event in (_event("BookingConfirmed", paid, {"holdId": str(uuid.uuid4()), "seats": ["A1"],
+                                                        "amountCents": 1000, "paymentId": payment,
+                                                        "seatMapVersion": 1}),
+                      _event("PaymentFailed", failed, {"paymentId": payment, "reason": "EXPIRED"})):
+            message = outgoing(event)
+            await producer.send_and_wait(message.topic, message.value, key=message.key.encode(),
+                                         headers=message.headers)
+    finally:
+        await producer.stop()
+
+    async def parked() -> bool:
+        n = await pool.fetchval("SELECT count(*) FROM voucher_order_outcome WHERE order_id = ANY($1::varchar[])",
+                                [paid, failed])
+        return n == 2
+    await eventually(parked, timeout=60)
+    for order, customer in customers.items():  # the late messages
+        from ticketing.events import VoucherReserved
+        await publisher.publish(VoucherReserved.new(code=code, customer_id=customer, order_id=order,
+                                                    order_amount=1000))
+
+    async def applied() -> bool:
+        rows = await pool.fetch("SELECT order_id, status FROM voucher_redemption WHERE voucher_code = $1", code)
+        return {r["order_id"]: r["status"] for r in rows} == {paid: "CONFIRMED", failed: "RELEASED"}
+    await eventually(applied, timeout=30)
+    assert await assert_invariant(pool, code) == 1
+    assert await gate.remaining(code) == 4  # the failed order's use went back to the gate

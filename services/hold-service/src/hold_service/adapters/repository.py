@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +18,19 @@ from hold_service.domain.model import Hold
 # A plain connection or the pool's proxy for one; both speak the same protocol.
 Conn = asyncpg.Connection | PoolConnectionProxy
 Q = Queries.load(sql_dir(hold_service.__file__) / "holds.sql")
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What take_seats saw and did; `version` is None when it wrote nothing."""
+
+    price_cents: int | None  # None: no such showtime
+    held: int  # seats the customer held on the showtime before this request
+    frees_in: int  # seconds until the first of those frees
+    found: set[str]  # requested seats that exist
+    taken: list[str]  # requested seats someone else holds or booked
+    expires_at: datetime | None
+    version: int | None
 
 
 def _hold(row: asyncpg.Record, version: int = 0) -> Hold:
@@ -37,16 +51,22 @@ class HoldRepository:
         await self.conn.execute(Q.insert_seats, showtime_id, seats)
         return True
 
-    async def price_and_held(self, customer_id: int, showtime_id: int) -> tuple[int, int, int] | None:
-        """(price, seats the customer holds now, seconds until the first frees); None = no showtime.
+    async def lock_customer(self, customer_id: int, showtime_id: int) -> None:
+        """Serialise one customer's holds on one showtime so the held-seat cap cannot be raced past.
 
-        Serialised per customer and showtime (advisory lock) so the held-seat cap cannot be raced past.
+        Its own statement: the next one's snapshot must be taken after the lock is granted.
         """
         await self.conn.execute(Q.lock_customer_showtime, customer_id, showtime_id)
-        row = await self.conn.fetchrow(Q.price_and_seats_held, customer_id, showtime_id)
-        if row is None:
-            return None
-        return int(row["price_cents"]), int(row["held"]), int(row["frees_in"] or 1)
+
+    async def take(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, customer_id: int,
+                   ttl_seconds: float, booking_id: uuid.UUID, cap: int) -> Taken:
+        """Check, lock, take, book and bump the version in one round trip (sql: take_seats)."""
+        row = await self.conn.fetchrow(Q.take_seats, showtime_id, seats, hold_id, customer_id, ttl_seconds,
+                                       booking_id, cap)
+        assert row is not None  # the statement always returns its one verdict row
+        return Taken(price_cents=row["price_cents"], held=int(row["held"]), frees_in=int(row["frees_in"] or 1),
+                     found=set(row["found"]), taken=list(row["taken"]), expires_at=row["expires_at"],
+                     version=row["version"])
 
     async def version(self, showtime_id: int) -> int:
         row = await self.conn.fetchrow(Q.get_showtime, showtime_id)
@@ -56,16 +76,6 @@ class HoldRepository:
         """Seat code -> free, for the seats that exist; locked in code order."""
         rows = await self.conn.fetch(Q.lock_seats, showtime_id, seats)
         return {r["seat_code"]: r["free"] for r in rows}
-
-    async def take_seats(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, customer_id: int,
-                         ttl_seconds: float, booking_id: uuid.UUID) -> list[datetime]:
-        rows = await self.conn.fetch(Q.hold_seats, showtime_id, seats, hold_id, customer_id,
-                                     ttl_seconds, booking_id)
-        return [r["hold_expires_at"] for r in rows]
-
-    async def add_hold(self, hold: Hold) -> None:
-        await self.conn.execute(Q.insert_booking, hold.hold_id, hold.booking_id, hold.customer_id,
-                                hold.showtime_id, hold.seats, hold.amount_cents, hold.expires_at)
 
     async def bump_version(self, showtime_id: int) -> int:
         return int(await self.conn.fetchval(Q.bump_version, showtime_id))

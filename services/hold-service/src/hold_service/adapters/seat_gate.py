@@ -8,11 +8,9 @@ Redis lets more requests through to Postgres, which still decides; it can never 
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
 from hold_service.adapters.redis_guard import RedisGuard
-
-LUA = Path(__file__).parent / "lua"
+from hold_service.adapters.redis_script import LuaScript
 
 
 def seat_key(showtime_id: int, seat: str) -> str:
@@ -34,17 +32,17 @@ class SeatGate:
 class RedisSeatGate(SeatGate):
     def __init__(self, guard: RedisGuard) -> None:
         self.guard = guard
-        # register_script: EVALSHA, and on NOSCRIPT (a restarted or flushed Redis) it loads and retries.
-        self._try_hold = guard.client.register_script((LUA / "try_hold.lua").read_text())
-        self._release = guard.client.register_script((LUA / "release.lua").read_text())
+        # EVALSHA, and on NOSCRIPT (a restarted or flushed Redis) load and retry.
+        self._try_hold = LuaScript(guard.client, "try_hold.lua")
+        self._release = LuaScript(guard.client, "release.lua")
 
     async def try_hold(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
                        ttl_seconds: float) -> list[str]:
         keys = [seat_key(showtime_id, s) for s in seats]
         taken = await self.guard.call("gate.try_hold", self._try_hold(
-            keys=keys, args=[str(hold_id), int(ttl_seconds * 1000)]))
+            keys, [str(hold_id), int(ttl_seconds * 1000)]))
         return [seats[int(i) - 1] for i in taken or []]
 
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
         keys = [seat_key(showtime_id, s) for s in seats]
-        await self.guard.call("gate.release", self._release(keys=keys, args=[str(hold_id)]))
+        await self.guard.call("gate.release", self._release(keys, [str(hold_id)]))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 
 from hold_service.domain.errors import (
@@ -50,29 +49,25 @@ async def hold_seats(cmd: HoldSeats, ports: Ports, uow: UnitOfWork | None = None
 
 
 async def _take(uow: UnitOfWork, cmd: HoldSeats, seats: list[str], ttl: float, ports: Ports) -> Hold:
-    found = await uow.holds.price_and_held(cmd.customer_id, cmd.showtime_id)
-    if found is None:
-        raise ShowtimeNotFound(f"showtime {cmd.showtime_id}")
-    price, held, frees_in = found
+    """Two round trips: the per-customer lock, then one statement that decides and writes the hold."""
     cap = ports.settings.max_seats_held_per_customer_showtime
-    if held + len(seats) > cap:
-        raise TooManySeatsHeld(held, cap, frees_in)
-    free = await uow.holds.lock_seats(cmd.showtime_id, seats)
-    if unknown := [s for s in seats if s not in free]:
+    await uow.holds.lock_customer(cmd.customer_id, cmd.showtime_id)
+    got = await uow.holds.take(cmd.showtime_id, seats, cmd.hold_id, cmd.customer_id, ttl, cmd.booking_id, cap)
+    if got.price_cents is None:
+        raise ShowtimeNotFound(f"showtime {cmd.showtime_id}")
+    if got.held + len(seats) > cap:
+        raise TooManySeatsHeld(got.held, cap, got.frees_in)
+    if unknown := [s for s in seats if s not in got.found]:
         raise InvalidSeats("unknown seat codes", unknown)
-    if taken := [s for s in seats if not free[s]]:
-        raise SeatsUnavailable(taken)
-    expiries = await uow.holds.take_seats(cmd.showtime_id, seats, cmd.hold_id, cmd.customer_id, ttl,
-                                          cmd.booking_id)
-    if len(expiries) != len(seats):  # cannot happen with the rows locked; all-or-nothing regardless
+    if got.taken:
+        raise SeatsUnavailable(got.taken)
+    if got.version is None or got.expires_at is None:  # cannot happen with the rows locked; roll back
         raise SeatsUnavailable(seats)
     hold = Hold(hold_id=cmd.hold_id, booking_id=cmd.booking_id, customer_id=cmd.customer_id,
-                showtime_id=cmd.showtime_id, seats=seats, status="HELD", expires_at=expiries[0],
-                amount_cents=price * len(seats))
-    await uow.holds.add_hold(hold)
-    version = await uow.holds.bump_version(cmd.showtime_id)
-    await uow.holds.emit(events.seats_held(hold, version))
-    return dataclasses.replace(hold, seat_map_version=version)
+                showtime_id=cmd.showtime_id, seats=seats, status="HELD", expires_at=got.expires_at,
+                amount_cents=got.price_cents * len(seats), seat_map_version=got.version)
+    await uow.holds.emit(events.seats_held(hold, got.version))
+    return hold
 
 
 async def get_hold(hold_id: uuid.UUID, customer_id: int | None, ports: Ports) -> Hold:

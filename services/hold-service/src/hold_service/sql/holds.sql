@@ -18,17 +18,61 @@ SELECT showtime_id, price_cents, seat_map_version FROM showtime WHERE showtime_i
 -- Serialise one customer's holds on one showtime so the held-seat cap cannot be raced past.
 SELECT pg_advisory_xact_lock(hashtextextended($1::bigint::text || ':' || $2::bigint::text, 7));
 
--- name: price_and_seats_held
--- Price of the showtime and the seats this customer holds on it now (expired holds do not count);
--- no row when the showtime does not exist.
-SELECT s.price_cents,
-       coalesce(sum(cardinality(b.seats)), 0)::int AS held,
-       ceil(extract(epoch FROM min(b.expires_at) - now()))::int AS frees_in
-FROM showtime s
-LEFT JOIN booking b ON b.customer_id = $1 AND b.showtime_id = s.showtime_id
-                   AND b.status = 'HELD' AND b.expires_at >= now()
-WHERE s.showtime_id = $2
-GROUP BY s.price_cents;
+-- name: take_seats
+-- The whole hold in one statement, after lock_customer_showtime ($1 showtime, $2 sorted seats, $3 hold id,
+-- $4 customer, $5 TTL s, $6 booking id, $7 cap): price, seats the customer holds now (cap; expired holds do
+-- not count), the requested seats locked in seat-code order (deadlock-free against every other path;
+-- FOR UPDATE returns the latest committed version after a wait), then the conditional UPDATE, the source
+-- of truth: every seat must exist and be free or expired (lazy expiry), else nothing is written
+-- (all-or-nothing); then the booking, whose expires_at is the seats' (one clock: Postgres now()); and
+-- last the seat-map version bump, the hot per-showtime row, locked from here to COMMIT.
+WITH showtime_row AS (
+    SELECT price_cents FROM showtime WHERE showtime_id = $1
+), held AS (
+    SELECT coalesce(sum(cardinality(seats)), 0)::int AS held,
+           ceil(extract(epoch FROM min(expires_at) - now()))::int AS frees_in
+    FROM booking
+    WHERE customer_id = $4 AND showtime_id = $1 AND status = 'HELD' AND expires_at >= now()
+), locked AS MATERIALIZED (
+    SELECT seat_code,
+           (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < now())) AS free
+    FROM show_seat
+    WHERE showtime_id = $1 AND seat_code = ANY($2::text[])
+    ORDER BY seat_code
+    FOR UPDATE
+), verdict AS (
+    SELECT coalesce(array_agg(seat_code ORDER BY seat_code), '{}') AS found,
+           coalesce(array_agg(seat_code ORDER BY seat_code) FILTER (WHERE NOT free), '{}') AS taken,
+           coalesce(EXISTS (SELECT 1 FROM showtime_row)
+                    AND (SELECT held FROM held) + cardinality($2::text[]) <= $7
+                    AND count(*) = cardinality($2::text[]) AND bool_and(free), false) AS go
+    FROM locked
+), seats AS (
+    UPDATE show_seat
+    SET status = 'HELD', hold_id = $3, customer_id = $4,
+        hold_expires_at = now() + make_interval(secs => $5), booking_id = $6
+    WHERE (SELECT go FROM verdict) AND showtime_id = $1 AND seat_code = ANY($2::text[])
+      AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < now()))
+    RETURNING hold_expires_at
+), booking_row AS (
+    INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status,
+                         expires_at)
+    SELECT $3, $6, $4, $1, $2::text[], (SELECT price_cents FROM showtime_row) * cardinality($2::text[]),
+           'HELD', min(hold_expires_at)
+    FROM seats
+    HAVING count(*) = cardinality($2::text[])
+    RETURNING expires_at, amount_cents
+), version AS (
+    UPDATE showtime SET seat_map_version = seat_map_version + 1
+    WHERE EXISTS (SELECT 1 FROM booking_row) AND showtime_id = $1
+    RETURNING seat_map_version
+)
+SELECT (SELECT price_cents FROM showtime_row) AS price_cents, held.held, held.frees_in,
+       verdict.found, verdict.taken,
+       (SELECT expires_at FROM booking_row) AS expires_at,
+       (SELECT amount_cents FROM booking_row) AS amount_cents,
+       (SELECT seat_map_version FROM version) AS version
+FROM held, verdict;
 
 -- name: lock_seats
 -- Lock the requested seats in seat-code order (deadlock-free against any other path that does the
@@ -39,20 +83,6 @@ FROM show_seat
 WHERE showtime_id = $1 AND seat_code = ANY($2::text[])
 ORDER BY seat_code
 FOR UPDATE;
-
--- name: hold_seats
--- The source of truth: take the seats only if each is free or its hold has expired (lazy expiry).
-UPDATE show_seat
-SET status = 'HELD', hold_id = $3, customer_id = $4,
-    hold_expires_at = now() + make_interval(secs => $5), booking_id = $6
-WHERE showtime_id = $1 AND seat_code = ANY($2::text[])
-  AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < now()))
-RETURNING hold_expires_at;
-
--- name: insert_booking
--- The hold itself; expires_at is the seats' hold_expires_at (one clock: Postgres now()).
-INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, 'HELD', $7);
 
 -- name: bump_version
 -- The showtime's seat map changed in this transaction; taken last so the hot row is locked briefly.

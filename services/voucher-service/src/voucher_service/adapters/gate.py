@@ -62,6 +62,7 @@ class RedisFlashGate(FlashGate):
         self._reserve = client.register_script((_LUA / "reserve.lua").read_text())
         self._release = client.register_script((_LUA / "release.lua").read_text())
         self._adopt = client.register_script((_LUA / "adopt.lua").read_text())
+        self._sent = client.register_script((_LUA / "sent.lua").read_text())
         self._sold_out: dict[str, float] = {}
         self.sold_out_ttl = sold_out_ttl
 
@@ -95,8 +96,13 @@ class RedisFlashGate(FlashGate):
         return int(value) if value is not None else None
 
     @_down_is_unavailable
-    async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]]) -> int:
-        args: list[str | int] = [mode, remaining]
+    async def mark_sent(self, code: str, order_id: str) -> None:
+        await self._sent(keys=keys(code), args=[order_id])
+
+    @_down_is_unavailable
+    async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]],
+                     expire_at: int = 0) -> int:
+        args: list[str | int] = [mode, remaining, expire_at]
         for order_id, customer_id in pairs:
             args += [order_id, customer_id]
         return int(await self._adopt(keys=keys(code), args=args))

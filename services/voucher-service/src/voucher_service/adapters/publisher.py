@@ -1,21 +1,81 @@
-"""VoucherReserved straight to Kafka (the flash-mode exception to the outbox, DESIGN.md section 4)."""
+"""VoucherReserved straight to Kafka (the flash-mode exception to the outbox, DESIGN.md section 4).
+
+Kafka may be down when the API starts: the API must still start (normal mode needs no Kafka), so the
+producer connects in the background and `ready` stays False (flash reserves answer 503) until it does.
+Once connected, aiokafka reconnects by itself after a broker outage.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
 
 from aiokafka import AIOKafkaProducer
 from ticketing.events import VoucherReserved, outgoing
+from ticketing.logs import log_action
 
+from voucher_service.domain.errors import GateUnavailable
 from voucher_service.service_layer.ports import Publisher
+
+logger = logging.getLogger(__name__)
+
+
+def flash_producer(bootstrap: str, linger_ms: int) -> AIOKafkaProducer:
+    # Same guarantees as ticketing.kafka.idempotent_producer (idempotent, acks=all), with a shorter
+    # linger: every flash request awaits its ack, so batching delay is latency on the hot path.
+    return AIOKafkaProducer(bootstrap_servers=bootstrap, client_id="voucher-service-flash",
+                            enable_idempotence=True, acks="all", linger_ms=linger_ms,
+                            request_timeout_ms=15000, retry_backoff_ms=200)
 
 
 class KafkaPublisher(Publisher):
-    def __init__(self, producer: AIOKafkaProducer, timeout: float) -> None:
+    def __init__(self, producer: AIOKafkaProducer | None, timeout: float,
+                 factory: Callable[[], AIOKafkaProducer] | None = None, retry_seconds: float = 2.0) -> None:
+        self.producer, self.timeout = producer, timeout
+        self._factory, self._retry = factory, retry_seconds
+        self._connecting: asyncio.Task[None] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.producer is not None
+
+    async def start(self) -> None:
+        """Connect once now; on failure keep trying in the background. Never raises."""
+        if self.producer is None and not await self._try_connect():
+            self._connecting = asyncio.create_task(self._connect_until_done())
+
+    async def _try_connect(self) -> bool:
+        assert self._factory is not None
+        producer = self._factory()
+        try:
+            await producer.start()
+        except Exception as exc:  # KafkaConnectionError and friends: not there yet
+            await producer.stop()
+            log_action(logger, "voucher.producer_connect_failed", str(exc), level=logging.WARNING)
+            return False
         self.producer = producer
-        self.timeout = timeout
+        log_action(logger, "voucher.producer_connected")
+        return True
+
+    async def _connect_until_done(self) -> None:
+        while True:  # a plain retry loop: nothing else can signal that Kafka came back
+            if await self._try_connect():
+                return
+            await asyncio.sleep(self._retry)
+
+    async def stop(self) -> None:
+        if self._connecting is not None:
+            self._connecting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._connecting
+        if self.producer is not None:
+            await self.producer.stop()
 
     async def publish(self, event: VoucherReserved) -> None:
+        if self.producer is None:
+            raise GateUnavailable("Kafka is not connected")
         message = outgoing(event)  # topic voucher-reserved, key = voucher code
         # Awaited ack (acks=all, idempotent producer). A timeout is ambiguous (the message may still
         # land); the caller gives the use back, and the consumer's ON CONFLICT plus the CHECK keep

@@ -93,5 +93,15 @@ class VoucherRepository:
         rows = await self.conn.fetch(QUERIES.known_orders, order_ids)
         return {r["order_id"]: r["status"] for r in rows}
 
+    async def park_outcome(self, order_id: str, outcome: str) -> None:
+        await self.conn.execute(QUERIES.park_outcome, order_id, outcome)
+
+    async def take_outcome(self, order_id: str) -> str | None:
+        outcome: str | None = await self.conn.fetchval(QUERIES.take_outcome, order_id)
+        return outcome
+
+    async def purge_outcomes(self, older_than_seconds: float) -> None:
+        await self.conn.execute(QUERIES.purge_outcomes, older_than_seconds)
+
     async def flash_codes(self) -> list[str]:
         return [r["code"] for r in await self.conn.fetch(QUERIES.flash_vouchers)]

@@ -34,6 +34,14 @@ class NotEligible(VoucherError):
 class GateUnavailable(VoucherError):
     """Flash mode only: Redis or Kafka cannot take the reservation now (the client may retry)."""
 
+    retry_after = 1
+
+
+class GateRecovering(GateUnavailable):
+    """Redis lost the voucher's gate; it reopens once Postgres holds every use the old gate admitted."""
+
+    retry_after = 2
+
 
 class RedemptionConflict(VoucherError):
     """A concurrent insert won a unique index (same order id or same slot); retry after rollback."""

@@ -61,6 +61,7 @@ class GateResult(enum.Enum):
 
     RESERVED = 1
     DUPLICATE = 0
+    PENDING = 2  # a retry while the first attempt's VoucherReserved is not acknowledged yet
     OUT_OF_STOCK = -1
     ALREADY_USED = -2
     NOT_LOADED = -3
@@ -69,13 +70,19 @@ class GateResult(enum.Enum):
 
 @dataclass(frozen=True)
 class GateOrder:
-    """One entry of the gate's orders hash: state 'R' (reserved) or 'X' (released)."""
+    """One entry of the gate's orders hash: state 'P' (reserved, Kafka send pending), 'R' (reserved,
+    sent) or 'X' (released)."""
 
     order_id: str
     state: str
     customer_id: int
     order_amount: int
     reserved_at: int  # epoch seconds; 0 when adopted from Postgres
+
+    @property
+    def held(self) -> bool:
+        """The entry takes a use (pending or sent)."""
+        return self.state in ("P", "R")
 
     @classmethod
     def parse(cls, order_id: str, raw: str) -> GateOrder:

@@ -25,7 +25,7 @@ ALL_ROLES = ("reserved-consumer", "booking-consumer", "expiry", "reconcile")
 def build_roles(res: Resources, names: list[str]) -> dict[str, Role]:
     s, ctx = res.settings, res.ctx
     available: dict[str, Role] = {
-        "reserved-consumer": voucher_reserved_consumer(s, res.pool).run,
+        "reserved-consumer": voucher_reserved_consumer(s, res.pool, ctx).run,
         "booking-consumer": booking_events_consumer(s, res.pool, ctx).run,
         "expiry": periodic("voucher-expiry", s.sweep_interval_seconds, lambda: jobs.expire_reservations(ctx)),
         "reconcile": periodic("voucher-reconcile", s.reconcile_interval_seconds,

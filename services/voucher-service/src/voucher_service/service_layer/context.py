@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from voucher_service.domain.errors import VoucherNotFound
 from voucher_service.domain.model import Voucher
-from voucher_service.service_layer.ports import FlashGate, Publisher
+from voucher_service.service_layer.ports import FlashGate, Publisher, WriterLag
 from voucher_service.service_layer.unit_of_work import UnitOfWork
 
 
@@ -41,6 +43,13 @@ class Context:
     cache: VoucherCache = field(default_factory=VoucherCache)
     reservation_ttl_seconds: float = 900.0
     clock: Callable[[], datetime] = utcnow
+    # Single-flight warm-up per voucher in this process: a NOT_LOADED burst runs one warm-up, not one
+    # per request (the adopt script's SET-NX semantics keep concurrent processes safe anyway).
+    warm_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+    # Reloading a gate Redis lost waits for the Postgres writer (service_layer/warmup.py).
+    writer_lag: WriterLag | None = None
+    recovery_fence_seconds: float = 5.0
+    recoveries: dict[str, Any] = field(default_factory=dict)
 
     def joined(self, uow: UnitOfWork) -> Context:
         """The same context inside a transaction owned by someone else (a consumer)."""

@@ -12,6 +12,7 @@ Where things can diverge, and why money is safe:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from ticketing.events import VoucherReserved
@@ -25,19 +26,26 @@ from voucher_service.service_layer.warmup import warm_up
 
 logger = logging.getLogger(__name__)
 __all__ = ["confirm_unwritten", "give_back", "release_unwritten", "reserve", "warm_up"]
+PENDING_POLLS, PENDING_POLL_SECONDS = 20, 0.05  # a retry waits up to 1 s for the first attempt's ack
 
 
 async def reserve(cmd: commands.ReserveVoucher, voucher: Voucher, ctx: Context) -> Reservation:
     gate = ctx.flash_gate()
     if gate.sold_out(cmd.code):  # late arrivals stop here, before Redis
         raise OutOfStock(f"voucher {cmd.code} is sold out")
+    if ctx.publisher is None or not ctx.publisher.ready:  # before the gate: nothing to undo
+        raise GateUnavailable("flash-sale reservations are unavailable: Kafka is not connected")
     args = (cmd.code, cmd.customer_id, voucher.per_user_limit, cmd.order_id, cmd.order_amount)
     result = await gate.reserve(*args)
     if result is GateResult.NOT_LOADED:  # before the sale, or Redis lost its data
-        await warm_up(cmd.code, ctx)
+        async with ctx.warm_locks.setdefault(cmd.code, asyncio.Lock()):
+            if await gate.remaining(cmd.code) is None:
+                await warm_up(cmd.code, ctx)  # GateRecovering (503) until Postgres caught up
         result = await gate.reserve(*args)
     if result is GateResult.RESERVED:
         await _publish(cmd, ctx)
+    elif result is GateResult.PENDING:
+        await _await_first_attempt(cmd, ctx)
     elif result is GateResult.OUT_OF_STOCK:
         gate.mark_sold_out(cmd.code)
         raise OutOfStock(f"voucher {cmd.code} has no uses left")
@@ -45,8 +53,23 @@ async def reserve(cmd: commands.ReserveVoucher, voucher: Voucher, ctx: Context) 
         raise AlreadyUsed(f"customer {cmd.customer_id} or order {cmd.order_id} used voucher {cmd.code}")
     elif result is GateResult.NOT_LOADED:
         raise GateUnavailable(f"voucher {cmd.code} could not be loaded into the flash-sale gate")
-    # DUPLICATE: a retry of a reservation the gate holds (read-your-writes without Postgres).
+    # DUPLICATE: a retry of a reservation the gate holds and Kafka has (read-your-writes, no Postgres).
     return Reservation(cmd.order_id, voucher.discount_amount)
+
+
+async def _await_first_attempt(cmd: commands.ReserveVoucher, ctx: Context) -> None:
+    """A retry while the first attempt's send is unacknowledged: 201 only once it is, since the send
+    may still fail (and the use be forgotten). Waits briefly, then 503 (the client retries)."""
+    for _ in range(PENDING_POLLS):
+        await asyncio.sleep(PENDING_POLL_SECONDS)
+        entry = await ctx.flash_gate().order(cmd.code, cmd.order_id)
+        if entry is None:
+            break  # the first attempt's send failed and was undone: a new attempt may reserve
+        if entry.state == "R":
+            return
+        if entry.state == "X":
+            raise AlreadyUsed(f"order {cmd.order_id} was released")
+    raise GateUnavailable(f"order {cmd.order_id}: the first attempt is still being recorded; retry")
 
 
 async def _publish(cmd: commands.ReserveVoucher, ctx: Context) -> None:
@@ -63,6 +86,11 @@ async def _publish(cmd: commands.ReserveVoucher, ctx: Context) -> None:
         except GateUnavailable:
             pass  # the use stays reserved in Redis only: undersell, fixed by the reconciliation
         raise GateUnavailable("the reservation could not be recorded (Kafka); nothing was reserved") from exc
+    try:
+        await ctx.flash_gate().mark_sent(cmd.code, cmd.order_id)
+    except GateUnavailable as exc:  # the use is real (Kafka has it): 201; reconciliation marks it later
+        log_action(logger, "voucher.gate_mark_sent_failed", str(exc), level=logging.WARNING,
+                   code=cmd.code, order_id=cmd.order_id)
 
 
 async def give_back(code: str, order_id: str, ctx: Context) -> None:
@@ -78,6 +106,8 @@ async def confirm_unwritten(order_id: str, voucher: Voucher, ctx: Context) -> bo
     """Confirm a use the gate holds but the consumer has not written yet: write it ourselves.
     Raises RedemptionConflict if the consumer wrote it meanwhile (the caller confirms that row)."""
     entry = await ctx.flash_gate().order(voucher.code, order_id)
+    if entry is not None and entry.state == "P":
+        raise GateUnavailable(f"reservation {order_id} is still being recorded; retry")
     if entry is None or entry.state != "R":
         return False
     async with ctx.uow() as uow:
@@ -95,6 +125,8 @@ async def release_unwritten(order_id: str, voucher: Voucher, ctx: Context) -> bo
     entry = await ctx.flash_gate().order(voucher.code, order_id)
     if entry is None:
         return False
+    if entry.state == "P":
+        raise GateUnavailable(f"reservation {order_id} is still being recorded; retry")
     if entry.state != "R":
         return True  # released already: idempotent
     async with ctx.uow() as uow:

@@ -28,7 +28,7 @@ async def create_voucher(cmd: commands.CreateVoucher, ctx: Context) -> None:
         await uow.commit()
     log_action(logger, "voucher.created", code=cmd.code, total_limit=cmd.total_limit, flash=cmd.flash_sale)
     if cmd.flash_sale:
-        await flash.warm_up(cmd.code, ctx)  # load the gate before the sale opens
+        await flash.warm_up(cmd.code, ctx, fresh=True)  # a new code: no message can be in flight
 
 
 async def reserve_voucher(cmd: commands.ReserveVoucher, ctx: Context) -> Reservation:

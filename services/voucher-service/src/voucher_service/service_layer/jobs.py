@@ -8,6 +8,7 @@ import time
 from prometheus_client import Gauge
 from ticketing.logs import log_action
 
+from voucher_service.domain.errors import GateRecovering
 from voucher_service.domain.model import GateOrder
 from voucher_service.service_layer import flash
 from voucher_service.service_layer.context import Context
@@ -22,6 +23,7 @@ async def expire_reservations(ctx: Context, batch: int = 500) -> int:
     running this at once each release different rows, and a row is released (and counted back) once."""
     async with ctx.uow() as uow:
         rows = await uow.vouchers.expire(ctx.reservation_ttl_seconds, batch)
+        await uow.vouchers.purge_outcomes(2 * ctx.reservation_ttl_seconds)
         await uow.commit()
     for row in rows:
         if row["flash_sale"]:
@@ -42,10 +44,13 @@ async def reconcile(code: str, ctx: Context) -> int:
     what is provably safe to repair. Returns the drift measured before repairs."""
     gate = ctx.flash_gate()
     remaining = await gate.remaining(code)
-    if remaining is None:  # Redis lost the voucher: reload it from Postgres
-        await flash.warm_up(code, ctx)
+    if remaining is None:  # Redis lost the voucher: reload it once Postgres caught up
+        try:
+            await flash.warm_up(code, ctx)
+        except GateRecovering as exc:
+            log_action(logger, "voucher.gate_recovering", str(exc), code=code)
         return 0
-    held = [o for o in await gate.orders(code) if o.state == "R"]
+    held = [o for o in await gate.orders(code) if o.held]
     async with ctx.uow() as uow:
         voucher = await uow.vouchers.get(code)
         live = await uow.vouchers.live_redemptions(code)
@@ -65,6 +70,9 @@ async def reconcile(code: str, ctx: Context) -> int:
 async def _repair(code: str, ctx: Context, held: list[GateOrder], known: dict[str, str],
                   redis_only: list[GateOrder], live: list[tuple[str, int]], *, over_counted: bool) -> None:
     gate = ctx.flash_gate()
+    for order in held:  # pending in Redis but written: the send was acknowledged (mark_sent failed)
+        if order.state == "P" and known.get(order.order_id) in ("RESERVED", "CONFIRMED"):
+            await gate.mark_sent(code, order.order_id)
     # Released in Postgres, still held in Redis (a give-back that failed): give it back now.
     for order in held:
         if known.get(order.order_id) == "RELEASED":

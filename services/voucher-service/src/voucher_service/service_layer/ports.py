@@ -30,8 +30,14 @@ class FlashGate(abc.ABC):
     async def remaining(self, code: str) -> int | None: ...
 
     @abc.abstractmethod
-    async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]]) -> int:
-        """Run the adopt script (mode 'warm' | 'more' | 'adopt'); see lua/adopt.lua."""
+    async def mark_sent(self, code: str, order_id: str) -> None:
+        """The order's VoucherReserved was acknowledged: pending (P) -> reserved (R)."""
+
+    @abc.abstractmethod
+    async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]],
+                     expire_at: int = 0) -> int:
+        """Run the adopt script (mode 'warm' | 'more' | 'adopt'); see lua/adopt.lua. expire_at (epoch
+        seconds, 'warm' only) bounds the life of the voucher's keys."""
 
     # The per-process sold-out cache (seed section 7): answers OUT_OF_STOCK before Redis.
     @abc.abstractmethod
@@ -42,6 +48,23 @@ class FlashGate(abc.ABC):
 
 
 class Publisher(abc.ABC):
+    @property
+    def ready(self) -> bool:
+        """False while the producer is not connected (e.g. Kafka was down at start-up)."""
+        return True
+
     @abc.abstractmethod
     async def publish(self, event: VoucherReserved) -> None:
         """Return once the broker acknowledged; raise on failure."""
+
+
+class WriterLag(abc.ABC):
+    """Offsets of the voucher-reserved topic partition that holds a voucher's messages."""
+
+    @abc.abstractmethod
+    async def end_offset(self, code: str) -> int:
+        """The partition's end offset (the next message will get this offset)."""
+
+    @abc.abstractmethod
+    async def committed_offset(self, code: str) -> int:
+        """The writer group's committed offset there (every message below it is in Postgres)."""

@@ -113,3 +113,17 @@ SELECT order_id, status FROM voucher_redemption WHERE order_id = ANY($1::varchar
 -- name: flash_vouchers
 -- Flash vouchers still selling (warm-up at start, reconciliation).
 SELECT code FROM voucher WHERE flash_sale AND ends_at > now();
+
+-- name: park_outcome
+-- A booking outcome for an order no redemption knows yet; booking-events are ordered per booking, so
+-- the latest outcome wins.
+INSERT INTO voucher_order_outcome (order_id, outcome) VALUES ($1, $2)
+ON CONFLICT (order_id) DO UPDATE SET outcome = EXCLUDED.outcome, recorded_at = now();
+
+-- name: take_outcome
+-- The parked outcome of an order, consumed by the voucher-reserved consumer.
+DELETE FROM voucher_order_outcome WHERE order_id = $1 RETURNING outcome;
+
+-- name: purge_outcomes
+-- Outcomes of bookings that never had a (flash) voucher reservation.
+DELETE FROM voucher_order_outcome WHERE recorded_at < now() - make_interval(secs => $1);

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from ticketing.api.app import build_app
+from ticketing.kafka import kafka_readiness
 from ticketing.logs import configure_logging
 
 from hold_service.bootstrap import bootstrap, shutdown
@@ -25,6 +26,7 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
         app.state.readiness_checks = {
             "postgres": lambda: ports.pool.fetchval("SELECT 1"),
             "redis": lambda: ports.redis.ping(),
+            "kafka": kafka_readiness(settings.kafka_bootstrap_servers),
         }
         try:
             yield

@@ -9,7 +9,7 @@ from fastapi import Depends, Request
 from hold_service.service_layer.ports import Ports
 
 
-def get_ports(request: Request) -> Ports:
+async def get_ports(request: Request) -> Ports:
     ports: Ports = request.app.state.ports
     return ports
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from ticketing.api.app import build_app
-from ticketing.kafka import kafka_reachable
+from ticketing.kafka import kafka_readiness
 from ticketing.logs import configure_logging
 
 from payment_service.bootstrap import bootstrap
@@ -29,11 +29,8 @@ def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
         async def postgres() -> None:
             await container.pool.fetchval("SELECT 1")
 
-        async def kafka() -> None:
-            if not await kafka_reachable(settings.kafka_bootstrap_servers):
-                raise ConnectionError("kafka")
-
-        app.state.readiness_checks = {"postgres": postgres, "kafka": kafka}
+        app.state.readiness_checks = {"postgres": postgres,
+                                      "kafka": kafka_readiness(settings.kafka_bootstrap_servers)}
         try:
             yield
         finally:

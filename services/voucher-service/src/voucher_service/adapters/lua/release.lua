@@ -1,4 +1,4 @@
--- Give a flash use back, idempotently: only the call that finds the order in state R gives it back.
+-- Give a flash use back, idempotently: only the call that finds the order held (P or R) gives it back.
 -- KEYS as reserve.lua. ARGV[1] orderId, ARGV[2] '1' = forget (undo a reservation whose Kafka send
 -- failed: the entry is deleted so the client's retry may reserve again), else mark it released ('X')
 -- so a retry of the old reserve cannot take a second use.
@@ -8,7 +8,7 @@
 local prev = redis.call('HGET', KEYS[3], ARGV[1])
 if not prev then return -1 end
 local state, cust, rest = string.match(prev, '^(%a)|(%d+)|(.*)$')
-if state ~= 'R' then return 0 end
+if state ~= 'R' and state ~= 'P' then return 0 end
 if ARGV[2] == '1' then
   redis.call('HDEL', KEYS[3], ARGV[1])
 else

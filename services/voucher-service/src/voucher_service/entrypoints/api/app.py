@@ -10,6 +10,7 @@ from ticketing.api.app import build_app
 from ticketing.kafka import kafka_reachable
 from ticketing.logs import configure_logging
 
+from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.bootstrap import resources
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.api.routes import admin, reservations
@@ -26,7 +27,7 @@ def get_application(settings: VoucherSettings | None = None) -> FastAPI:
             app.state.readiness_checks = {
                 "postgres": lambda: res.pool.fetchval("SELECT 1"),
                 "redis": res.redis.ping,
-                "kafka": lambda: _kafka_ready(settings.kafka_bootstrap_servers),
+                "kafka": lambda: _kafka_ready(settings.kafka_bootstrap_servers, res.publisher),
             }
             yield
 
@@ -34,6 +35,8 @@ def get_application(settings: VoucherSettings | None = None) -> FastAPI:
                      routers=[reservations.router, admin.router], lifespan=lifespan)
 
 
-async def _kafka_ready(bootstrap: str) -> None:
+async def _kafka_ready(bootstrap: str, publisher: KafkaPublisher | None) -> None:
     if not await kafka_reachable(bootstrap):
         raise ConnectionError(f"kafka at {bootstrap} does not answer")
+    if publisher is not None and not publisher.ready:  # reachable again, producer not reconnected yet
+        raise ConnectionError("the flash-sale producer is not connected yet")

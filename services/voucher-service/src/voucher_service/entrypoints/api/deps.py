@@ -1,4 +1,4 @@
-"""FastAPI dependencies: the Context built at startup, and the caller check for reservations."""
+"""FastAPI dependencies: the Context built at startup, the caller's identity, the caller check."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ticketing.auth import Principal
 from voucher_service.service_layer.context import Context
 
 
-def get_context(request: Request) -> Context:
+async def get_context(request: Request) -> Context:
     ctx: Context = request.app.state.ctx
     return ctx
 

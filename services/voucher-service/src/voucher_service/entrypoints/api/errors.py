@@ -14,11 +14,13 @@ TABLE: dict[type[errors.VoucherError], tuple[int, str]] = {
     errors.AlreadyUsed: (409, "ALREADY_USED"),
     errors.NotEligible: (422, "NOT_ELIGIBLE"),
     errors.GateUnavailable: (503, "UNAVAILABLE"),
+    errors.GateRecovering: (503, "UNAVAILABLE"),
     errors.RedemptionConflict: (503, "UNAVAILABLE"),
 }
 
 
 def to_api_error(exc: errors.VoucherError) -> ApiError:
     status, code = TABLE.get(type(exc), (500, "INTERNAL"))
-    headers = {"Retry-After": "1"} if status == 503 else None
+    retry_after = getattr(exc, "retry_after", 1)
+    headers = {"Retry-After": str(retry_after)} if status == 503 else None
     return ApiError(status, code, str(exc), headers=headers)

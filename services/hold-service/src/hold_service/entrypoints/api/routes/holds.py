@@ -35,8 +35,8 @@ async def create_hold(showtime_id: int, body: HoldCreate, who: Customer, ports: 
                     idempotency_key=idempotency_key)
     try:
         status, payload = await hold_seats_once(cmd, ports, _render)
-    except HoldError as exc:
-        raise api_error(exc) from exc
+    except HoldError as exc:  # returned, not raised: a 409 is the common answer under load
+        return api_error(exc).response()
     return JSONResponse(payload, status_code=status)
 
 

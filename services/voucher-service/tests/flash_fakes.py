@@ -1,0 +1,97 @@
+"""In-memory fakes of the flash ports (real subclasses, no Mock) for unit tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from ticketing.events import VoucherReserved
+from voucher_service.domain.commands import ReserveVoucher
+from voucher_service.domain.model import GateOrder, GateResult, Voucher
+from voucher_service.service_layer.context import Context
+from voucher_service.service_layer.ports import FlashGate, Publisher
+from voucher_service.service_layer.unit_of_work import UnitOfWork
+
+NOW = datetime(2030, 1, 1, tzinfo=UTC)
+VOUCHER = Voucher("FLASH", 700, 1000, 2, 0, 1, NOW - timedelta(hours=1), NOW + timedelta(hours=1), True)
+
+
+class FakeGate(FlashGate):
+    """The Lua scripts' semantics in memory."""
+
+    def __init__(self, remaining: int) -> None:
+        self.left, self.users, self.held = remaining, {}, {}  # type: ignore[var-annotated]
+        self.calls, self.out_until = 0, False
+
+    async def reserve(self, code: str, customer_id: int, per_user_limit: int, order_id: str,
+                      order_amount: int) -> GateResult:
+        self.calls += 1
+        if order_id in self.held:
+            state, cust = self.held[order_id]
+            if cust == customer_id and state in ("R", "P"):
+                return GateResult.DUPLICATE if state == "R" else GateResult.PENDING
+            return GateResult.ORDER_TAKEN
+        if self.users.get(customer_id, 0) >= per_user_limit:
+            return GateResult.ALREADY_USED
+        if self.left <= 0:
+            return GateResult.OUT_OF_STOCK
+        self.left -= 1
+        self.users[customer_id] = self.users.get(customer_id, 0) + 1
+        self.held[order_id] = ("P", customer_id)
+        return GateResult.RESERVED
+
+    async def mark_sent(self, code: str, order_id: str) -> None:
+        if self.held.get(order_id, ("", 0))[0] == "P":
+            self.held[order_id] = ("R", self.held[order_id][1])
+
+    async def release(self, code: str, order_id: str, *, forget: bool = False, retire: bool = False) -> int:
+        state, cust = self.held.get(order_id, (None, 0))
+        if state not in ("R", "P"):
+            return -1 if state is None else 0
+        if forget:
+            del self.held[order_id]
+        else:
+            self.held[order_id] = ("X", cust)
+        self.left += 0 if retire else 1
+        self.users[cust] -= 1
+        return 1
+
+    async def order(self, code: str, order_id: str) -> GateOrder | None:
+        state, cust = self.held.get(order_id, (None, 0))
+        return GateOrder(order_id, state, cust, 0, 0) if state else None
+
+    async def orders(self, code: str) -> list[GateOrder]:
+        return []
+
+    async def remaining(self, code: str) -> int | None:
+        return self.left
+
+    async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]],
+                     expire_at: int = 0) -> int:
+        return 0
+
+    def sold_out(self, code: str) -> bool:
+        return self.out_until
+
+    def mark_sold_out(self, code: str) -> None:
+        self.out_until = True
+
+
+class FakePublisher(Publisher):
+    def __init__(self, fail: bool = False) -> None:
+        self.sent: list[VoucherReserved] = []
+        self.fail = fail
+
+    async def publish(self, event: VoucherReserved) -> None:
+        if self.fail:
+            raise TimeoutError("broker did not acknowledge")
+        self.sent.append(event)
+
+
+def ctx(gate: FakeGate, publisher: FakePublisher) -> Context:
+    def no_db() -> UnitOfWork:
+        raise AssertionError("flash reserve must not touch Postgres")
+    return Context(uow=no_db, gate=gate, publisher=publisher, clock=lambda: NOW)
+
+
+def cmd(customer: int, order: str) -> ReserveVoucher:
+    return ReserveVoucher("FLASH", customer, order, 5000)

@@ -1,0 +1,72 @@
+"""Flash-mode safety on fakes: no false 201 for a pending retry, Kafka not connected, gate recovery."""
+
+from __future__ import annotations
+
+import pytest
+from flash_fakes import VOUCHER, FakeGate, FakePublisher, cmd, ctx
+from voucher_service.domain.errors import GateRecovering, GateUnavailable
+from voucher_service.entrypoints.api.errors import to_api_error
+from voucher_service.service_layer import flash
+from voucher_service.service_layer.ports import WriterLag
+from voucher_service.service_layer.warmup import warm_up, writer_caught_up
+
+
+class NotConnected(FakePublisher):
+    @property
+    def ready(self) -> bool:
+        return False
+
+
+class FakeLag(WriterLag):
+    def __init__(self, end: int, committed: int) -> None:
+        self.end, self.committed = end, committed
+
+    async def end_offset(self, code: str) -> int:
+        return self.end
+
+    async def committed_offset(self, code: str) -> int:
+        return self.committed
+
+
+async def test_retry_while_first_send_pending_is_not_a_201(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(flash, "PENDING_POLLS", 2)
+    monkeypatch.setattr(flash, "PENDING_POLL_SECONDS", 0.01)
+    gate = FakeGate(2)
+    gate.held["o1"] = ("P", 1)  # first attempt reserved, its Kafka send not acknowledged yet
+    with pytest.raises(GateUnavailable):
+        await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, FakePublisher()))
+    await gate.mark_sent("FLASH", "o1")  # the ack came: the retry now answers as the first attempt
+    assert (await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, FakePublisher()))).order_id == "o1"
+
+
+async def test_published_reservation_is_marked_sent() -> None:
+    gate = FakeGate(2)
+    await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, FakePublisher()))
+    assert gate.held["o1"] == ("R", 1)
+
+
+async def test_kafka_not_connected_answers_503_before_the_gate() -> None:
+    gate = FakeGate(2)
+    with pytest.raises(GateUnavailable) as raised:
+        await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, NotConnected()))
+    assert to_api_error(raised.value).status == 503 and gate.calls == 0 and gate.left == 2
+
+
+async def test_gate_reopens_only_after_fence_and_writer_caught_up() -> None:
+    lag = FakeLag(end=10, committed=4)
+    c = ctx(FakeGate(0), FakePublisher())
+    c.writer_lag, c.recovery_fence_seconds = lag, 0.0
+    with pytest.raises(GateRecovering) as raised:
+        await warm_up("FLASH", c)  # the writer is 6 messages behind: stay shut
+    error = to_api_error(raised.value)
+    assert error.status == 503 and error.headers == {"Retry-After": "2"}
+    c.recoveries["FLASH"].checked = 0.0
+    lag.end, lag.committed = 99, 10  # later messages do not matter: the mark was taken already
+    assert await writer_caught_up("FLASH", c)
+
+
+async def test_fence_and_missing_probe_keep_the_gate_shut() -> None:
+    c = ctx(FakeGate(0), FakePublisher())
+    assert not await writer_caught_up("FLASH", c)  # no probe: cannot know what is in flight
+    c.writer_lag, c.recovery_fence_seconds = FakeLag(0, 0), 60.0
+    assert not await writer_caught_up("FLASH", c)  # inside the fence even though nothing lags
