@@ -6,11 +6,12 @@ entrypoint takes the list of roles to run.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 import uvicorn
@@ -73,3 +74,16 @@ def periodic(name: str, seconds: float, job: Callable[[], Awaitable[object]]) ->
             except TimeoutError:
                 pass
     return loop
+
+
+def roles_from_argv(all_roles: Sequence[str], description: str | None = None,
+                    argv: list[str] | None = None) -> list[str]:
+    """`--roles relay,consumer` -> the roles a worker process runs (all by default); unknown ones refused."""
+    parser = argparse.ArgumentParser(description=description,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--roles", default=",".join(all_roles), help=f"comma-separated subset of {','.join(all_roles)}")
+    roles = [r.strip() for r in parser.parse_args(argv).roles.split(",") if r.strip()]
+    unknown = set(roles) - set(all_roles)
+    if unknown:
+        parser.error(f"unknown roles: {', '.join(sorted(unknown))}")
+    return roles

@@ -16,7 +16,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from platform_support import make_message, read_topic, start_worker, write_events
 from ticketing.consumer import ConsumerConfig, IdempotentConsumer
 from ticketing.db import create_pool
-from ticketing.testing import REPO_ROOT
+from ticketing.testing import REPO_ROOT, stop_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.reliability]
 INFRA = str(REPO_ROOT / "deploy/local/infra.sh")
@@ -37,16 +37,6 @@ async def wait_all_applied(db, ids, timeout: float) -> dict[uuid.UUID, int]:
         await asyncio.sleep(0.3)
     missing = len(set(ids) - set(applied))
     raise AssertionError(f"{missing} of {len(ids)} events never applied")
-
-
-def stop_process(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 async def test_r5_broker_killed_and_restarted_while_events_flow(db, topic, platform_dsn, kafka_bootstrap):

@@ -13,6 +13,8 @@ import asyncpg
 import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
+from aiokafka import AIOKafkaConsumer
+from ticketing.events import VOUCHER_RESERVED_DLQ
 from voucher_service.adapters.gate import redis_client
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.adapters.writer_lag import KafkaWriterLag
@@ -66,12 +68,34 @@ async def _caught_up(pool: asyncpg.Pool, code: str, quiet: float = 3.0, timeout:
     return last
 
 
+async def _dlq_at_end(bootstrap: str) -> AIOKafkaConsumer:
+    dlq = AIOKafkaConsumer(VOUCHER_RESERVED_DLQ, bootstrap_servers=bootstrap, group_id=None,
+                           auto_offset_reset="latest")
+    await dlq.start()
+    await dlq.seek_to_end()
+    await dlq.getmany(timeout_ms=200)
+    return dlq
+
+
+async def _dead_lettered(dlq: AIOKafkaConsumer, code: str) -> int:
+    """VoucherReserved messages of this voucher the writer sent to the DLQ since `_dlq_at_end`."""
+    found = 0
+    try:
+        for _ in range(4):
+            for records in (await dlq.getmany(timeout_ms=500)).values():
+                found += sum(1 for r in records if f'"{code}"'.encode() in r.value)
+    finally:
+        await dlq.stop()
+    return found
+
+
 async def test_r4_flush_mid_sale_no_false_201_no_oversell(pool: asyncpg.Pool, r4_redis: aioredis.Redis,
                                                           publisher: KafkaPublisher, reserved_consumer: None,
-                                                          writer_lag: KafkaWriterLag) -> None:
+                                                          writer_lag: KafkaWriterLag, kafka_bootstrap: str) -> None:
     ctx = make_ctx(pool, r4_redis, publisher, writer_lag=writer_lag, recovery_fence_seconds=SEND_TIMEOUT)
     limit = 60
     code = await new_voucher(ctx, limit=limit, flash=True)
+    dlq = await _dlq_at_end(kafka_bootstrap)
     before = await asyncio.gather(*(_reserve(ctx, code) for _ in range(40)))
     flushed = time.monotonic()
     await r4_redis.flushdb()  # FLUSHALL's effect, confined to this test's logical db
@@ -86,16 +110,18 @@ async def test_r4_flush_mid_sale_no_false_201_no_oversell(pool: asyncpg.Pool, r4
         return outcome
     after = await asyncio.gather(*(customer() for _ in range(200)))
     used = await _caught_up(pool, code)
+    dead = await _dead_lettered(dlq, code)
     promised = [order for outcome, order in before + after if outcome == "ok"]
     rows = await pool.fetch("SELECT order_id FROM voucher_redemption WHERE voucher_code = $1 "
                             "AND status IN ('RESERVED', 'CONFIRMED')", code)
     false_201 = set(promised) - {r["order_id"] for r in rows}
     outcomes = {name: [o for o, _ in after].count(name) for name in {o for o, _ in after}}
     print(f"R4: 201s={len(promised)} false_201={len(false_201)} used_count={used} limit={limit} "
-          f"after_flush={outcomes} recovery_s={min(first_ok, default=float('nan')):.2f}")
+          f"dlq={dead} after_flush={outcomes} recovery_s={min(first_ok, default=float('nan')):.2f}")
     assert [o for o, _ in before].count("ok") == 40
     assert not false_201, f"{len(false_201)} customers were told 201 without a use in Postgres"
     assert used == await assert_invariant(pool, code) and used <= limit  # oversell = 0
+    assert dead == 0, "reservations refused by ck_used (DLQ)"
     assert first_ok, "the gate never reopened"
     assert len(promised) == limit and outcomes.get("OutOfStock") == 200 - (limit - 40)  # no use lost
     assert await reconcile(code, ctx) == 0  # the reloaded gate agrees with Postgres

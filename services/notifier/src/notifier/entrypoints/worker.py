@@ -6,13 +6,13 @@ Kubernetes may run them as separate Deployments; the ops pages are served by eit
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from pathlib import Path
 
 import faust
 from ticketing.kafka import create_topics
+from ticketing.runtime import roles_from_argv
 
 from notifier.bootstrap import bootstrap
 from notifier.entrypoints.faust_app import create_app
@@ -21,12 +21,7 @@ ROLES = ("consumer", "sender")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="notifier-worker", description=__doc__)
-    parser.add_argument("--roles", default=",".join(ROLES), help="comma-separated subset of consumer,sender")
-    args = parser.parse_args(argv)
-    roles = {r.strip() for r in args.roles.split(",") if r.strip()}
-    if not roles or not roles <= set(ROLES):
-        parser.error(f"--roles must be a subset of {','.join(ROLES)}")
+    roles = set(roles_from_argv(ROLES, __doc__, argv))
     notifier = bootstrap()
     Path(notifier.settings.faust_data_dir).mkdir(parents=True, exist_ok=True)  # faust mkdirs one level
     # faust ignores a source topic missing at start and never re-subscribes: create it first, on the

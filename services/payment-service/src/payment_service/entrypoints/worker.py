@@ -5,13 +5,12 @@ Locally one process runs every role; in Kubernetes each role can run alone.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 from collections.abc import Callable
 
 from ticketing.logs import configure_logging
 from ticketing.relay import OutboxRelay, RelayConfig
-from ticketing.runtime import Role, periodic, run_until_stopped
+from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
 
 from payment_service.bootstrap import Container, bootstrap
 from payment_service.config import Settings
@@ -52,13 +51,7 @@ async def run(roles: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--roles", default=",".join(ALL_ROLES), help=f"comma-separated subset of {ALL_ROLES}")
-    roles = [r for r in parser.parse_args(argv).roles.split(",") if r]
-    unknown = set(roles) - set(ALL_ROLES)
-    if unknown:
-        parser.error(f"unknown roles: {sorted(unknown)}")
-    asyncio.run(run(roles))
+    asyncio.run(run(roles_from_argv(ALL_ROLES, __doc__, argv)))
 
 
 if __name__ == "__main__":
