@@ -48,6 +48,7 @@ class Stats:
         self.codes: dict[str, int] = {}
         self.done = 0
         self.rate = 0.0
+        self.client_cpu = 0.0  # the load generator's own CPU, in cores (open loop only)
 
     def add(self, key: str, latency_us: int) -> None:
         self.hist.record_value(max(1, latency_us))
@@ -157,7 +158,7 @@ async def open_loop(port: int, rate: float, seconds: float, requests: list[bytes
         key = str(status) + ("gate" if b'"decidedBy":"gate"' in body else "")
         stats.add(key, int((time.perf_counter() - intended) * 1e6))
 
-    tasks, start, i = [], time.perf_counter(), 0
+    tasks, start, i, cpu0 = [], time.perf_counter(), 0, time.process_time()
     while (now := time.perf_counter()) - start < seconds:
         while start + i / rate <= now:
             tasks.append(asyncio.create_task(one(start + i / rate, requests[i % len(requests)])))
@@ -166,6 +167,7 @@ async def open_loop(port: int, rate: float, seconds: float, requests: list[bytes
     elapsed = time.perf_counter() - start
     await asyncio.wait_for(asyncio.gather(*tasks), 60)
     stats.rate = stats.done / max(elapsed, time.perf_counter() - start)
+    stats.client_cpu = (time.process_time() - cpu0) / (time.perf_counter() - start)
     while not pool.empty():
         pool.get_nowait()[1].close()
     return stats
@@ -240,7 +242,8 @@ def report(r: dict, bare: float) -> None:
         gate, pg = s.codes.get("409gate", 0), s.codes.get("409", 0)
         print(f"  {label:8s}: {s.done} requests, {s.rate:7.0f} responses/s, holds created "
               f"{created} ({created / max(1e-9, s.done):.1%}); "
-              f"p50 {pct(s, 50):7.1f} ms  p99 {pct(s, 99):7.1f} ms")
+              f"p50 {pct(s, 50):7.1f} ms  p99 {pct(s, 99):7.1f} ms"
+              + (f"; load generator CPU {s.client_cpu:.2f} core" if s.client_cpu else ""))
         print(f"            409 by gate {gate / max(1, s.done):.1%}, by Postgres {pg / max(1, s.done):.1%}; "
               f"other {({k: v for k, v in s.codes.items() if k not in ('201', '409', '409gate')})}")
     if run is not None:

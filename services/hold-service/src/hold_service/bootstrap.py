@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncpg
 from ticketing.db import create_pool
 
-from hold_service.adapters.rate_limit import RateLimiter, RedisRateLimiter
+from hold_service.adapters.admission import Admission, RedisAdmission
+from hold_service.adapters.rate_limit import RedisRateLimiter
 from hold_service.adapters.redis_guard import RedisGuard, redis_client
 from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate
 from hold_service.adapters.seat_map_cache import RedisSeatMapCache
@@ -21,11 +22,17 @@ async def bootstrap(settings: HoldSettings, pool: asyncpg.Pool | None = None) ->
                                      session_state=False)  # transaction-scoped locks only, no SET/LISTEN
     guard = RedisGuard(redis_client(settings.redis_url, settings.redis_socket_timeout_seconds),
                        settings.redis_retry_after_seconds)
-    gate = RedisSeatGate(guard) if settings.seat_gate_enabled else SeatGate()
-    limiter: RateLimiter = RedisRateLimiter(guard, settings.hold_rate_limit_per_minute)
+    limiter = RedisRateLimiter(guard, settings.hold_rate_limit_per_minute)
+    gate: SeatGate
+    if settings.seat_gate_enabled:
+        gate = redis_gate = RedisSeatGate(guard)
+        admission: Admission = RedisAdmission(guard, limiter, redis_gate)  # both in one round trip
+    else:
+        gate = SeatGate()
+        admission = Admission(limiter, gate)
     return Ports(settings=settings, pool=pool, gate=gate,
-                 cache=RedisSeatMapCache(guard, settings.seat_map_cache_seconds),
-                 limiter=limiter, uow_factory=lambda: UnitOfWork(pool), redis=guard.client)
+                 cache=RedisSeatMapCache(guard, settings.seat_map_cache_seconds), limiter=limiter,
+                 admission=admission, uow_factory=lambda lock=None: UnitOfWork(pool, lock), redis=guard.client)
 
 
 async def shutdown(ports: Ports) -> None:

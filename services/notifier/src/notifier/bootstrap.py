@@ -20,17 +20,6 @@ from notifier.service_layer import handlers
 from notifier.service_layer.handlers import NotifyPolicy
 
 
-class RecordProcessor(IdempotentConsumer):
-    """The shared idempotent consumer's per-record logic (inbox + effect in one transaction, transient
-    retries, DLQ), driven by faust instead of its own aiokafka loop."""
-
-    async def start(self) -> None:
-        await self._dlq.start()
-
-    async def stop(self) -> None:
-        await self._dlq.stop()
-
-
 def _handlers(policy: NotifyPolicy) -> dict[str, Handler]:
     def bind(fn: Any) -> Handler:
         async def handle(conn: asyncpg.Connection, event: Any) -> None:
@@ -47,20 +36,22 @@ class Notifier:
     policy: NotifyPolicy
     mailer: Mailer
     pool: asyncpg.Pool | None = None
-    processor: RecordProcessor | None = None
+    # The shared consumer's per-record logic (inbox + effect in one transaction, transient retries, DLQ),
+    # driven by faust instead of its own aiokafka loop.
+    processor: IdempotentConsumer | None = None
     wake_sender: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def start(self) -> None:
         s = self.settings
         self.pool = await create_pool(s.database_url, min_size=1, max_size=s.db_pool_max)
-        self.processor = RecordProcessor(ConsumerConfig(
+        self.processor = IdempotentConsumer(ConsumerConfig(
             name=s.consumer_name, topics=[BOOKING_EVENTS], bootstrap=s.kafka_bootstrap_servers,
             decode=decode_booking_event, handlers=_handlers(self.policy)), self.pool)
-        await self.processor.start()
+        await self.processor.open()
 
     async def stop(self) -> None:
         if self.processor is not None:
-            await self.processor.stop()
+            await self.processor.close()
         if self.pool is not None:
             await self.pool.close()
 

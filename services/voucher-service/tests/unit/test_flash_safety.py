@@ -70,3 +70,18 @@ async def test_fence_and_missing_probe_keep_the_gate_shut() -> None:
     assert not await writer_caught_up("FLASH", c)  # no probe: cannot know what is in flight
     c.writer_lag, c.recovery_fence_seconds = FakeLag(0, 0), 60.0
     assert not await writer_caught_up("FLASH", c)  # inside the fence even though nothing lags
+
+
+async def test_an_old_recovery_is_never_reused_for_a_later_loss() -> None:
+    c = ctx(FakeGate(0), FakePublisher())
+    c.writer_lag, c.recovery_fence_seconds = FakeLag(end=5, committed=5), 0.0
+    assert await writer_caught_up("FLASH", c)  # loss 1: caught up at offset 5
+    old = c.recoveries["FLASH"]
+    old.seen -= 60  # nobody asked for a minute (another process reloaded the gate), then loss 2
+    c.writer_lag = FakeLag(end=9, committed=5)
+    assert not await writer_caught_up("FLASH", c)  # a fresh mark (9), not the old one (5)
+    assert c.recoveries["FLASH"] is not old and c.recoveries["FLASH"].mark == 9
+    c2 = ctx(FakeGate(1), FakePublisher())
+    c2.recoveries["FLASH"] = old
+    await flash.reserve(cmd(1, "o1"), VOUCHER, c2)  # the gate answers: loaded, the recovery is over
+    assert "FLASH" not in c2.recoveries

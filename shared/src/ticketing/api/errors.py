@@ -45,6 +45,8 @@ DEPENDENCY_DOWN: tuple[type[BaseException], ...] = (
     asyncpg.InterfaceError, asyncpg.TooManyConnectionsError, asyncpg.ConnectionDoesNotExistError,
     asyncpg.AdminShutdownError if hasattr(asyncpg, "AdminShutdownError") else OSError,
     RedisConnectionError, RedisTimeoutError,
+    # Not an outage but as transient: Postgres aborted this transaction to break a lock cycle, a retry succeeds.
+    asyncpg.DeadlockDetectedError, asyncpg.SerializationError,
 )
 
 _STATUS_CODES = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED",

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 Check = Callable[[], Awaitable[object]]
@@ -29,7 +29,8 @@ async def readyz(request: Request) -> JSONResponse:
                         status_code=200 if ready else 503)
 
 
-@router.get("/metrics")
+# Declared as text/plain so /openapi.json matches what Prometheus scrapes (schema fuzzing checks it).
+@router.get("/metrics", response_class=PlainTextResponse)
 async def metrics() -> Response:
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 

@@ -31,13 +31,18 @@ class RateLimiter:
 class RedisRateLimiter(RateLimiter):
     def __init__(self, guard: RedisGuard, per_minute: int) -> None:
         self.guard, self.per_minute = guard, per_minute  # the guard: "Redis is down, skip it a moment"
-        self._hit = LuaScript(guard.client, "rate_limit.lua")
+        self.script = LuaScript(guard.client, "rate_limit.lua")  # also pipelined by admission.py
 
     async def retry_after(self, customer_id: int) -> int | None:
-        wait_ms = await self.guard.call("ratelimit.hit", self._hit(
+        wait_ms = await self.guard.call("ratelimit.hit", self.script(
             [f"ratelimit:holds:{customer_id}"], [self.per_minute, WINDOW_MS]))
         if not wait_ms:
             return None  # admitted, or Redis unavailable (fail open)
-        wait = max(1, math.ceil(int(wait_ms) / 1000))
-        log_action(logger, "hold.rate_limited", customer_id=customer_id, retry_after=wait)
-        return wait
+        return log_refusal(customer_id, int(wait_ms))
+
+
+def log_refusal(customer_id: int, wait_ms: int) -> int:
+    """The Retry-After in whole seconds (at least 1), logged."""
+    wait = max(1, math.ceil(wait_ms / 1000))
+    log_action(logger, "hold.rate_limited", customer_id=customer_id, retry_after=wait)
+    return wait

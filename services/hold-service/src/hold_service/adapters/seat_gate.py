@@ -33,13 +33,13 @@ class RedisSeatGate(SeatGate):
     def __init__(self, guard: RedisGuard) -> None:
         self.guard = guard
         # EVALSHA, and on NOSCRIPT (a restarted or flushed Redis) load and retry.
-        self._try_hold = LuaScript(guard.client, "try_hold.lua")
+        self.try_hold_script = LuaScript(guard.client, "try_hold.lua")  # also pipelined by admission.py
         self._release = LuaScript(guard.client, "release.lua")
 
     async def try_hold(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
                        ttl_seconds: float) -> list[str]:
         keys = [seat_key(showtime_id, s) for s in seats]
-        taken = await self.guard.call("gate.try_hold", self._try_hold(
+        taken = await self.guard.call("gate.try_hold", self.try_hold_script(
             keys, [str(hold_id), int(ttl_seconds * 1000)]))
         return [seats[int(i) - 1] for i in taken or []]
 

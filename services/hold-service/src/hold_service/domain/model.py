@@ -12,15 +12,20 @@ from hold_service.domain.errors import InvalidSeats
 
 HoldStatus = Literal["HELD", "BOOKED", "RELEASED", "EXPIRED"]
 SEAT_CODE = re.compile(r"^[A-Z]{1,3}[1-9][0-9]{0,3}$")
+ROW_NAME = re.compile(r"^[A-Z]{1,3}$")
+MAX_SEATS_PER_ROW, MAX_SEATS_PER_SHOWTIME = 9999, 5000
+MAX_SHOWTIME_ID = 2**53  # exact in JSON numbers everywhere (JavaScript clients included)
 
 
 def seat_codes(rows: dict[str, int]) -> list[str]:
-    """`{"A": 2, "B": 1}` -> A1, A2, B1."""
-    codes = [f"{row}{n}" for row, count in rows.items() for n in range(1, count + 1)]
-    bad = [c for c in codes if not SEAT_CODE.match(c)]
-    if bad or not codes:
-        raise InvalidSeats("rows must be 1-3 capital letters with 1-9999 seats each", bad[:5])
-    return codes
+    """`{"A": 2, "B": 1}` -> A1, A2, B1. Checked before anything is built: the input sizes the output."""
+    bad = [row for row, count in rows.items()
+           if not ROW_NAME.match(row) or not 1 <= count <= MAX_SEATS_PER_ROW]
+    if bad or not rows:
+        raise InvalidSeats(f"rows must be 1-3 capital letters with 1-{MAX_SEATS_PER_ROW} seats each", bad[:5])
+    if sum(rows.values()) > MAX_SEATS_PER_SHOWTIME:
+        raise InvalidSeats(f"a showtime has at most {MAX_SEATS_PER_SHOWTIME} seats")
+    return [f"{row}{n}" for row, count in rows.items() for n in range(1, count + 1)]
 
 
 def requested_seats(seats: list[str], max_seats: int) -> list[str]:

@@ -28,17 +28,24 @@ async def check_rate(customer_id: int, ports: Ports) -> None:
 async def hold_seats(cmd: HoldSeats, ports: Ports, uow: UnitOfWork | None = None) -> Hold:
     """Gate in Redis, then the conditional UPDATE in Postgres; the gate's keys go if Postgres says no.
 
-    `uow` given: run inside that open transaction (the caller commits; Idempotency-Key path).
+    `uow` None: the rate limit and the gate in one Redis round trip (ports.admission), own transaction.
+    `uow` given: the caller checked the rate and runs this inside its open transaction (the caller
+    commits; Idempotency-Key path).
     """
     seats = requested_seats(cmd.seats, ports.settings.max_seats_per_hold)
     ttl = ports.settings.hold_ttl_seconds
-    taken = await ports.gate.try_hold(cmd.showtime_id, seats, cmd.hold_id, ttl)
+    if uow is None:
+        wait, taken = await ports.admission.admit(cmd.customer_id, cmd.showtime_id, seats, cmd.hold_id, ttl)
+        if wait is not None:
+            raise RateLimited(wait)
+    else:
+        taken = await ports.gate.try_hold(cmd.showtime_id, seats, cmd.hold_id, ttl)
     if taken:
         raise SeatsUnavailable(taken, decided_by="gate")
     try:
         if uow is not None:
             return await _take(uow, cmd, seats, ttl, ports)
-        async with ports.uow() as own:
+        async with ports.uow(lock_customer=(cmd.customer_id, cmd.showtime_id)) as own:
             hold = await _take(own, cmd, seats, ttl, ports)
             await own.commit()
     except BaseException:
@@ -49,9 +56,10 @@ async def hold_seats(cmd: HoldSeats, ports: Ports, uow: UnitOfWork | None = None
 
 
 async def _take(uow: UnitOfWork, cmd: HoldSeats, seats: list[str], ttl: float, ports: Ports) -> Hold:
-    """Two round trips: the per-customer lock, then one statement that decides and writes the hold."""
+    """The per-customer lock (unless BEGIN took it), then one statement that decides and writes."""
     cap = ports.settings.max_seats_held_per_customer_showtime
-    await uow.holds.lock_customer(cmd.customer_id, cmd.showtime_id)
+    if uow.customer_locked != (cmd.customer_id, cmd.showtime_id):
+        await uow.holds.lock_customer(cmd.customer_id, cmd.showtime_id)
     got = await uow.holds.take(cmd.showtime_id, seats, cmd.hold_id, cmd.customer_id, ttl, cmd.booking_id, cap)
     if got.price_cents is None:
         raise ShowtimeNotFound(f"showtime {cmd.showtime_id}")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hold_service.domain.errors import HoldError, IdempotencyKeyReused, SeatsUnavailable
-from hold_service.domain.model import Hold, HoldSeats
+from hold_service.domain.model import Hold, HoldSeats, requested_seats
 from hold_service.service_layer.holds import check_rate, hold_seats
 from hold_service.service_layer.ports import Ports
 
@@ -20,9 +20,11 @@ Render = Callable[[Hold | HoldError], Rendered]
 
 
 async def hold_seats_once(cmd: HoldSeats, ports: Ports, render: Render) -> Rendered:
-    await check_rate(cmd.customer_id, ports)
     if cmd.idempotency_key is None:
-        return render(await hold_seats(cmd, ports))
+        return render(await hold_seats(cmd, ports))  # rate limit + gate in one Redis round trip
+    # Bad input is refused before anything is stored (a 422 changes nothing, NUL bytes never reach Postgres).
+    requested_seats(cmd.seats, ports.settings.max_seats_per_hold)
+    await check_rate(cmd.customer_id, ports)
     key = cmd.idempotency_key
     async with ports.uow() as uow:
         stored = await uow.keys.claim(cmd.customer_id, key, cmd.fingerprint())

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import asyncpg
 import redis.asyncio as aioredis
 
+from hold_service.adapters.admission import Admission
 from hold_service.adapters.rate_limit import RateLimiter
 from hold_service.adapters.seat_gate import SeatGate
 from hold_service.adapters.seat_map_cache import SeatMapCache
@@ -22,8 +23,10 @@ class Ports:
     gate: SeatGate
     cache: SeatMapCache
     limiter: RateLimiter
-    uow_factory: Callable[[], UnitOfWork]
+    admission: Admission
+    uow_factory: Callable[..., UnitOfWork]
     redis: aioredis.Redis
 
-    def uow(self) -> UnitOfWork:
-        return self.uow_factory()
+    def uow(self, lock_customer: tuple[int, int] | None = None) -> UnitOfWork:
+        """`lock_customer` (customer, showtime): BEGIN also takes that customer's advisory lock."""
+        return self.uow_factory(lock_customer) if lock_customer else self.uow_factory()

@@ -6,7 +6,7 @@ aiohttp server inside the worker, started after the consumer is up; adding /heal
 
 Delivery: the agent has `concurrency=1` (faust-streaming issue #606: with more, an offset can be
 committed past an in-flight message). Faust acks an event when the agent asks for the next one, i.e.
-after `RecordProcessor.process` committed the inbox row + effect, and commits acked offsets every
+after `IdempotentConsumer.process` committed the inbox row + effect, and commits acked offsets every
 `broker_commit_interval`; a crash before that commit redelivers, and the inbox makes it a no-op.
 `process` never raises (transient errors retry, poison goes to booking-events.DLQ), so faust never
 acks a message whose effect did not commit.

@@ -20,6 +20,7 @@ from voucher_service.domain.errors import GateUnavailable
 from voucher_service.service_layer.ports import Publisher
 
 logger = logging.getLogger(__name__)
+CONNECT_TIMEOUT_SECONDS = 5.0
 
 
 def flash_producer(bootstrap: str, linger_ms: int) -> AIOKafkaProducer:
@@ -49,8 +50,8 @@ class KafkaPublisher(Publisher):
     async def _try_connect(self) -> bool:
         assert self._factory is not None
         producer = self._factory()
-        try:
-            await producer.start()
+        try:  # bounded: a black-holed broker must not hold the API's start-up
+            await asyncio.wait_for(producer.start(), CONNECT_TIMEOUT_SECONDS)
         except Exception as exc:  # KafkaConnectionError and friends: not there yet
             await producer.stop()
             log_action(logger, "voucher.producer_connect_failed", str(exc), level=logging.WARNING)

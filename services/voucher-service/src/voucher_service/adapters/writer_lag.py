@@ -36,9 +36,9 @@ class KafkaWriterLag(WriterLag):
                 consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False,
                                             request_timeout_ms=int(self.timeout * 1000) + 1000)
                 try:
-                    await admin.start()
-                    await consumer.start()
-                    described = await admin.describe_topics([VOUCHER_RESERVED])
+                    await asyncio.wait_for(admin.start(), self.timeout)
+                    await asyncio.wait_for(consumer.start(), self.timeout)
+                    described = await asyncio.wait_for(admin.describe_topics([VOUCHER_RESERVED]), self.timeout)
                 except BaseException:
                     await admin.close()
                     await consumer.stop()

@@ -35,14 +35,20 @@ def build_roles(res: Resources, names: list[str]) -> dict[str, Role]:
 
 
 async def _warm_flash_vouchers(res: Resources) -> None:
-    """Startup warm-up: every selling flash voucher the gate does not hold yet (SET NX semantics)."""
+    """Startup warm-up: every selling flash voucher the gate does not hold yet (SET NX semantics). A
+    voucher whose gate Redis lost stays shut until the writer caught up: the reconcile job retries."""
     try:
         async with res.ctx.uow() as uow:
             codes = await uow.vouchers.flash_codes()
-        for code in codes:
-            await warm_up(code, res.ctx)
-    except Exception as exc:  # the reconcile job retries; a warm-up failure must not stop the worker
+    except Exception as exc:  # a warm-up failure must not stop the worker
         log_action(logger, "voucher.startup_warmup_failed", str(exc), level=logging.WARNING)
+        return
+    for code in codes:
+        try:
+            if await res.ctx.flash_gate().remaining(code) is None:
+                await warm_up(code, res.ctx)
+        except Exception as exc:  # one voucher (recovering, Redis down) must not stop the others
+            log_action(logger, "voucher.startup_warmup_failed", str(exc), level=logging.WARNING, code=code)
 
 
 async def main(names: list[str]) -> None:

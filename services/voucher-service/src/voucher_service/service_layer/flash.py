@@ -42,6 +42,8 @@ async def reserve(cmd: commands.ReserveVoucher, voucher: Voucher, ctx: Context) 
             if await gate.remaining(cmd.code) is None:
                 await warm_up(cmd.code, ctx)  # GateRecovering (503) until Postgres caught up
         result = await gate.reserve(*args)
+    if ctx.recoveries and result is not GateResult.NOT_LOADED:
+        ctx.recoveries.pop(cmd.code, None)  # loaded (by another process): this recovery is over
     if result is GateResult.RESERVED:
         await _publish(cmd, ctx)
     elif result is GateResult.PENDING:
@@ -106,7 +108,7 @@ async def confirm_unwritten(order_id: str, voucher: Voucher, ctx: Context) -> bo
     """Confirm a use the gate holds but the consumer has not written yet: write it ourselves.
     Raises RedemptionConflict if the consumer wrote it meanwhile (the caller confirms that row)."""
     entry = await ctx.flash_gate().order(voucher.code, order_id)
-    if entry is not None and entry.state == "P":
+    if entry is not None and entry.state == "P":  # the send may still fail and the use be forgotten
         raise GateUnavailable(f"reservation {order_id} is still being recorded; retry")
     if entry is None or entry.state != "R":
         return False
@@ -125,9 +127,9 @@ async def release_unwritten(order_id: str, voucher: Voucher, ctx: Context) -> bo
     entry = await ctx.flash_gate().order(voucher.code, order_id)
     if entry is None:
         return False
-    if entry.state == "P":
-        raise GateUnavailable(f"reservation {order_id} is still being recorded; retry")
-    if entry.state != "R":
+    # P (send pending) is released too: the tombstone owns the order id whether or not the send lands,
+    # and a later forget (failed send) or mark_sent finds X and changes nothing.
+    if not entry.held:
         return True  # released already: idempotent
     async with ctx.uow() as uow:
         if not await uow.vouchers.insert_tombstone(voucher.code, entry.customer_id, order_id,

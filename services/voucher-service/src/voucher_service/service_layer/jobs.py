@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -15,6 +16,7 @@ from voucher_service.service_layer.context import Context
 
 logger = logging.getLogger(__name__)
 DRIFT = Gauge("voucher_gate_drift", "Redis remaining minus what Postgres says it should be", ["code"])
+RELOAD_WAIT_SECONDS = 15  # how long one reconcile run waits for the writer after a Redis loss
 GRACE_SECONDS = 60  # a Redis-only reservation younger than TTL + grace may still be in flight
 
 
@@ -45,11 +47,9 @@ async def reconcile(code: str, ctx: Context) -> int:
     gate = ctx.flash_gate()
     remaining = await gate.remaining(code)
     if remaining is None:  # Redis lost the voucher: reload it once Postgres caught up
-        try:
-            await flash.warm_up(code, ctx)
-        except GateRecovering as exc:
-            log_action(logger, "voucher.gate_recovering", str(exc), code=code)
+        await _reload(code, ctx)
         return 0
+    ctx.recoveries.pop(code, None)
     held = [o for o in await gate.orders(code) if o.held]
     async with ctx.uow() as uow:
         voucher = await uow.vouchers.get(code)
@@ -65,6 +65,20 @@ async def reconcile(code: str, ctx: Context) -> int:
                    used_count=voucher.used_count, redis_only=len(redis_only))
     await _repair(code, ctx, held, known, redis_only, live, over_counted=drift > 0)
     return drift
+
+
+async def _reload(code: str, ctx: Context) -> None:
+    """Wait (bounded) for the writer to catch up, then warm the gate; the next run tries again."""
+    deadline = time.monotonic() + ctx.recovery_fence_seconds + RELOAD_WAIT_SECONDS
+    while True:
+        try:
+            await flash.warm_up(code, ctx)
+            return
+        except GateRecovering as exc:
+            if time.monotonic() > deadline:
+                log_action(logger, "voucher.gate_recovering", str(exc), level=logging.WARNING, code=code)
+                return
+        await asyncio.sleep(0.3)
 
 
 async def _repair(code: str, ctx: Context, held: list[GateOrder], known: dict[str, str],

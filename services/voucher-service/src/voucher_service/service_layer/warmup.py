@@ -29,6 +29,9 @@ logger = logging.getLogger(__name__)
 CHUNK = 2000  # pairs per script call: keeps each Lua run short (Redis is single-threaded)
 EXPIRE_AFTER_END_SECONDS = 86400  # the gate's keys outlive the voucher by a day (late releases)
 POLL_SECONDS = 0.25  # at most one Kafka offsets look-up per voucher and process this often
+# A recovery nobody asked about for this long starts over (fence and mark again): another process may
+# have reloaded the gate meanwhile, and a later loss must never reuse an old fence and mark.
+STALE_SECONDS = 3.0
 
 
 @dataclass
@@ -38,6 +41,7 @@ class Recovery:
     detected: float
     mark: int | None = None  # end offset read after the fence
     checked: float = 0.0
+    seen: float = 0.0
 
 
 async def writer_caught_up(code: str, ctx: Context) -> bool:
@@ -45,7 +49,10 @@ async def writer_caught_up(code: str, ctx: Context) -> bool:
     if lag is None:  # no way to know what is in flight: stay shut (undersell) rather than guess
         return False
     now = time.monotonic()
-    rec: Recovery = ctx.recoveries.setdefault(code, Recovery(now))
+    rec: Recovery | None = ctx.recoveries.get(code)
+    if rec is None or now - rec.seen > STALE_SECONDS:
+        rec = ctx.recoveries[code] = Recovery(now)
+    rec.seen = now
     if now < rec.detected + ctx.recovery_fence_seconds or now < rec.checked + POLL_SECONDS:
         return False
     rec.checked = now

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hold_service.domain.model import Hold
+from hold_service.domain.model import MAX_SHOWTIME_ID, Hold
 
 
 class ShowtimeCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    showtimeId: int = Field(ge=1, le=2**53)
+    showtimeId: int = Field(ge=1, le=MAX_SHOWTIME_ID)
     title: str = Field(min_length=1, max_length=200)
     startsAt: datetime
     priceCents: int = Field(ge=0, le=10_000_000)
-    rows: dict[str, int] = Field(min_length=1, max_length=60)
+    rows: dict[Annotated[str, Field(pattern=r"^[A-Z]{1,3}$")], Annotated[int, Field(ge=1, le=9999)]] = Field(
+        min_length=1, max_length=60)
 
 
 class ShowtimePublic(BaseModel):

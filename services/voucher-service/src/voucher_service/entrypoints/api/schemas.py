@@ -13,8 +13,8 @@ class _Body(BaseModel):
 
 class VoucherCreate(_Body):
     code: str = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")
-    discountAmount: int = Field(ge=0)
-    minOrderAmount: int = Field(default=0, ge=0)
+    discountAmount: int = Field(ge=0, le=10**12)  # cents; Postgres BIGINT and any real price fit
+    minOrderAmount: int = Field(default=0, ge=0, le=10**12)
     totalLimit: int = Field(ge=0, le=2_000_000_000)
     perUserLimit: int = Field(default=1, ge=1, le=1000)
     startsAt: datetime

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Header
-from fastapi.responses import JSONResponse, Response
-from ticketing.api.security import Customer, CustomerOrService
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from ticketing.api.security import Customer, CustomerOrService, require_role
 
 from hold_service.domain.errors import HoldError
 from hold_service.domain.model import Hold, HoldSeats
+from hold_service.entrypoints.api import hold_request
 from hold_service.entrypoints.api.deps import PortsDep
 from hold_service.entrypoints.api.errors import api_error, error_body
-from hold_service.entrypoints.api.schemas import HoldCreate, HoldCreated, HoldPublic
+from hold_service.entrypoints.api.hold_request import HOLD_OPENAPI, json_response
+from hold_service.entrypoints.api.schemas import HoldCreated, HoldPublic
 from hold_service.service_layer import holds
 from hold_service.service_layer.idempotency import hold_seats_once
+from hold_service.service_layer.ports import Ports
 
 router = APIRouter(tags=["holds"])
-IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", min_length=1, max_length=200)]
+_customer = require_role("customer")  # the shared check (verify_token_cached), called directly
 
 
 def _render(outcome: Hold | HoldError) -> tuple[int, dict[str, Any]]:
@@ -28,16 +31,22 @@ def _render(outcome: Hold | HoldError) -> tuple[int, dict[str, Any]]:
 
 
 @router.post("/showtimes/{showtime_id}/holds", status_code=201, response_model=HoldCreated,
-             name="create_hold", responses={409: {}, 422: {}, 429: {}})
-async def create_hold(showtime_id: int, body: HoldCreate, who: Customer, ports: PortsDep,
-                      idempotency_key: IdempotencyKey = None) -> JSONResponse:
-    cmd = HoldSeats(showtime_id=showtime_id, customer_id=who.customer_id, seats=body.seats,
-                    idempotency_key=idempotency_key)
+             name="create_hold", responses={409: {}, 422: {}, 429: {}}, openapi_extra=HOLD_OPENAPI)
+async def create_hold(request: Request) -> Response:
+    """Hold 1-8 distinct seats of the showtime, all or nothing, until the hold expires."""
+    # The hot path: no body model and no FastAPI dependencies (why: hold_request.py); same contract.
+    who = await _customer(request)  # 401/403 before any 422, as with FastAPI's dependency order
+    sid, key = hold_request.showtime_id(request), hold_request.idempotency_key(request)
+    ports: Ports = request.app.state.ports
+    cmd = HoldSeats(showtime_id=sid, customer_id=who.customer_id, seats=await hold_request.seats(request),
+                    idempotency_key=key)
     try:
         status, payload = await hold_seats_once(cmd, ports, _render)
     except HoldError as exc:  # returned, not raised: a 409 is the common answer under load
-        return api_error(exc).response()
-    return JSONResponse(payload, status_code=status)
+        err = api_error(exc)
+        return json_response(err.status, {"error": err.code, "message": err.message, **err.details},
+                             err.headers)
+    return json_response(status, payload)
 
 
 @router.get("/holds/{hold_id}", response_model=HoldPublic, name="get_hold")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import orjson
-from fastapi import APIRouter
+from fastapi import APIRouter, Path
 from fastapi.responses import Response
 from ticketing.api.security import Admin, AnyPrincipal
 
 from hold_service.domain.errors import HoldError
+from hold_service.domain.model import MAX_SHOWTIME_ID
 from hold_service.entrypoints.api.deps import PortsDep
 from hold_service.entrypoints.api.errors import api_error
 from hold_service.entrypoints.api.schemas import SeatMapPublic, ShowtimeCreate, ShowtimePublic
@@ -28,7 +31,8 @@ async def create_showtime(body: ShowtimeCreate, _: Admin, ports: PortsDep) -> Sh
 
 
 @router.get("/showtimes/{showtime_id}/seats", response_model=SeatMapPublic, name="seat_map")
-async def seat_map(showtime_id: int, _: AnyPrincipal, ports: PortsDep) -> Response:
+async def seat_map(showtime_id: Annotated[int, Path(ge=1, le=MAX_SHOWTIME_ID)], _: AnyPrincipal,
+                   ports: PortsDep) -> Response:
     try:
         found = await showtimes.seat_map(showtime_id, ports)
     except HoldError as exc:

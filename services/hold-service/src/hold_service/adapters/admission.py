@@ -1,0 +1,98 @@
+"""Admission of a hold request: the per-customer rate limit, then the seat gate.
+
+`RedisAdmission` sends both Lua scripts in ONE network round trip: a non-transactional pipeline of
+two EVALSHAs. On the path most requests take under load (the gate answers 409) that halves the
+Redis round trips and cuts the Redis client's CPU (py-spy: ~27 % -> ~22 % of a worker's CPU).
+Why not one script: the rate-limit key is per customer and the gate keys per showtime
+(`seat:{showtimeId}:...`); one script touching both would break Redis Cluster (a script's keys must
+share a hash slot). Each script keeps its own keys in one slot; on a Cluster the two EVALSHAs would go
+to their nodes through a cluster pipeline instead of `_pipelined` (one connection, one node).
+MULTI is not needed: neither script depends on the other's result.
+The price: the gate script runs even when the limiter says no. Its keys are then released at once
+(a rare extra round trip), and a refused customer is refused in-process until the limiter's
+Retry-After passes, so a client hammering past its limit cannot keep seats gated through refused
+requests. Postgres still decides every hold; this only filters.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from typing import Any
+
+from redis.exceptions import NoScriptError
+
+from hold_service.adapters.rate_limit import WINDOW_MS, RateLimiter, RedisRateLimiter, log_refusal
+from hold_service.adapters.redis_guard import RedisGuard
+from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate, seat_key
+
+MAX_REMEMBERED = 10_000  # refused customers remembered per process
+
+
+class Admission:
+    """Port: the limiter, then the gate, one after the other (fakes, the null gate)."""
+
+    def __init__(self, limiter: RateLimiter, gate: SeatGate) -> None:
+        self.limiter, self.gate = limiter, gate
+
+    async def admit(self, customer_id: int, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
+                    ttl_seconds: float) -> tuple[int | None, list[str]]:
+        """(seconds to wait, None = admitted; the seats the gate knows are taken, [] = go on)."""
+        wait = await self.limiter.retry_after(customer_id)
+        if wait is not None:
+            return wait, []
+        return None, await self.gate.try_hold(showtime_id, seats, hold_id, ttl_seconds)
+
+
+class RedisAdmission(Admission):
+    def __init__(self, guard: RedisGuard, limiter: RedisRateLimiter, gate: RedisSeatGate) -> None:
+        super().__init__(limiter, gate)
+        self.guard, self.redis_limiter, self.redis_gate = guard, limiter, gate
+        self._refused: dict[int, float] = {}  # customer -> monotonic time his refusal surely lasts to
+
+    async def admit(self, customer_id: int, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
+                    ttl_seconds: float) -> tuple[int | None, list[str]]:
+        now = time.monotonic()
+        until = self._refused.get(customer_id)
+        if until is not None:
+            if now < until:
+                return max(1, math.ceil(until - now)), []
+            del self._refused[customer_id]
+        rate_args = ([f"ratelimit:holds:{customer_id}"], [self.redis_limiter.per_minute, WINDOW_MS])
+        gate_args = ([seat_key(showtime_id, s) for s in seats], [str(hold_id), int(ttl_seconds * 1000)])
+        got = await self.guard.call("admission", self._both(rate_args, gate_args))
+        if got is None:
+            return None, []  # Redis unavailable: both fail open, as each did alone; Postgres decides
+        wait_ms, taken = got
+        if wait_ms:
+            if not taken:  # the gate took the seats for a refused request: give them back now
+                await self.gate.release(showtime_id, seats, hold_id)
+            return self._refuse(customer_id, int(wait_ms), now), []
+        return None, [seats[int(i) - 1] for i in taken or []]
+
+    def _refuse(self, customer_id: int, wait_ms: int, now: float) -> int:
+        if len(self._refused) >= MAX_REMEMBERED:
+            self._refused.pop(next(iter(self._refused)))  # the oldest entry
+        self._refused[customer_id] = now + wait_ms / 1000
+        return log_refusal(customer_id, wait_ms)
+
+    async def _both(self, rate: tuple[list[str], list[Any]], gate: tuple[list[str], list[Any]]) -> list[Any]:
+        scripts = (self.redis_limiter.script, self.redis_gate.try_hold_script)
+        calls = list(zip(scripts, (rate, gate), strict=True))
+        results = await self._pipelined([("EVALSHA", s.sha, len(k), *k, *a) for s, (k, a) in calls])
+        for i, (script, (keys, args)) in enumerate(calls):
+            if isinstance(results[i], NoScriptError):  # a restarted or flushed Redis: that one did not run
+                results[i] = await script(keys, args)  # loads it, runs it
+            elif isinstance(results[i], Exception):
+                raise results[i]
+        return results
+
+    async def _pipelined(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Both EVALSHAs in one round trip. Plain commands, not Script objects: a pipeline holding Script
+        objects first checks and loads them (SCRIPT EXISTS) on every execute, one more round trip; a
+        NOSCRIPT reply is handled by the caller instead."""
+        pipe = self.guard.client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        return list(await pipe.execute(raise_on_error=False))
