@@ -26,7 +26,7 @@ from dotenv import dotenv_values
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "shared" / "src"))
 from ticketing.auth import issue_token  # noqa: E402
-from ticketing.testing import apply_migrations, free_port, shared_migrations, test_dsn, wait_http_ok  # noqa: E402
+from ticketing.testing import apply_migrations, free_port, shared_migrations, stop_process, test_dsn, wait_http_ok  # noqa: E402
 
 LEVELS = [int(c) for c in os.environ.get("BENCH_CONCURRENCY", "32,128").split(",")]
 DURATION = float(os.environ.get("BENCH_SECONDS", "10"))
@@ -165,11 +165,7 @@ def main() -> int:
         asyncio.run(bench(f"http://127.0.0.1:{port}", dsn, env["JWT_SECRET"], api.pid, worker.pid))
     finally:
         for proc in (api, worker):
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_process(proc)
         logs.close()
     return 0
 

@@ -5,12 +5,11 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 
 from ticketing.logs import configure_logging
 from ticketing.relay import OutboxRelay, RelayConfig
-from ticketing.runtime import Role, periodic, run_until_stopped
+from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
 
 from hold_service.bootstrap import bootstrap, shutdown
 from hold_service.config import HoldSettings
@@ -45,14 +44,7 @@ async def main(roles: list[str]) -> None:
 
 
 def cli() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--roles", default=",".join(ALL_ROLES), help=f"subset of {','.join(ALL_ROLES)}")
-    roles = [r for r in parser.parse_args().roles.split(",") if r]
-    unknown = set(roles) - set(ALL_ROLES)
-    if unknown:
-        parser.error(f"unknown roles: {', '.join(sorted(unknown))}")
-    asyncio.run(main(roles))
-
+    asyncio.run(main(roles_from_argv(ALL_ROLES, __doc__)))
 
 if __name__ == "__main__":
     cli()

@@ -5,12 +5,11 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 
 from ticketing.logs import configure_logging, log_action
-from ticketing.runtime import Role, periodic, run_until_stopped
+from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
 
 from voucher_service.bootstrap import Resources, resources
 from voucher_service.config import VoucherSettings
@@ -60,15 +59,7 @@ async def main(names: list[str]) -> None:
 
 
 def cli() -> None:
-    parser = argparse.ArgumentParser(prog="voucher-worker")
-    parser.add_argument("--roles", default=",".join(ALL_ROLES), help=f"comma list of {', '.join(ALL_ROLES)}")
-    args = parser.parse_args()
-    names = [n.strip() for n in args.roles.split(",") if n.strip()]
-    unknown = set(names) - set(ALL_ROLES)
-    if unknown:
-        parser.error(f"unknown roles: {', '.join(sorted(unknown))}")
-    asyncio.run(main(names))
-
+    asyncio.run(main(roles_from_argv(ALL_ROLES, __doc__)))
 
 if __name__ == "__main__":
     cli()
