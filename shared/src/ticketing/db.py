@@ -45,19 +45,13 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         await conn.set_type_codec(type_name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
-async def _keep_no_session_state(_: asyncpg.Connection) -> None:
-    return None
-
-
-async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20, command_timeout: float = 10.0,
-                      session_state: bool = True) -> asyncpg.Pool:
-    """`session_state=False` skips asyncpg's reset query on every release (advisory unlock, CLOSE ALL,
-    UNLISTEN, RESET ALL): one round trip less per unit of work, for services that use only
-    transaction-scoped locks and no SET/LISTEN. A connection released inside a transaction is still
-    rolled back."""
-    reset = None if session_state else _keep_no_session_state
+async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20,
+                      command_timeout: float = 10.0) -> asyncpg.Pool:
+    # asyncpg's default reset on release is kept on purpose: it rolls back what a failed unit of work
+    # left open and discards a connection a cancelled query left busy (skipping it to save a round trip
+    # returned such connections to the pool and turned a Postgres restart into 500s).
     pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size, init=_init_connection,
-                                     command_timeout=command_timeout, timeout=5.0, reset=reset)
+                                     command_timeout=command_timeout, timeout=5.0)
     assert pool is not None
     return pool
 

@@ -18,8 +18,7 @@ from hold_service.service_layer.unit_of_work import UnitOfWork
 async def bootstrap(settings: HoldSettings, pool: asyncpg.Pool | None = None) -> Ports:
     pool = pool or await create_pool(settings.database_url, min_size=settings.db_pool_min,
                                      max_size=settings.db_pool_max,
-                                     command_timeout=settings.dependency_timeout_seconds * 5,
-                                     session_state=False)  # transaction-scoped locks only, no SET/LISTEN
+                                     command_timeout=settings.dependency_timeout_seconds * 5)
     guard = RedisGuard(redis_client(settings.redis_url, settings.redis_socket_timeout_seconds),
                        settings.redis_retry_after_seconds)
     limiter = RedisRateLimiter(guard, settings.hold_rate_limit_per_minute)

@@ -28,5 +28,5 @@ class Ports:
     redis: aioredis.Redis
 
     def uow(self, lock_customer: tuple[int, int] | None = None) -> UnitOfWork:
-        """`lock_customer` (customer, showtime): BEGIN also takes that customer's advisory lock."""
+        """`lock_customer` (customer, showtime): the transaction first takes that customer's advisory lock."""
         return self.uow_factory(lock_customer) if lock_customer else self.uow_factory()

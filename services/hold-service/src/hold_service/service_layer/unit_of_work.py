@@ -10,21 +10,17 @@ from asyncpg.transaction import Transaction
 
 from hold_service.adapters.repository import Conn, HoldRepository, IdempotencyRepository
 
-# sql/holds.sql lock_customer_showtime with its two bigints inlined: the same lock key.
-LOCK_CUSTOMER_SHOWTIME = "SELECT pg_advisory_xact_lock(hashtextextended('%d:%d', 7))"
-
 
 class UnitOfWork:
     holds: HoldRepository
     keys: IdempotencyRepository
-    customer_locked: tuple[int, int] | None = None  # (customer, showtime) whose lock BEGIN took
+    customer_locked: tuple[int, int] | None = None  # (customer, showtime) whose lock the transaction took
 
     def __init__(self, pool: asyncpg.Pool, lock_customer: tuple[int, int] | None = None) -> None:
         self.pool = pool
         self._lock_customer = lock_customer
         self._conn: PoolConnectionProxy | None = None
         self._tx: Transaction | None = None
-        self._manual = False  # BEGIN sent by us (with the lock), not by an asyncpg Transaction
         self.committed = False
 
     async def __aenter__(self) -> UnitOfWork:
@@ -41,39 +37,29 @@ class UnitOfWork:
         return self
 
     async def _begin(self, conn: PoolConnectionProxy) -> None:
-        if self._lock_customer is None:
-            self._tx = conn.transaction()
-            await self._tx.start()
-            return
-        # BEGIN and the per-customer advisory lock in one round trip (simple-query protocol: two
-        # statements in one message, no parameters, hence the ints are formatted in). They stay two
-        # statements, so take_seats' READ COMMITTED snapshot is still taken after the lock is granted.
-        customer, showtime = (int(v) for v in self._lock_customer)
-        self._manual = True
-        await conn.execute(f"BEGIN; {LOCK_CUSTOMER_SHOWTIME % (customer, showtime)}")
-        self.customer_locked = (customer, showtime)
+        # asyncpg's own Transaction, never a hand-sent BEGIN: the pool then knows the connection's state
+        # and resets or discards it on release, even after a failure or a cancelled query.
+        self._tx = conn.transaction()
+        await self._tx.start()
+        if self._lock_customer is not None:
+            await self.holds.lock_customer(*self._lock_customer)
+            self.customer_locked = self._lock_customer
 
     async def commit(self) -> None:
-        assert self._conn is not None
-        if self._manual:
-            await self._conn.execute("COMMIT")
-        else:
-            assert self._tx is not None
-            await self._tx.commit()
+        assert self._tx is not None
+        await self._tx.commit()
         self.committed = True
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         try:
             if not self.committed and self._conn is not None:
-                if self._manual:
-                    await self._conn.execute("ROLLBACK")
-                elif self._tx is not None:
+                if self._tx is not None:
                     await self._tx.rollback()
         finally:
             if self._conn is not None:
-                await self.pool.release(self._conn)  # asyncpg rolls back a transaction left open
-            self._conn, self._tx, self._manual, self.customer_locked = None, None, False, None
+                await self.pool.release(self._conn)
+            self._conn, self._tx, self.customer_locked = None, None, None
 
 
 class ConnectionUnitOfWork(UnitOfWork):
