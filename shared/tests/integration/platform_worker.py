@@ -4,8 +4,8 @@
     python platform_worker.py consume --dsn D --bootstrap B --topic T --group G --crash-p 0.2
 
 `consume` applies each TestEvent by inserting a row into `test_effect` (no unique constraint: a
-double effect would show as two rows) and, with probability crash-p, dies with SIGKILL after the
-effect committed and before the offset commit.
+double effect would show as two rows) and dies with SIGKILL after the effect committed and before the
+offset commit: with probability crash-p per record, or right after the crash-after-th record.
 """
 
 from __future__ import annotations
@@ -38,13 +38,17 @@ async def apply_effect(conn, event: TestEvent) -> None:  # type: ignore[no-untyp
 
 
 def consumer_config(args: argparse.Namespace) -> ConsumerConfig:
+    seen = 0
+
     async def maybe_die(_record) -> None:  # type: ignore[no-untyped-def]
-        if random.random() < args.crash_p:
+        nonlocal seen
+        seen += 1
+        if random.random() < args.crash_p or seen == args.crash_after:
             os.kill(os.getpid(), signal.SIGKILL)
 
     return ConsumerConfig(name=args.group, topics=[args.topic], bootstrap=args.bootstrap,
                           decode=TestEvent.model_validate_json, handlers={"TestEvent": apply_effect},
-                          after_effect=maybe_die if args.crash_p else None)
+                          after_effect=maybe_die if args.crash_p or args.crash_after else None)
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -73,5 +77,6 @@ if __name__ == "__main__":
     parser.add_argument("--group")
     parser.add_argument("--crash-p", type=float, default=0.0)
     parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--crash-after", type=int, default=0, help="consume: SIGKILL after the N-th record")
     asyncio.run(main(parser.parse_args()))
     sys.exit(0)

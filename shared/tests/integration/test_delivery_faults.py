@@ -6,6 +6,7 @@ fault, then checks the final database state: every event applied exactly once.
 """
 
 import asyncio
+import random
 import subprocess
 import time
 import uuid
@@ -96,20 +97,22 @@ async def test_r7_consumer_killed_after_effect_before_offset_commit(db, topic, p
     group, kills = f"r7-{topic}", 0
     try:
         await read_topic(kafka_bootstrap, topic, set(ids))
-        deadline = time.monotonic() + 150
-        while len(await effects(db)) < len(ids) and time.monotonic() < deadline:
+        # Three runs killed right after an effect (at a random record, so mid-batch), then one that may finish.
+        for crash_after in (*random.sample(range(5, 60), 3), 0):
             consumer = start_worker("consume", "--dsn", platform_dsn, "--bootstrap", kafka_bootstrap,
-                                    "--topic", topic, "--group", group, "--crash-p", "0.01")
+                                    "--topic", topic, "--group", group, "--crash-after", str(crash_after))
             try:
-                code = await asyncio.to_thread(consumer.wait, 20)  # a kill costs a ~6 s group rejoin
+                code = await asyncio.to_thread(consumer.wait, 30)  # a kill costs a ~6 s group rejoin
             except subprocess.TimeoutExpired:
-                code = None
-            stop_process(consumer)
-            kills += code == -9
-        applied = await wait_all_applied(db, ids, timeout=5)
+                code = None  # the clean run is still consuming: let it finish below
+            if crash_after:
+                stop_process(consumer)
+                kills += code == -9
+        applied = await wait_all_applied(db, ids, timeout=60)
+        stop_process(consumer)
     finally:
         stop_process(relay)
-    assert kills > 0, "the fault never fired"
+    assert kills == 3, "the fault did not fire every time"
     assert all(applied[i] == 1 for i in ids), "a redelivery after the kill applied twice"
     print(f"\nR7: {kills} consumer kills after effect/before commit, {len(ids)} events, double effects=0")
 
