@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from ticketing.api.types import StorableText
 
 from hold_service.domain.model import MAX_SHOWTIME_ID, Hold
 
@@ -14,7 +15,7 @@ from hold_service.domain.model import MAX_SHOWTIME_ID, Hold
 class ShowtimeCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     showtimeId: int = Field(ge=1, le=MAX_SHOWTIME_ID)
-    title: str = Field(min_length=1, max_length=200)
+    title: StorableText = Field(min_length=1, max_length=200)
     startsAt: datetime
     priceCents: int = Field(ge=0, le=10_000_000)
     rows: dict[Annotated[str, Field(pattern=r"^[A-Z]{1,3}$")], Annotated[int, Field(ge=1, le=9999)]] = Field(

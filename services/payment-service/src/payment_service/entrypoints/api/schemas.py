@@ -7,7 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 class CheckoutCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    voucherCode: str | None = Field(default=None, min_length=1, max_length=64)
+    # ASCII like voucher-service's codes: a NUL byte or an unpaired surrogate would 500 in Postgres.
+    voucherCode: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,32}$")
 
 
 class CheckoutPublic(BaseModel):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from ticketing.api.errors import not_found
 from ticketing.auth import Principal
 
+from voucher_service.entrypoints.api.schemas import CODE_PATTERN, ORDER_ID_PATTERN
 from voucher_service.service_layer.context import Context
 
 
@@ -26,3 +27,7 @@ def ensure_may_act_for(principal: Principal, customer_id: int | None) -> None:
         return
     if customer_id is None or principal.customer_id != customer_id:
         raise not_found("voucher reservation")
+
+
+VoucherCode = Annotated[str, Path(pattern=CODE_PATTERN)]
+OrderId = Annotated[str, Path(pattern=ORDER_ID_PATTERN)]

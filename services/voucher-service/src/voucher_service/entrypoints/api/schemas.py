@@ -6,13 +6,18 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# Identifiers are plain ASCII: they are keys in Postgres, Redis and Kafka, and a NUL byte or an unpaired
+# surrogate would fail there with a 500 instead of a 422 here.
+CODE_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
+ORDER_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,64}$"
+
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class VoucherCreate(_Body):
-    code: str = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")
+    code: str = Field(pattern=CODE_PATTERN)
     discountAmount: int = Field(ge=0, le=10**12)  # cents; Postgres BIGINT and any real price fit
     minOrderAmount: int = Field(default=0, ge=0, le=10**12)
     totalLimit: int = Field(ge=0, le=2_000_000_000)
@@ -32,7 +37,7 @@ class VoucherCreate(_Body):
 
 class ReservationCreate(_Body):
     customerId: int = Field(ge=1, le=2**63 - 1)
-    orderId: str = Field(min_length=1, max_length=64)
+    orderId: str = Field(pattern=ORDER_ID_PATTERN)
     orderAmount: int = Field(ge=0, le=2**63 - 1)
 
 

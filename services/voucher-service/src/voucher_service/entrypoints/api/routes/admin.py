@@ -7,7 +7,7 @@ from ticketing.api.security import Admin
 
 from voucher_service.domain import commands
 from voucher_service.domain.errors import GateUnavailable, VoucherError, VoucherNotFound
-from voucher_service.entrypoints.api.deps import Ctx
+from voucher_service.entrypoints.api.deps import Ctx, VoucherCode
 from voucher_service.entrypoints.api.errors import to_api_error
 from voucher_service.entrypoints.api.schemas import VoucherCreate, VoucherPublic
 from voucher_service.service_layer import handlers
@@ -29,7 +29,7 @@ async def create(body: VoucherCreate, _: Admin, ctx: Ctx) -> dict[str, str]:
 
 
 @router.get("/admin/vouchers/{code}", response_model=VoucherPublic, name="get_voucher")
-async def read(code: str, _: Admin, ctx: Ctx) -> VoucherPublic:
+async def read(code: VoucherCode, _: Admin, ctx: Ctx) -> VoucherPublic:
     async with ctx.uow() as uow:
         voucher = await uow.vouchers.get(code)
         counts = await uow.vouchers.status_counts(code)

@@ -8,7 +8,7 @@ from ticketing.api.security import CustomerOrService
 
 from voucher_service.domain import commands
 from voucher_service.domain.errors import ReservationNotFound, VoucherError
-from voucher_service.entrypoints.api.deps import Ctx, ensure_may_act_for
+from voucher_service.entrypoints.api.deps import Ctx, OrderId, VoucherCode, ensure_may_act_for
 from voucher_service.entrypoints.api.errors import to_api_error
 from voucher_service.entrypoints.api.schemas import ReservationCreate, ReservationPublic
 from voucher_service.service_layer import handlers
@@ -18,7 +18,7 @@ router = APIRouter(tags=["reservations"])
 
 @router.post("/vouchers/{code}/reservations", status_code=201, response_model=ReservationPublic,
              name="reserve_voucher")
-async def reserve(code: str, body: ReservationCreate, principal: CustomerOrService,
+async def reserve(code: VoucherCode, body: ReservationCreate, principal: CustomerOrService,
                   ctx: Ctx) -> Response:
     ensure_may_act_for(principal, body.customerId)
     cmd = commands.ReserveVoucher(code, body.customerId, body.orderId, body.orderAmount)
@@ -32,7 +32,7 @@ async def reserve(code: str, body: ReservationCreate, principal: CustomerOrServi
     return Response(body_bytes, status_code=201, media_type="application/json")
 
 
-async def _owner_check(code: str, order_id: str, principal: CustomerOrService, ctx: Ctx) -> None:
+async def _owner_check(code: VoucherCode, order_id: OrderId, principal: CustomerOrService, ctx: Ctx) -> None:
     """Customers may confirm or release only their own reservation (else 404). In flash mode the row
     may not be written yet, so the gate's orders hash answers for it."""
     if principal.role == "service":
@@ -50,7 +50,7 @@ async def _owner_check(code: str, order_id: str, principal: CustomerOrService, c
 
 
 @router.post("/vouchers/{code}/reservations/{order_id}/confirm", name="confirm_reservation")
-async def confirm(code: str, order_id: str, principal: CustomerOrService, ctx: Ctx) -> dict[str, str]:
+async def confirm(code: VoucherCode, order_id: OrderId, principal: CustomerOrService, ctx: Ctx) -> dict[str, str]:
     await _owner_check(code, order_id, principal, ctx)
     try:
         if not await handlers.confirm_reservation(commands.ConfirmReservation(order_id, code), ctx):
@@ -61,7 +61,7 @@ async def confirm(code: str, order_id: str, principal: CustomerOrService, ctx: C
 
 
 @router.delete("/vouchers/{code}/reservations/{order_id}", status_code=204, name="release_reservation")
-async def release(code: str, order_id: str, principal: CustomerOrService, ctx: Ctx) -> Response:
+async def release(code: VoucherCode, order_id: OrderId, principal: CustomerOrService, ctx: Ctx) -> Response:
     await _owner_check(code, order_id, principal, ctx)
     try:
         if not await handlers.release_reservation(commands.ReleaseReservation(order_id, code), ctx):
