@@ -2,7 +2,7 @@
 # Native local infrastructure (no Docker): PostgreSQL 15, Redis 7, Kafka 4.0.2 (KRaft, one node).
 #
 #   infra.sh up | down | status
-#   infra.sh kafka-kill | kafka-start | redis-restart | redis-stop | redis-start | pg-restart
+#   infra.sh kafka-kill | kafka-start | redis-restart | redis-stop | redis-start | pg-restart | pg-stop | pg-start
 #
 # Every step is idempotent: what is installed or running is left alone. Runtime files live under
 # <repo>/var (git-ignored). Needs root (apt-get, runuser). See deploy/README.md.
@@ -351,6 +351,8 @@ main() {
     redis-stop) redis_stop ;;
     redis-start) ensure_dirs && redis_start ;;
     pg-restart) pg_restart ;;
+    pg-stop) pg_stop ;;
+    pg-start) pg_start ;;
     -h | --help | help) usage ;;
     *) usage ;;
   esac
