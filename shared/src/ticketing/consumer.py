@@ -42,6 +42,7 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError,
     asyncpg.InterfaceError, asyncpg.TooManyConnectionsError, asyncpg.ConnectionDoesNotExistError,
     asyncpg.DeadlockDetectedError, asyncpg.SerializationError,
+    asyncpg.InternalClientError,  # a connection the server dropped mid-query, failing its reset on release
 )
 
 

@@ -44,6 +44,8 @@ DEPENDENCY_DOWN: tuple[type[BaseException], ...] = (
     OSError, TimeoutError, asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError,
     asyncpg.InterfaceError, asyncpg.TooManyConnectionsError, asyncpg.ConnectionDoesNotExistError,
     asyncpg.AdminShutdownError if hasattr(asyncpg, "AdminShutdownError") else OSError,
+    # asyncpg raises this when a connection the server dropped mid-query is reset on release.
+    asyncpg.InternalClientError,
     RedisConnectionError, RedisTimeoutError,
     # Not an outage but as transient: Postgres aborted this transaction to break a lock cycle, a retry succeeds.
     asyncpg.DeadlockDetectedError, asyncpg.SerializationError,

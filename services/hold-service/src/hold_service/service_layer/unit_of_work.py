@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from types import TracebackType
 
 import asyncpg
@@ -52,14 +53,27 @@ class UnitOfWork:
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
+        conn, tx = self._conn, self._tx
+        self._conn, self._tx, self.customer_locked = None, None, None
+        if conn is None:
+            return
+        failing = exc is not None
+        # On a dead connection the rollback and the pool's reset fail too (asyncpg then terminates the
+        # connection). When the unit of work is already failing, its original error (say
+        # ConnectionDoesNotExistError, a 503) is the one to report, not these.
         try:
-            if not self.committed and self._conn is not None:
-                if self._tx is not None:
-                    await self._tx.rollback()
+            if not self.committed and tx is not None:
+                await _quietly(tx.rollback(), failing)
         finally:
-            if self._conn is not None:
-                await self.pool.release(self._conn)
-            self._conn, self._tx, self.customer_locked = None, None, None
+            await _quietly(self.pool.release(conn), failing)
+
+
+async def _quietly(step: Awaitable[object], failing: bool) -> None:
+    try:
+        await step
+    except Exception:
+        if not failing:
+            raise
 
 
 class ConnectionUnitOfWork(UnitOfWork):
