@@ -112,3 +112,10 @@ async def test_seat_map_has_version_and_follows_changes(start, h) -> None:
         after = (await svc.client.get(url, headers=auth)).json()  # the change refreshed the cache
         assert after["version"] == 1
         assert {s["code"]: s["status"] for s in after["seats"]}["F2"] == "HELD"
+
+
+async def test_seat_map_lists_seats_in_hall_order(start, h) -> None:
+    async with start() as svc:
+        sid = await svc.showtime({"B": 2, "A": 11, "AA": 1})
+        seats = (await svc.client.get(f"/showtimes/{sid}/seats", headers=h.auth(5))).json()["seats"]
+        assert [s["code"] for s in seats] == [*(f"A{n}" for n in range(1, 12)), "B1", "B2", "AA1"]

@@ -143,13 +143,14 @@ LIMIT $1
 FOR UPDATE SKIP LOCKED;
 
 -- name: seat_map
--- The seat map with lazy expiry applied, and its version.
+-- The seat map with lazy expiry applied, and its version; seats in hall order (row, then number: A2 before A10).
 SELECT s.seat_map_version AS version,
        coalesce(json_agg(json_build_object(
            'code', ss.seat_code,
            'status', CASE WHEN ss.status = 'HELD' AND ss.hold_expires_at < now() THEN 'AVAILABLE'
                           ELSE ss.status END)
-           ORDER BY ss.seat_code), '[]'::json) AS seats
+           ORDER BY length(substring(ss.seat_code FROM '^[A-Z]+')), substring(ss.seat_code FROM '^[A-Z]+') COLLATE "C",
+                    substring(ss.seat_code FROM '[0-9]+$')::int), '[]'::json) AS seats
 FROM showtime s LEFT JOIN show_seat ss ON ss.showtime_id = s.showtime_id
 WHERE s.showtime_id = $1
 GROUP BY s.seat_map_version;
