@@ -30,8 +30,10 @@ def qr_texts(msg: EmailMessage) -> list[str]:
     for part in msg.iter_attachments():
         if part.get_content_type() == "image/png":
             image = Image.open(io.BytesIO(part.get_content()))
-            texts += [r.text for r in zxingcpp.read_barcodes(image)]
-    return texts
+            found = zxingcpp.read_barcodes(image, formats=zxingcpp.BarcodeFormat.QRCode)
+            texts += [r.text for r in found]
+    # zxing may report one QR code more than once (found at two scales): distinct texts, in order.
+    return list(dict.fromkeys(texts))
 
 
 @pytest.fixture(scope="session")
