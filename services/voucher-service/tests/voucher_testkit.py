@@ -14,9 +14,10 @@ import asyncpg
 import redis.asyncio as aioredis
 import voucher_service
 from voucher_service.adapters.gate import RedisFlashGate
-from voucher_service.domain.commands import CreateVoucher
+from voucher_service.domain.commands import CreateVoucher, ReserveVoucher
+from voucher_service.domain.errors import VoucherError
 from voucher_service.service_layer.context import Context
-from voucher_service.service_layer.handlers import create_voucher
+from voucher_service.service_layer.handlers import create_voucher, reserve_voucher
 from voucher_service.service_layer.unit_of_work import PgUnitOfWork
 
 MIGRATIONS = Path(voucher_service.__file__).resolve().parent / "sql" / "migrations"
@@ -86,3 +87,12 @@ async def forwarder(port: int, target: str) -> AsyncIterator[None]:
         yield
     finally:
         server.close()
+
+
+async def try_reserve(ctx: Context, cmd: ReserveVoucher) -> str:
+    """"ok", or the name of the VoucherError the reservation raised."""
+    try:
+        await reserve_voucher(cmd, ctx)
+        return "ok"
+    except VoucherError as exc:
+        return type(exc).__name__

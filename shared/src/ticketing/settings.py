@@ -23,6 +23,8 @@ class ServiceSettings(BaseSettings):
     log_level: str = "INFO"
     jwt_secret: str = DEV_DEFAULT_SECRET
     kafka_bootstrap_servers: str = "127.0.0.1:9092"
+    # Prefixes consumer group and inbox names, so tests run their own groups beside a running dev stack.
+    kafka_group_prefix: str = ""
     redis_url: str = "redis://127.0.0.1:6379/0"
     database_url: str = "postgresql://postgres@127.0.0.1:5432/ticketing"
     db_pool_min: int = Field(default=2, ge=1)

@@ -24,6 +24,5 @@ class HoldSettings(ServiceSettings):
     # After a Redis failure Redis is skipped this long: a dead Redis costs one timeout, not one per request.
     redis_retry_after_seconds: float = Field(default=1.0, ge=0)
     idempotency_retention_hours: float = Field(default=24, ge=24)
-    kafka_group_prefix: str = ""
     http_host: str = "127.0.0.1"
     http_port: int = 8001

@@ -16,7 +16,6 @@ class NotifierSettings(ServiceSettings):
         validation_alias=AliasChoices("NOTIFIER_DATABASE_URL", "DATABASE_URL"),
     )
     db_pool_max: int = Field(default=5, ge=1)
-    kafka_group_prefix: str = ""
     # A worker killed with -9 keeps its partitions until its session times out; faust's default (60 s)
     # would stall a restarted worker that long, so a shorter session (heartbeats every 3 s) is used.
     kafka_session_timeout_seconds: float = Field(default=10.0, ge=6)

@@ -26,7 +26,6 @@ class Settings(ServiceSettings):
     # Stripe keeps idempotency keys 24 h; we keep them at least that long.
     idempotency_retention_seconds: int = Field(default=2 * 86400, ge=86400)
     housekeeping_interval_seconds: float = Field(default=3600, gt=0)
-    kafka_group_prefix: str = ""
     # Fault hook for the crash-safety test: exit right after the gateway created the session and
     # before the database learns about it. Never set outside tests.
     fault_exit_after_gateway_call: bool = False

@@ -17,7 +17,6 @@ class VoucherSettings(ServiceSettings):
     voucher_reservation_ttl_seconds: float = Field(default=900, gt=0)
     sweep_interval_seconds: float = Field(default=15, gt=0)
     reconcile_interval_seconds: float = Field(default=60, gt=0)
-    kafka_group_prefix: str = ""
     sold_out_cache_seconds: float = Field(default=2.0, ge=0)
     voucher_cache_seconds: float = Field(default=5.0, ge=0)
     kafka_send_timeout_seconds: float = Field(default=5.0, gt=0)

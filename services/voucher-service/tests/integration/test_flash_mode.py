@@ -12,24 +12,15 @@ from ticketing.events import VOUCHER_RESERVED_DLQ, VoucherReserved, outgoing
 from ticketing.testing import eventually
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.domain.commands import ConfirmReservation, ReleaseReservation, ReserveVoucher
-from voucher_service.domain.errors import VoucherError
 from voucher_service.service_layer.context import Context
 from voucher_service.service_layer.handlers import (
     confirm_reservation,
     release_reservation,
     reserve_voucher,
 )
-from voucher_testkit import assert_invariant, invariant, new_voucher, unique_customer
+from voucher_testkit import assert_invariant, invariant, new_voucher, try_reserve, unique_customer
 
 pytestmark = pytest.mark.integration
-
-
-async def _try(ctx: Context, cmd: ReserveVoucher) -> str:
-    try:
-        await reserve_voucher(cmd, ctx)
-        return "ok"
-    except VoucherError as exc:
-        return type(exc).__name__
 
 
 async def settled(pool: asyncpg.Pool, code: str, used: int) -> None:
@@ -42,7 +33,7 @@ async def settled(pool: asyncpg.Pool, code: str, used: int) -> None:
 async def test_r3_flash_200_customers_on_limit_10(flash_ctx: Context, pool: asyncpg.Pool) -> None:
     code = await new_voucher(flash_ctx, limit=10, flash=True)
     cmds = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(200)]
-    outcomes = await asyncio.gather(*(_try(flash_ctx, c) for c in cmds))
+    outcomes = await asyncio.gather(*(try_reserve(flash_ctx, c) for c in cmds))
     assert outcomes.count("ok") == 10
     assert set(outcomes) == {"ok", "OutOfStock"}
     await settled(pool, code, 10)
@@ -53,9 +44,9 @@ async def test_r3_flash_at_limit_minus_one_500_at_once(flash_ctx: Context, pool:
                                                        limit: int) -> None:
     code = await new_voucher(flash_ctx, limit=limit, flash=True)
     first = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(limit - 1)]
-    assert all(o == "ok" for o in await asyncio.gather(*(_try(flash_ctx, c) for c in first)))
+    assert all(o == "ok" for o in await asyncio.gather(*(try_reserve(flash_ctx, c) for c in first)))
     cmds = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(500)]
-    outcomes = await asyncio.gather(*(_try(flash_ctx, c) for c in cmds))
+    outcomes = await asyncio.gather(*(try_reserve(flash_ctx, c) for c in cmds))
     assert outcomes.count("ok") == 1
     await settled(pool, code, limit)
 
@@ -64,9 +55,9 @@ async def test_flash_retries_and_per_user_limit(flash_ctx: Context, pool: asyncp
     code = await new_voucher(flash_ctx, limit=50, per_user=2, flash=True)
     customer = unique_customer()
     retry = ReserveVoucher(code, customer, str(uuid.uuid4()), 1000)
-    assert await asyncio.gather(*(_try(flash_ctx, retry) for _ in range(10))) == ["ok"] * 10
+    assert await asyncio.gather(*(try_reserve(flash_ctx, retry) for _ in range(10))) == ["ok"] * 10
     others = [ReserveVoucher(code, customer, str(uuid.uuid4()), 1000) for _ in range(10)]
-    outcomes = await asyncio.gather(*(_try(flash_ctx, c) for c in others))
+    outcomes = await asyncio.gather(*(try_reserve(flash_ctx, c) for c in others))
     assert outcomes.count("ok") == 1 and outcomes.count("AlreadyUsed") == 9
     await settled(pool, code, 2)
 

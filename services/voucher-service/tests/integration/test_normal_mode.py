@@ -8,30 +8,22 @@ import uuid
 import asyncpg
 import pytest
 from voucher_service.domain.commands import ConfirmReservation, ReleaseReservation, ReserveVoucher
-from voucher_service.domain.errors import AlreadyUsed, NotEligible, OutOfStock, VoucherError
+from voucher_service.domain.errors import AlreadyUsed, NotEligible, OutOfStock
 from voucher_service.service_layer.context import Context
 from voucher_service.service_layer.handlers import (
     confirm_reservation,
     release_reservation,
     reserve_voucher,
 )
-from voucher_testkit import assert_invariant, new_voucher, unique_customer
+from voucher_testkit import assert_invariant, new_voucher, try_reserve, unique_customer
 
 pytestmark = pytest.mark.integration
-
-
-async def _try(ctx: Context, cmd: ReserveVoucher) -> str:
-    try:
-        await reserve_voucher(cmd, ctx)
-        return "ok"
-    except VoucherError as exc:
-        return type(exc).__name__
 
 
 async def test_r3_200_customers_on_limit_10_exactly_10(ctx: Context, pool: asyncpg.Pool) -> None:
     code = await new_voucher(ctx, limit=10)
     cmds = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(200)]
-    outcomes = await asyncio.gather(*(_try(ctx, c) for c in cmds))
+    outcomes = await asyncio.gather(*(try_reserve(ctx, c) for c in cmds))
     assert outcomes.count("ok") == 10
     assert set(outcomes) == {"ok", "OutOfStock"}
     assert await assert_invariant(pool, code) == 10
@@ -47,7 +39,7 @@ async def test_r3_at_limit_minus_one_500_at_once_one_wins(ctx: Context, pool: as
         "SELECT $1::varchar, -g, $1::varchar || '-pre-' || g, 'RESERVED', 0, 1 FROM generate_series(1, $2) g",
         code, limit - 1)
     cmds = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(500)]
-    outcomes = await asyncio.gather(*(_try(ctx, c) for c in cmds))
+    outcomes = await asyncio.gather(*(try_reserve(ctx, c) for c in cmds))
     assert outcomes.count("ok") == 1
     assert await assert_invariant(pool, code) == limit
 
@@ -55,7 +47,7 @@ async def test_r3_at_limit_minus_one_500_at_once_one_wins(ctx: Context, pool: as
 async def test_retries_with_one_order_id_consume_once(ctx: Context, pool: asyncpg.Pool) -> None:
     code = await new_voucher(ctx, limit=5)
     cmd = ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000)
-    outcomes = await asyncio.gather(*(_try(ctx, cmd) for _ in range(20)))
+    outcomes = await asyncio.gather(*(try_reserve(ctx, cmd) for _ in range(20)))
     assert outcomes == ["ok"] * 20
     assert await assert_invariant(pool, code) == 1
 
@@ -65,7 +57,7 @@ async def test_per_user_limit_one_and_three(ctx: Context, pool: asyncpg.Pool) ->
         code = await new_voucher(ctx, limit=50, per_user=per_user)
         customer = unique_customer()
         cmds = [ReserveVoucher(code, customer, str(uuid.uuid4()), 1000) for _ in range(12)]
-        outcomes = await asyncio.gather(*(_try(ctx, c) for c in cmds))
+        outcomes = await asyncio.gather(*(try_reserve(ctx, c) for c in cmds))
         assert outcomes.count("ok") == per_user, outcomes
         assert set(outcomes) - {"ok"} == {"AlreadyUsed"}
         assert await assert_invariant(pool, code) == per_user

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 from types import TracebackType
 
 import asyncpg
@@ -9,18 +10,18 @@ import asyncpg
 from voucher_service.adapters.repository import VoucherRepository
 
 
-class UnitOfWork:
+class UnitOfWork(abc.ABC):
     vouchers: VoucherRepository
 
-    async def __aenter__(self) -> UnitOfWork:
-        raise NotImplementedError
+    @abc.abstractmethod
+    async def __aenter__(self) -> UnitOfWork: ...
 
+    @abc.abstractmethod
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        raise NotImplementedError
+                        tb: TracebackType | None) -> None: ...
 
-    async def commit(self) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    async def commit(self) -> None: ...
 
 
 class PgUnitOfWork(UnitOfWork):
