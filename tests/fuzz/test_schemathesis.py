@@ -3,8 +3,9 @@
 For each real API process (see conftest.py) and each operation in its /openapi.json, schemathesis
 generates valid (POSITIVE) and invalid (NEGATIVE) requests, sent with the right bearer token (admin for
 /admin, service for voucher reservations, customer otherwise). Every response must:
-- never be a 5xx (`not_a_server_error`: the contract says UNAVAILABLE 503 for a dependency down, and
-  nothing is down here, so any 5xx is a bug);
+- never be a 5xx other than the contract's 503 `UNAVAILABLE` (`no_server_error`). That one answer is
+  allowed: a flash-sale voucher the fuzzer made keeps its gate shut (503) until the voucher writer, which
+  does not run here, has caught up; any 500 or other 5xx is a bug;
 - conform to the schema and media type where the schema declares them (`response_schema_conformance`,
   `content_type_conformance`);
 - be an error in the contract's format, `{"error": CODE, "message": text, ...}`, for every 4xx (the apps do
@@ -29,7 +30,6 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
-from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
 pytestmark = pytest.mark.integration
@@ -39,6 +39,18 @@ UNAUTHENTICATED_EXAMPLES = 5
 OPS_PATHS = {"/healthz", "/readyz", "/metrics"}
 TIMEOUT = 10.0
 SERVICES = ["hold-service", "payment-service", "voucher-service", "gateway-simulator"]  # conftest.APIS
+
+
+def no_server_error(ctx: Any, response: Any, case: Any) -> bool | None:
+    if response.status_code < 500:
+        return None
+    try:
+        code = response.json().get("error")
+    except (ValueError, AttributeError):
+        code = None
+    assert response.status_code == 503 and code == "UNAVAILABLE", (
+        f"server error {response.status_code}: {response.text[:300]!r}")
+    return None
 
 
 def error_format(ctx: Any, response: Any, case: Any) -> bool | None:
@@ -54,7 +66,7 @@ def error_format(ctx: Any, response: Any, case: Any) -> bool | None:
     return None
 
 
-CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance, error_format]
+CHECKS = [no_server_error, response_schema_conformance, content_type_conformance, error_format]
 
 
 def role_for(service: str, method: str, path: str) -> str | None:

@@ -78,6 +78,9 @@ class VoucherRepository:
         return row["voucher_code"] if row else None
 
     async def expire(self, ttl_seconds: float, batch: int) -> list[dict[str, Any]]:
+        """Expired reservations released in this transaction; none when another instance's run is on."""
+        if not await self.conn.fetchval(QUERIES.try_expiry_lock):
+            return []
         return [dict(r) for r in await self.conn.fetch(QUERIES.expire_reservations, ttl_seconds, batch)]
 
     async def status_counts(self, code: str) -> dict[str, int]:

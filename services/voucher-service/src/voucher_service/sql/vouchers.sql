@@ -74,6 +74,12 @@ UPDATE voucher_redemption SET status = 'RELEASED', updated_at = clock_timestamp(
 WHERE order_id = $1 AND status = 'RESERVED'
 RETURNING voucher_code, customer_id, order_id;
 
+-- name: try_expiry_lock
+-- One expiry run at a time across instances (released at commit). Two runs at once each lock their
+-- redemption rows, then update the vouchers of those rows in no fixed order: a deadlock when they share
+-- vouchers. A run that finds the lock taken skips; the running one does the work.
+SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.voucher-expiry'));
+
 -- name: expire_reservations
 -- Reservations older than the TTL -> RELEASED, their uses given back, in one statement. SKIP LOCKED
 -- and the status test make concurrent runs on many instances split the work, never double-release.
