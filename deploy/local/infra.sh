@@ -127,6 +127,16 @@ pg_ensure_max_connections() {
   pg_restart
 }
 
+# Debian's cluster serves TLS with a snakeoil certificate; clients default to sslmode=prefer and so pay for
+# TLS on every loopback connection (a few % of a hold-service worker's CPU under load). Off locally; a
+# deployment that needs TLS says sslmode=require in its DSN. Reloadable, no restart.
+pg_ensure_no_tls() {
+  [[ "$(pg_sql 'SHOW ssl')" == "off" ]] && return 0
+  log "setting postgres ssl = off (loopback only; reload)"
+  pg_sql "ALTER SYSTEM SET ssl = off" >/dev/null
+  pg_sql "SELECT pg_reload_conf()" >/dev/null
+}
+
 pg_restart() {
   pg_ctl restart -m fast || fail_with_log "postgres failed to restart" "$PG_LOG"
   pg_wait_ready
@@ -319,6 +329,7 @@ cmd_up() {
   ensure_dirs
   pg_start
   pg_ensure_max_connections
+  pg_ensure_no_tls
   redis_install_and_take_over
   redis_start
   kafka_start

@@ -2,7 +2,7 @@
 
 Starts the voucher API (2 uvicorn workers, free port, the TEST database) and the worker's
 voucher-reserved consumer, then drives each mode for BENCH_SECONDS (10) at the same concurrency (each level of
-BENCH_CONCURRENCY, default "32,128") with
+BENCH_CONCURRENCY, default "32,64,128") with
 unique customers/orders (closed loop: a conservative ceiling, see RELIABILITY.md). Postgres writes per
 request come from pg_stat_user_tables of the voucher schema (n_tup_ins + n_tup_upd), read after the
 consumer has caught up so flash mode's deferred writes are counted too.
@@ -14,6 +14,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -28,37 +29,70 @@ sys.path.insert(0, str(ROOT / "shared" / "src"))
 from ticketing.auth import issue_token  # noqa: E402
 from ticketing.testing import apply_migrations, free_port, shared_migrations, stop_process, test_dsn, wait_http_ok  # noqa: E402
 
-LEVELS = [int(c) for c in os.environ.get("BENCH_CONCURRENCY", "32,128").split(",")]
+LEVELS = [int(c) for c in os.environ.get("BENCH_CONCURRENCY", "32,64,128").split(",")]
 DURATION = float(os.environ.get("BENCH_SECONDS", "10"))
 MIGRATIONS = ROOT / "services/voucher-service/src/voucher_service/sql/migrations"
 WRITES = ("SELECT coalesce(sum(n_tup_ins + n_tup_upd), 0) FROM pg_stat_user_tables "
           "WHERE schemaname = current_schema()")
 
 
-async def drive(base: str, token: str, code: str, concurrency: int) -> tuple[int, int, list[float], float]:
-    latencies: list[float] = []
-    ok = errors = 0
-    deadline = time.monotonic() + DURATION
-    headers = {"Authorization": f"Bearer {token}"}
+WRK_SCRIPT = """
+-- Unique customers and orders per request (wrk's one thread; the run id keeps runs apart).
+wrk.method = "POST"
+wrk.headers["Authorization"] = "Bearer " .. TOKEN
+wrk.headers["Content-Type"] = "application/json"
+local n = 0
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) counts = {} end
+function request()
+  n = n + 1
+  local body = string.format('{"customerId":%d,"orderId":"%s-%04x-4000-8000-%012x","orderAmount":1000}',
+                             RUN * 10000000 + n, RUN_HEX, math.floor(n / 281474976710656) % 65536,
+                             n % 281474976710656)
+  return wrk.format(nil, PATH, nil, body)
+end
+function response(status, headers, body)
+  local k = tostring(status)
+  counts[k] = (counts[k] or 0) + 1
+end
+function done(summary, latency, requests)
+  io.write("COUNTS")
+  for k, v in pairs(threads[1]:get("counts")) do io.write(" " .. k .. "=" .. v) end
+  io.write(string.format("\\nSUMMARY %d %d %d %d %d\\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99), summary.errors.connect + summary.errors.read
+    + summary.errors.write + summary.errors.timeout))
+end
+"""
 
-    async def client(session: aiohttp.ClientSession) -> None:
-        nonlocal ok, errors
-        while time.monotonic() < deadline:
-            body = {"customerId": uuid.uuid4().int % 10**12 + 1, "orderId": str(uuid.uuid4()),
-                    "orderAmount": 1000}
-            start = time.perf_counter()
-            async with session.post(f"{base}/vouchers/{code}/reservations", json=body) as resp:
-                await resp.read()
-                latencies.append(time.perf_counter() - start)
-                if resp.status == 201:
-                    ok += 1
-                else:
-                    errors += 1
-    started = time.monotonic()
-    connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(base_url=None, headers=headers, connector=connector) as session:
-        await asyncio.gather(*(client(session) for _ in range(concurrency)))
-    return ok, errors, latencies, time.monotonic() - started
+
+def drive(base: str, token: str, code: str, concurrency: int) -> tuple[int, int, float, float, float]:
+    """wrk, closed loop at `concurrency` connections: (created, other answers, p50 ms, p99 ms, seconds).
+
+    A C load generator: a Python one on the same 2 cores eats the CPU it measures (flash mode most).
+    """
+    run = int(time.time() * 1000) % 1_000_000 + concurrency
+    prelude = (f'TOKEN = "{token}"\nPATH = "/vouchers/{code}/reservations"\nRUN = {run}\n'
+               f'RUN_HEX = "{uuid.uuid4().hex[:8]}"\n')
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
+        script.write(prelude + WRK_SCRIPT)
+        script.flush()
+        out = subprocess.run(["wrk", "-t1", f"-c{concurrency}", f"-d{round(DURATION)}s", "--timeout", "10s",
+                              "-s", script.name, base], capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"wrk failed: {out.stderr or out.stdout}")
+    codes: dict[str, int] = {}
+    summary = None
+    for line in out.stdout.splitlines():
+        if line.startswith("COUNTS"):
+            codes = {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+        elif line.startswith("SUMMARY"):
+            summary = list(map(int, line.split()[1:]))
+    if summary is None:
+        raise RuntimeError(f"wrk printed no summary: {out.stdout}")
+    _, duration_us, p50, p99, errors = summary
+    created = codes.pop("201", 0)
+    return created, sum(codes.values()) + errors, p50 / 1000, p99 / 1000, duration_us / 1e6
 
 
 def cpu_seconds(root: int) -> float:
@@ -82,11 +116,6 @@ def cpu_seconds(root: int) -> float:
             continue
         total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] * 1000 if ordered else float("nan")
 
 
 async def settle(conn: asyncpg.Connection, code: str, expected: int, timeout: float = 45) -> tuple[int, float]:
@@ -119,7 +148,8 @@ async def bench(base: str, dsn: str, secret: str, api_pid: int, worker_pid: int)
     admin = issue_token(secret, sub="1", role="admin")
     service = issue_token(secret, sub="2", role="service")
     conn = await asyncpg.connect(dsn)
-    print(f"one hot voucher per mode and level, {DURATION:.0f} s each, API on 2 uvicorn workers, closed loop")
+    print(f"one hot voucher per mode and level, {DURATION:.0f} s each, API on 2 uvicorn workers; load: wrk, "
+          f"closed loop, 1 thread, one connection per unit of concurrency")
     print(f"{'conc':>4} {'mode':7} {'ok':>7} {'err':>5} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
           f"{'pg writes/req':>14} {'API cpu ms/req':>15} {'writer cpu ms/req':>18}")
     for concurrency in LEVELS:
@@ -129,15 +159,15 @@ async def bench(base: str, dsn: str, secret: str, api_pid: int, worker_pid: int)
             await asyncio.sleep(1.5)
             writes_before = await conn.fetchval(WRITES)
             api_cpu, writer_cpu = cpu_seconds(api_pid), cpu_seconds(worker_pid)
-            ok, errors, lat, elapsed = await drive(base, service, code, concurrency)
+            ok, errors, p50, p99, elapsed = await asyncio.to_thread(drive, base, service, code, concurrency)
             api_cpu = cpu_seconds(api_pid) - api_cpu
             used, lag = await settle(conn, code, ok)
             writer_cpu = cpu_seconds(worker_pid) - writer_cpu
             writes = await conn.fetchval(WRITES) - writes_before
             per_req = 1000 / max(ok + errors, 1)
             results[mode] = ok / elapsed
-            print(f"{concurrency:4d} {mode:7} {ok:7d} {errors:5d} {ok / elapsed:8.0f} {pct(lat, 50):8.1f} "
-                  f"{pct(lat, 99):8.1f} {writes / max(ok + errors, 1):14.2f} {api_cpu * per_req:15.2f} "
+            print(f"{concurrency:4d} {mode:7} {ok:7d} {errors:5d} {ok / elapsed:8.0f} {p50:8.1f} "
+                  f"{p99:8.1f} {writes / max(ok + errors, 1):14.2f} {api_cpu * per_req:15.2f} "
                   f"{writer_cpu * per_req:18.2f}   "
                   f"(used_count {used}; Postgres caught up {lag:.1f} s after the load)")
         print(f"     flash / normal throughput at concurrency {concurrency}: "

@@ -22,5 +22,10 @@ async def append(conn: asyncpg.Connection, event: BaseModel) -> None:
 async def append_message(conn: asyncpg.Connection, event_id: uuid.UUID, message: Outgoing) -> None:
     if not conn.is_in_transaction():
         raise RuntimeError("outbox append outside a transaction would publish uncommitted facts")
-    headers = orjson.dumps([[k, v.decode()] for k, v in message.headers]).decode()
-    await conn.execute(QUERIES.insert_outbox, event_id, message.topic, message.key, message.value, headers)
+    await conn.execute(QUERIES.insert_outbox, event_id, message.topic, message.key, message.value,
+                       headers_json(message))
+
+
+def headers_json(message: Outgoing) -> str:
+    """The outbox `headers` column: [[name, value], ...] (Kafka header values are UTF-8 here)."""
+    return orjson.dumps([[k, v.decode()] for k, v in message.headers]).decode()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 
 import pytest
@@ -59,3 +60,29 @@ async def test_500_random_overlapping_holds_no_deadlock_no_double_holder(start, 
     for w in won:
         assert {str(seats[s]["hold_id"]) for s in w["seats"]} == {w["holdId"]}
     assert sum(1 for s in seats.values() if s["status"] == "HELD") == len(claimed)
+
+
+async def test_seat_map_versions_are_one_per_change_in_commit_order(start, db, h) -> None:
+    """Versions are stamped at COMMIT (migration 0002): 40 concurrent holds on one showtime, then a
+    cancel, give SeatsHeld events carrying versions 1..40 exactly once, SeatsReleased 41, and the
+    showtime, its seat map and the outbox agree; no placeholder reaches a payload."""
+    async with start(seat_gate_enabled=False, hold_rate_limit_per_minute=1000) as svc:
+        sid = await svc.showtime({"A": 20, "B": 20})
+        seats = [[f"{r}{n}"] for r in "AB" for n in range(1, 21)]
+        owner = h.new_id()
+        responses = await asyncio.gather(*(svc.hold(sid, s, customer=owner if i == 0 else None)
+                                           for i, s in enumerate(seats)))
+        assert [r.status_code for r in responses] == [201] * 40
+        first = responses[0].json()
+        cancel = await svc.client.delete(f"/holds/{first['holdId']}", headers=h.auth(owner))
+        assert cancel.status_code == 204
+        seat_map = (await svc.client.get(f"/showtimes/{sid}/seats", headers=h.auth(owner))).json()
+    payloads = await db.fetch("SELECT payload FROM outbox ORDER BY id DESC LIMIT 500")
+    events = [e for e in (json.loads(p["payload"]) for p in payloads) if e["showtimeId"] == sid]
+    held = sorted(e["data"]["seatMapVersion"] for e in events if e["type"] == "SeatsHeld")
+    released = [e["data"]["seatMapVersion"] for e in events if e["type"] == "SeatsReleased"]
+    assert held == list(range(1, 41))
+    assert released == [41]
+    assert await db.fetchval("SELECT seat_map_version FROM showtime WHERE showtime_id = $1", sid) == 41
+    assert seat_map["version"] == 41
+    assert await db.fetchval("SELECT count(*) FROM seat_map_stamp") == 0

@@ -129,3 +129,29 @@ async def test_poison_message_reaches_the_dlq(flash_ctx: Context, pool: asyncpg.
     await assert_invariant(pool, code)
     rows = await pool.fetchval("SELECT count(*) FROM voucher_redemption WHERE order_id = $1", excess.orderId)
     assert rows == 0
+
+
+async def test_acknowledged_orders_are_marked_in_one_script_run(flash_ctx: Context, pool: asyncpg.Pool) -> None:
+    """Acks of one Kafka batch resume their requests together: their P -> R marks share one EVALSHA,
+    and every one of them is marked before its request goes on."""
+    code = await new_voucher(flash_ctx, limit=50, flash=True)
+    gate = flash_ctx.flash_gate()
+    orders = [str(uuid.uuid4()) for _ in range(20)]
+    for order in orders:
+        assert (await gate.reserve(code, unique_customer(), 1, order, 1000)).name == "RESERVED"
+    runs: list[int] = []
+    script = gate._sent  # type: ignore[attr-defined]
+
+    async def counted(*, keys: list[str], args: list[str]) -> object:
+        runs.append(len(args))
+        return await script(keys=keys, args=args)
+
+    gate._sent = counted  # type: ignore[attr-defined]
+    try:
+        await asyncio.gather(*(gate.mark_sent(code, o) for o in orders))
+    finally:
+        gate._sent = script  # type: ignore[attr-defined]
+    assert runs == [20]
+    assert {(await gate.order(code, o)).state for o in orders} == {"R"}  # type: ignore[union-attr]
+    await gate.mark_sent(code, orders[0])  # already R: a later mark changes nothing
+    assert (await gate.order(code, orders[0])).state == "R"  # type: ignore[union-attr]

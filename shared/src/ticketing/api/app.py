@@ -9,12 +9,14 @@ from fastapi import APIRouter, FastAPI
 
 from ticketing.api.errors import install_error_handlers
 from ticketing.api.health import router as health_router
+from ticketing.api.hot_path import HotPaths, HotRoute
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
 
 def build_app(*, title: str, jwt_secret: str, routers: list[APIRouter], lifespan: Lifespan | None = None,
-              version: str = "1.0.0") -> FastAPI:
+              version: str = "1.0.0", hot_routes: list[HotRoute] | None = None) -> FastAPI:
+    """`hot_routes`: endpoints served ahead of FastAPI's routing (why: hot_path.py); keep them in `routers`."""
     app = FastAPI(title=title, version=version, lifespan=lifespan)
     app.state.jwt_secret = jwt_secret
     app.state.readiness_checks = {}
@@ -22,6 +24,8 @@ def build_app(*, title: str, jwt_secret: str, routers: list[APIRouter], lifespan
     app.include_router(health_router)
     for router in routers:
         app.include_router(router)
+    if hot_routes:
+        app.add_middleware(HotPaths, routes=hot_routes)
     return app
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -11,6 +12,7 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 from ticketing import outbox
 from ticketing.db import Queries, sql_dir
+from ticketing.events import outgoing
 
 import hold_service
 from hold_service.domain.model import Hold
@@ -18,11 +20,12 @@ from hold_service.domain.model import Hold
 # A plain connection or the pool's proxy for one; both speak the same protocol.
 Conn = asyncpg.Connection | PoolConnectionProxy
 Q = Queries.load(sql_dir(hold_service.__file__) / "holds.sql")
+VERSION_PLACEHOLDER = 987_654_321_987_654_321  # no real version gets near it; replaced at COMMIT
 
 
 @dataclass(frozen=True)
 class Taken:
-    """What take_seats saw and did; `version` is None when it wrote nothing."""
+    """What take_seats saw and did; `expires_at` is None when it wrote nothing."""
 
     price_cents: int | None  # None: no such showtime
     held: int  # seats the customer held on the showtime before this request
@@ -30,7 +33,6 @@ class Taken:
     found: set[str]  # requested seats that exist
     taken: list[str]  # requested seats someone else holds or booked
     expires_at: datetime | None
-    version: int | None
 
 
 def _hold(row: asyncpg.Record, version: int = 0) -> Hold:
@@ -65,8 +67,7 @@ class HoldRepository:
                                        booking_id, cap)
         assert row is not None  # the statement always returns its one verdict row
         return Taken(price_cents=row["price_cents"], held=int(row["held"]), frees_in=int(row["frees_in"] or 1),
-                     found=set(row["found"]), taken=list(row["taken"]), expires_at=row["expires_at"],
-                     version=row["version"])
+                     found=set(row["found"]), taken=list(row["taken"]), expires_at=row["expires_at"])
 
     async def version(self, showtime_id: int) -> int:
         row = await self.conn.fetchrow(Q.get_showtime, showtime_id)
@@ -118,6 +119,22 @@ class HoldRepository:
 
     async def emit(self, event: Any) -> None:
         await outbox.append(self.conn, event)  # type: ignore[arg-type]
+
+    async def emit_versioned_at_commit(self, showtime_id: int, event_for: Callable[[int], Any]) -> None:
+        """Append `event_for(version)`; the showtime's next seat-map version is stamped in at COMMIT.
+
+        The event is encoded once by the catalogue with a placeholder version; a deferred trigger
+        (migration 0002) bumps the version and writes its digits over the placeholder's.
+        """
+        if not self.conn.is_in_transaction():
+            raise RuntimeError("outbox append outside a transaction would publish uncommitted facts")
+        event = event_for(VERSION_PLACEHOLDER)
+        message = outgoing(event)
+        if b'"seatMapVersion":%d' % VERSION_PLACEHOLDER not in message.value:
+            raise ValueError(f"{event.type} carries no seatMapVersion")
+        await self.conn.execute(Q.emit_versioned_at_commit, event.eventId, message.topic, message.key,
+                                message.value, outbox.headers_json(message), showtime_id,
+                                str(VERSION_PLACEHOLDER))
 
 
 class IdempotencyRepository:

@@ -5,8 +5,7 @@
 
 from __future__ import annotations
 
-import asyncio
-
+import uvloop
 from ticketing.logs import configure_logging
 from ticketing.relay import OutboxRelay, RelayConfig
 from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
@@ -44,7 +43,7 @@ async def main(roles: list[str]) -> None:
 
 
 def cli() -> None:
-    asyncio.run(main(roles_from_argv(ALL_ROLES, __doc__)))
+    uvloop.run(main(roles_from_argv(ALL_ROLES, __doc__)))
 
 if __name__ == "__main__":
     cli()

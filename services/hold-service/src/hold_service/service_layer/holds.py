@@ -69,12 +69,13 @@ async def _take(uow: UnitOfWork, cmd: HoldSeats, seats: list[str], ttl: float, p
         raise InvalidSeats("unknown seat codes", unknown)
     if got.taken:
         raise SeatsUnavailable(got.taken)
-    if got.version is None or got.expires_at is None:  # cannot happen with the rows locked; roll back
+    if got.expires_at is None:  # cannot happen with the rows locked; roll back
         raise SeatsUnavailable(seats)
     hold = Hold(hold_id=cmd.hold_id, booking_id=cmd.booking_id, customer_id=cmd.customer_id,
                 showtime_id=cmd.showtime_id, seats=seats, status="HELD", expires_at=got.expires_at,
-                amount_cents=got.price_cents * len(seats), seat_map_version=got.version)
-    await uow.holds.emit(events.seats_held(hold, got.version))
+                amount_cents=got.price_cents * len(seats))
+    # The version is stamped at COMMIT: the showtime's version row is the one every hold waits for.
+    await uow.holds.emit_versioned_at_commit(cmd.showtime_id, lambda v: events.seats_held(hold, v))
     return hold
 
 

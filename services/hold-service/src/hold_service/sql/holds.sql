@@ -24,8 +24,8 @@ SELECT pg_advisory_xact_lock(hashtextextended($1::bigint::text || ':' || $2::big
 -- not count), the requested seats locked in seat-code order (deadlock-free against every other path;
 -- FOR UPDATE returns the latest committed version after a wait), then the conditional UPDATE, the source
 -- of truth: every seat must exist and be free or expired (lazy expiry), else nothing is written
--- (all-or-nothing); then the booking, whose expires_at is the seats' (one clock: Postgres now()); and
--- last the seat-map version bump, the hot per-showtime row, locked from here to COMMIT.
+-- (all-or-nothing); then the booking, whose expires_at is the seats' (one clock: Postgres now()). The
+-- seat-map version is bumped at COMMIT (emit_versioned_at_commit), so its hot row is locked briefly.
 WITH showtime_row AS (
     SELECT price_cents FROM showtime WHERE showtime_id = $1
 ), held AS (
@@ -62,16 +62,11 @@ WITH showtime_row AS (
     FROM seats
     HAVING count(*) = cardinality($2::text[])
     RETURNING expires_at, amount_cents
-), version AS (
-    UPDATE showtime SET seat_map_version = seat_map_version + 1
-    WHERE EXISTS (SELECT 1 FROM booking_row) AND showtime_id = $1
-    RETURNING seat_map_version
 )
 SELECT (SELECT price_cents FROM showtime_row) AS price_cents, held.held, held.frees_in,
        verdict.found, verdict.taken,
        (SELECT expires_at FROM booking_row) AS expires_at,
-       (SELECT amount_cents FROM booking_row) AS amount_cents,
-       (SELECT seat_map_version FROM version) AS version
+       (SELECT amount_cents FROM booking_row) AS amount_cents
 FROM held, verdict;
 
 -- name: lock_seats
@@ -89,6 +84,21 @@ FOR UPDATE;
 UPDATE showtime SET seat_map_version = seat_map_version + 1
 WHERE showtime_id = $1
 RETURNING seat_map_version;
+
+-- name: emit_versioned_at_commit
+-- Append an event whose seatMapVersion the COMMIT stamps (migration 0002: the showtime's version row is
+-- every hold's one point of contention, so it is locked only during the commit). $1 event id, $2 topic,
+-- $3 key, $4 payload with the placeholder version, $5 headers, $6 showtime, $7 the placeholder's digits.
+-- Wakes the relay on commit as insert_outbox does.
+WITH row AS (
+    INSERT INTO outbox (event_id, topic, message_key, payload, headers)
+    VALUES ($1, $2, $3, $4, $5::text::jsonb)
+    RETURNING id
+), stamp AS (
+    INSERT INTO seat_map_stamp (outbox_id, showtime_id, placeholder)
+    SELECT id, $6, $7 FROM row
+)
+SELECT pg_notify(current_schema() || '_outbox', '') FROM row;
 
 -- name: get_booking
 -- One hold with its lazily derived status (EXPIRED when HELD and past its time).

@@ -5,9 +5,9 @@ Locally one process runs every role; in Kubernetes each role can run alone.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
+import uvloop
 from ticketing.logs import configure_logging
 from ticketing.relay import OutboxRelay, RelayConfig
 from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
@@ -51,7 +51,7 @@ async def run(roles: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    asyncio.run(run(roles_from_argv(ALL_ROLES, __doc__, argv)))
+    uvloop.run(run(roles_from_argv(ALL_ROLES, __doc__, argv)))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ restart or SCRIPT FLUSH costs one extra round trip, not an error.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 from collections.abc import Callable, Coroutine
@@ -65,6 +66,7 @@ class RedisFlashGate(FlashGate):
         self._sent = client.register_script((_LUA / "sent.lua").read_text())
         self._sold_out: dict[str, float] = {}
         self.sold_out_ttl = sold_out_ttl
+        self._sent_batches: dict[str, tuple[list[str], asyncio.Future[None]]] = {}
 
     @_down_is_unavailable
     async def reserve(self, code: str, customer_id: int, per_user_limit: int, order_id: str,
@@ -95,9 +97,28 @@ class RedisFlashGate(FlashGate):
         value = await self.redis.get(keys(code)[0])
         return int(value) if value is not None else None
 
-    @_down_is_unavailable
     async def mark_sent(self, code: str, order_id: str) -> None:
-        await self._sent(keys=keys(code), args=[order_id])
+        """Joins the marks of every order acknowledged meanwhile: one script run per voucher per batch.
+
+        The broker acknowledges a whole batch of VoucherReserved at once, so their requests resume
+        together; marking them one EVALSHA each was about a tenth of a flash request's CPU.
+        """
+        batch = self._sent_batches.get(code)
+        if batch is None:
+            batch = self._sent_batches[code] = ([], asyncio.get_running_loop().create_future())
+            batch[1].add_done_callback(lambda f: f.cancelled() or f.exception())  # read even if nobody waits
+            asyncio.get_running_loop().call_soon(self._flush_sent, code)
+        batch[0].append(order_id)
+        await asyncio.shield(batch[1])
+
+    def _flush_sent(self, code: str) -> None:
+        orders, done = self._sent_batches.pop(code)
+        task = asyncio.get_running_loop().create_task(self._mark_sent(code, orders))
+        task.add_done_callback(lambda t: _settle(done, t))
+
+    @_down_is_unavailable
+    async def _mark_sent(self, code: str, order_ids: list[str]) -> None:
+        await self._sent(keys=keys(code), args=order_ids)
 
     @_down_is_unavailable
     async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]],
@@ -118,3 +139,15 @@ class RedisFlashGate(FlashGate):
 
     def mark_sold_out(self, code: str) -> None:
         self._sold_out[code] = time.monotonic() + self.sold_out_ttl
+
+
+def _settle(future: asyncio.Future[None], task: asyncio.Task[None]) -> None:
+    """Hand a batch's outcome to every request waiting on it."""
+    if future.cancelled():
+        return
+    if task.cancelled():
+        future.cancel()
+    elif (exc := task.exception()) is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(None)

@@ -5,9 +5,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
+import uvloop
 from ticketing.logs import configure_logging, log_action
 from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
 
@@ -59,7 +59,7 @@ async def main(names: list[str]) -> None:
 
 
 def cli() -> None:
-    asyncio.run(main(roles_from_argv(ALL_ROLES, __doc__)))
+    uvloop.run(main(roles_from_argv(ALL_ROLES, __doc__)))
 
 if __name__ == "__main__":
     cli()

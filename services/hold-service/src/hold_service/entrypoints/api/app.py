@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from ticketing.api.app import build_app
+from ticketing.api.hot_path import HotRoute
 from ticketing.kafka import kafka_readiness
 from ticketing.logs import configure_logging
 
@@ -34,4 +35,5 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
             await shutdown(ports)
 
     return build_app(title="hold-service", jwt_secret=settings.jwt_secret,
-                     routers=[showtimes.router, holds.router], lifespan=lifespan)
+                     routers=[showtimes.router, holds.router], lifespan=lifespan,
+                     hot_routes=[HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold)])

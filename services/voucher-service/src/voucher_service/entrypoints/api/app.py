@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from ticketing.api.app import build_app
+from ticketing.api.hot_path import HotRoute
 from ticketing.kafka import kafka_reachable
 from ticketing.logs import configure_logging
 
@@ -32,7 +33,8 @@ def get_application(settings: VoucherSettings | None = None) -> FastAPI:
             yield
 
     return build_app(title="voucher-service", jwt_secret=settings.jwt_secret,
-                     routers=[reservations.router, admin.router], lifespan=lifespan)
+                     routers=[reservations.router, admin.router], lifespan=lifespan,
+                     hot_routes=[HotRoute("POST", reservations.RESERVE_PATH, reservations.reserve)])
 
 
 async def _kafka_ready(bootstrap: str, publisher: KafkaPublisher | None) -> None:

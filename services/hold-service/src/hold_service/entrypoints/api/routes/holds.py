@@ -22,6 +22,7 @@ from hold_service.service_layer.ports import Ports
 
 router = APIRouter(tags=["holds"])
 _customer = require_role("customer")  # the shared check (verify_token_cached), called directly
+CREATE_HOLD_PATH = "/showtimes/{showtime_id}/holds"
 
 
 def _render(outcome: Hold | HoldError) -> tuple[int, dict[str, Any]]:
@@ -30,11 +31,12 @@ def _render(outcome: Hold | HoldError) -> tuple[int, dict[str, Any]]:
     return error_body(outcome)
 
 
-@router.post("/showtimes/{showtime_id}/holds", status_code=201, response_model=HoldCreated,
+@router.post(CREATE_HOLD_PATH, status_code=201, response_model=HoldCreated,
              name="create_hold", responses={409: {}, 422: {}, 429: {}}, openapi_extra=HOLD_OPENAPI)
 async def create_hold(request: Request) -> Response:
     """Hold 1-8 distinct seats of the showtime, all or nothing, until the hold expires."""
-    # The hot path: no body model and no FastAPI dependencies (why: hold_request.py); same contract.
+    # The hot path: served ahead of FastAPI's routing (ticketing.api.hot_path), so no body model and
+    # no FastAPI dependencies (why: hold_request.py); same contract either way.
     who = await _customer(request)  # 401/403 before any 422, as with FastAPI's dependency order
     sid, key = hold_request.showtime_id(request), hold_request.idempotency_key(request)
     ports: Ports = request.app.state.ports

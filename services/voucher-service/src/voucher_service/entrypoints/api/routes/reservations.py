@@ -2,34 +2,68 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import orjson
-from fastapi import APIRouter, Response
-from ticketing.api.security import CustomerOrService
+from fastapi import APIRouter, Request, Response
+from pydantic import ValidationError
+from ticketing.api.errors import ApiError
+from ticketing.api.security import CustomerOrService, require_role
 
 from voucher_service.domain import commands
 from voucher_service.domain.errors import ReservationNotFound, VoucherError
 from voucher_service.entrypoints.api.deps import Ctx, OrderId, VoucherCode, ensure_may_act_for
 from voucher_service.entrypoints.api.errors import to_api_error
-from voucher_service.entrypoints.api.schemas import ReservationCreate, ReservationPublic
+from voucher_service.entrypoints.api.schemas import CODE_PATTERN, ReservationCreate, ReservationPublic
 from voucher_service.service_layer import handlers
 
 router = APIRouter(tags=["reservations"])
 
 
-@router.post("/vouchers/{code}/reservations", status_code=201, response_model=ReservationPublic,
-             name="reserve_voucher")
-async def reserve(code: VoucherCode, body: ReservationCreate, principal: CustomerOrService,
-                  ctx: Ctx) -> Response:
+RESERVE_PATH = "/vouchers/{code}/reservations"
+_customer_or_service = require_role("customer", "service")
+_CODE = re.compile(CODE_PATTERN)
+RESERVE_OPENAPI: dict[str, Any] = {
+    "parameters": [{"name": "code", "in": "path", "required": True,
+                    "schema": {"type": "string", "pattern": CODE_PATTERN}}],
+    "requestBody": {"required": True,
+                    "content": {"application/json": {"schema": ReservationCreate.model_json_schema()}}},
+}
+
+
+@router.post(RESERVE_PATH, status_code=201, response_model=ReservationPublic, name="reserve_voucher",
+             openapi_extra=RESERVE_OPENAPI)
+async def reserve(request: Request) -> Response:
+    """Reserve one use of the voucher for an order (idempotent by orderId).
+
+    The hot path of a flash sale, served ahead of FastAPI's routing (ticketing.api.hot_path): the
+    caller check, the path and the body are validated here, with the contract's 422 body.
+    """
+    principal = await _customer_or_service(request)
+    body = _reservation(request.path_params["code"], await request.body())
     ensure_may_act_for(principal, body.customerId)
-    cmd = commands.ReserveVoucher(code, body.customerId, body.orderId, body.orderAmount)
+    cmd = commands.ReserveVoucher(request.path_params["code"], body.customerId, body.orderId, body.orderAmount)
     try:
-        reservation = await handlers.reserve_voucher(cmd, ctx)
+        reservation = await handlers.reserve_voucher(cmd, request.app.state.ctx)
     except VoucherError as exc:
         raise to_api_error(exc) from exc
-    # The hot path of a flash sale: the body is encoded directly (response_model documents it; returning
-    # a Response skips FastAPI's re-validation of the result).
     body_bytes = orjson.dumps({"orderId": reservation.order_id, "discountAmount": reservation.discount_amount})
     return Response(body_bytes, status_code=201, media_type="application/json")
+
+
+def _reservation(code: str, raw: bytes) -> ReservationCreate:
+    """The body as FastAPI would validate it, with the path code; every problem in one 422."""
+    problems: list[dict[str, Any]] = []
+    if not _CODE.match(code):
+        problems.append({"loc": ["path", "code"], "msg": f"String should match pattern '{CODE_PATTERN}'"})
+    try:
+        body = ReservationCreate.model_validate_json(raw)
+    except ValidationError as exc:
+        problems += [{"loc": ["body", *e["loc"]], "msg": e["msg"]} for e in exc.errors()]
+    if problems:
+        raise ApiError(422, "VALIDATION_ERROR", "request is not valid", problems=problems)
+    return body
 
 
 async def _owner_check(code: VoucherCode, order_id: OrderId, principal: CustomerOrService, ctx: Ctx) -> None:
