@@ -1,4 +1,7 @@
-"""A bare FastAPI endpoint of the same shape as POST /showtimes/{id}/holds: the framework's ceiling."""
+"""A bare FastAPI endpoint of the same shape as POST /showtimes/{id}/holds: the framework's ceiling.
+
+Same framework settings as the services (ticketing.api.app.build_app): no OpenTelemetry.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import uuid
 
 from fastapi import FastAPI
 from pydantic import BaseModel
+from ticketing.api.app import NO_OTEL
 
 
 class Body(BaseModel):
@@ -13,7 +17,7 @@ class Body(BaseModel):
 
 
 def get_application() -> FastAPI:
-    app = FastAPI()
+    app = FastAPI(telemetry=NO_OTEL)
 
     @app.post("/showtimes/{showtime_id}/holds", status_code=201)
     async def hold(showtime_id: int, body: Body) -> dict[str, object]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from ticketing.batching import TickBatcher
 
 from hold_service.adapters.redis_guard import RedisGuard
 
@@ -33,6 +34,8 @@ class SeatMapCache:
 class RedisSeatMapCache(SeatMapCache):
     def __init__(self, guard: RedisGuard, ttl_seconds: float) -> None:
         self.guard, self.ttl_ms = guard, int(ttl_seconds * 1000)
+        # Holds committing together (a wave of freed seats) drop their showtime's entry with one DEL.
+        self._drops: TickBatcher[int, None] = TickBatcher(self._drop)
 
     async def get(self, showtime_id: int) -> dict[str, Any] | None:
         raw = await self.guard.call("seatmap.get", self.guard.client.get(cache_key(showtime_id)))
@@ -43,4 +46,7 @@ class RedisSeatMapCache(SeatMapCache):
             cache_key(showtime_id), orjson.dumps(seat_map), px=self.ttl_ms))
 
     async def invalidate(self, showtime_id: int) -> None:
+        await self._drops.add(showtime_id, None)
+
+    async def _drop(self, showtime_id: int, _: list[None]) -> None:
         await self.guard.call("seatmap.invalidate", self.guard.client.delete(cache_key(showtime_id)))

@@ -6,7 +6,6 @@ restart or SCRIPT FLUSH costs one extra round trip, not an error.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import time
 from collections.abc import Callable, Coroutine
@@ -18,6 +17,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from ticketing.batching import TickBatcher
 
 from voucher_service.domain.errors import GateUnavailable
 from voucher_service.domain.model import GateOrder, GateResult
@@ -66,7 +66,7 @@ class RedisFlashGate(FlashGate):
         self._sent = client.register_script((_LUA / "sent.lua").read_text())
         self._sold_out: dict[str, float] = {}
         self.sold_out_ttl = sold_out_ttl
-        self._sent_batches: dict[str, tuple[list[str], asyncio.Future[None]]] = {}
+        self._sent_marks: TickBatcher[str, str] = TickBatcher(self._mark_sent)
 
     @_down_is_unavailable
     async def reserve(self, code: str, customer_id: int, per_user_limit: int, order_id: str,
@@ -103,18 +103,7 @@ class RedisFlashGate(FlashGate):
         The broker acknowledges a whole batch of VoucherReserved at once, so their requests resume
         together; marking them one EVALSHA each was about a tenth of a flash request's CPU.
         """
-        batch = self._sent_batches.get(code)
-        if batch is None:
-            batch = self._sent_batches[code] = ([], asyncio.get_running_loop().create_future())
-            batch[1].add_done_callback(lambda f: f.cancelled() or f.exception())  # read even if nobody waits
-            asyncio.get_running_loop().call_soon(self._flush_sent, code)
-        batch[0].append(order_id)
-        await asyncio.shield(batch[1])
-
-    def _flush_sent(self, code: str) -> None:
-        orders, done = self._sent_batches.pop(code)
-        task = asyncio.get_running_loop().create_task(self._mark_sent(code, orders))
-        task.add_done_callback(lambda t: _settle(done, t))
+        await self._sent_marks.add(code, order_id)
 
     @_down_is_unavailable
     async def _mark_sent(self, code: str, order_ids: list[str]) -> None:
@@ -140,14 +129,3 @@ class RedisFlashGate(FlashGate):
     def mark_sold_out(self, code: str) -> None:
         self._sold_out[code] = time.monotonic() + self.sold_out_ttl
 
-
-def _settle(future: asyncio.Future[None], task: asyncio.Task[None]) -> None:
-    """Hand a batch's outcome to every request waiting on it."""
-    if future.cancelled():
-        return
-    if task.cancelled():
-        future.cancel()
-    elif (exc := task.exception()) is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(None)

@@ -1,0 +1,50 @@
+"""TickBatcher: what is added during one loop turn is flushed once, per key, and every caller awaits it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from ticketing.batching import TickBatcher
+
+
+async def test_one_flush_per_key_per_turn_and_callers_wait_for_it() -> None:
+    flushed: list[tuple[str, list[int]]] = []
+
+    async def flush(key: str, items: list[int]) -> None:
+        await asyncio.sleep(0.01)
+        flushed.append((key, items))
+
+    batcher: TickBatcher[str, int] = TickBatcher(flush)
+    await asyncio.gather(*(batcher.add("a" if i % 2 else "b", i) for i in range(10)))
+    assert sorted(flushed) == [("a", [1, 3, 5, 7, 9]), ("b", [0, 2, 4, 6, 8])]  # all done on return
+    await batcher.add("a", 42)  # a later turn: a batch of its own
+    assert flushed[-1] == ("a", [42])
+
+
+async def test_every_caller_sees_the_flush_error() -> None:
+    async def flush(key: str, items: list[int]) -> None:
+        raise ConnectionError("redis is down")
+
+    batcher: TickBatcher[str, int] = TickBatcher(flush)
+    outcomes = await asyncio.gather(*(batcher.add("k", i) for i in range(3)), return_exceptions=True)
+    assert [type(o) for o in outcomes] == [ConnectionError] * 3
+
+
+async def test_a_cancelled_caller_does_not_cancel_the_others() -> None:
+    gate = asyncio.Event()
+    flushed: list[list[int]] = []
+
+    async def flush(key: str, items: list[int]) -> None:
+        await gate.wait()
+        flushed.append(items)
+
+    batcher: TickBatcher[str, int] = TickBatcher(flush)
+    first, second = asyncio.create_task(batcher.add("k", 1)), asyncio.create_task(batcher.add("k", 2))
+    await asyncio.sleep(0.01)
+    first.cancel()
+    gate.set()
+    await second
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    assert flushed == [[1, 2]]
