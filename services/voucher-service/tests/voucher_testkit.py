@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,8 @@ from typing import Any
 import asyncpg
 import redis.asyncio as aioredis
 import voucher_service
+from aiokafka import AIOKafkaConsumer, ConsumerRecord
+from ticketing.events import VOUCHER_RESERVED_DLQ
 from voucher_service.adapters.gate import RedisFlashGate
 from voucher_service.domain.commands import CreateVoucher, ReserveVoucher
 from voucher_service.domain.errors import VoucherError
@@ -96,3 +98,26 @@ async def try_reserve(ctx: Context, cmd: ReserveVoucher) -> str:
         return "ok"
     except VoucherError as exc:
         return type(exc).__name__
+
+
+async def dead_letters(kafka_bootstrap: str, run: Callable[[], Awaitable[object]],
+                       wanted: set[bytes]) -> dict[bytes, ConsumerRecord]:  # type: ignore[type-arg]
+    """The voucher-reserved.DLQ records sent from the time `run` starts, by value: polled until every
+    `wanted` value came (or 30 s), then once more so that an unexpected extra shows too."""
+    dlq = AIOKafkaConsumer(VOUCHER_RESERVED_DLQ, bootstrap_servers=kafka_bootstrap,
+                           auto_offset_reset="latest", group_id=None)
+    await dlq.start()
+    try:
+        await dlq.seek_to_end()
+        await dlq.getmany(timeout_ms=200)
+        await run()
+        found: dict[bytes, ConsumerRecord] = {}  # type: ignore[type-arg]
+        for _ in range(60):
+            done = wanted <= set(found)
+            polled = {r.value: r for rs in (await dlq.getmany(timeout_ms=500)).values() for r in rs}
+            found.update(polled)
+            if done:
+                return found
+        return found
+    finally:
+        await dlq.stop()

@@ -31,7 +31,8 @@ async def bootstrap(settings: HoldSettings, pool: asyncpg.Pool | None = None) ->
         admission = Admission(limiter, gate)
     return Ports(settings=settings, pool=pool, gate=gate,
                  cache=RedisSeatMapCache(guard, settings.seat_map_cache_seconds), limiter=limiter,
-                 admission=admission, uow_factory=lambda lock=None: UnitOfWork(pool, lock), redis=guard.client)
+                 admission=admission, redis=guard.client,
+                 uow_factory=lambda transaction=True: UnitOfWork(pool, transaction))
 
 
 async def shutdown(ports: Ports) -> None:

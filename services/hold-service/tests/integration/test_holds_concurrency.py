@@ -83,6 +83,12 @@ async def test_seat_map_versions_are_one_per_change_in_commit_order(start, db, h
     released = [e["data"]["seatMapVersion"] for e in events if e["type"] == "SeatsReleased"]
     assert held == list(range(1, 41))
     assert released == [41]
+    # expiresAt and amountCents are written into the event by Postgres: the same as the 201 said, to the
+    # character (the catalogue's datetime format).
+    answered = {r.json()["holdId"]: r.json() for r in responses}
+    for e in (e for e in events if e["type"] == "SeatsHeld"):
+        sent = answered[e["data"]["holdId"]]
+        assert (e["data"]["expiresAt"], e["data"]["amountCents"]) == (sent["expiresAt"], sent["amountCents"])
     assert await db.fetchval("SELECT seat_map_version FROM showtime WHERE showtime_id = $1", sid) == 41
     assert seat_map["version"] == 41
     assert await db.fetchval("SELECT count(*) FROM seat_map_stamp") == 0

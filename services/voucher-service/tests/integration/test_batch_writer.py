@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import asyncpg
 import pytest
 from aiokafka import ConsumerRecord
 from ticketing.events import VOUCHER_RESERVED, VoucherReserved, outgoing
+from voucher_service.adapters.repository import QUERIES
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.consumer import voucher_reserved_consumer
+from voucher_service.entrypoints.reserved_writer import apply_voucher_reserved_batch
 from voucher_service.service_layer.context import Context
-from voucher_testkit import TEST_PREFIX, assert_invariant, new_voucher, unique_customer
+from voucher_testkit import (
+    TEST_PREFIX,
+    assert_invariant,
+    dead_letters,
+    new_voucher,
+    unique_code,
+    unique_customer,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -33,3 +43,81 @@ async def test_a_batch_applies_each_event_once(ctx: Context, pool: asyncpg.Pool,
     await writer.process_batch(batch)
     await writer.process_batch(batch)  # the whole batch again (a crash before the offset commit)
     assert await assert_invariant(pool, code) == 3
+
+
+def _reservations(code: str, n: int) -> list[VoucherReserved]:
+    return [VoucherReserved.new(code=code, customer_id=unique_customer(), order_id=str(uuid.uuid4()),
+                                order_amount=1000) for _ in range(n)]
+
+
+async def _apply_counted(pool: asyncpg.Pool, ctx: Context, events: list[VoucherReserved]) -> list[str]:
+    """apply_voucher_reserved_batch in one transaction; the statements it sent."""
+    sent: list[Any] = []
+    async with pool.acquire() as conn:
+        conn.add_query_logger(sent.append)
+        try:
+            async with conn.transaction():
+                await apply_voucher_reserved_batch(conn, events, ctx)
+        finally:
+            conn.remove_query_logger(sent.append)
+    return [q.query for q in sent if q.query not in ("BEGIN;", "COMMIT;", "ROLLBACK;")]
+
+
+async def test_a_batch_is_written_with_one_statement(ctx: Context, pool: asyncpg.Pool) -> None:
+    code = await new_voucher(ctx, limit=60, flash=True)
+    events = _reservations(code, 50)
+    assert len(await _apply_counted(pool, ctx, events)) == 1
+    assert await assert_invariant(pool, code) == 50
+    rows = await pool.fetchval("SELECT count(*) FROM voucher_redemption WHERE voucher_code = $1 "
+                               "AND status = 'RESERVED' AND slot = 0", code)
+    assert rows == 50
+    again = [VoucherReserved.new(code=e.code, customer_id=e.customerId, order_id=e.orderId, order_amount=1000)
+             for e in events]  # new event ids: past the inbox, stopped by ON CONFLICT (order_id)
+    assert len(await _apply_counted(pool, ctx, again)) == 1
+    assert await assert_invariant(pool, code) == 50
+
+
+async def test_the_rare_cases_fall_back_to_one_by_one(ctx: Context, pool: asyncpg.Pool) -> None:
+    """Parked outcomes, per_user_limit > 1, one customer twice, unknown codes: as apply_voucher_reserved."""
+    code, multi = await new_voucher(ctx, limit=10, flash=True), await new_voucher(ctx, limit=10, per_user=2,
+                                                                                  flash=True)
+    plain, confirmed, released = _reservations(code, 3)
+    twice = unique_customer()
+    repeat = [VoucherReserved.new(code=multi, customer_id=twice, order_id=str(uuid.uuid4()), order_amount=1)
+              for _ in range(2)]
+    unknown = _reservations(unique_code("NONE"), 1)
+    await pool.execute(QUERIES.park_outcome, confirmed.orderId, "CONFIRMED")
+    await pool.execute(QUERIES.park_outcome, released.orderId, "RELEASED")
+    await _apply_counted(pool, ctx, [plain, confirmed, *repeat, released, *unknown])
+    status = dict(await pool.fetch("SELECT order_id, status FROM voucher_redemption WHERE order_id = ANY($1)",
+                                   [e.orderId for e in (plain, confirmed, released, *repeat, *unknown)]))
+    assert status == {plain.orderId: "RESERVED", confirmed.orderId: "CONFIRMED", released.orderId: "RELEASED",
+                      repeat[0].orderId: "RESERVED", repeat[1].orderId: "RESERVED"}
+    assert await assert_invariant(pool, code) == 2 and await assert_invariant(pool, multi) == 2
+    assert await pool.fetchval("SELECT count(*) FROM voucher_order_outcome WHERE order_id = ANY($1)",
+                               [confirmed.orderId, released.orderId]) == 0
+
+
+async def test_only_the_culprits_of_a_batch_reach_the_dlq(ctx: Context, pool: asyncpg.Pool,
+                                                          kafka_bootstrap: str) -> None:
+    settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap,
+                               kafka_group_prefix=f"{TEST_PREFIX}batch-{uuid.uuid4().hex[:6]}-")
+    writer = voucher_reserved_consumer(settings, pool, ctx)
+    code = await new_voucher(ctx, limit=3, flash=True)
+    first, ok1, ok2, oversold = _reservations(code, 4)
+    no_slot = VoucherReserved.new(code=code, customer_id=first.customerId, order_id=str(uuid.uuid4()),
+                                  order_amount=1000)  # a second use of a per_user_limit = 1 voucher
+    await writer.process_batch([_record(first, 0)])
+    batch = [_record(e, n) for n, e in enumerate([ok1, no_slot, ok2, oversold], start=1)]
+    culprits = {outgoing(no_slot).value, outgoing(oversold).value}
+    await writer.open()
+    try:
+        found = await dead_letters(kafka_bootstrap, lambda: writer.process_batch(batch), culprits)
+    finally:
+        await writer.close()
+    assert culprits <= set(found)
+    assert not {outgoing(e).value for e in (first, ok1, ok2)} & set(found)
+    assert await assert_invariant(pool, code) == 3
+    written = await pool.fetchval("SELECT count(*) FROM voucher_redemption WHERE order_id = ANY($1)",
+                                  [e.orderId for e in (first, ok1, ok2, no_slot, oversold)])
+    assert written == 3

@@ -7,8 +7,7 @@ import uuid
 
 import asyncpg
 import pytest
-from aiokafka import AIOKafkaConsumer
-from ticketing.events import VOUCHER_RESERVED_DLQ, VoucherReserved, outgoing
+from ticketing.events import VoucherReserved, outgoing
 from ticketing.testing import eventually
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.domain.commands import ConfirmReservation, ReleaseReservation, ReserveVoucher
@@ -18,7 +17,14 @@ from voucher_service.service_layer.handlers import (
     release_reservation,
     reserve_voucher,
 )
-from voucher_testkit import assert_invariant, invariant, new_voucher, try_reserve, unique_customer
+from voucher_testkit import (
+    assert_invariant,
+    dead_letters,
+    invariant,
+    new_voucher,
+    try_reserve,
+    unique_customer,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -103,29 +109,14 @@ async def test_poison_message_reaches_the_dlq(flash_ctx: Context, pool: asyncpg.
     code = await new_voucher(flash_ctx, limit=1, flash=True)
     await reserve_voucher(ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000), flash_ctx)
     await settled(pool, code, 1)
-    dlq = AIOKafkaConsumer(VOUCHER_RESERVED_DLQ, bootstrap_servers=kafka_bootstrap,
-                           auto_offset_reset="latest", group_id=None)
-    await dlq.start()
-    try:
-        await dlq.seek_to_end()
-        await dlq.getmany(timeout_ms=200)
-        # The gate oversold (as after a Redis data loss): the database must refuse the extra use.
-        excess = VoucherReserved.new(code=code, customer_id=unique_customer(), order_id=str(uuid.uuid4()),
-                                     order_amount=1000)
-        await publisher.publish(excess)
-        found = None
-        for _ in range(60):
-            for records in (await dlq.getmany(timeout_ms=500)).values():
-                for r in records:
-                    if r.value == outgoing(excess).value:
-                        found = r
-            if found:
-                break
-        assert found is not None, "the excess reservation never reached the DLQ"
-        headers = dict(found.headers)
-        assert headers["dlq.original.topic"] == b"voucher-reserved" and b"ck_used" in headers["dlq.error"]
-    finally:
-        await dlq.stop()
+    # The gate oversold (as after a Redis data loss): the database must refuse the extra use.
+    excess = VoucherReserved.new(code=code, customer_id=unique_customer(), order_id=str(uuid.uuid4()),
+                                 order_amount=1000)
+    value = outgoing(excess).value
+    found = await dead_letters(kafka_bootstrap, lambda: publisher.publish(excess), {value})
+    assert value in found, "the excess reservation never reached the DLQ"
+    headers = dict(found[value].headers)
+    assert headers["dlq.original.topic"] == b"voucher-reserved" and b"ck_used" in headers["dlq.error"]
     await assert_invariant(pool, code)
     rows = await pool.fetchval("SELECT count(*) FROM voucher_redemption WHERE order_id = $1", excess.orderId)
     assert rows == 0

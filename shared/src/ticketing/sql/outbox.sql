@@ -42,3 +42,11 @@ SELECT current_schema() AS schema;
 INSERT INTO processed_event (consumer, event_id) VALUES ($1, $2)
 ON CONFLICT DO NOTHING
 RETURNING event_id;
+
+-- name: mark_processed_many
+-- Inbox, batch mode: record many event ids in one statement; returns the ids recorded now (not the
+-- ones processed before). Duplicates inside the array are absorbed by ON CONFLICT too.
+INSERT INTO processed_event (consumer, event_id)
+SELECT $1, unnest($2::uuid[])
+ON CONFLICT DO NOTHING
+RETURNING event_id;

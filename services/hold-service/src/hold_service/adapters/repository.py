@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
@@ -15,12 +14,21 @@ from ticketing.db import Queries, sql_dir
 from ticketing.events import outgoing
 
 import hold_service
+from hold_service.domain.errors import TooManySeatsHeld
 from hold_service.domain.model import Hold
 
 # A plain connection or the pool's proxy for one; both speak the same protocol.
 Conn = asyncpg.Connection | PoolConnectionProxy
 Q = Queries.load(sql_dir(hold_service.__file__) / "holds.sql")
-VERSION_PLACEHOLDER = 987_654_321_987_654_321  # no real version gets near it; replaced at COMMIT
+# Placeholders in a SeatsHeld payload that Postgres replaces (no real value gets near them).
+EXPIRES_PLACEHOLDER = datetime(2999, 1, 1, tzinfo=UTC)
+EXPIRES_JSON = '"2999-01-01T00:00:00Z"'  # how the catalogue encodes it
+AMOUNT_PLACEHOLDER = 987_654_321_987_654_320
+VERSION_PLACEHOLDER = 987_654_321_987_654_321  # replaced at COMMIT
+EXPIRES_TOKEN = b'"expiresAt":' + EXPIRES_JSON.encode()
+AMOUNT_TOKEN = b'"amountCents":%d' % AMOUNT_PLACEHOLDER
+VERSION_TOKEN = b'"seatMapVersion":%d' % VERSION_PLACEHOLDER
+CAP_REFUSED = "HL429"  # SQLSTATE of the commit-time cap check (migration 0003)
 
 
 @dataclass(frozen=True)
@@ -53,18 +61,27 @@ class HoldRepository:
         await self.conn.execute(Q.insert_seats, showtime_id, seats)
         return True
 
-    async def lock_customer(self, customer_id: int, showtime_id: int) -> None:
-        """Serialise one customer's holds on one showtime so the held-seat cap cannot be raced past.
-
-        Its own statement: the next one's snapshot must be taken after the lock is granted.
-        """
-        await self.conn.execute(Q.lock_customer_showtime, customer_id, showtime_id)
-
     async def take(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, customer_id: int,
-                   ttl_seconds: float, booking_id: uuid.UUID, cap: int) -> Taken:
-        """Check, lock, take, book and bump the version in one round trip (sql: take_seats)."""
-        row = await self.conn.fetchrow(Q.take_seats, showtime_id, seats, hold_id, customer_id, ttl_seconds,
-                                       booking_id, cap)
+                   ttl_seconds: float, booking_id: uuid.UUID, cap: int, event: Any) -> Taken:
+        """Check, lock, take, book and append `event` in one statement (sql: take_seats).
+
+        `event` is the SeatsHeld to write if the hold is taken, built with the placeholders below;
+        Postgres writes expiresAt and amountCents in, and the seat-map version at COMMIT. Raises
+        TooManySeatsHeld when the commit-time cap check (migration 0003) refuses.
+        """
+        message = outgoing(event)
+        for token in (EXPIRES_TOKEN, AMOUNT_TOKEN, VERSION_TOKEN):
+            if token not in message.value:
+                raise ValueError(f"{event.type} lacks the placeholder {token!r}")
+        try:
+            row = await self.conn.fetchrow(
+                Q.take_seats, showtime_id, seats, hold_id, customer_id, ttl_seconds, booking_id, cap,
+                event.eventId, message.topic, message.key, message.value, outbox.headers_json(message),
+                EXPIRES_JSON, str(AMOUNT_PLACEHOLDER), str(VERSION_PLACEHOLDER))
+        except asyncpg.PostgresError as exc:
+            if (refused := cap_refusal(exc)) is not None:
+                raise refused from exc
+            raise
         assert row is not None  # the statement always returns its one verdict row
         return Taken(price_cents=row["price_cents"], held=int(row["held"]), frees_in=int(row["frees_in"] or 1),
                      found=set(row["found"]), taken=list(row["taken"]), expires_at=row["expires_at"])
@@ -120,23 +137,6 @@ class HoldRepository:
     async def emit(self, event: Any) -> None:
         await outbox.append(self.conn, event)  # type: ignore[arg-type]
 
-    async def emit_versioned_at_commit(self, showtime_id: int, event_for: Callable[[int], Any]) -> None:
-        """Append `event_for(version)`; the showtime's next seat-map version is stamped in at COMMIT.
-
-        The event is encoded once by the catalogue with a placeholder version; a deferred trigger
-        (migration 0002) bumps the version and writes its digits over the placeholder's.
-        """
-        if not self.conn.is_in_transaction():
-            raise RuntimeError("outbox append outside a transaction would publish uncommitted facts")
-        event = event_for(VERSION_PLACEHOLDER)
-        message = outgoing(event)
-        if b'"seatMapVersion":%d' % VERSION_PLACEHOLDER not in message.value:
-            raise ValueError(f"{event.type} carries no seatMapVersion")
-        await self.conn.execute(Q.emit_versioned_at_commit, event.eventId, message.topic, message.key,
-                                message.value, outbox.headers_json(message), showtime_id,
-                                str(VERSION_PLACEHOLDER))
-
-
 class IdempotencyRepository:
     """First response per (customer, Idempotency-Key); a twin request waits on the key's row lock."""
 
@@ -154,3 +154,11 @@ class IdempotencyRepository:
 
     async def purge(self, retention_hours: float) -> None:
         await self.conn.execute(Q.delete_old_idempotency_keys, retention_hours)
+
+
+def cap_refusal(exc: asyncpg.PostgresError) -> TooManySeatsHeld | None:
+    """The commit-time cap check's refusal as the domain error (DETAIL: 'held frees_in cap'); else None."""
+    if exc.sqlstate != CAP_REFUSED:
+        return None
+    held, frees_in, cap = (int(x) for x in (exc.detail or "0 1 0").split())
+    return TooManySeatsHeld(held, cap, frees_in)

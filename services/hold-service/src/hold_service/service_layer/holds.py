@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
+from hold_service.adapters.repository import AMOUNT_PLACEHOLDER, EXPIRES_PLACEHOLDER, VERSION_PLACEHOLDER
 from hold_service.domain.errors import (
     HoldNotActive,
     HoldNotFound,
@@ -45,7 +47,7 @@ async def hold_seats(cmd: HoldSeats, ports: Ports, uow: UnitOfWork | None = None
     try:
         if uow is not None:
             return await _take(uow, cmd, seats, ttl, ports)
-        async with ports.uow(lock_customer=(cmd.customer_id, cmd.showtime_id)) as own:
+        async with ports.uow(transaction=False) as own:  # one statement, its own transaction
             hold = await _take(own, cmd, seats, ttl, ports)
             await own.commit()
     except BaseException:
@@ -56,11 +58,15 @@ async def hold_seats(cmd: HoldSeats, ports: Ports, uow: UnitOfWork | None = None
 
 
 async def _take(uow: UnitOfWork, cmd: HoldSeats, seats: list[str], ttl: float, ports: Ports) -> Hold:
-    """The per-customer lock (unless BEGIN took it), then one statement that decides and writes."""
+    """One statement decides and writes the hold and its SeatsHeld (sql: take_seats); when it writes
+    nothing, the verdict says why."""
     cap = ports.settings.max_seats_held_per_customer_showtime
-    if uow.customer_locked != (cmd.customer_id, cmd.showtime_id):
-        await uow.holds.lock_customer(cmd.customer_id, cmd.showtime_id)
-    got = await uow.holds.take(cmd.showtime_id, seats, cmd.hold_id, cmd.customer_id, ttl, cmd.booking_id, cap)
+    draft = Hold(hold_id=cmd.hold_id, booking_id=cmd.booking_id, customer_id=cmd.customer_id,
+                 showtime_id=cmd.showtime_id, seats=seats, status="HELD", expires_at=EXPIRES_PLACEHOLDER,
+                 amount_cents=AMOUNT_PLACEHOLDER)  # Postgres writes the real values into the event
+    event = events.seats_held(draft, VERSION_PLACEHOLDER)
+    got = await uow.holds.take(cmd.showtime_id, seats, cmd.hold_id, cmd.customer_id, ttl, cmd.booking_id, cap,
+                               event)
     if got.price_cents is None:
         raise ShowtimeNotFound(f"showtime {cmd.showtime_id}")
     if got.held + len(seats) > cap:
@@ -69,14 +75,9 @@ async def _take(uow: UnitOfWork, cmd: HoldSeats, seats: list[str], ttl: float, p
         raise InvalidSeats("unknown seat codes", unknown)
     if got.taken:
         raise SeatsUnavailable(got.taken)
-    if got.expires_at is None:  # cannot happen with the rows locked; roll back
+    if got.expires_at is None:  # cannot happen with the rows locked
         raise SeatsUnavailable(seats)
-    hold = Hold(hold_id=cmd.hold_id, booking_id=cmd.booking_id, customer_id=cmd.customer_id,
-                showtime_id=cmd.showtime_id, seats=seats, status="HELD", expires_at=got.expires_at,
-                amount_cents=got.price_cents * len(seats))
-    # The version is stamped at COMMIT: the showtime's version row is the one every hold waits for.
-    await uow.holds.emit_versioned_at_commit(cmd.showtime_id, lambda v: events.seats_held(hold, v))
-    return hold
+    return replace(draft, expires_at=got.expires_at, amount_cents=got.price_cents * len(seats))
 
 
 async def get_hold(hold_id: uuid.UUID, customer_id: int | None, ports: Ports) -> Hold:

@@ -39,7 +39,12 @@ async def hold_seats_once(cmd: HoldSeats, ports: Ports, render: Render) -> Rende
             outcome = exc
         status, body = render(outcome)
         await uow.keys.store(cmd.customer_id, key, status, body)
-        await uow.commit()
+        try:
+            await uow.commit()  # where the cap's race check runs
+        except BaseException:
+            if isinstance(outcome, Hold):  # nothing was written: free the gate's keys now, not at their TTL
+                await ports.gate.release(cmd.showtime_id, outcome.seats, outcome.hold_id)
+            raise
     if isinstance(outcome, Hold):
         await ports.cache.invalidate(cmd.showtime_id)
     return status, body

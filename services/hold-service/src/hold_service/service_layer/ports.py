@@ -27,6 +27,6 @@ class Ports:
     uow_factory: Callable[..., UnitOfWork]
     redis: aioredis.Redis
 
-    def uow(self, lock_customer: tuple[int, int] | None = None) -> UnitOfWork:
-        """`lock_customer` (customer, showtime): the transaction first takes that customer's advisory lock."""
-        return self.uow_factory(lock_customer) if lock_customer else self.uow_factory()
+    def uow(self, transaction: bool = True) -> UnitOfWork:
+        """`transaction=False`: one statement that is its own transaction (a hold: sql take_seats)."""
+        return self.uow_factory(transaction)

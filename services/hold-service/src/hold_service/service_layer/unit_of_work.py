@@ -9,17 +9,19 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 from asyncpg.transaction import Transaction
 
-from hold_service.adapters.repository import Conn, HoldRepository, IdempotencyRepository
+from hold_service.adapters.repository import Conn, HoldRepository, IdempotencyRepository, cap_refusal
 
 
 class UnitOfWork:
+    """`transaction=False`: no BEGIN/COMMIT round trips, for work that is one statement (its own
+    transaction); commit() then only records that the work is done."""
+
     holds: HoldRepository
     keys: IdempotencyRepository
-    customer_locked: tuple[int, int] | None = None  # (customer, showtime) whose lock the transaction took
 
-    def __init__(self, pool: asyncpg.Pool, lock_customer: tuple[int, int] | None = None) -> None:
+    def __init__(self, pool: asyncpg.Pool, transaction: bool = True) -> None:
         self.pool = pool
-        self._lock_customer = lock_customer
+        self._transaction = transaction
         self._conn: PoolConnectionProxy | None = None
         self._tx: Transaction | None = None
         self.committed = False
@@ -30,7 +32,8 @@ class UnitOfWork:
         self.holds, self.keys = HoldRepository(conn), IdempotencyRepository(conn)
         self.committed = False
         try:
-            await self._begin(conn)
+            if self._transaction:
+                await self._begin(conn)
         except BaseException:
             await self.pool.release(conn)  # rolls back whatever BEGIN left open
             self._conn = None
@@ -42,19 +45,21 @@ class UnitOfWork:
         # and resets or discards it on release, even after a failure or a cancelled query.
         self._tx = conn.transaction()
         await self._tx.start()
-        if self._lock_customer is not None:
-            await self.holds.lock_customer(*self._lock_customer)
-            self.customer_locked = self._lock_customer
 
     async def commit(self) -> None:
-        assert self._tx is not None
-        await self._tx.commit()
+        if self._tx is not None:
+            try:
+                await self._tx.commit()  # deferred checks run here (migrations 0002, 0003)
+            except asyncpg.PostgresError as exc:
+                if (refused := cap_refusal(exc)) is not None:
+                    raise refused from exc
+                raise
         self.committed = True
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         conn, tx = self._conn, self._tx
-        self._conn, self._tx, self.customer_locked = None, None, None
+        self._conn, self._tx = None, None
         if conn is None:
             return
         failing = exc is not None

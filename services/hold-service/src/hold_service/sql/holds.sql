@@ -14,18 +14,18 @@ SELECT $1, unnest($2::text[]);
 -- Price and seat-map version of a showtime.
 SELECT showtime_id, price_cents, seat_map_version FROM showtime WHERE showtime_id = $1;
 
--- name: lock_customer_showtime
--- Serialise one customer's holds on one showtime so the held-seat cap cannot be raced past.
-SELECT pg_advisory_xact_lock(hashtextextended($1::bigint::text || ':' || $2::bigint::text, 7));
-
 -- name: take_seats
--- The whole hold in one statement, after lock_customer_showtime ($1 showtime, $2 sorted seats, $3 hold id,
--- $4 customer, $5 TTL s, $6 booking id, $7 cap): price, seats the customer holds now (cap; expired holds do
--- not count), the requested seats locked in seat-code order (deadlock-free against every other path;
--- FOR UPDATE returns the latest committed version after a wait), then the conditional UPDATE, the source
--- of truth: every seat must exist and be free or expired (lazy expiry), else nothing is written
--- (all-or-nothing); then the booking, whose expires_at is the seats' (one clock: Postgres now()). The
--- seat-map version is bumped at COMMIT (emit_versioned_at_commit), so its hot row is locked briefly.
+-- The whole hold in ONE statement, and one round trip: it may run as its own transaction ($1 showtime,
+-- $2 sorted seats, $3 hold id, $4 customer, $5 TTL s, $6 booking id, $7 cap; $8-$12 the SeatsHeld event:
+-- id, topic, key, payload, headers; $13-$15 the payload's placeholders for expiresAt, amountCents and
+-- seatMapVersion). Price; seats the customer holds now (the cap; expired holds do not count; exact at
+-- COMMIT, migration 0003); the requested seats locked in seat-code order (deadlock-free against every
+-- other path; FOR UPDATE returns the latest committed version after a wait); then the conditional
+-- UPDATE, the source of truth: every seat must exist and be free or expired (lazy expiry), else nothing
+-- is written (all-or-nothing); then the booking, whose expires_at is the seats' (one clock: Postgres
+-- now()), and its event in the outbox with expiresAt and amountCents written in (the format pydantic
+-- gives: microseconds only when not zero, Z). The seat-map version is stamped at COMMIT (migration
+-- 0002), so the showtime's row, every hold's point of contention, is locked only then.
 WITH showtime_row AS (
     SELECT price_cents FROM showtime WHERE showtime_id = $1
 ), held AS (
@@ -56,17 +56,33 @@ WITH showtime_row AS (
     RETURNING hold_expires_at
 ), booking_row AS (
     INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status,
-                         expires_at)
+                         expires_at, seat_cap)
     SELECT $3, $6, $4, $1, $2::text[], (SELECT price_cents FROM showtime_row) * cardinality($2::text[]),
-           'HELD', min(hold_expires_at)
+           'HELD', min(hold_expires_at), $7
     FROM seats
     HAVING count(*) = cardinality($2::text[])
     RETURNING expires_at, amount_cents
+), outbox_row AS (
+    INSERT INTO outbox (event_id, topic, message_key, payload, headers)
+    SELECT $8, $9, $10,
+           convert_to(replace(replace(convert_from($11::bytea, 'UTF8'),
+               '"expiresAt":' || $13::text,
+               '"expiresAt":"' || to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS')
+                   || CASE WHEN extract(microseconds FROM expires_at)::bigint % 1000000 = 0 THEN ''
+                           ELSE to_char(expires_at AT TIME ZONE 'UTC', '.US') END || 'Z"'),
+               '"amountCents":' || $14::text, '"amountCents":' || amount_cents), 'UTF8'),
+           $12::text::jsonb
+    FROM booking_row
+    RETURNING id
+), stamp AS (
+    INSERT INTO seat_map_stamp (outbox_id, showtime_id, placeholder)
+    SELECT id, $1, $15::text FROM outbox_row
 )
 SELECT (SELECT price_cents FROM showtime_row) AS price_cents, held.held, held.frees_in,
        verdict.found, verdict.taken,
        (SELECT expires_at FROM booking_row) AS expires_at,
-       (SELECT amount_cents FROM booking_row) AS amount_cents
+       (SELECT amount_cents FROM booking_row) AS amount_cents,
+       (SELECT pg_notify(current_schema() || '_outbox', '') FROM outbox_row) AS notified
 FROM held, verdict;
 
 -- name: lock_seats
@@ -84,21 +100,6 @@ FOR UPDATE;
 UPDATE showtime SET seat_map_version = seat_map_version + 1
 WHERE showtime_id = $1
 RETURNING seat_map_version;
-
--- name: emit_versioned_at_commit
--- Append an event whose seatMapVersion the COMMIT stamps (migration 0002: the showtime's version row is
--- every hold's one point of contention, so it is locked only during the commit). $1 event id, $2 topic,
--- $3 key, $4 payload with the placeholder version, $5 headers, $6 showtime, $7 the placeholder's digits.
--- Wakes the relay on commit as insert_outbox does.
-WITH row AS (
-    INSERT INTO outbox (event_id, topic, message_key, payload, headers)
-    VALUES ($1, $2, $3, $4, $5::text::jsonb)
-    RETURNING id
-), stamp AS (
-    INSERT INTO seat_map_stamp (outbox_id, showtime_id, placeholder)
-    SELECT id, $6, $7 FROM row
-)
-SELECT pg_notify(current_schema() || '_outbox', '') FROM row;
 
 -- name: get_booking
 -- One hold with its lazily derived status (EXPIRED when HELD and past its time).

@@ -62,6 +62,20 @@ class VoucherRepository:
         except asyncpg.UniqueViolationError as exc:
             raise RedemptionConflict(str(exc)) from exc
 
+    async def write_reservations(self, rows: list[tuple[str, int, str, int]]) -> list[str]:
+        """Flash consumer: (code, customer, order, amount) rows in one statement; one result per row, see
+        write_reservations in sql/vouchers.sql. Raises like insert_redemption and count_use."""
+        if not rows:
+            return []
+        codes, customers, orders, amounts = (list(column) for column in zip(*rows, strict=True))
+        try:
+            found = await self.conn.fetch(QUERIES.write_reservations, codes, customers, orders, amounts)
+        except asyncpg.CheckViolationError as exc:
+            raise OutOfStock(f"vouchers {sorted(set(codes))}: the database refused an oversell ({exc})") from exc
+        except asyncpg.UniqueViolationError as exc:
+            raise RedemptionConflict(str(exc)) from exc
+        return [row["result"] for row in found]
+
     async def insert_tombstone(self, code: str, customer_id: int, order_id: str, amount: int | None) -> bool:
         return await self.conn.fetchval(QUERIES.insert_tombstone, code, customer_id, order_id,
                                         amount) is not None

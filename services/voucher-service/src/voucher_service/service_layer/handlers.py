@@ -57,6 +57,9 @@ async def reserve_normal(cmd: commands.ReserveVoucher, voucher: Voucher, ctx: Co
                 # Checked before the hot row so over-quota customers do not queue on its lock; the
                 # slot index below is what actually enforces it.
                 if await uow.vouchers.live_uses(cmd.code, cmd.customer_id) >= voucher.per_user_limit:
+                    # Maybe by a twin of this very order that committed after the read above: a retry.
+                    if (twin := await uow.vouchers.redemption(cmd.order_id)) is not None:
+                        return _replay(twin, cmd, voucher)
                     raise AlreadyUsed(f"customer {cmd.customer_id} used voucher {cmd.code} already")
                 if not await uow.vouchers.take_use(cmd.code):
                     raise OutOfStock(f"voucher {cmd.code} has no uses left")

@@ -48,6 +48,46 @@ SELECT $1, $2, $3, $4, $5, free.slot, v.per_user_limit FROM v, free WHERE free.s
 ON CONFLICT (order_id) DO NOTHING
 RETURNING id;
 
+-- name: write_reservations
+-- Flash consumer, a whole batch in one statement (the common case of apply_voucher_reserved): rows of
+-- per_user_limit = 1 vouchers with no parked outcome go to slot 0 with ON CONFLICT (order_id) DO NOTHING,
+-- and used_count grows by the rows actually inserted (ck_used refuses an oversell: the statement fails).
+-- A customer whose only slot is held by another order makes uq_voucher_customer_slot fail the statement
+-- (no search for a free slot: with one slot the index is the check, and cheaper than a look-up per row).
+-- The caller sends at most one message per order and per (voucher, customer). One result per input, in
+-- input order: inserted; exists (the order has a row already: a redelivery or a tombstone); unknown (no
+-- such voucher); fallback (per_user_limit > 1 or a parked outcome: nothing written, the caller applies it
+-- one by one); unseen (skipped by ON CONFLICT for a row committed after this statement's snapshot: the
+-- caller fails the batch, whose replay sees it).
+-- $1 codes, $2 customers, $3 orders, $4 amounts
+WITH batch AS (
+    SELECT b.code, b.customer_id, b.order_id, b.amount, b.n, v.per_user_limit, o.order_id IS NOT NULL AS parked
+    FROM unnest($1::varchar[], $2::bigint[], $3::varchar[], $4::bigint[]) WITH ORDINALITY
+         AS b(code, customer_id, order_id, amount, n)
+    LEFT JOIN voucher v ON v.code = b.code
+    LEFT JOIN voucher_order_outcome o ON o.order_id = b.order_id
+), inserted AS (
+    INSERT INTO voucher_redemption (voucher_code, customer_id, order_id, order_amount, status, slot, per_user_limit)
+    SELECT b.code, b.customer_id, b.order_id, b.amount, 'RESERVED', 0, 1 FROM batch b
+    WHERE b.per_user_limit = 1 AND NOT b.parked
+    ORDER BY b.n
+    ON CONFLICT (order_id) DO NOTHING
+    RETURNING order_id, voucher_code
+), counted AS (
+    UPDATE voucher v SET used_count = v.used_count + c.n
+    FROM (SELECT voucher_code, count(*) AS n FROM inserted GROUP BY voucher_code) c
+    WHERE v.code = c.voucher_code
+    RETURNING v.code
+)
+SELECT CASE
+    WHEN b.per_user_limit IS NULL THEN 'unknown'
+    WHEN b.per_user_limit <> 1 OR b.parked THEN 'fallback'
+    WHEN i.order_id IS NOT NULL THEN 'inserted'
+    WHEN EXISTS (SELECT 1 FROM voucher_redemption r WHERE r.order_id = b.order_id) THEN 'exists'
+    ELSE 'unseen' END AS result
+FROM batch b LEFT JOIN inserted i ON i.order_id = b.order_id
+ORDER BY b.n;
+
 -- name: insert_tombstone
 -- Flash mode: a release (or expiry) that came before the consumer wrote the reservation. The RELEASED
 -- row owns the order_id, so a late VoucherReserved hits ON CONFLICT and is never counted.
