@@ -1,54 +1,63 @@
-"""Join the same small write from many requests that resume together into one call.
+"""Join the same small Redis call from many requests that arrive or resume together into one call.
 
-Under load, requests resume in bursts: a Kafka batch's acknowledgements, a wave of holds committing
-together. When each then sends its own tiny Redis write (mark an order sent, drop a cached seat map),
-the client's per-call cost adds up; sent together they cost one call. `TickBatcher` collects the items
-added during one turn of the event loop, per key, and runs `flush(key, items)` once for them all;
-every caller awaits that one flush and sees its outcome (its exception too), so the semantics of
-"awaited before answering" are kept.
+Under load, requests come in bursts: the event loop reads many sockets per turn, a Kafka batch's
+acknowledgements resume their requests at once, a wave of holds commits together. When each then
+sends its own tiny Redis call (reserve a flash use, mark an order sent, drop a cached seat map), the
+client's per-call cost (a syscall, redis-py's bookkeeping) adds up; sent together they cost one call.
+`TickBatcher` collects the items added during one turn of the event loop, per key, and runs
+`flush(key, items)` once for them all; every caller awaits that one flush and gets its own item's
+result (flush returns one per item, in order, or None) or the flush's exception, so the semantics of
+one awaited call per request are kept.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+R = TypeVar("R")
 
 
-class TickBatcher(Generic[K, V]):
-    def __init__(self, flush: Callable[[K, list[V]], Awaitable[object]]) -> None:
+class TickBatcher(Generic[K, V, R]):
+    def __init__(self, flush: Callable[[K, list[V]], Awaitable[Sequence[R] | None]]) -> None:
         self._flush = flush
-        self._open: dict[K, tuple[list[V], asyncio.Future[None]]] = {}
+        self._open: dict[K, tuple[list[V], asyncio.Future[Sequence[R] | None]]] = {}
 
-    async def add(self, key: K, item: V) -> None:
-        """Returns when the flush holding `item` is done; raises what that flush raised."""
+    async def add(self, key: K, item: V) -> R | None:
+        """`item`'s result once the flush holding it is done (None if flush returned None); raises what
+        that flush raised."""
         batch = self._open.get(key)
         if batch is None:
             loop = asyncio.get_running_loop()
             batch = self._open[key] = ([], loop.create_future())
             batch[1].add_done_callback(_retrieve)  # no "never retrieved" warning if every waiter left
             loop.call_soon(self._start, key)
+        index = len(batch[0])
         batch[0].append(item)
-        await asyncio.shield(batch[1])
+        results = await asyncio.shield(batch[1])
+        return None if results is None else results[index]
 
     def _start(self, key: K) -> None:
         items, done = self._open.pop(key)
         task = asyncio.get_running_loop().create_task(self._run(key, items))
         task.add_done_callback(lambda t: _settle(done, t))
 
-    async def _run(self, key: K, items: list[V]) -> None:
-        await self._flush(key, items)
+    async def _run(self, key: K, items: list[V]) -> Sequence[R] | None:
+        results = await self._flush(key, items)
+        if results is not None and len(results) != len(items):
+            raise RuntimeError(f"a flush of {len(items)} items returned {len(results)} results")
+        return results
 
 
-def _retrieve(future: asyncio.Future[None]) -> None:
+def _retrieve(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()
 
 
-def _settle(future: asyncio.Future[None], task: asyncio.Task[None]) -> None:
+def _settle(future: asyncio.Future[Any], task: asyncio.Task[Any]) -> None:
     if future.done():
         return
     if task.cancelled():
@@ -56,4 +65,4 @@ def _settle(future: asyncio.Future[None], task: asyncio.Task[None]) -> None:
     elif (exc := task.exception()) is not None:
         future.set_exception(exc)
     else:
-        future.set_result(None)
+        future.set_result(task.result())

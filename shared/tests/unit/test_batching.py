@@ -15,7 +15,7 @@ async def test_one_flush_per_key_per_turn_and_callers_wait_for_it() -> None:
         await asyncio.sleep(0.01)
         flushed.append((key, items))
 
-    batcher: TickBatcher[str, int] = TickBatcher(flush)
+    batcher: TickBatcher[str, int, None] = TickBatcher(flush)
     await asyncio.gather(*(batcher.add("a" if i % 2 else "b", i) for i in range(10)))
     assert sorted(flushed) == [("a", [1, 3, 5, 7, 9]), ("b", [0, 2, 4, 6, 8])]  # all done on return
     await batcher.add("a", 42)  # a later turn: a batch of its own
@@ -26,7 +26,7 @@ async def test_every_caller_sees_the_flush_error() -> None:
     async def flush(key: str, items: list[int]) -> None:
         raise ConnectionError("redis is down")
 
-    batcher: TickBatcher[str, int] = TickBatcher(flush)
+    batcher: TickBatcher[str, int, None] = TickBatcher(flush)
     outcomes = await asyncio.gather(*(batcher.add("k", i) for i in range(3)), return_exceptions=True)
     assert [type(o) for o in outcomes] == [ConnectionError] * 3
 
@@ -39,7 +39,7 @@ async def test_a_cancelled_caller_does_not_cancel_the_others() -> None:
         await gate.wait()
         flushed.append(items)
 
-    batcher: TickBatcher[str, int] = TickBatcher(flush)
+    batcher: TickBatcher[str, int, None] = TickBatcher(flush)
     first, second = asyncio.create_task(batcher.add("k", 1)), asyncio.create_task(batcher.add("k", 2))
     await asyncio.sleep(0.01)
     first.cancel()
@@ -48,3 +48,15 @@ async def test_a_cancelled_caller_does_not_cancel_the_others() -> None:
     with pytest.raises(asyncio.CancelledError):
         await first
     assert flushed == [[1, 2]]
+
+
+async def test_each_caller_gets_its_own_items_result() -> None:
+    runs: list[list[int]] = []
+
+    async def flush(key: str, items: list[int]) -> list[int]:
+        runs.append(items)
+        return [i * 10 for i in items]
+
+    batcher: TickBatcher[str, int, int] = TickBatcher(flush)
+    assert await asyncio.gather(*(batcher.add("k", i) for i in range(5))) == [0, 10, 20, 30, 40]
+    assert runs == [[0, 1, 2, 3, 4]]

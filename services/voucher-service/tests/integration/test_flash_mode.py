@@ -146,3 +146,29 @@ async def test_acknowledged_orders_are_marked_in_one_script_run(flash_ctx: Conte
     assert {(await gate.order(code, o)).state for o in orders} == {"R"}  # type: ignore[union-attr]
     await gate.mark_sent(code, orders[0])  # already R: a later mark changes nothing
     assert (await gate.order(code, orders[0])).state == "R"  # type: ignore[union-attr]
+
+
+async def test_reservations_arriving_together_share_one_script_run(flash_ctx: Context, pool: asyncpg.Pool) -> None:
+    """The gate takes the reservations of one voucher that arrive in the same loop turn in one Lua run,
+    in order, with the answers separate runs would give: a limit of 3 and 6 requests (one of them a
+    twin of another's order) give 3 RESERVED, 1 PENDING (the twin), 2 OUT_OF_STOCK."""
+    code = await new_voucher(flash_ctx, limit=3, flash=True)
+    gate = flash_ctx.flash_gate()
+    assert (await gate.reserve(code, unique_customer(), 1, str(uuid.uuid4()), 1000)).name == "RESERVED"
+    runs: list[int] = []
+    script = gate._reserve  # type: ignore[attr-defined]
+
+    async def counted(*, keys: list[str], args: list[object]) -> object:
+        runs.append((len(args) - 1) // 4)
+        return await script(keys=keys, args=args)
+
+    twin_customer, twin_order = unique_customer(), str(uuid.uuid4())
+    requests = [(unique_customer(), str(uuid.uuid4())), (twin_customer, twin_order), (twin_customer, twin_order),
+                (unique_customer(), str(uuid.uuid4())), (unique_customer(), str(uuid.uuid4()))]
+    gate._reserve = counted  # type: ignore[attr-defined]
+    try:
+        answers = await asyncio.gather(*(gate.reserve(code, c, 1, o, 1000) for c, o in requests))
+    finally:
+        gate._reserve = script  # type: ignore[attr-defined]
+    assert runs == [5]
+    assert [a.name for a in answers] == ["RESERVED", "RESERVED", "PENDING", "OUT_OF_STOCK", "OUT_OF_STOCK"]

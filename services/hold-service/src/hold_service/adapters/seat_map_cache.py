@@ -35,7 +35,7 @@ class RedisSeatMapCache(SeatMapCache):
     def __init__(self, guard: RedisGuard, ttl_seconds: float) -> None:
         self.guard, self.ttl_ms = guard, int(ttl_seconds * 1000)
         # Holds committing together (a wave of freed seats) drop their showtime's entry with one DEL.
-        self._drops: TickBatcher[int, None] = TickBatcher(self._drop)
+        self._drops: TickBatcher[int, None, None] = TickBatcher(self._drop)
 
     async def get(self, showtime_id: int) -> dict[str, Any] | None:
         raw = await self.guard.call("seatmap.get", self.guard.client.get(cache_key(showtime_id)))
