@@ -39,9 +39,9 @@ class RedisSeatGate(SeatGate):
     async def try_hold(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
                        ttl_seconds: float) -> list[str]:
         keys = [seat_key(showtime_id, s) for s in seats]
-        taken = await self.guard.call("gate.try_hold", self.try_hold_script(
-            keys, [str(hold_id), int(ttl_seconds * 1000)]))
-        return [seats[int(i) - 1] for i in taken or []]
+        answers = await self.guard.call("gate.try_hold", self.try_hold_script(
+            keys, [int(ttl_seconds * 1000), len(seats), str(hold_id)]))
+        return [seats[int(i) - 1] for i in (answers[0] if answers else [])]
 
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
         keys = [seat_key(showtime_id, s) for s in seats]

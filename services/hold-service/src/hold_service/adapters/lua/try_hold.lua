@@ -1,12 +1,22 @@
--- All-or-nothing seat gate. KEYS: seat:{showtimeId}:code (one hash slot per showtime);
--- ARGV[1] = hold id, ARGV[2] = TTL in ms. Returns the indexes (1-based) of the seats already
--- taken; an empty list means every key was set to this hold id.
-local taken = {}
-for i, key in ipairs(KEYS) do
-  if redis.call('EXISTS', key) == 1 then taken[#taken + 1] = i end
+-- All-or-nothing seat gate for one or more hold requests on one showtime (those that arrived together),
+-- taken one after the other: a later request sees the keys an earlier one set.
+-- KEYS: seat:{showtimeId}:code of every request, request after request (one hash slot per showtime).
+-- ARGV[1] = TTL in ms, then per request: its number of seats, its hold id.
+-- Returns per request the indexes (1-based, within the request) of the seats already taken; an empty list
+-- means every key of that request was set to its hold id.
+local answers, k = {}, 0
+for r = 2, #ARGV, 2 do
+  local n, hold = tonumber(ARGV[r]), ARGV[r + 1]
+  local taken = {}
+  for i = 1, n do
+    if redis.call('EXISTS', KEYS[k + i]) == 1 then taken[#taken + 1] = i end
+  end
+  if #taken == 0 then
+    for i = 1, n do
+      redis.call('SET', KEYS[k + i], hold, 'PX', ARGV[1])
+    end
+  end
+  answers[#answers + 1] = taken
+  k = k + n
 end
-if #taken > 0 then return taken end
-for _, key in ipairs(KEYS) do
-  redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
-end
-return taken
+return answers
