@@ -96,3 +96,24 @@ async def test_stale_release_cannot_free_another_holds_key(start, redis_url) -> 
         assert await svc.ports.redis.get(seat_key(sid, "C1")) == str(new)
         assert await gate.try_hold(sid, ["C2", "C3"], uuid.uuid4(), 60) == ["C2"]
         assert await svc.ports.redis.exists(seat_key(sid, "C3")) == 0  # all-or-nothing in Redis too
+
+
+async def test_requests_arriving_together_share_one_round_trip_and_gate_run(start, h) -> None:
+    """Admission batches the requests of one showtime per loop turn: one pipelined exchange with each
+    customer's rate-limit script and ONE gate script, which takes them in arrival order (all or
+    nothing each): here A1+A2 wins, A2+A3 loses on A2, A4 wins, and a second showtime is its own batch."""
+    async with start(hold_rate_limit_per_minute=1000) as svc:
+        sid, other = await svc.showtime({"A": 6}), await svc.showtime({"A": 6})
+        admission = svc.ports.admission
+        exchanges: list[int] = []
+        pipelined = admission._pipelined
+
+        async def counted(commands: list[tuple[object, ...]]) -> list[object]:
+            exchanges.append(len(commands))
+            return await pipelined(commands)
+
+        admission._pipelined = counted
+        asks = [(sid, ["A1", "A2"]), (sid, ["A2", "A3"]), (sid, ["A4"]), (other, ["A2"])]
+        got = await asyncio.gather(*(admission.admit(h.new_id(), s, seats, uuid.uuid4(), 60) for s, seats in asks))
+        assert got == [(None, []), (None, ["A2"]), (None, []), (None, [])]
+        assert sorted(exchanges) == [2, 4]  # 3 rate-limit runs + 1 gate run; 1 + 1 for the other showtime
