@@ -61,7 +61,7 @@ def journey(migrated_dsn: Any, kafka_bootstrap: str, redis_url: str,
     url = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     mail_dir = tmp_path_factory.mktemp("journey-mail")
     common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REDIS_URL": redis_url, "APP_ENV": "test",
-              "KAFKA_GROUP_PREFIX": "e2e-journey-",  # stable: resume, do not replay the topic's history
+              "KAFKA_GROUP_PREFIX": f"e2e-journey-{uuid.uuid4().hex[:8]}-",
               "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, **dsn}
     hold_env = {**common, "HOLD_RATE_LIMIT_PER_MINUTE": "10000"}
     pay_env = {**common, "HOLD_SERVICE_URL": url["hold"], "GATEWAY_URL": url["sim"],

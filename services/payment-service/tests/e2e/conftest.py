@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -71,9 +72,7 @@ def stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[Stack]:  # type:
     pay_dsn = migrated_dsn("PAYMENT_DATABASE_URL", PAY_MIGRATIONS)
     ports = {name: free_port() for name in ("hold", "pay", "sim")}
     urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
-    # Stable across runs: each run resumes where the last one committed. A new group would start at the
-    # topic's earliest offset and first wade through every event earlier runs and benchmarks left there.
-    prefix = "e2e-payments-"
+    prefix = f"e2e-{uuid.uuid4().hex[:8]}-"
     common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "KAFKA_GROUP_PREFIX": prefix, "REDIS_URL": redis_url,
               "GATEWAY_WEBHOOK_SECRET": SECRET, "APP_ENV": "test"}
     hold_env = {**common, "HOLD_DATABASE_URL": hold_dsn, "HOLD_TTL_SECONDS": str(HOLD_TTL),

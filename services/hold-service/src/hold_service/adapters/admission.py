@@ -110,7 +110,7 @@ class RedisAdmission(Admission):
         return results
 
     async def _pipelined(self, commands: list[tuple[Any, ...]]) -> list[Any]:
-        """Both EVALSHAs in one round trip on one pooled connection, replies read in order; an error
+        """The EVALSHAs in one round trip on one pooled connection, replies read in order; an error
         reply (NOSCRIPT) comes back as its exception, for the caller.
 
         Plain commands, not Script objects (a pipeline holding Script objects first checks and loads

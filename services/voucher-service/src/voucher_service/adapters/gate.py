@@ -138,4 +138,3 @@ class RedisFlashGate(FlashGate):
 
     def mark_sold_out(self, code: str) -> None:
         self._sold_out[code] = time.monotonic() + self.sold_out_ttl
-
