@@ -5,7 +5,7 @@ bare FastAPI endpoint of the same shape. Capacity of each is measured with the s
 (C, one thread, closed loop over keep-alive connections, pre-built requests): a Python load generator
 on the same 2 cores would eat the CPU it is measuring. Latency is then measured open loop (constant
 arrival rate at 70 % of that capacity; latency from the *intended* send time, so coordinated omission
-is counted; HdrHistogram) by the small asyncio generator below, over pre-built raw HTTP/1.1 requests.
+is counted; HdrHistogram) by tests/bench/open_loop.py over pre-built raw HTTP/1.1 requests.
 Prints capacities, p50/p99 at 70 %, gate vs Postgres rejections, Postgres row updates per successful
 hold and the double-hold invariant. Holds last HOLD_TTL_SECONDS=2 so seats churn (lazy expiry) instead
 of selling out in the first 100 ms. Without `wrk` (apt-get install wrk) capacity falls back to an
@@ -21,7 +21,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import asyncpg
 import orjson
 import uvloop
 from hdrh.histogram import HdrHistogram
+from open_loop import OpenLoop
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env
 from ticketing.testing import apply_migrations, free_port, service_process, shared_migrations, test_dsn
@@ -54,21 +54,6 @@ class Stats:
         self.hist.record_value(max(1, latency_us))
         self.codes[key] = self.codes.get(key, 0) + 1
         self.done += 1
-
-
-Conn = tuple[asyncio.StreamReader, asyncio.StreamWriter]
-
-
-async def _exchange(conn: Conn, request: bytes) -> tuple[int, bytes]:
-    reader, writer = conn
-    writer.write(request)
-    head = await reader.readuntil(b"\r\n\r\n")
-    status = int(head[9:12])
-    length = 0
-    for line in head.split(b"\r\n"):
-        if line[:15].lower() == b"content-length:":
-            length = int(line[15:])
-    return status, await reader.readexactly(length)
 
 
 def _request(sid: int, token: bytes, rng: random.Random) -> bytes:
@@ -140,36 +125,12 @@ def wrk_capacity(port: int, requests: list[bytes], seconds: float) -> Stats:
 
 
 async def open_loop(port: int, rate: float, seconds: float, requests: list[bytes]) -> Stats:
-    """Send at `rate`/s for `seconds`; a request waiting for a free connection is late, and counted so."""
+    """Constant arrival rate; a request waiting for a free connection is late, and counted so."""
     stats = Stats()
-    pool: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
-    for _ in range(CONNECTIONS):
-        pool.put_nowait(await asyncio.open_connection("127.0.0.1", port))
-
-    async def one(intended: float, request: bytes) -> None:
-        conn = await pool.get()
-        try:
-            status, body = await _exchange(conn, request)
-        except (OSError, asyncio.IncompleteReadError):
-            stats.add("error", int((time.perf_counter() - intended) * 1e6))
-            pool.put_nowait(await asyncio.open_connection("127.0.0.1", port))
-            return
-        pool.put_nowait(conn)
-        key = str(status) + ("gate" if b'"decidedBy":"gate"' in body else "")
-        stats.add(key, int((time.perf_counter() - intended) * 1e6))
-
-    tasks, start, i, cpu0 = [], time.perf_counter(), 0, time.process_time()
-    while (now := time.perf_counter()) - start < seconds:
-        while start + i / rate <= now:
-            tasks.append(asyncio.create_task(one(start + i / rate, requests[i % len(requests)])))
-            i += 1
-        await asyncio.sleep(0.001)
-    elapsed = time.perf_counter() - start
-    await asyncio.wait_for(asyncio.gather(*tasks), 60)
-    stats.rate = stats.done / max(elapsed, time.perf_counter() - start)
-    stats.client_cpu = (time.process_time() - cpu0) / (time.perf_counter() - start)
-    while not pool.empty():
-        pool.get_nowait()[1].close()
+    generator = OpenLoop(lambda status, body: str(status) + ("gate" if b'"decidedBy":"gate"' in body else ""))
+    for key, latency_us in await generator.run("127.0.0.1", port, CONNECTIONS, rate, seconds, requests):
+        stats.add(key, latency_us)
+    stats.rate, stats.client_cpu = stats.done / generator.seconds, generator.cpu
     return stats
 
 

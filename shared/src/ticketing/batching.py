@@ -8,6 +8,10 @@ client's per-call cost (a syscall, redis-py's bookkeeping) adds up; sent togethe
 `flush(key, items)` once for them all; every caller awaits that one flush and gets its own item's
 result (flush returns one per item, in order, or None) or the flush's exception, so the semantics of
 one awaited call per request are kept.
+
+`serial=True` runs at most one flush per key at a time; what arrives meanwhile waits and goes in the
+next flush, all of it (group commit: under load the batches grow instead of the flushes piling up
+side by side, say transactions all waiting on the same row).
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ R = TypeVar("R")
 
 
 class TickBatcher(Generic[K, V, R]):
-    def __init__(self, flush: Callable[[K, list[V]], Awaitable[Sequence[R] | None]]) -> None:
+    def __init__(self, flush: Callable[[K, list[V]], Awaitable[Sequence[R] | None]], serial: bool = False) -> None:
         self._flush = flush
+        self._serial = serial
         self._open: dict[K, tuple[list[V], asyncio.Future[Sequence[R] | None]]] = {}
+        self._running: set[K] = set()  # keys with a flush under way (serial only)
 
     async def add(self, key: K, item: V) -> R | None:
         """`item`'s result once the flush holding it is done (None if flush returned None); raises what
@@ -34,7 +40,8 @@ class TickBatcher(Generic[K, V, R]):
             loop = asyncio.get_running_loop()
             batch = self._open[key] = ([], loop.create_future())
             batch[1].add_done_callback(_retrieve)  # no "never retrieved" warning if every waiter left
-            loop.call_soon(self._start, key)
+            if key not in self._running:
+                loop.call_soon(self._start, key)  # else the running flush starts it when it ends
         index = len(batch[0])
         batch[0].append(item)
         results = await asyncio.shield(batch[1])
@@ -42,8 +49,17 @@ class TickBatcher(Generic[K, V, R]):
 
     def _start(self, key: K) -> None:
         items, done = self._open.pop(key)
-        task = asyncio.get_running_loop().create_task(self._run(key, items))
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self._run(key, items))
         task.add_done_callback(lambda t: _settle(done, t))
+        if self._serial:
+            self._running.add(key)
+            task.add_done_callback(lambda _: self._next(key))
+
+    def _next(self, key: K) -> None:
+        self._running.discard(key)
+        if key in self._open:
+            self._start(key)
 
     async def _run(self, key: K, items: list[V]) -> Sequence[R] | None:
         results = await self._flush(key, items)

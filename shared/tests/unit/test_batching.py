@@ -60,3 +60,32 @@ async def test_each_caller_gets_its_own_items_result() -> None:
     batcher: TickBatcher[str, int, int] = TickBatcher(flush)
     assert await asyncio.gather(*(batcher.add("k", i) for i in range(5))) == [0, 10, 20, 30, 40]
     assert runs == [[0, 1, 2, 3, 4]]
+
+
+@pytest.mark.parametrize("serial", [True, False])
+async def test_serial_runs_one_flush_per_key_at_a_time_and_the_next_takes_all_that_waited(serial: bool) -> None:
+    running, most, flushed = 0, 0, []
+    release = asyncio.Event()
+
+    async def flush(key: str, items: list[int]) -> list[int]:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await release.wait()
+        running -= 1
+        flushed.append(items)
+        return [i * 10 for i in items]
+
+    batcher: TickBatcher[str, int, int] = TickBatcher(flush, serial=serial)
+    first = asyncio.create_task(batcher.add("k", 1))
+    await asyncio.sleep(0.01)  # the first flush is under way
+    later = [asyncio.create_task(batcher.add("k", i)) for i in (2, 3)]
+    await asyncio.sleep(0.01)
+    latest = asyncio.create_task(batcher.add("k", 4))  # a later turn, still while the first runs
+    await asyncio.sleep(0.01)
+    release.set()
+    assert await asyncio.gather(first, *later, latest) == [10, 20, 30, 40]
+    if serial:
+        assert most == 1 and flushed == [[1], [2, 3, 4]]
+    else:
+        assert most == 3 and sorted(flushed) == [[1], [2, 3], [4]]

@@ -11,6 +11,7 @@ from hold_service.adapters.redis_guard import RedisGuard, redis_client
 from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate
 from hold_service.adapters.seat_map_cache import RedisSeatMapCache
 from hold_service.config import HoldSettings
+from hold_service.service_layer.hold_writer import HoldWriter
 from hold_service.service_layer.ports import Ports
 from hold_service.service_layer.unit_of_work import UnitOfWork
 
@@ -29,10 +30,13 @@ async def bootstrap(settings: HoldSettings, pool: asyncpg.Pool | None = None) ->
     else:
         gate = SeatGate()
         admission = Admission(limiter, gate)
+    def uow(transaction: bool = True) -> UnitOfWork:
+        return UnitOfWork(pool, transaction)
+
     return Ports(settings=settings, pool=pool, gate=gate,
                  cache=RedisSeatMapCache(guard, settings.seat_map_cache_seconds), limiter=limiter,
-                 admission=admission, redis=guard.client,
-                 uow_factory=lambda transaction=True: UnitOfWork(pool, transaction))
+                 admission=admission, redis=guard.client, uow_factory=uow,
+                 writer=HoldWriter(uow, batched=settings.seat_gate_enabled))
 
 
 async def shutdown(ports: Ports) -> None:

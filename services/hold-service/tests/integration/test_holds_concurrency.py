@@ -62,11 +62,13 @@ async def test_500_random_overlapping_holds_no_deadlock_no_double_holder(start, 
     assert sum(1 for s in seats.values() if s["status"] == "HELD") == len(claimed)
 
 
-async def test_seat_map_versions_are_one_per_change_in_commit_order(start, db, h) -> None:
+@pytest.mark.parametrize("gate", [True, False])
+async def test_seat_map_versions_are_one_per_change_in_commit_order(start, db, h, gate: bool) -> None:
     """Versions are stamped at COMMIT (migration 0002): 40 concurrent holds on one showtime, then a
     cancel, give SeatsHeld events carrying versions 1..40 exactly once, SeatsReleased 41, and the
-    showtime, its seat map and the outbox agree; no placeholder reaches a payload."""
-    async with start(seat_gate_enabled=False, hold_rate_limit_per_minute=1000) as svc:
+    showtime, its seat map and the outbox agree; no placeholder reaches a payload. Gate on, the holds
+    are written in batches (several in one transaction); gate off, each alone."""
+    async with start(seat_gate_enabled=gate, hold_rate_limit_per_minute=1000) as svc:
         sid = await svc.showtime({"A": 20, "B": 20})
         seats = [[f"{r}{n}"] for r in "AB" for n in range(1, 21)]
         owner = h.new_id()

@@ -44,7 +44,12 @@ async def _caught_up(bootstrap: str, groups: list[str], timeout: float = 180) ->
     await admin.start()
     await consumer.start()
     try:
-        parts = [TopicPartition(BOOKING_EVENTS, p) for p in consumer.partitions_for_topic(BOOKING_EVENTS) or []]
+        # Not consumer.partitions_for_topic: a consumer subscribed to nothing has no metadata, gives None,
+        # and every lag below would be a vacuous 0.
+        (topic,) = await admin.describe_topics([BOOKING_EVENTS])
+        parts = [TopicPartition(BOOKING_EVENTS, p["partition"]) for p in topic["partitions"]]
+        if not parts:
+            raise RuntimeError(f"topic {BOOKING_EVENTS} has no partitions")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             ends = await consumer.end_offsets(parts)

@@ -11,7 +11,7 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 from ticketing import outbox
 from ticketing.db import Queries, sql_dir
-from ticketing.events import outgoing
+from ticketing.events import Outgoing, outgoing
 
 import hold_service
 from hold_service.domain.errors import TooManySeatsHeld
@@ -31,6 +31,10 @@ VERSION_TOKEN = b'"seatMapVersion":%d' % VERSION_PLACEHOLDER
 CAP_REFUSED = "HL429"  # SQLSTATE of the commit-time cap check (migration 0003)
 
 
+class BatchRefused(Exception):
+    """take_seats_together wrote something it must not have: roll the batch back."""
+
+
 @dataclass(frozen=True)
 class Taken:
     """What take_seats saw and did; `expires_at` is None when it wrote nothing."""
@@ -41,6 +45,42 @@ class Taken:
     found: set[str]  # requested seats that exist
     taken: list[str]  # requested seats someone else holds or booked
     expires_at: datetime | None
+
+    @classmethod
+    def written(cls, seats: list[str], amount_cents: int, expires_at: datetime) -> Taken:
+        """A hold that was written (so it passed every check: nothing the verdict fields would refuse)."""
+        return cls(price_cents=amount_cents // len(seats), held=0, frees_in=1, found=set(seats), taken=[],
+                   expires_at=expires_at)
+
+
+@dataclass(frozen=True)
+class TakeSeats:
+    """One hold for take_seats. `event` is the SeatsHeld to write if the hold is taken, built with the
+    placeholders above."""
+
+    showtime_id: int
+    seats: list[str]  # sorted, distinct
+    hold_id: uuid.UUID
+    customer_id: int
+    ttl_seconds: float
+    booking_id: uuid.UUID
+    cap: int
+    event: Any
+
+    def message(self) -> Outgoing:
+        """The SeatsHeld as it goes to the outbox, placeholders in."""
+        message = outgoing(self.event)
+        for token in (EXPIRES_TOKEN, AMOUNT_TOKEN, VERSION_TOKEN):
+            if token not in message.value:
+                raise ValueError(f"{self.event.type} lacks the placeholder {token!r}")
+        return message
+
+    def arguments(self) -> tuple[Any, ...]:
+        """take_seats' parameters."""
+        message = self.message()
+        return (self.showtime_id, self.seats, self.hold_id, self.customer_id, self.ttl_seconds, self.booking_id,
+                self.cap, self.event.eventId, message.topic, message.key, message.value,
+                outbox.headers_json(message), EXPIRES_JSON, str(AMOUNT_PLACEHOLDER), str(VERSION_PLACEHOLDER))
 
 
 def _hold(row: asyncpg.Record, version: int = 0) -> Hold:
@@ -61,23 +101,14 @@ class HoldRepository:
         await self.conn.execute(Q.insert_seats, showtime_id, seats)
         return True
 
-    async def take(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, customer_id: int,
-                   ttl_seconds: float, booking_id: uuid.UUID, cap: int, event: Any) -> Taken:
-        """Check, lock, take, book and append `event` in one statement (sql: take_seats).
+    async def take(self, request: TakeSeats) -> Taken:
+        """Check, lock, take, book and append the request's SeatsHeld in one statement (sql: take_seats).
 
-        `event` is the SeatsHeld to write if the hold is taken, built with the placeholders below;
-        Postgres writes expiresAt and amountCents in, and the seat-map version at COMMIT. Raises
-        TooManySeatsHeld when the commit-time cap check (migration 0003) refuses.
+        Postgres writes expiresAt and amountCents into the event, and the seat-map version at COMMIT.
+        Raises TooManySeatsHeld when the commit-time cap check (migration 0003) refuses.
         """
-        message = outgoing(event)
-        for token in (EXPIRES_TOKEN, AMOUNT_TOKEN, VERSION_TOKEN):
-            if token not in message.value:
-                raise ValueError(f"{event.type} lacks the placeholder {token!r}")
         try:
-            row = await self.conn.fetchrow(
-                Q.take_seats, showtime_id, seats, hold_id, customer_id, ttl_seconds, booking_id, cap,
-                event.eventId, message.topic, message.key, message.value, outbox.headers_json(message),
-                EXPIRES_JSON, str(AMOUNT_PLACEHOLDER), str(VERSION_PLACEHOLDER))
+            row = await self.conn.fetchrow(Q.take_seats, *request.arguments())
         except asyncpg.PostgresError as exc:
             if (refused := cap_refusal(exc)) is not None:
                 raise refused from exc
@@ -85,6 +116,34 @@ class HoldRepository:
         assert row is not None  # the statement always returns its one verdict row
         return Taken(price_cents=row["price_cents"], held=int(row["held"]), frees_in=int(row["frees_in"] or 1),
                      found=set(row["found"]), taken=list(row["taken"]), expires_at=row["expires_at"])
+
+    async def take_together(self, showtime_id: int, requests: list[TakeSeats]) -> dict[uuid.UUID, Taken]:
+        """Several holds of one showtime in one statement (sql: take_seats_together), in the caller's
+        transaction; returns the holds it wrote. The others wrote nothing: asking each again with take()
+        gives its verdict. Raises BatchRefused if a written hold did not get all its seats (cannot happen
+        with the rows locked; the caller rolls back)."""
+        first = requests[0]
+        messages = [r.message() for r in requests]
+        positions = [n for n, r in enumerate(requests, 1) for _ in r.seats]
+        try:
+            rows = await self.conn.fetch(
+                Q.take_seats_together, showtime_id, first.ttl_seconds, first.cap,
+                [r.hold_id for r in requests], [r.customer_id for r in requests], [r.booking_id for r in requests],
+                [r.event.eventId for r in requests], [m.key for m in messages], [m.value for m in messages],
+                [outbox.headers_json(m) for m in messages], messages[0].topic, positions,
+                [s for r in requests for s in r.seats], EXPIRES_JSON, str(AMOUNT_PLACEHOLDER),
+                str(VERSION_PLACEHOLDER))
+        except asyncpg.PostgresError as exc:
+            if (refused := cap_refusal(exc)) is not None:
+                raise refused from exc
+            raise
+        seats = {r.hold_id: r.seats for r in requests}
+        written = {}
+        for row in rows:
+            if row["seats_taken"] != len(seats[row["hold_id"]]):  # cannot happen with the rows locked
+                raise BatchRefused(f"hold {row['hold_id']} got {row['seats_taken']} of its seats")
+            written[row["hold_id"]] = Taken.written(seats[row["hold_id"]], row["amount_cents"], row["expires_at"])
+        return written
 
     async def version(self, showtime_id: int) -> int:
         row = await self.conn.fetchrow(Q.get_showtime, showtime_id)

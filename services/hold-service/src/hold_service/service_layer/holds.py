@@ -5,7 +5,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import replace
 
-from hold_service.adapters.repository import AMOUNT_PLACEHOLDER, EXPIRES_PLACEHOLDER, VERSION_PLACEHOLDER
+from hold_service.adapters.repository import (
+    AMOUNT_PLACEHOLDER,
+    EXPIRES_PLACEHOLDER,
+    VERSION_PLACEHOLDER,
+    Taken,
+    TakeSeats,
+)
 from hold_service.domain.errors import (
     HoldNotActive,
     HoldNotFound,
@@ -44,33 +50,38 @@ async def hold_seats(cmd: HoldSeats, ports: Ports, uow: UnitOfWork | None = None
         taken = await ports.gate.try_hold(cmd.showtime_id, seats, cmd.hold_id, ttl)
     if taken:
         raise SeatsUnavailable(taken, decided_by="gate")
+    draft, request = _take_seats(cmd, seats, ttl, ports)
     try:
-        if uow is not None:
-            return await _take(uow, cmd, seats, ttl, ports)
-        async with ports.uow(transaction=False) as own:  # one statement, its own transaction
-            hold = await _take(own, cmd, seats, ttl, ports)
-            await own.commit()
+        # Alone inside the caller's transaction, or batched with the showtime's other admitted holds.
+        got = await (uow.holds.take(request) if uow is not None else ports.writer.take(request))
+        hold = _judge(draft, request, got)
     except BaseException:
         await ports.gate.release(cmd.showtime_id, seats, cmd.hold_id)
         raise
-    await ports.cache.invalidate(cmd.showtime_id)
+    if uow is None:
+        await ports.cache.invalidate(cmd.showtime_id)
     return hold
 
 
-async def _take(uow: UnitOfWork, cmd: HoldSeats, seats: list[str], ttl: float, ports: Ports) -> Hold:
-    """One statement decides and writes the hold and its SeatsHeld (sql: take_seats); when it writes
-    nothing, the verdict says why."""
-    cap = ports.settings.max_seats_held_per_customer_showtime
+def _take_seats(cmd: HoldSeats, seats: list[str], ttl: float, ports: Ports) -> tuple[Hold, TakeSeats]:
+    """The hold, and the request for take_seats, which decides and writes it and its SeatsHeld in one
+    statement."""
     draft = Hold(hold_id=cmd.hold_id, booking_id=cmd.booking_id, customer_id=cmd.customer_id,
                  showtime_id=cmd.showtime_id, seats=seats, status="HELD", expires_at=EXPIRES_PLACEHOLDER,
                  amount_cents=AMOUNT_PLACEHOLDER)  # Postgres writes the real values into the event
-    event = events.seats_held(draft, VERSION_PLACEHOLDER)
-    got = await uow.holds.take(cmd.showtime_id, seats, cmd.hold_id, cmd.customer_id, ttl, cmd.booking_id, cap,
-                               event)
+    return draft, TakeSeats(showtime_id=cmd.showtime_id, seats=seats, hold_id=cmd.hold_id,
+                            customer_id=cmd.customer_id, ttl_seconds=ttl, booking_id=cmd.booking_id,
+                            cap=ports.settings.max_seats_held_per_customer_showtime,
+                            event=events.seats_held(draft, VERSION_PLACEHOLDER))
+
+
+def _judge(draft: Hold, request: TakeSeats, got: Taken) -> Hold:
+    """The hold take_seats wrote; when it wrote nothing, the verdict says why."""
+    seats = request.seats
     if got.price_cents is None:
-        raise ShowtimeNotFound(f"showtime {cmd.showtime_id}")
-    if got.held + len(seats) > cap:
-        raise TooManySeatsHeld(got.held, cap, got.frees_in)
+        raise ShowtimeNotFound(f"showtime {request.showtime_id}")
+    if got.held + len(seats) > request.cap:
+        raise TooManySeatsHeld(got.held, request.cap, got.frees_in)
     if unknown := [s for s in seats if s not in got.found]:
         raise InvalidSeats("unknown seat codes", unknown)
     if got.taken:

@@ -13,6 +13,7 @@ from hold_service.adapters.rate_limit import RateLimiter
 from hold_service.adapters.seat_gate import SeatGate
 from hold_service.adapters.seat_map_cache import SeatMapCache
 from hold_service.config import HoldSettings
+from hold_service.service_layer.hold_writer import HoldWriter
 from hold_service.service_layer.unit_of_work import UnitOfWork
 
 
@@ -26,7 +27,8 @@ class Ports:
     admission: Admission
     uow_factory: Callable[..., UnitOfWork]
     redis: aioredis.Redis
+    writer: HoldWriter  # writes admitted holds, batched per showtime per loop turn
 
     def uow(self, transaction: bool = True) -> UnitOfWork:
-        """`transaction=False`: one statement that is its own transaction (a hold: sql take_seats)."""
+        """`transaction=False`: one statement that is its own transaction (a lone hold: sql take_seats)."""
         return self.uow_factory(transaction)

@@ -85,6 +85,89 @@ SELECT (SELECT price_cents FROM showtime_row) AS price_cents, held.held, held.fr
        (SELECT pg_notify(current_schema() || '_outbox', '') FROM outbox_row) AS notified
 FROM held, verdict;
 
+-- name: take_seats_together
+-- Several holds of one showtime in ONE statement, its own transaction (the hold writer's batches; sql
+-- take_seats for one): $1 showtime, $2 TTL s, $3 cap; per hold, in arrival order: $4 hold ids,
+-- $5 customers, $6 booking ids, $7 event ids, $8 message keys, $9 payloads, $10 headers; $11 the topic;
+-- per requested seat: $12 its hold's position (1-based), $13 its code; $14-$16 the payload placeholders
+-- for expiresAt, amountCents and seatMapVersion. The decision of take_seats, made for each hold, and
+-- conservatively: every seat exists and is free or expired (all the batch's rows locked in seat-code
+-- order, as take_seats locks, so latest versions), the customer stays within the cap, and no seat and
+-- no customer of the hold is in an earlier hold of the batch. The holds that pass are written with
+-- their bookings and SeatsHeld events (inserted in customer order: the cap check's locks at COMMIT are
+-- then taken in one order, migration 0003; versions stamped at COMMIT, migration 0002) and returned
+-- with the seats each got. The others write nothing: the caller asks each again with take_seats.
+WITH req AS (
+    SELECT *
+    FROM unnest($4::uuid[], $5::bigint[], $6::uuid[], $7::uuid[], $8::text[], $9::bytea[], $10::text[])
+         WITH ORDINALITY AS r(hold_id, customer_id, booking_id, event_id, message_key, payload, headers, n)
+), req_seat AS (
+    SELECT * FROM unnest($12::int[], $13::text[]) WITH ORDINALITY AS s(n, seat_code, i)
+), showtime_row AS (
+    SELECT price_cents FROM showtime WHERE showtime_id = $1
+), locked AS MATERIALIZED (
+    SELECT seat_code,
+           (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < now())) AS free
+    FROM show_seat
+    WHERE showtime_id = $1 AND seat_code = ANY($13::text[])
+    ORDER BY seat_code
+    FOR UPDATE
+), per_seat AS (
+    SELECT s.n, s.seat_code, s.i, coalesce(l.free, false) AS free,
+           min(s.n) OVER (PARTITION BY s.seat_code) = s.n AS first_asked  -- by no earlier hold
+    FROM req_seat s LEFT JOIN locked l USING (seat_code)
+), wanted AS MATERIALIZED (
+    SELECT r.n, count(*) AS seats, array_agg(p.seat_code ORDER BY p.i) AS codes,
+           bool_and(p.free AND p.first_asked) AS seats_free,
+           min(r.n) OVER (PARTITION BY r.customer_id) = r.n AS first_of_customer,
+           (SELECT coalesce(sum(cardinality(b.seats)), 0) FROM booking b  -- the customer's, as take_seats
+            WHERE b.customer_id = r.customer_id AND b.showtime_id = $1 AND b.status = 'HELD'
+              AND b.expires_at >= now()) AS held
+    FROM req r JOIN per_seat p USING (n)
+    GROUP BY r.n, r.customer_id
+), ok AS (
+    SELECT n, seats, codes
+    FROM wanted
+    WHERE EXISTS (SELECT 1 FROM showtime_row) AND seats_free AND first_of_customer AND held + seats <= $3
+), seats AS (
+    UPDATE show_seat ss
+    SET status = 'HELD', hold_id = r.hold_id, customer_id = r.customer_id,
+        hold_expires_at = now() + make_interval(secs => $2), booking_id = r.booking_id
+    FROM req_seat s JOIN ok USING (n) JOIN req r USING (n)
+    WHERE ss.showtime_id = $1 AND ss.seat_code = s.seat_code
+      AND (ss.status = 'AVAILABLE' OR (ss.status = 'HELD' AND ss.hold_expires_at < now()))
+    RETURNING s.n
+), booking_rows AS (
+    INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status,
+                         expires_at, seat_cap)
+    SELECT r.hold_id, r.booking_id, r.customer_id, $1,
+           ok.codes, (SELECT price_cents FROM showtime_row) * ok.seats, 'HELD', now() + make_interval(secs => $2), $3
+    FROM ok JOIN req r USING (n)
+    ORDER BY r.customer_id, r.n
+    RETURNING hold_id, expires_at, amount_cents
+), outbox_rows AS (
+    INSERT INTO outbox (event_id, topic, message_key, payload, headers)
+    SELECT r.event_id, $11, r.message_key,
+           convert_to(replace(replace(convert_from(r.payload, 'UTF8'),
+               '"expiresAt":' || $14::text,
+               '"expiresAt":"' || to_char(b.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS')
+                   || CASE WHEN extract(microseconds FROM b.expires_at)::bigint % 1000000 = 0 THEN ''
+                           ELSE to_char(b.expires_at AT TIME ZONE 'UTC', '.US') END || 'Z"'),
+               '"amountCents":' || $15::text, '"amountCents":' || b.amount_cents), 'UTF8'),
+           r.headers::jsonb
+    FROM booking_rows b JOIN req r USING (hold_id)
+    ORDER BY r.customer_id, r.n
+    RETURNING id
+), stamp AS (
+    INSERT INTO seat_map_stamp (outbox_id, showtime_id, placeholder)
+    SELECT id, $1, $16::text FROM outbox_rows ORDER BY id
+), taken AS (
+    SELECT n, count(*) AS seats FROM seats GROUP BY n
+)
+SELECT b.hold_id, b.expires_at, b.amount_cents, coalesce(t.seats, 0) AS seats_taken,
+       (SELECT pg_notify(current_schema() || '_outbox', '') FROM outbox_rows LIMIT 1) AS notified
+FROM booking_rows b JOIN req r USING (hold_id) LEFT JOIN taken t USING (n);
+
 -- name: lock_seats
 -- Lock the requested seats in seat-code order (deadlock-free against any other path that does the
 -- same) and say which are free; FOR UPDATE returns the latest committed version after a wait.

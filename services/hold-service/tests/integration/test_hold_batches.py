@@ -1,0 +1,97 @@
+"""Holds the gate lets through together are decided and written by one statement
+(service_layer/hold_writer.py, sql take_seats_together), and each still gets its own verdict."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from hold_service.adapters.admission import Admission
+from hold_service.adapters.rate_limit import RateLimiter
+from hold_service.adapters.repository import HoldRepository
+from hold_service.adapters.seat_gate import SeatGate, seat_key
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def statements(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Records every statement that decides holds: ("together", holds in the batch) for
+    take_seats_together, ("alone", 1) for take_seats."""
+    seen: list[tuple[str, int]] = []
+    together, alone = HoldRepository.take_together, HoldRepository.take
+
+    async def take_together(self: HoldRepository, showtime_id: int, requests: list[Any]) -> Any:
+        seen.append(("together", len(requests)))
+        return await together(self, showtime_id, requests)
+
+    async def take(self: HoldRepository, request: Any) -> Any:
+        seen.append(("alone", 1))
+        return await alone(self, request)
+
+    monkeypatch.setattr(HoldRepository, "take_together", take_together)
+    monkeypatch.setattr(HoldRepository, "take", take)
+    return seen
+
+
+async def test_holds_admitted_together_are_written_by_one_statement(start, db, h, statements) -> None:
+    async with start(hold_rate_limit_per_minute=1000) as svc:
+        sid = await svc.showtime({"A": 20, "B": 20})
+        statements.clear()
+        responses = await asyncio.gather(*(svc.hold(sid, [f"{r}{n}"]) for r in "AB" for n in range(1, 21)))
+        assert [r.status_code for r in responses] == [201] * 40
+    assert {kind for kind, _ in statements} == {"together"}, statements  # none written on its own
+    assert sum(n for _, n in statements) == 40 and len(statements) < 40
+    await h.assert_single_holders(db, sid)
+    seats = await h.seat_rows(db, sid)
+    for r in responses:
+        hold = r.json()
+        assert str(seats[hold["seats"][0]]["hold_id"]) == hold["holdId"]
+
+
+async def test_each_hold_of_a_batch_gets_its_own_verdict(start, db, h, statements) -> None:
+    """In one batch: free seats (201), a seat Postgres knows is held but the gate forgot (409, as after
+    a Redis flush), an unknown seat (422) and a customer over the cap (429). The batch writes the
+    first; the other three are asked again on their own, write nothing and free their gate keys."""
+    async with start(hold_rate_limit_per_minute=1000, max_seats_held_per_customer_showtime=8) as svc:
+        sid = await svc.showtime({"F": 20})
+        assert (await svc.hold(sid, ["F1"])).status_code == 201
+        await svc.ports.redis.delete(seat_key(sid, "F1"))
+        hoarder = h.new_id()
+        assert (await svc.hold(sid, [f"F{n}" for n in range(10, 17)], hoarder)).status_code == 201
+        statements.clear()
+        free, taken, unknown, capped = await asyncio.gather(
+            svc.hold(sid, ["F2", "F3"]), svc.hold(sid, ["F1", "F4"]), svc.hold(sid, ["F5", "F30"]),
+            svc.hold(sid, ["F6", "F7"], hoarder))
+        assert free.status_code == 201, free.text
+        assert taken.status_code == 409 and taken.json()["seats"] == ["F1"], taken.text
+        assert taken.json()["decidedBy"] == "postgres"
+        assert unknown.status_code == 422 and unknown.json()["error"] == "VALIDATION_ERROR", unknown.text
+        assert capped.status_code == 429 and "hold 7 seats" in capped.json()["message"], capped.text
+        assert statements == [("together", 4)] + [("alone", 1)] * 3
+        assert not await svc.ports.redis.exists(*(seat_key(sid, s) for s in ("F4", "F5", "F6", "F7")))
+    seats = await h.seat_rows(db, sid)
+    assert [s for s in ("F2", "F3", "F4", "F5", "F6", "F7") if seats[s]["status"] != "AVAILABLE"] == ["F2", "F3"]
+    assert str(seats["F2"]["hold_id"]) == free.json()["holdId"]
+    await h.assert_single_holders(db, sid)
+
+
+async def test_a_batch_writes_only_the_first_hold_of_a_seat_and_of_a_customer(start, db, h, statements) -> None:
+    """Should two holds of one seat, or two of one customer, reach one batch (the gate lost its keys),
+    the batch writes only the first of each; the others are decided alone, one after the other."""
+    async with start(hold_rate_limit_per_minute=1000, max_seats_held_per_customer_showtime=3) as svc:
+        sid = await svc.showtime({"F": 10})
+        svc.ports.admission = Admission(RateLimiter(), SeatGate())  # no limit, a gate that lets all in
+        x, y, z = h.new_id(), h.new_id(), h.new_id()
+        statements.clear()
+        a, b, c, d = await asyncio.gather(svc.hold(sid, ["F1", "F2"], x), svc.hold(sid, ["F2", "F3"], y),
+                                          svc.hold(sid, ["F5"], x), svc.hold(sid, ["F7"], z))
+        assert statements == [("together", 4)] + [("alone", 1)] * 2
+        assert [r.status_code for r in (a, b, c, d)] == [201, 409, 201, 201], [r.text for r in (a, b, c, d)]
+        assert b.json()["seats"] == ["F2"]
+    seats = await h.seat_rows(db, sid)
+    assert {s: str(seats[s]["hold_id"]) for s in ("F1", "F2", "F5", "F7")} == {
+        "F1": a.json()["holdId"], "F2": a.json()["holdId"], "F5": c.json()["holdId"], "F7": d.json()["holdId"]}
+    assert seats["F3"]["status"] == "AVAILABLE"
+    await h.assert_single_holders(db, sid)
