@@ -210,7 +210,7 @@ def report(r: dict, bare: float) -> None:
         created = s.codes.get("201", 0)
         gate, pg = s.codes.get("409gate", 0), s.codes.get("409", 0)
         print(f"  {label:8s}: {s.done} requests, {s.rate:7.0f} responses/s, holds created "
-              f"{created} ({created / max(1e-9, s.done):.1%}); "
+              f"{created} ({created / max(1e-9, s.done):.1%}, {created * s.rate / max(1, s.done):.0f} admitted/s); "
               f"p50 {pct(s, 50):7.1f} ms  p99 {pct(s, 99):7.1f} ms"
               + (f"; load generator CPU {s.client_cpu:.2f} core" if s.client_cpu else ""))
         print(f"            409 by gate {gate / max(1, s.done):.1%}, by Postgres {pg / max(1, s.done):.1%}; "
