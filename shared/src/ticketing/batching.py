@@ -1,9 +1,9 @@
-"""Join the same small Redis call from many requests that arrive or resume together into one call.
+"""Join the same small call from many requests that arrive or resume together into one call.
 
 Under load, requests come in bursts: the event loop reads many sockets per turn, a Kafka batch's
 acknowledgements resume their requests at once, a wave of holds commits together. When each then
-sends its own tiny Redis call (reserve a flash use, mark an order sent, drop a cached seat map), the
-client's per-call cost (a syscall, redis-py's bookkeeping) adds up; sent together they cost one call.
+sends its own tiny call (reserve a flash use, mark an order sent, drop a cached seat map; write a
+hold), the per-call cost (a syscall, the client's bookkeeping, a COMMIT) adds up; together they cost one.
 `TickBatcher` collects the items added during one turn of the event loop, per key, and runs
 `flush(key, items)` once for them all; every caller awaits that one flush and gets its own item's
 result (flush returns one per item, in order, or None) or the flush's exception, so the semantics of

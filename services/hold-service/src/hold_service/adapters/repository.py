@@ -125,18 +125,12 @@ class HoldRepository:
         first = requests[0]
         messages = [r.message() for r in requests]
         positions = [n for n, r in enumerate(requests, 1) for _ in r.seats]
-        try:
-            rows = await self.conn.fetch(
-                Q.take_seats_together, showtime_id, first.ttl_seconds, first.cap,
-                [r.hold_id for r in requests], [r.customer_id for r in requests], [r.booking_id for r in requests],
-                [r.event.eventId for r in requests], [m.key for m in messages], [m.value for m in messages],
-                [outbox.headers_json(m) for m in messages], messages[0].topic, positions,
-                [s for r in requests for s in r.seats], EXPIRES_JSON, str(AMOUNT_PLACEHOLDER),
-                str(VERSION_PLACEHOLDER))
-        except asyncpg.PostgresError as exc:
-            if (refused := cap_refusal(exc)) is not None:
-                raise refused from exc
-            raise
+        rows = await self.conn.fetch(  # the cap's commit-time check refuses at the caller's COMMIT
+            Q.take_seats_together, showtime_id, first.ttl_seconds, first.cap,
+            [r.hold_id for r in requests], [r.customer_id for r in requests], [r.booking_id for r in requests],
+            [r.event.eventId for r in requests], [m.key for m in messages], [m.value for m in messages],
+            [outbox.headers_json(m) for m in messages], messages[0].topic, positions,
+            [s for r in requests for s in r.seats], EXPIRES_JSON, str(AMOUNT_PLACEHOLDER), str(VERSION_PLACEHOLDER))
         seats = {r.hold_id: r.seats for r in requests}
         written = {}
         for row in rows:
@@ -148,11 +142,6 @@ class HoldRepository:
     async def version(self, showtime_id: int) -> int:
         row = await self.conn.fetchrow(Q.get_showtime, showtime_id)
         return 0 if row is None else int(row["seat_map_version"])
-
-    async def lock_seats(self, showtime_id: int, seats: list[str]) -> dict[str, bool]:
-        """Seat code -> free, for the seats that exist; locked in code order."""
-        rows = await self.conn.fetch(Q.lock_seats, showtime_id, seats)
-        return {r["seat_code"]: r["free"] for r in rows}
 
     async def bump_version(self, showtime_id: int) -> int:
         return int(await self.conn.fetchval(Q.bump_version, showtime_id))
@@ -195,6 +184,7 @@ class HoldRepository:
 
     async def emit(self, event: Any) -> None:
         await outbox.append(self.conn, event)  # type: ignore[arg-type]
+
 
 class IdempotencyRepository:
     """First response per (customer, Idempotency-Key); a twin request waits on the key's row lock."""

@@ -29,6 +29,5 @@ class Ports:
     redis: aioredis.Redis
     writer: HoldWriter  # writes admitted holds, batched per showtime per loop turn
 
-    def uow(self, transaction: bool = True) -> UnitOfWork:
-        """`transaction=False`: one statement that is its own transaction (a lone hold: sql take_seats)."""
-        return self.uow_factory(transaction)
+    def uow(self) -> UnitOfWork:
+        return self.uow_factory()

@@ -86,8 +86,8 @@ SELECT (SELECT price_cents FROM showtime_row) AS price_cents, held.held, held.fr
 FROM held, verdict;
 
 -- name: take_seats_together
--- Several holds of one showtime in ONE statement, its own transaction (the hold writer's batches; sql
--- take_seats for one): $1 showtime, $2 TTL s, $3 cap; per hold, in arrival order: $4 hold ids,
+-- Several holds of one showtime in ONE statement, in the caller's transaction (the hold writer's
+-- batches; sql take_seats for one): $1 showtime, $2 TTL s, $3 cap; per hold, in arrival order: $4 hold ids,
 -- $5 customers, $6 booking ids, $7 event ids, $8 message keys, $9 payloads, $10 headers; $11 the topic;
 -- per requested seat: $12 its hold's position (1-based), $13 its code; $14-$16 the payload placeholders
 -- for expiresAt, amountCents and seatMapVersion. The decision of take_seats, made for each hold, and
@@ -141,7 +141,8 @@ WITH req AS (
     INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status,
                          expires_at, seat_cap)
     SELECT r.hold_id, r.booking_id, r.customer_id, $1,
-           ok.codes, (SELECT price_cents FROM showtime_row) * ok.seats, 'HELD', now() + make_interval(secs => $2), $3
+           ok.codes, (SELECT price_cents FROM showtime_row) * ok.seats, 'HELD',
+           now() + make_interval(secs => $2), $3
     FROM ok JOIN req r USING (n)
     ORDER BY r.customer_id, r.n
     RETURNING hold_id, expires_at, amount_cents
