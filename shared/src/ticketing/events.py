@@ -77,7 +77,8 @@ class PaymentFailedData(_Model):
 class BookingConfirmedData(_Model):
     holdId: uuid.UUID
     seats: list[str]
-    amountCents: int
+    amountCents: int  # what the customer paid, after the voucher discount
+    discountCents: int
     paymentId: uuid.UUID
     seatMapVersion: int
 

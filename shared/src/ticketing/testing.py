@@ -17,7 +17,8 @@ import httpx
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-TEST_DATABASE = "ticketing_test"
+# Several checkouts of the repository on one machine can keep their test data apart.
+TEST_DATABASE = os.environ.get("TICKETING_TEST_DATABASE", "ticketing_test")
 
 
 def require(service: str, reachable: bool, detail: str = "") -> None:

@@ -21,7 +21,7 @@ SAMPLE_DATA = {
                         "voucherCode": None, "expiresAt": "2026-01-01T00:08:00Z"},
     "PaymentSucceeded": {"paymentId": uuid.uuid4(), "amountCents": 1200},
     "PaymentFailed": {"paymentId": uuid.uuid4(), "reason": "DECLINED"},
-    "BookingConfirmed": {"holdId": uuid.uuid4(), "seats": ["A1"], "amountCents": 1200,
+    "BookingConfirmed": {"holdId": uuid.uuid4(), "seats": ["A1"], "amountCents": 1200, "discountCents": 0,
                          "paymentId": uuid.uuid4(), "seatMapVersion": 5},
     "BookingFailed": {"paymentId": uuid.uuid4(), "reason": "HOLD_EXPIRED"},
     "RefundIssued": {"paymentId": uuid.uuid4(), "amountCents": 1200, "refundId": "re_1"},

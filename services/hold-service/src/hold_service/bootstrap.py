@@ -1,44 +1,49 @@
-"""The one composition root: settings in, wired ports out (tests pass their own settings or fakes)."""
+"""The one composition root: settings in, `Deps` out (tests build Deps from fakes the same way)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import asyncpg
+import redis.asyncio as aioredis
 from ticketing.db import create_pool
 
-from hold_service.adapters.admission import Admission, RedisAdmission
+from hold_service.adapters.admission import RedisAdmission, SequentialAdmission
 from hold_service.adapters.rate_limit import RedisRateLimiter
 from hold_service.adapters.redis_guard import RedisGuard, redis_client
+from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate
-from hold_service.adapters.seat_map_cache import RedisSeatMapCache
+from hold_service.adapters.seat_maps import CachedSeatMaps
+from hold_service.adapters.writer import PostgresHoldWriter
 from hold_service.config import HoldSettings
-from hold_service.service_layer.hold_writer import HoldWriter
-from hold_service.service_layer.ports import Ports
-from hold_service.service_layer.unit_of_work import UnitOfWork
+from hold_service.service_layer.ports import Admission, Deps
 
 
-async def bootstrap(settings: HoldSettings, pool: asyncpg.Pool | None = None) -> Ports:
-    pool = pool or await create_pool(settings.database_url, min_size=settings.db_pool_min,
-                                     max_size=settings.db_pool_max,
-                                     command_timeout=settings.dependency_timeout_seconds * 5)
+@dataclass
+class Service:
+    """The wired service: its `Deps`, and the connections the process closes at the end."""
+
+    deps: Deps
+    pool: asyncpg.Pool
+    redis: aioredis.Redis
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+        await self.pool.close()
+
+
+async def bootstrap(settings: HoldSettings) -> Service:
+    pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max,
+                             command_timeout=settings.dependency_timeout_seconds * 5)
     guard = RedisGuard(redis_client(settings.redis_url, settings.redis_socket_timeout_seconds),
                        settings.redis_retry_after_seconds)
     limiter = RedisRateLimiter(guard, settings.hold_rate_limit_per_minute)
-    gate: SeatGate
+    admission: Admission
     if settings.seat_gate_enabled:
-        gate = redis_gate = RedisSeatGate(guard)
-        admission: Admission = RedisAdmission(guard, limiter, redis_gate)  # both in one round trip
+        admission = RedisAdmission(guard, limiter, RedisSeatGate(guard))  # both in one round trip
     else:
-        gate = SeatGate()
-        admission = Admission(limiter, gate)
-    def uow(transaction: bool = True) -> UnitOfWork:
-        return UnitOfWork(pool, transaction)
-
-    return Ports(settings=settings, pool=pool, gate=gate,
-                 cache=RedisSeatMapCache(guard, settings.seat_map_cache_seconds), limiter=limiter,
-                 admission=admission, redis=guard.client, uow_factory=uow,
-                 writer=HoldWriter(uow, batched=settings.seat_gate_enabled))
-
-
-async def shutdown(ports: Ports) -> None:
-    await ports.redis.aclose()
-    await ports.pool.close()
+        admission = SequentialAdmission(limiter, SeatGate())
+    deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool),
+                writer=PostgresHoldWriter(pool, batched=settings.seat_gate_enabled), admission=admission,
+                seat_maps=CachedSeatMaps(pool, guard, settings.seat_map_cache_seconds))
+    return Service(deps=deps, pool=pool, redis=guard.client)

@@ -13,9 +13,9 @@ import asyncpg
 import httpx
 import pytest
 import pytest_asyncio
+from hold_service.bootstrap import Service
 from hold_service.config import HoldSettings
 from hold_service.entrypoints.api.app import get_application
-from hold_service.service_layer.ports import Ports
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env
 
@@ -37,8 +37,9 @@ def hold_dsn(migrated_dsn: Callable[[str, Path | None], str]) -> str:
 
 
 class Running:
-    def __init__(self, client: httpx.AsyncClient, ports: Ports) -> None:
-        self.client, self.ports = client, ports
+    def __init__(self, client: httpx.AsyncClient, service: Service) -> None:
+        self.client, self.service = client, service
+        self.deps, self.redis = service.deps, service.redis
 
     async def showtime(self, rows: dict[str, int] | None = None, price: int = 1200) -> int:
         sid = new_id()
@@ -66,7 +67,7 @@ async def start(hold_dsn: str, redis_url: str) -> AsyncIterator[Callable[..., An
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://hold", timeout=30) as client:
-                yield Running(client, app.state.ports)
+                yield Running(client, app.state.service)
     yield run
 
 

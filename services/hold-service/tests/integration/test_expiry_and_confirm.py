@@ -7,17 +7,19 @@ import json
 import uuid
 
 import pytest
+from hold_service.adapters.repository import PgHoldsUnitOfWork
+from hold_service.domain.commands import ConfirmBooking
 from hold_service.service_layer.lifecycle import confirm_booking, sweep_expired
-from hold_service.service_layer.unit_of_work import ConnectionUnitOfWork
 from ticketing.testing import eventually
 
 pytestmark = pytest.mark.integration
 
 
-async def _confirm(ports, booking_id: str, payment_id: uuid.UUID) -> str:
-    async with ports.pool.acquire() as conn, conn.transaction():
-        async with ConnectionUnitOfWork(conn) as uow:
-            return await confirm_booking(uuid.UUID(booking_id), payment_id, uow)
+async def _confirm(svc, booking_id: str, payment_id: uuid.UUID, paid: int = 1200) -> str:
+    """As the PaymentSucceeded consumer does: inside a transaction the caller owns."""
+    async with svc.service.pool.acquire() as conn, conn.transaction():
+        return await confirm_booking(ConfirmBooking(uuid.UUID(booking_id), payment_id, paid),
+                                     PgHoldsUnitOfWork(conn=conn))
 
 
 async def _events(db, booking_id: str) -> list[tuple[str, dict]]:
@@ -40,12 +42,15 @@ async def test_expired_hold_is_reheld_before_any_sweep_then_swept(start, db, h) 
         assert owner_view.json()["status"] == "EXPIRED"
         await asyncio.sleep(2.0)  # the second hold (taken ~1.2 s in) has expired too
         async def swept() -> bool:
-            await sweep_expired(svc.ports)  # a worker of a parallel e2e run may sweep too (SKIP LOCKED)
+            await sweep_expired(svc.deps)  # a worker of a parallel e2e run may sweep too (SKIP LOCKED)
             seats = await h.seat_rows(db, sid)
             return {seats[c]["status"] for c in ("F1", "F2", "F3")} == {"AVAILABLE"}
         assert await eventually(swept, timeout=10)
+    # The re-hold released F2 first (lazy expiry), the sweeper F1: each names only the seats it freed.
     released = [d for t, d in await _events(db, first["bookingId"]) if t == "SeatsReleased"]
-    assert [d["reason"] for d in released] == ["EXPIRED"]
+    assert [(d["reason"], d["seats"]) for d in released] == [("EXPIRED", ["F2"]), ("EXPIRED", ["F1"])]
+    held = [d for t, d in await _events(db, second.json()["bookingId"]) if t == "SeatsHeld"]
+    assert held[0]["seatMapVersion"] == released[0]["seatMapVersion"] + 1
 
 
 async def test_payment_in_time_books_and_is_idempotent(start, db, h) -> None:
@@ -53,8 +58,8 @@ async def test_payment_in_time_books_and_is_idempotent(start, db, h) -> None:
         sid = await svc.showtime()
         hold = (await svc.hold(sid, ["F4", "F5"])).json()
         pay = uuid.uuid4()
-        assert await _confirm(svc.ports, hold["bookingId"], pay) == "confirmed"
-        assert await _confirm(svc.ports, hold["bookingId"], pay) == "already_booked"
+        assert await _confirm(svc, hold["bookingId"], pay, paid=1900) == "confirmed"  # 500 off with a voucher
+        assert await _confirm(svc, hold["bookingId"], pay, paid=1900) == "already_booked"
         seats = await h.seat_rows(db, sid)
         assert seats["F4"]["status"] == seats["F5"]["status"] == "BOOKED"
         r = await svc.client.delete(f"/holds/{hold['holdId']}", headers=h.auth(0, "customer"))
@@ -65,7 +70,8 @@ async def test_payment_in_time_books_and_is_idempotent(start, db, h) -> None:
         assert r.status_code == 409 and r.json()["error"] == "HOLD_NOT_ACTIVE"
     confirmed = [d for t, d in await _events(db, hold["bookingId"]) if t == "BookingConfirmed"]
     assert len(confirmed) == 1 and confirmed[0]["paymentId"] == str(pay)
-    assert confirmed[0]["seats"] == ["F4", "F5"] and confirmed[0]["amountCents"] == 2400
+    assert confirmed[0]["seats"] == ["F4", "F5"]
+    assert (confirmed[0]["amountCents"], confirmed[0]["discountCents"]) == (1900, 500)  # what was paid
 
 
 async def test_payment_after_expiry_fails_and_seat_is_not_booked(start, db, h) -> None:
@@ -74,12 +80,12 @@ async def test_payment_after_expiry_fails_and_seat_is_not_booked(start, db, h) -
         late = (await svc.hold(sid, ["F6"])).json()
         await asyncio.sleep(1.2)
         taker = (await svc.hold(sid, ["F6"])).json()
-        assert await _confirm(svc.ports, late["bookingId"], uuid.uuid4()) == "HOLD_EXPIRED"
+        assert await _confirm(svc, late["bookingId"], uuid.uuid4()) == "HOLD_EXPIRED"
         seat = (await h.seat_rows(db, sid))["F6"]
         assert seat["status"] == "HELD" and str(seat["hold_id"]) == taker["holdId"]
         alone = (await svc.hold(sid, ["F7"])).json()
         await asyncio.sleep(1.2)  # expired, nobody took it, no sweeper ran
-        assert await _confirm(svc.ports, alone["bookingId"], uuid.uuid4()) == "HOLD_EXPIRED"
+        assert await _confirm(svc, alone["bookingId"], uuid.uuid4()) == "HOLD_EXPIRED"
         assert (await h.seat_rows(db, sid))["F7"]["status"] == "AVAILABLE"
     failed = [d for t, d in await _events(db, late["bookingId"]) if t == "BookingFailed"]
     assert [d["reason"] for d in failed] == ["HOLD_EXPIRED"]
@@ -91,6 +97,6 @@ async def test_payment_after_cancel_is_hold_released(start, db, h) -> None:
         who = h.new_id()
         hold = (await svc.hold(sid, ["F8"], who)).json()
         await svc.client.delete(f"/holds/{hold['holdId']}", headers=h.auth(who))
-        assert await _confirm(svc.ports, hold["bookingId"], uuid.uuid4()) == "HOLD_RELEASED"
+        assert await _confirm(svc, hold["bookingId"], uuid.uuid4()) == "HOLD_RELEASED"
         assert (await h.seat_rows(db, sid))["F8"]["status"] == "AVAILABLE"
-        assert await _confirm(svc.ports, str(uuid.uuid4()), uuid.uuid4()) == "unknown"
+        assert await _confirm(svc, str(uuid.uuid4()), uuid.uuid4()) == "unknown"

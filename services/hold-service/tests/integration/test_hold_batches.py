@@ -1,5 +1,5 @@
 """Holds the gate lets through together are decided and written by one statement
-(service_layer/hold_writer.py, sql take_seats_together), and each still gets its own verdict."""
+(adapters/writer.py, sql take_seats_together), and each still gets its own verdict."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import asyncio
 from typing import Any
 
 import pytest
-from hold_service.adapters.admission import Admission
+from hold_service.adapters import repository
+from hold_service.adapters.admission import SequentialAdmission
 from hold_service.adapters.rate_limit import RateLimiter
-from hold_service.adapters.repository import HoldRepository
 from hold_service.adapters.seat_gate import SeatGate, seat_key
 
 pytestmark = pytest.mark.integration
@@ -20,18 +20,18 @@ def statements(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     """Records every statement that decides holds: ("together", holds in the batch) for
     take_seats_together, ("alone", 1) for take_seats."""
     seen: list[tuple[str, int]] = []
-    together, alone = HoldRepository.take_together, HoldRepository.take
+    together, alone = repository.take_together, repository.take
 
-    async def take_together(self: HoldRepository, showtime_id: int, requests: list[Any]) -> Any:
+    async def take_together(conn: Any, showtime_id: int, requests: list[Any]) -> Any:
         seen.append(("together", len(requests)))
-        return await together(self, showtime_id, requests)
+        return await together(conn, showtime_id, requests)
 
-    async def take(self: HoldRepository, request: Any) -> Any:
+    async def take(conn: Any, request: Any) -> Any:
         seen.append(("alone", 1))
-        return await alone(self, request)
+        return await alone(conn, request)
 
-    monkeypatch.setattr(HoldRepository, "take_together", take_together)
-    monkeypatch.setattr(HoldRepository, "take", take)
+    monkeypatch.setattr(repository, "take_together", take_together)
+    monkeypatch.setattr(repository, "take", take)
     return seen
 
 
@@ -57,7 +57,7 @@ async def test_each_hold_of_a_batch_gets_its_own_verdict(start, db, h, statement
     async with start(hold_rate_limit_per_minute=1000, max_seats_held_per_customer_showtime=8) as svc:
         sid = await svc.showtime({"F": 20})
         assert (await svc.hold(sid, ["F1"])).status_code == 201
-        await svc.ports.redis.delete(seat_key(sid, "F1"))
+        await svc.redis.delete(seat_key(sid, "F1"))
         hoarder = h.new_id()
         assert (await svc.hold(sid, [f"F{n}" for n in range(10, 17)], hoarder)).status_code == 201
         statements.clear()
@@ -70,7 +70,7 @@ async def test_each_hold_of_a_batch_gets_its_own_verdict(start, db, h, statement
         assert unknown.status_code == 422 and unknown.json()["error"] == "VALIDATION_ERROR", unknown.text
         assert capped.status_code == 429 and "hold 7 seats" in capped.json()["message"], capped.text
         assert statements == [("together", 4)] + [("alone", 1)] * 3
-        assert not await svc.ports.redis.exists(*(seat_key(sid, s) for s in ("F4", "F5", "F6", "F7")))
+        assert not await svc.redis.exists(*(seat_key(sid, s) for s in ("F4", "F5", "F6", "F7")))
     seats = await h.seat_rows(db, sid)
     assert [s for s in ("F2", "F3", "F4", "F5", "F6", "F7") if seats[s]["status"] != "AVAILABLE"] == ["F2", "F3"]
     assert str(seats["F2"]["hold_id"]) == free.json()["holdId"]
@@ -82,7 +82,7 @@ async def test_a_batch_writes_only_the_first_hold_of_a_seat_and_of_a_customer(st
     the batch writes only the first of each; the others are decided alone, one after the other."""
     async with start(hold_rate_limit_per_minute=1000, max_seats_held_per_customer_showtime=3) as svc:
         sid = await svc.showtime({"F": 10})
-        svc.ports.admission = Admission(RateLimiter(), SeatGate())  # no limit, a gate that lets all in
+        svc.deps.admission = SequentialAdmission(RateLimiter(), SeatGate())  # no limit, a gate that lets all in
         x, y, z = h.new_id(), h.new_id(), h.new_id()
         statements.clear()
         a, b, c, d = await asyncio.gather(svc.hold(sid, ["F1", "F2"], x), svc.hold(sid, ["F2", "F3"], y),

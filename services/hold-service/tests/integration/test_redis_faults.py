@@ -65,7 +65,7 @@ async def test_r4_redis_restart_mid_storm_keeps_serving_and_scripts_reload(start
         await _check(db, h, sid, responses)
         for _ in range(50):  # pooled connections to the old Redis fail once each, then reconnect
             try:
-                await svc.ports.redis.ping()
+                await svc.redis.ping()
                 break
             except Exception:
                 await asyncio.sleep(0.1)
@@ -87,15 +87,15 @@ async def test_gate_down_postgres_decides(start, db, h) -> None:
 
 async def test_stale_release_cannot_free_another_holds_key(start, redis_url) -> None:
     async with start(redis_url=_db15(redis_url)) as svc:
-        gate, sid = svc.ports.gate, 10**12 + random.randint(0, 10**6)
+        gate, sid = svc.deps.admission.gate, 10**12 + random.randint(0, 10**6)
         old, new = uuid.uuid4(), uuid.uuid4()
         assert await gate.try_hold(sid, ["C1"], old, 0.05) == []
         await asyncio.sleep(0.1)  # the old key's TTL passed
         assert await gate.try_hold(sid, ["C1", "C2"], new, 60) == []
         await gate.release(sid, ["C1"], old)
-        assert await svc.ports.redis.get(seat_key(sid, "C1")) == str(new)
+        assert await svc.redis.get(seat_key(sid, "C1")) == str(new)
         assert await gate.try_hold(sid, ["C2", "C3"], uuid.uuid4(), 60) == ["C2"]
-        assert await svc.ports.redis.exists(seat_key(sid, "C3")) == 0  # all-or-nothing in Redis too
+        assert await svc.redis.exists(seat_key(sid, "C3")) == 0  # all-or-nothing in Redis too
 
 
 async def test_requests_arriving_together_share_one_round_trip_and_gate_run(start, h) -> None:
@@ -104,7 +104,7 @@ async def test_requests_arriving_together_share_one_round_trip_and_gate_run(star
     nothing each): here A1+A2 wins, A2+A3 loses on A2, A4 wins, and a second showtime is its own batch."""
     async with start(hold_rate_limit_per_minute=1000) as svc:
         sid, other = await svc.showtime({"A": 6}), await svc.showtime({"A": 6})
-        admission = svc.ports.admission
+        admission = svc.deps.admission
         exchanges: list[int] = []
         pipelined = admission._pipelined
 

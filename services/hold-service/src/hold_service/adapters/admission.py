@@ -31,28 +31,31 @@ from hold_service.adapters.rate_limit import WINDOW_MS, RateLimiter, RedisRateLi
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.redis_script import LuaScript
 from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate, seat_key
+from hold_service.service_layer.ports import Admission
 
 MAX_REMEMBERED = 10_000  # refused customers remembered per process
 Request = tuple[int, list[str], uuid.UUID]  # customer, seats, hold id
 Admitted = tuple[int, list[int]]  # the limiter's wait in ms (0: admitted), the gate's taken seat indexes
 
 
-class Admission:
-    """Port: the limiter, then the gate, one after the other (fakes, the null gate)."""
+class SequentialAdmission(Admission):
+    """The limiter, then the gate, one call after the other (the null gate: SEAT_GATE_ENABLED=false)."""
 
     def __init__(self, limiter: RateLimiter, gate: SeatGate) -> None:
         self.limiter, self.gate = limiter, gate
 
     async def admit(self, customer_id: int, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
                     ttl_seconds: float) -> tuple[int | None, list[str]]:
-        """(seconds to wait, None = admitted; the seats the gate knows are taken, [] = go on)."""
         wait = await self.limiter.retry_after(customer_id)
         if wait is not None:
             return wait, []
         return None, await self.gate.try_hold(showtime_id, seats, hold_id, ttl_seconds)
 
+    async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
+        await self.gate.release(showtime_id, seats, hold_id)
 
-class RedisAdmission(Admission):
+
+class RedisAdmission(SequentialAdmission):
     def __init__(self, guard: RedisGuard, limiter: RedisRateLimiter, gate: RedisSeatGate) -> None:
         super().__init__(limiter, gate)
         self.guard, self.redis_limiter, self.redis_gate = guard, limiter, gate

@@ -21,7 +21,7 @@ WINDOW_MS = 60_000
 
 
 class RateLimiter:
-    """Port; this base class admits everything."""
+    """The null limiter: admits everything (the gate-off and test configurations use Redis's)."""
 
     async def retry_after(self, customer_id: int) -> int | None:
         """None when admitted, else seconds to wait."""

@@ -18,7 +18,7 @@ def seat_key(showtime_id: int, seat: str) -> str:
 
 
 class SeatGate:
-    """Port. The null gate (SEAT_GATE_ENABLED=false, or tests) admits everything."""
+    """The null gate (SEAT_GATE_ENABLED=false): admits everything."""
 
     async def try_hold(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
                        ttl_seconds: float) -> list[str]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from hold_service.domain.errors import InvalidSeats
+from hold_service.domain.errors import InvalidSeats, SeatsUnavailable, ShowtimeNotFound
 
 HoldStatus = Literal["HELD", "BOOKED", "RELEASED", "EXPIRED"]
 SEAT_CODE = re.compile(r"^[A-Z]{1,3}[1-9][0-9]{0,3}$")
@@ -55,6 +55,52 @@ class HoldSeats:
         """What makes two requests under one Idempotency-Key the same request."""
         return f"{self.showtime_id}:{','.join(sorted(self.seats))}"
 
+    def keyed(self) -> HoldSeats:
+        """The ids of a keyed request follow from (customer, key): every retry asks for the same hold,
+        which Postgres then answers instead of writing a second one."""
+        name = f"{self.customer_id}:{self.idempotency_key}"
+        return replace(self, hold_id=uuid.uuid5(_KEYED_HOLDS, name), booking_id=uuid.uuid5(_KEYED_BOOKINGS, name))
+
+
+_KEYED_HOLDS = uuid.UUID("6f1c1f9e-3a57-4c55-9b8e-1d0b2f9a4e01")
+_KEYED_BOOKINGS = uuid.UUID("6f1c1f9e-3a57-4c55-9b8e-1d0b2f9a4e02")
+
+
+@dataclass(frozen=True)
+class TakeSeats:
+    """One hold for the writer: Postgres decides it and writes it with its events, or writes nothing."""
+
+    showtime_id: int
+    seats: list[str]  # sorted, distinct
+    hold_id: uuid.UUID
+    customer_id: int
+    ttl_seconds: float
+    booking_id: uuid.UUID
+    cap: int  # seats the customer may hold at once on the showtime, checked at COMMIT
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What Postgres saw and did for a TakeSeats; `expires_at` is set when the hold is this request's."""
+
+    price_cents: int | None  # None: no such showtime
+    found: frozenset[str]  # requested seats that exist
+    taken: list[str]  # requested seats another hold has or booked
+    expires_at: datetime | None
+    earlier: bool = False  # a hold with this id was written before (a retry under one Idempotency-Key)
+
+    def hold(self, request: TakeSeats) -> Hold:
+        """The hold, or the refusal that says why nothing was written (the cap refuses at COMMIT)."""
+        if self.price_cents is None:
+            raise ShowtimeNotFound(f"showtime {request.showtime_id}")
+        if unknown := [s for s in request.seats if s not in self.found]:
+            raise InvalidSeats("unknown seat codes", unknown)
+        if self.taken or self.expires_at is None:
+            raise SeatsUnavailable(self.taken or request.seats)
+        return Hold(hold_id=request.hold_id, booking_id=request.booking_id, customer_id=request.customer_id,
+                    showtime_id=request.showtime_id, seats=request.seats, status="HELD",
+                    expires_at=self.expires_at, amount_cents=self.price_cents * len(request.seats))
+
 
 @dataclass(frozen=True)
 class Hold:
@@ -72,3 +118,31 @@ class Hold:
     def visible_to(self, customer_id: int | None) -> bool:
         """None = a service principal; a customer sees only his own holds (others get 404)."""
         return customer_id is None or customer_id == self.customer_id
+
+    def record(self) -> dict[str, Any]:
+        """As an Idempotency-Key's stored outcome."""
+        return {"holdId": str(self.hold_id), "bookingId": str(self.booking_id), "customerId": self.customer_id,
+                "showtimeId": self.showtime_id, "seats": self.seats, "expiresAt": self.expires_at.isoformat(),
+                "amountCents": self.amount_cents}
+
+    @classmethod
+    def from_record(cls, r: dict[str, Any]) -> Hold:
+        return cls(hold_id=uuid.UUID(r["holdId"]), booking_id=uuid.UUID(r["bookingId"]),
+                   customer_id=int(r["customerId"]), showtime_id=int(r["showtimeId"]), seats=list(r["seats"]),
+                   status="HELD", expires_at=datetime.fromisoformat(r["expiresAt"]),
+                   amount_cents=int(r["amountCents"]))
+
+
+Outcome = Hold | SeatsUnavailable  # the definitive answers an Idempotency-Key replays
+
+
+def outcome_record(outcome: Outcome) -> dict[str, Any]:
+    if isinstance(outcome, Hold):
+        return {"hold": outcome.record()}
+    return {"unavailable": outcome.seats, "decidedBy": outcome.decided_by}
+
+
+def outcome_from(record: dict[str, Any]) -> Outcome:
+    if "hold" in record:
+        return Hold.from_record(record["hold"])
+    return SeatsUnavailable(list(record["unavailable"]), record.get("decidedBy", "postgres"))

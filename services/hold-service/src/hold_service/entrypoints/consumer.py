@@ -8,15 +8,16 @@ import asyncpg
 from ticketing.consumer import ConsumerConfig, IdempotentConsumer
 from ticketing.events import BOOKING_EVENTS, PaymentSucceeded, decode_booking_event
 
+from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.config import HoldSettings
+from hold_service.domain.commands import ConfirmBooking
 from hold_service.service_layer.lifecycle import confirm_booking
-from hold_service.service_layer.unit_of_work import ConnectionUnitOfWork
 
 
 async def on_payment_succeeded(conn: asyncpg.Connection, event: PaymentSucceeded) -> None:
     """Runs inside the consumer's transaction, beside its inbox row."""
-    async with ConnectionUnitOfWork(conn) as uow:
-        await confirm_booking(event.bookingId, event.data.paymentId, uow)
+    cmd = ConfirmBooking(event.bookingId, event.data.paymentId, event.data.amountCents)
+    await confirm_booking(cmd, PgHoldsUnitOfWork(conn=conn))
 
 
 def consumer_name(settings: HoldSettings) -> str:

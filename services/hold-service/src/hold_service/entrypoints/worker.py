@@ -10,40 +10,43 @@ from ticketing.logs import configure_logging
 from ticketing.relay import OutboxRelay, RelayConfig
 from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
 
-from hold_service.bootstrap import bootstrap, shutdown
+from hold_service.bootstrap import bootstrap
 from hold_service.config import HoldSettings
 from hold_service.entrypoints.consumer import payment_consumer
 from hold_service.service_layer.lifecycle import sweep_expired
+from hold_service.service_layer.ports import Deps
 
 ALL_ROLES = ("relay", "consumer", "sweeper", "housekeeping")
 HOUSEKEEPING_SECONDS = 3600.0
 
 
+async def purge_keys(deps: Deps) -> None:
+    async with deps.uow() as uow:
+        await uow.keys.purge(deps.settings.idempotency_retention_hours)
+        await uow.commit()
+
+
 async def main(roles: list[str]) -> None:
     settings = HoldSettings()
     configure_logging(settings.service_name, settings.log_level)
-    ports = await bootstrap(settings)
-
-    async def purge_keys() -> None:
-        async with ports.uow() as uow:
-            await uow.keys.purge(settings.idempotency_retention_hours)
-            await uow.commit()
-
+    service = await bootstrap(settings)
+    deps = service.deps
     available: dict[str, Role] = {
         "relay": OutboxRelay(RelayConfig(service=settings.service_name, dsn=settings.database_url,
                                          bootstrap=settings.kafka_bootstrap_servers)).run,
-        "consumer": payment_consumer(settings, ports.pool).run,
-        "sweeper": periodic("sweeper", settings.sweep_interval_seconds, lambda: sweep_expired(ports)),
-        "housekeeping": periodic("idempotency-purge", HOUSEKEEPING_SECONDS, purge_keys),
+        "consumer": payment_consumer(settings, service.pool).run,
+        "sweeper": periodic("sweeper", settings.sweep_interval_seconds, lambda: sweep_expired(deps)),
+        "housekeeping": periodic("idempotency-purge", HOUSEKEEPING_SECONDS, lambda: purge_keys(deps)),
     }
     try:
         await run_until_stopped({name: available[name] for name in roles})
     finally:
-        await shutdown(ports)
+        await service.close()
 
 
 def cli() -> None:
     uvloop.run(main(roles_from_argv(ALL_ROLES, __doc__)))
+
 
 if __name__ == "__main__":
     cli()

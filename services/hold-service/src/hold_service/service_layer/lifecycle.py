@@ -1,66 +1,61 @@
-"""What happens to a hold after it is taken: the sweeper and the payment confirmation."""
+"""What happens to a hold after it is taken: the sweeper and the payment's confirmation.
+
+The booking saga's steps owned here (README, "The booking saga"): PaymentSucceeded books a live HELD
+hold (BookingConfirmed with the amount paid) or, when the hold expired or was released meanwhile, ends it
+and says BookingFailed so that payment-service refunds. Every step is a conditional change under the
+booking row's lock, so a late or repeated PaymentSucceeded never undoes a later state.
+"""
 
 from __future__ import annotations
 
 import logging
-import uuid
 
 from ticketing.logs import log_action
 
+from hold_service.domain.commands import ConfirmBooking
 from hold_service.service_layer import events
-from hold_service.service_layer.holds import release
-from hold_service.service_layer.ports import Ports
-from hold_service.service_layer.unit_of_work import UnitOfWork
+from hold_service.service_layer.ports import Deps, HoldsUnitOfWork
 
 logger = logging.getLogger(__name__)
 
 
-async def sweep_expired(ports: Ports) -> int:
-    """Free expired holds, one short transaction each (SKIP LOCKED: any number of sweepers).
+async def sweep_expired(deps: Deps) -> int:
+    """End expired holds, one short statement each (SKIP LOCKED: any number of sweepers).
 
-    Only cosmetic for correctness (lazy expiry already lets others take the seats): the map shows
-    AVAILABLE, the hold becomes EXPIRED and SeatsReleased{EXPIRED} tells payment-service.
+    Only cosmetic for correctness (lazy expiry already lets others take the seats): the map shows the
+    seats AVAILABLE, the hold becomes EXPIRED and SeatsReleased{EXPIRED} tells payment-service.
     """
     swept = 0
-    for _ in range(ports.settings.sweep_batch_size):
-        async with ports.uow() as uow:
-            claimed = await uow.holds.claim_expired(1)
-            if not claimed:
-                break
-            found = await uow.holds.lock(claimed[0])
-            assert found is not None  # locked by claim_expired in this transaction
-            hold = found[0]
-            await release(uow, hold, "EXPIRED")
+    for _ in range(deps.settings.sweep_batch_size):
+        async with deps.uow() as uow:
+            released = await uow.holds.sweep_one()
             await uow.commit()
+        if released is None:
+            break
         swept += 1
-        await ports.gate.release(hold.showtime_id, hold.seats, hold.hold_id)
-        await ports.cache.invalidate(hold.showtime_id)
+        await deps.admission.release(released.showtime_id, released.seats, released.hold_id)
+        await deps.seat_maps.invalidate(released.showtime_id)
     if swept:
         log_action(logger, "hold.swept", swept=swept)
     return swept
 
 
-async def confirm_booking(booking_id: uuid.UUID, payment_id: uuid.UUID, uow: UnitOfWork) -> str:
-    """PaymentSucceeded: HELD -> BOOKED if not expired (one statement), else BookingFailed.
-
-    Returns the outcome (for logs and tests).
-    """
-    found = await uow.holds.lock_by_booking(booking_id)
-    if found is None:
-        log_action(logger, "hold.confirm_unknown_booking", booking_id=str(booking_id))
+async def confirm_booking(cmd: ConfirmBooking, uow: HoldsUnitOfWork) -> str:
+    """PaymentSucceeded, inside the consumer's transaction. Returns the outcome (for logs and tests)."""
+    hold = await uow.holds.lock_by_booking(cmd.booking_id)
+    if hold is None:
+        log_action(logger, "hold.confirm_unknown_booking", booking_id=str(cmd.booking_id))
         return "unknown"
-    hold, expired = found
-    if hold.status == "BOOKED" and hold.payment_id == payment_id:
+    if hold.status == "BOOKED" and hold.payment_id == cmd.payment_id:
         return "already_booked"
-    if hold.status == "HELD" and not expired and await uow.holds.confirm(hold, payment_id):
-        version = await uow.holds.bump_version(hold.showtime_id)
-        await uow.holds.emit(events.booking_confirmed(hold, payment_id, version))
-        log_action(logger, "hold.booked", hold_id=str(hold.hold_id), payment_id=str(payment_id))
+    if hold.status == "HELD" and await uow.holds.confirm(hold.hold_id, cmd.payment_id, cmd.paid_cents):
+        log_action(logger, "hold.booked", hold_id=str(hold.hold_id), payment_id=str(cmd.payment_id))
         return "confirmed"
-    if hold.status == "HELD":  # its time passed: end it now, its seats may already be someone else's
-        await release(uow, hold, "EXPIRED")
-    # A second payment for a booked hold cannot be honoured either; the payer gets a refund.
+    if hold.status == "EXPIRED":  # its time passed: end it now, its seats may already be someone else's
+        await uow.holds.release(hold.hold_id, "EXPIRED")
+    # Released, expired, or booked by another payment: this payment cannot be honoured; payment-service
+    # refunds it on BookingFailed.
     reason = "HOLD_EXPIRED" if hold.status in ("HELD", "EXPIRED") else "HOLD_RELEASED"
-    await uow.holds.emit(events.booking_failed(hold, payment_id, reason))
+    await uow.holds.emit(events.booking_failed(hold, cmd.payment_id, reason))
     log_action(logger, "hold.booking_failed", hold_id=str(hold.hold_id), reason=reason)
     return reason

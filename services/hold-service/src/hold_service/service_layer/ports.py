@@ -1,33 +1,124 @@
-"""What the handlers need besides the unit of work; built once in bootstrap.py."""
+"""What the handlers need from the outside world: abstract ports, and `Deps`, built in bootstrap.py.
+
+Adapters (adapters/) implement these with Postgres and Redis; unit tests subclass them with in-memory
+fakes (tests/fakes.py). The service layer imports nothing else of the outside world (an import-linter
+contract says so).
+"""
 
 from __future__ import annotations
 
+import abc
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
-import asyncpg
-import redis.asyncio as aioredis
+from ticketing.unit_of_work import UnitOfWork
 
-from hold_service.adapters.admission import Admission
-from hold_service.adapters.rate_limit import RateLimiter
-from hold_service.adapters.seat_gate import SeatGate
-from hold_service.adapters.seat_map_cache import SeatMapCache
 from hold_service.config import HoldSettings
-from hold_service.service_layer.hold_writer import HoldWriter
-from hold_service.service_layer.unit_of_work import UnitOfWork
+from hold_service.domain.model import Hold, TakeSeats, Verdict
+
+
+@dataclass(frozen=True)
+class Released:
+    """What ending a hold did: `freed` are the seats it still held (SeatsReleased names only those)."""
+
+    hold_id: uuid.UUID
+    showtime_id: int
+    seats: list[str]
+    reason: str  # CANCELLED | EXPIRED
+    freed: list[str]
+    version: int | None  # the seat-map version of its SeatsReleased; None when nothing was freed
+
+
+class HoldRepository(abc.ABC):
+    @abc.abstractmethod
+    async def add_showtime(self, showtime_id: int, title: str, starts_at: datetime, price_cents: int,
+                           seats: list[str]) -> bool:
+        """False when the showtime exists."""
+
+    @abc.abstractmethod
+    async def get(self, hold_id: uuid.UUID) -> Hold | None:
+        """With its status as customers see it (EXPIRED when its time passed)."""
+
+    @abc.abstractmethod
+    async def lock_by_booking(self, booking_id: uuid.UUID) -> Hold | None:
+        """The hold of a booking, locked to the end of the transaction."""
+
+    @abc.abstractmethod
+    async def release(self, hold_id: uuid.UUID, reason: str) -> Released | None:
+        """End a HELD hold (reason CANCELLED unless it expired); None when it was not HELD."""
+
+    @abc.abstractmethod
+    async def sweep_one(self) -> Released | None:
+        """End the oldest expired hold nobody else is working on; None when there is none."""
+
+    @abc.abstractmethod
+    async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
+        """Book a live HELD hold and record BookingConfirmed; its seat-map version, or None (not bookable)."""
+
+    @abc.abstractmethod
+    async def emit(self, event: Any) -> None:
+        """An event of the catalogue to the outbox, in this transaction."""
+
+
+class IdempotencyRepository(abc.ABC):
+    @abc.abstractmethod
+    async def claim(self, customer_id: int, key: str, fingerprint: str) -> dict[str, Any] | None:
+        """None when this request claimed the key now; else {"fingerprint", "outcome" (None: not yet)}."""
+
+    @abc.abstractmethod
+    async def store(self, customer_id: int, key: str, outcome: dict[str, Any]) -> None:
+        """Keep the first definitive outcome."""
+
+    @abc.abstractmethod
+    async def purge(self, retention_hours: float) -> None: ...
+
+
+class HoldsUnitOfWork(UnitOfWork):
+    holds: HoldRepository
+    keys: IdempotencyRepository
+
+
+class HoldWriter(abc.ABC):
+    """Takes holds in Postgres: one statement per hold, or per batch of holds that arrived together."""
+
+    @abc.abstractmethod
+    async def take(self, request: TakeSeats) -> Verdict:
+        """Postgres' verdict; raises TooManySeatsHeld when the commit-time cap check refuses."""
+
+
+class Admission(abc.ABC):
+    """The customer's rate limit, then the seat gate (an accelerator: it may say 'go on' for anything)."""
+
+    @abc.abstractmethod
+    async def admit(self, customer_id: int, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
+                    ttl_seconds: float) -> tuple[int | None, list[str]]:
+        """(seconds to wait, None = admitted; the seats the gate knows are taken, [] = go on)."""
+
+    @abc.abstractmethod
+    async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
+        """Forget the gate's keys of this hold (Postgres refused it, or it ended)."""
+
+
+class SeatMaps(abc.ABC):
+    """The public seat map, served from a cache and rebuilt from Postgres."""
+
+    @abc.abstractmethod
+    async def get(self, showtime_id: int) -> dict[str, Any] | None:
+        """None: no such showtime."""
+
+    @abc.abstractmethod
+    async def invalidate(self, showtime_id: int) -> None: ...
 
 
 @dataclass
-class Ports:
-    settings: HoldSettings
-    pool: asyncpg.Pool
-    gate: SeatGate
-    cache: SeatMapCache
-    limiter: RateLimiter
-    admission: Admission
-    uow_factory: Callable[..., UnitOfWork]
-    redis: aioredis.Redis
-    writer: HoldWriter  # writes admitted holds, batched per showtime per loop turn
+class Deps:
+    """Everything a handler may use; one per process, built by bootstrap.py."""
 
-    def uow(self) -> UnitOfWork:
-        return self.uow_factory()
+    settings: HoldSettings
+    uow: Callable[[], HoldsUnitOfWork]
+    writer: HoldWriter
+    admission: Admission
+    seat_maps: SeatMaps

@@ -11,7 +11,7 @@ from ticketing.api.hot_path import HotRoute
 from ticketing.kafka import kafka_readiness
 from ticketing.logs import configure_logging
 
-from hold_service.bootstrap import bootstrap, shutdown
+from hold_service.bootstrap import bootstrap
 from hold_service.config import HoldSettings
 from hold_service.entrypoints.api.routes import holds, showtimes
 
@@ -22,17 +22,17 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        ports = await bootstrap(settings)
-        app.state.ports = ports
+        service = await bootstrap(settings)
+        app.state.service, app.state.deps = service, service.deps
         app.state.readiness_checks = {
-            "postgres": lambda: ports.pool.fetchval("SELECT 1"),
-            "redis": lambda: ports.redis.ping(),
+            "postgres": lambda: service.pool.fetchval("SELECT 1"),
+            "redis": lambda: service.redis.ping(),
             "kafka": kafka_readiness(settings.kafka_bootstrap_servers),
         }
         try:
             yield
         finally:
-            await shutdown(ports)
+            await service.close()
 
     return build_app(title="hold-service", jwt_secret=settings.jwt_secret,
                      routers=[showtimes.router, holds.router], lifespan=lifespan,

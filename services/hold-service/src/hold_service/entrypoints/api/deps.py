@@ -1,4 +1,4 @@
-"""FastAPI dependencies: the wired ports live on app.state (set by the lifespan)."""
+"""FastAPI dependencies: the handlers' `Deps` live on app.state (set by the lifespan)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from hold_service.service_layer.ports import Ports
+from hold_service.service_layer.ports import Deps
 
 
-async def get_ports(request: Request) -> Ports:
-    ports: Ports = request.app.state.ports
-    return ports
+async def get_deps(request: Request) -> Deps:
+    deps: Deps = request.app.state.deps
+    return deps
 
 
-PortsDep = Annotated[Ports, Depends(get_ports)]
+DepsDep = Annotated[Deps, Depends(get_deps)]

@@ -3,32 +3,26 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from ticketing.api.security import Customer, CustomerOrService, require_role
 
+from hold_service.domain.commands import CancelHold
 from hold_service.domain.errors import HoldError
-from hold_service.domain.model import Hold, HoldSeats
+from hold_service.domain.model import HoldSeats
 from hold_service.entrypoints.api import hold_request
-from hold_service.entrypoints.api.deps import PortsDep
-from hold_service.entrypoints.api.errors import api_error, error_body
+from hold_service.entrypoints.api.deps import DepsDep
+from hold_service.entrypoints.api.errors import api_error
 from hold_service.entrypoints.api.hold_request import HOLD_OPENAPI, json_response
 from hold_service.entrypoints.api.schemas import HoldCreated, HoldPublic
 from hold_service.service_layer import holds
 from hold_service.service_layer.idempotency import hold_seats_once
-from hold_service.service_layer.ports import Ports
+from hold_service.service_layer.ports import Deps
 
 router = APIRouter(tags=["holds"])
 _customer = require_role("customer")  # the shared check (verify_token_cached), called directly
 CREATE_HOLD_PATH = "/showtimes/{showtime_id}/holds"
-
-
-def _render(outcome: Hold | HoldError) -> tuple[int, dict[str, Any]]:
-    if isinstance(outcome, Hold):
-        return 201, HoldCreated.of(outcome).model_dump(mode="json")
-    return error_body(outcome)
 
 
 @router.post(CREATE_HOLD_PATH, status_code=201, response_model=HoldCreated,
@@ -39,31 +33,31 @@ async def create_hold(request: Request) -> Response:
     # no FastAPI dependencies (why: hold_request.py); same contract either way.
     who = await _customer(request)  # 401/403 before any 422, as with FastAPI's dependency order
     sid, key = hold_request.showtime_id(request), hold_request.idempotency_key(request)
-    ports: Ports = request.app.state.ports
+    deps: Deps = request.app.state.deps
     cmd = HoldSeats(showtime_id=sid, customer_id=who.customer_id, seats=await hold_request.seats(request),
                     idempotency_key=key)
     try:
-        status, payload = await hold_seats_once(cmd, ports, _render)
+        hold = await hold_seats_once(cmd, deps)
     except HoldError as exc:  # returned, not raised: a 409 is the common answer under load
         err = api_error(exc)
         return json_response(err.status, {"error": err.code, "message": err.message, **err.details},
                              err.headers)
-    return json_response(status, payload)
+    return json_response(201, HoldCreated.of(hold).model_dump(mode="json"))
 
 
 @router.get("/holds/{hold_id}", response_model=HoldPublic, name="get_hold")
-async def get_hold(hold_id: uuid.UUID, who: CustomerOrService, ports: PortsDep) -> HoldPublic:
+async def get_hold(hold_id: uuid.UUID, who: CustomerOrService, deps: DepsDep) -> HoldPublic:
     customer = None if who.role == "service" else who.customer_id
     try:
-        return HoldPublic.of(await holds.get_hold(hold_id, customer, ports))
+        return HoldPublic.of(await holds.get_hold(hold_id, customer, deps))
     except HoldError as exc:
         raise api_error(exc) from exc
 
 
 @router.delete("/holds/{hold_id}", status_code=204, name="cancel_hold", responses={404: {}, 409: {}})
-async def cancel_hold(hold_id: uuid.UUID, who: Customer, ports: PortsDep) -> Response:
+async def cancel_hold(hold_id: uuid.UUID, who: Customer, deps: DepsDep) -> Response:
     try:
-        await holds.cancel_hold(hold_id, who.customer_id, ports)
+        await holds.cancel_hold(CancelHold(hold_id, who.customer_id), deps)
     except HoldError as exc:
         raise api_error(exc) from exc
     return Response(status_code=204)

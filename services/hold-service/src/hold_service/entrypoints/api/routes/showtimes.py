@@ -9,9 +9,10 @@ from fastapi import APIRouter, Path
 from fastapi.responses import Response
 from ticketing.api.security import Admin, AnyPrincipal
 
+from hold_service.domain.commands import CreateShowtime
 from hold_service.domain.errors import HoldError
 from hold_service.domain.model import MAX_SHOWTIME_ID
-from hold_service.entrypoints.api.deps import PortsDep
+from hold_service.entrypoints.api.deps import DepsDep
 from hold_service.entrypoints.api.errors import api_error
 from hold_service.entrypoints.api.schemas import SeatMapPublic, ShowtimeCreate, ShowtimePublic
 from hold_service.service_layer import showtimes
@@ -20,10 +21,10 @@ router = APIRouter(tags=["showtimes"])
 
 
 @router.post("/admin/showtimes", status_code=201, response_model=ShowtimePublic, name="create_showtime")
-async def create_showtime(body: ShowtimeCreate, _: Admin, ports: PortsDep) -> ShowtimePublic:
+async def create_showtime(body: ShowtimeCreate, _: Admin, deps: DepsDep) -> ShowtimePublic:
+    cmd = CreateShowtime(body.showtimeId, body.title, body.startsAt, body.priceCents, body.rows)
     try:
-        count = await showtimes.create_showtime(body.showtimeId, body.title, body.startsAt, body.priceCents,
-                                                body.rows, ports)
+        count = await showtimes.create_showtime(cmd, deps)
     except HoldError as exc:
         raise api_error(exc) from exc
     return ShowtimePublic(showtimeId=body.showtimeId, title=body.title, startsAt=body.startsAt,
@@ -32,9 +33,9 @@ async def create_showtime(body: ShowtimeCreate, _: Admin, ports: PortsDep) -> Sh
 
 @router.get("/showtimes/{showtime_id}/seats", response_model=SeatMapPublic, name="seat_map")
 async def seat_map(showtime_id: Annotated[int, Path(ge=1, le=MAX_SHOWTIME_ID)], _: AnyPrincipal,
-                   ports: PortsDep) -> Response:
+                   deps: DepsDep) -> Response:
     try:
-        found = await showtimes.seat_map(showtime_id, ports)
+        found = await showtimes.seat_map(showtime_id, deps)
     except HoldError as exc:
         raise api_error(exc) from exc
     # Served as stored: the cache holds the contract JSON already, no re-validation per read.

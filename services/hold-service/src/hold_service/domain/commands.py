@@ -1,0 +1,31 @@
+"""Commands hold-service handles (HoldSeats, the hot one, lives with the model)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class CreateShowtime:
+    showtime_id: int
+    title: str
+    starts_at: datetime
+    price_cents: int
+    rows: dict[str, int]
+
+
+@dataclass(frozen=True)
+class CancelHold:
+    hold_id: uuid.UUID
+    customer_id: int
+
+
+@dataclass(frozen=True)
+class ConfirmBooking:
+    """PaymentSucceeded: the payment of a booking, and what was paid (after any voucher discount)."""
+
+    booking_id: uuid.UUID
+    payment_id: uuid.UUID
+    paid_cents: int

@@ -1,0 +1,113 @@
+"""The unit of work every service uses: one connection, one transaction, explicit commit.
+
+    async with deps.uow() as uow:       # BEGIN
+        ...uow.<repositories>...
+        await uow.commit()              # leaving without it rolls back
+
+A unit of work can also join a transaction that someone else owns (`uow.joined(conn)`): the idempotent
+consumer opens the transaction, writes its inbox row and commits after the handler, so the handler's
+effect and the inbox row are one fact. There `commit()` only records that the work is done.
+
+Services subclass `PostgresUnitOfWork` and bind their repositories in `bind()`; unit tests subclass
+`UnitOfWork` with in-memory repositories.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Awaitable
+from types import TracebackType
+from typing import Self
+
+import asyncpg
+from asyncpg.pool import PoolConnectionProxy
+from asyncpg.transaction import Transaction
+
+Conn = asyncpg.Connection | PoolConnectionProxy  # a plain connection or the pool's proxy for one
+
+
+class UnitOfWork(abc.ABC):
+    committed: bool = False
+
+    @abc.abstractmethod
+    async def __aenter__(self) -> Self: ...
+
+    @abc.abstractmethod
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None: ...
+
+    @abc.abstractmethod
+    async def commit(self) -> None: ...
+
+
+class PostgresUnitOfWork(UnitOfWork):
+    """`PostgresUnitOfWork(pool)` owns a transaction; `.joined(conn)` works inside the caller's."""
+
+    def __init__(self, pool: asyncpg.Pool | None = None, *, conn: Conn | None = None) -> None:
+        """Exactly one of `pool` (own the transaction) and `conn` (join the caller's)."""
+        if (pool is None) == (conn is None):
+            raise ValueError("a unit of work takes a pool or a connection")
+        self.pool = pool
+        self._conn: Conn | None = conn
+        self._tx: Transaction | None = None
+        self._joined = conn is not None
+        if conn is not None:
+            self.bind(conn)
+
+    @abc.abstractmethod
+    def bind(self, conn: Conn) -> None:
+        """Create the repositories on `conn`."""
+
+    def joined(self, conn: Conn) -> Self:
+        """The same kind of unit of work on a connection whose transaction someone else owns."""
+        return type(self)(conn=conn)
+
+    async def __aenter__(self) -> Self:
+        self.committed = False
+        if self._joined:
+            return self
+        assert self.pool is not None
+        conn: PoolConnectionProxy = await self.pool.acquire()
+        self._conn = conn
+        try:
+            # asyncpg's own Transaction, never a hand-sent BEGIN: the pool then knows the connection's
+            # state and resets or discards it on release, even after a failure or a cancelled query.
+            self._tx = conn.transaction()
+            await self._tx.start()
+        except BaseException:
+            await self.pool.release(conn)  # rolls back whatever BEGIN left open
+            self._conn = None
+            raise
+        self.bind(conn)
+        return self
+
+    async def commit(self) -> None:
+        if self._tx is not None:
+            await self._tx.commit()  # deferred constraint triggers run here
+        self.committed = True
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        if self._joined:
+            return
+        conn, tx = self._conn, self._tx
+        self._conn, self._tx = None, None
+        if conn is None or self.pool is None:
+            return
+        failing = exc is not None
+        # On a dead connection the rollback and the pool's reset fail too (asyncpg then terminates the
+        # connection). When the unit of work is already failing, its original error (say
+        # ConnectionDoesNotExistError, a 503) is the one to report, not these.
+        try:
+            if not self.committed and tx is not None:
+                await _quietly(tx.rollback(), failing)
+        finally:
+            await _quietly(self.pool.release(conn), failing)  # type: ignore[arg-type]  # the pool's own proxy
+
+
+async def _quietly(step: Awaitable[object], failing: bool) -> None:
+    try:
+        await step
+    except Exception:
+        if not failing:
+            raise
