@@ -91,8 +91,8 @@ def confirmed(customer_id: int, *, seats: list[str] | None = None, amount: int =
               booking_id: uuid.UUID | None = None, showtime_id: int | None = None) -> Any:
     return booking_event("BookingConfirmed", source="itest", booking_id=booking_id or uuid.uuid4(),
                          showtime_id=showtime_id or (uuid.uuid4().int % 10**9), customer_id=customer_id,
-                         data={"holdId": uuid.uuid4(), "seats": seats or ["F5", "F6"], "amountCents": amount, "discountCents": 0,
-                               "paymentId": uuid.uuid4(), "seatMapVersion": 1})
+                         data={"holdId": uuid.uuid4(), "seats": seats or ["F5", "F6"], "amountCents": amount,
+                               "discountCents": 0, "paymentId": uuid.uuid4(), "seatMapVersion": 1})
 
 
 @pytest.fixture(scope="session")

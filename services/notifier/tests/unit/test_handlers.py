@@ -38,8 +38,8 @@ class FakeRepository(NotifierRepository):
 def confirmed(booking_id: uuid.UUID, customer_id: int = 7):
     return booking_event("BookingConfirmed", source="test", booking_id=booking_id, showtime_id=42,
                          customer_id=customer_id, data={"holdId": uuid.uuid4(), "seats": ["F5", "F6"],
-                                                        "amountCents": 2450, "discountCents": 0, "paymentId": uuid.uuid4(),
-                                                        "seatMapVersion": 3})
+                                                        "amountCents": 2450, "discountCents": 0,
+                                                        "paymentId": uuid.uuid4(), "seatMapVersion": 3})
 
 
 async def test_confirmed_credits_points_and_queues_one_ticket():
