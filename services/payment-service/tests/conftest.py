@@ -38,8 +38,9 @@ class FakeHolds(HoldDirectory):
         return self.holds.get(hold_id)
 
     def add(self, customer_id: int, *, amount: int = 2400, ttl: float = 600, status: str = "HELD") -> Hold:
+        """`ttl` <= 0: a hold whose time passed, which hold-service reports as EXPIRED."""
         hold = Hold(hold_id=uuid.uuid4(), booking_id=uuid.uuid4(), customer_id=customer_id,
-                    showtime_id=900_000 + customer_id % 1000, status=status,
+                    showtime_id=900_000 + customer_id % 1000, status="EXPIRED" if ttl <= 0 else status,
                     expires_at=datetime.now(UTC) + timedelta(seconds=ttl), amount_cents=amount)
         self.holds[hold.hold_id] = hold
         return hold
@@ -48,12 +49,17 @@ class FakeHolds(HoldDirectory):
 class FakeVouchers(Vouchers):
     def __init__(self) -> None:
         self.reserved: dict[uuid.UUID, str] = {}
+        self.released: list[uuid.UUID] = []
 
     async def reserve(self, code: str, *, customer_id: int, order_id: uuid.UUID, order_amount: int) -> int:
         if code == "GONE":
             raise VoucherRejected(409, "OUT_OF_STOCK", "no uses left")
         self.reserved[order_id] = code
         return 500
+
+    async def release(self, code: str, order_id: uuid.UUID) -> None:
+        if self.reserved.pop(order_id, None) is not None:
+            self.released.append(order_id)
 
 
 def signed(body: dict[str, object], secret: str = WEBHOOK_SECRET, t: int | None = None) -> tuple[bytes, str]:
@@ -96,8 +102,12 @@ class Api:
         return {"Authorization": f"Bearer {token}"}
 
     @property
-    def container(self):  # type: ignore[no-untyped-def]
-        return self.app.state.container  # type: ignore[attr-defined]
+    def service(self):  # type: ignore[no-untyped-def]
+        return self.app.state.service  # type: ignore[attr-defined]
+
+    @property
+    def deps(self):  # type: ignore[no-untyped-def]
+        return self.app.state.deps  # type: ignore[attr-defined]
 
 
 @pytest_asyncio.fixture(scope="session")

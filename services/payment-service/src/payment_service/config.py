@@ -26,9 +26,13 @@ class Settings(ServiceSettings):
     # Stripe keeps idempotency keys 24 h; we keep them at least that long.
     idempotency_retention_seconds: int = Field(default=2 * 86400, ge=86400)
     housekeeping_interval_seconds: float = Field(default=3600, gt=0)
-    # Fault hook for the crash-safety test: exit right after the gateway created the session and
-    # before the database learns about it. Never set outside tests.
-    fault_exit_after_gateway_call: bool = False
+    # Refunds the gateway refused or could not take are retried after first, 2 x first, ... up to max s;
+    # money due back for longer than refund_alert_seconds (or paid that long ago and neither booked nor
+    # due back) is reported to operators (metric payment_money_unresolved, log action=money.unresolved).
+    refund_interval_seconds: float = Field(default=1.0, gt=0)
+    refund_retry_first_seconds: float = Field(default=2.0, gt=0)
+    refund_retry_max_seconds: float = Field(default=300.0, gt=0)
+    refund_alert_seconds: float = Field(default=900.0, gt=0)
 
     def secrets(self) -> dict[str, str]:
         return {**super().secrets(), "GATEWAY_WEBHOOK_SECRET": self.gateway_webhook_secret}

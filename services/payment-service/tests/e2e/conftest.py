@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[4]
 LOGS = ROOT / "var" / "log" / "tests" / "e2e"
 HOLD_MIGRATIONS = ROOT / "services/hold-service/src/hold_service/sql/migrations"
 PAY_MIGRATIONS = ROOT / "services/payment-service/src/payment_service/sql/migrations"
-HOLD_TTL = 10
+HOLD_TTL = 20  # long enough for the crash test's two process starts on a busy 2-core machine
 RECONCILE_AFTER = 20
 SECRET = "whsec_e2e_only_0123456789abcdef01234567"
 

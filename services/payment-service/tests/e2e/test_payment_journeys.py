@@ -10,6 +10,7 @@ import json
 import time
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import asyncpg
 import httpx
@@ -219,11 +220,13 @@ async def test_checkout_crash_between_gateway_and_database_yields_one_session(st
     env = {**stack.pay_env, "PUBLIC_CALLBACK_URL": f"{url}/payments/callback"}
     args = ["-m", "uvicorn", "--factory", "payment_service.entrypoints.api.app:get_application",
             "--host", "127.0.0.1", "--port", str(port)]
+    crashing = ["-m", "uvicorn", "--app-dir", str(Path(__file__).parent), "--factory",
+                "crashing_gateway:get_application", "--host", "127.0.0.1", "--port", str(port)]
     async with httpx.AsyncClient(timeout=15) as c:
         sid, who = await showtime(stack, c), customer()
         h = await hold(stack, c, sid, who)
         before = time.time()
-        with service_process(args, {**env, "FAULT_EXIT_AFTER_GATEWAY_CALL": "true"}, ready_url=f"{url}/healthz",
+        with service_process(crashing, env, ready_url=f"{url}/healthz",
                              log_path=LOGS / "pay-api-crash.log") as proc:
             with pytest.raises(httpx.HTTPError):
                 await c.post(f"{url}/holds/{h['holdId']}/checkout", json={},

@@ -2,13 +2,14 @@
 the real simulator. Outcomes are read from Postgres (payment status, outbox rows), not from responses."""
 
 import asyncio
+import uuid
 
 import httpx
 import pytest
+from payment_service.adapters.repository import PgPaymentsUnitOfWork
+from payment_service.domain.commands import RefundFailedBooking
+from payment_service.service_layer import money
 from payment_service.service_layer.reactions import refund_failed_booking
-from payment_service.service_layer.reconcile import reconcile_pending
-from payment_service.service_layer.unit_of_work import joined
-from ticketing.events import booking_event
 
 pytestmark = pytest.mark.integration
 
@@ -21,7 +22,7 @@ async def started(api, kit, ttl=600):  # type: ignore[no-untyped-def]
                          headers={**api.token(customer), "Idempotency-Key": "k"})
     assert r.status_code == 201, r.text
     payment_id = r.json()["paymentId"]
-    async with api.container.pool.acquire() as conn:
+    async with api.service.pool.acquire() as conn:
         session_id = await conn.fetchval("SELECT session_id FROM payment WHERE payment_id = $1::uuid", payment_id)
     return payment_id, session_id, hold
 
@@ -40,7 +41,7 @@ async def post_callback(api, raw, header):  # type: ignore[no-untyped-def]
 
 
 async def state(api, payment_id):  # type: ignore[no-untyped-def]
-    async with api.container.pool.acquire() as conn:
+    async with api.service.pool.acquire() as conn:
         status = await conn.fetchval("SELECT status FROM payment WHERE payment_id = $1::uuid", payment_id)
         events = await conn.fetch("SELECT convert_from(payload, 'UTF8')::jsonb->>'type' AS t FROM outbox "
                                   "WHERE convert_from(payload, 'UTF8')::jsonb->'data'->>'paymentId' = $1 "
@@ -96,7 +97,7 @@ async def test_s1_every_bad_signature_is_401_and_changes_nothing(payment_api, ki
     tampered = await post_callback(payment_api, raw.replace(b"succeeded", b"failed"), good)
     assert tampered.status_code == 401
     assert await state(payment_api, payment_id) == ("PENDING", [])
-    async with payment_api.container.pool.acquire() as conn:
+    async with payment_api.service.pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM gateway_event WHERE event_id = $1", body["id"]) == 0
     several = f"t={now},v1={'0' * 64},{good.split(',')[1]}"  # key rotation: any v1 may match
     assert (await post_callback(payment_api, raw, several)).status_code == 200
@@ -109,23 +110,24 @@ async def test_r10_no_callback_reconciliation_settles_paid_and_expired(payment_a
     lost_id, _, _ = await started(payment_api, kit, ttl=1)  # session expires with the 1 s hold
     open_id, _, _ = await started(payment_api, kit)
     await asyncio.sleep(1.2)
-    await reconcile_pending(payment_api.container.uow, payment_api.container.gateway, 0)
+    deps = payment_api.deps
+    await money.settle_pending(type(deps)(**{**vars(deps), "settings": deps.settings.model_copy(
+        update={"reconcile_after_seconds": 0})}))
     assert await state(payment_api, paid_id) == ("SUCCEEDED", ["PaymentSucceeded"])
     assert await state(payment_api, lost_id) == ("EXPIRED", ["PaymentFailed"])
     assert await state(payment_api, open_id) == ("PENDING", [])
 
 
 async def test_booking_failed_refunds_once_at_the_gateway(payment_api, kit) -> None:
-    payment_id, session_id, hold = await started(payment_api, kit)
+    payment_id, session_id, _ = await started(payment_api, kit)
     await sim_pay(payment_api, session_id, "succeeded")
     await post_callback(payment_api, *kit.signed(kit.callback_body(session_id, payment_id)))
-    event = booking_event("BookingFailed", source="hold-service", booking_id=hold.booking_id,
-                          showtime_id=hold.showtime_id, customer_id=hold.customer_id,
-                          data={"paymentId": payment_id, "reason": "HOLD_EXPIRED"})
-    container = payment_api.container
+    cmd = RefundFailedBooking(uuid.UUID(payment_id), "HOLD_EXPIRED")
     for _ in range(2):  # a redelivery is a no-op
-        async with container.pool.acquire() as conn, conn.transaction():
-            await refund_failed_booking(event, joined(conn), container.gateway)
+        async with payment_api.service.pool.acquire() as conn, conn.transaction():
+            await refund_failed_booking(cmd, PgPaymentsUnitOfWork(conn=conn))
+    assert await money.issue_refunds(payment_api.deps) == 1
+    assert await money.issue_refunds(payment_api.deps) == 0
     assert await state(payment_api, payment_id) == ("REFUNDED", ["PaymentSucceeded", "RefundIssued"])
     async with httpx.AsyncClient() as c:
         session = (await c.get(f"{payment_api.settings.gateway_url}/v1/sessions/{session_id}")).json()

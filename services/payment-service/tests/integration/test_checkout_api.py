@@ -16,7 +16,7 @@ async def checkout(api, hold_id, customer, key, body=None):  # type: ignore[no-u
 
 
 async def rows(api, sql, *args):  # type: ignore[no-untyped-def]
-    async with api.container.pool.acquire() as conn:
+    async with api.service.pool.acquire() as conn:
         return await conn.fetch(sql, *args)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 
 import httpx
 
@@ -30,12 +29,11 @@ class HttpGateway(Gateway):
     def __init__(self, client: ServiceClient) -> None:
         self.client = client
 
-    async def create_session(self, payment: Payment, callback_url: str,
-                             expires_at: datetime) -> GatewaySession:
+    async def create_session(self, payment: Payment, callback_url: str) -> GatewaySession:
         # The payment id is both the reference and the Idempotency-Key: the gateway returns the session
         # it already created for it, which is what makes a checkout retried after a crash safe.
         body = {"amountCents": payment.amount_cents, "reference": str(payment.payment_id),
-                "callbackUrl": callback_url, "expiresAt": expires_at.isoformat()}
+                "callbackUrl": callback_url, "expiresAt": payment.expires_at.isoformat()}
         response = _checked(await self.client.request(
             "POST", "/v1/sessions", json=body, headers={"Idempotency-Key": str(payment.payment_id)}))
         data = response.json()

@@ -20,3 +20,25 @@ class GatewayCallback:
     event_type: str
     session_id: str
     reference: str
+
+
+@dataclass(frozen=True)
+class RefundFailedBooking:
+    """BookingFailed: the customer paid but hold-service could not book."""
+
+    payment_id: uuid.UUID
+    reason: str  # HOLD_EXPIRED | HOLD_RELEASED
+
+
+@dataclass(frozen=True)
+class EndPaymentOfReleasedHold:
+    """SeatsReleased: the hold is over; its open payment must not be paid any more."""
+
+    hold_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class RecordBooking:
+    """BookingConfirmed: the payment's booking is done."""
+
+    payment_id: uuid.UUID

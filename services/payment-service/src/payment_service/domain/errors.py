@@ -35,4 +35,4 @@ class DependencyUnavailable(ConnectionError):
 
 
 class GatewayRejected(PaymentError):
-    """The gateway refused an operation (e.g. refund of an unpaid session)."""
+    """The gateway refused an operation (an unknown session, a refund of an unpaid session)."""

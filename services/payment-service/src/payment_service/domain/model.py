@@ -1,30 +1,49 @@
-"""Payments and how a gateway session's state decides them (pure: no I/O)."""
+"""Payments, and the booking saga's rules that payment-service owns (pure: no I/O).
+
+The booking saga (README, "The booking saga", has the whole table):
+
+    hold-service      SeatsHeld ─ hold HELD ─┬─ PaymentSucceeded, in time ─> BOOKED, BookingConfirmed
+                                             ├─ PaymentSucceeded, too late ─> BookingFailed
+                                             └─ DELETE or expiry ─> SeatsReleased
+    payment-service   checkout ─ PENDING ─┬─ gateway paid ─> SUCCEEDED, PaymentSucceeded
+                                          ├─ gateway failed ─> FAILED, PaymentFailed{DECLINED}
+                                          └─ gateway expired/cancelled ─> EXPIRED, PaymentFailed{EXPIRED}
+                      SUCCEEDED ─┬─ BookingConfirmed ─> booked (final)
+                                 └─ BookingFailed ─> refund due ─ gateway refund ─> REFUNDED, RefundIssued
+                      FAILED/EXPIRED ─ gateway paid after all ─> refund due ─> REFUNDED, RefundIssued
+                      SeatsReleased ─> the hold's PENDING payment is cancelled at the gateway (its state
+                                       then settles it as above)
+
+Every transition is a conditional UPDATE from the states listed (stale or repeated events change
+nothing), and the gateway's session state, never a callback's type or arrival order, settles a payment.
+"""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Literal
 
 PaymentStatus = Literal["PENDING", "SUCCEEDED", "FAILED", "EXPIRED", "REFUNDED"]
-GatewayStatus = Literal["open", "paid", "failed", "expired"]
+RefundReason = Literal["HOLD_EXPIRED", "HOLD_RELEASED", "PAID_AFTER_SETTLEMENT"]
 
 
 @dataclass(frozen=True)
 class Hold:
-    """What hold-service tells us about a hold (GET /holds/{id})."""
+    """What hold-service says of a hold (GET /holds/{id}); its status is decided by hold-service's clock."""
 
     hold_id: uuid.UUID
     booking_id: uuid.UUID
     customer_id: int
     showtime_id: int
-    status: str
+    status: str  # HELD | BOOKED | RELEASED | EXPIRED
     expires_at: datetime
     amount_cents: int
 
-    def is_active(self, now: datetime) -> bool:
-        return self.status == "HELD" and self.expires_at > now
+    @property
+    def active(self) -> bool:
+        return self.status == "HELD"
 
 
 @dataclass(frozen=True)
@@ -34,7 +53,7 @@ class Payment:
     booking_id: uuid.UUID
     customer_id: int
     showtime_id: int
-    amount_cents: int
+    amount_cents: int  # what the customer pays, after the discount
     discount_cents: int
     voucher_code: str | None
     status: PaymentStatus
@@ -42,6 +61,13 @@ class Payment:
     session_id: str | None = None
     redirect_url: str | None = None
     refund_id: str | None = None
+    refund_reason: str | None = None
+    refund_attempts: int = 0
+
+    @property
+    def voucher_use_ended(self) -> bool:
+        """A voucher use this payment reserved can be given back: the payment will never be booked."""
+        return self.voucher_code is not None and self.status in ("FAILED", "EXPIRED", "REFUNDED")
 
 
 @dataclass(frozen=True)
@@ -66,12 +92,12 @@ def outcome_of(gateway_status: str) -> Outcome | None:
     return _OUTCOMES.get(gateway_status)
 
 
-def session_expiry(now: datetime, ttl_seconds: int, hold_expires_at: datetime) -> datetime:
-    """The session expires TTL after creation and never after the hold (seed 000, section 5)."""
-    return min(now + timedelta(seconds=ttl_seconds), hold_expires_at)
-
-
 def charged_amount(hold_amount: int, discount: int) -> tuple[int, int]:
     """(amount to charge, discount actually applied): a discount never makes the price negative."""
     applied = max(0, min(discount, hold_amount))
     return hold_amount - applied, applied
+
+
+def refund_backoff(attempts: int, first: float = 2.0, cap: float = 300.0) -> float:
+    """Seconds before the next refund attempt after `attempts` failed ones (exponential, capped)."""
+    return float(min(cap, first * 2 ** max(0, attempts - 1)))

@@ -27,7 +27,7 @@ def _parse(header: str) -> tuple[int, list[str]]:
         if not sep:
             raise BadSignature("garbled signature header")
         if key == "t":
-            if not value.isdigit() or timestamp is not None:
+            if not (value.isascii() and value.isdigit()) or len(value) > 12 or timestamp is not None:
                 raise BadSignature("bad timestamp")
             timestamp = int(value)
         elif key == "v1":

@@ -1,4 +1,5 @@
-"""The booking-events consumer: BookingFailed -> refund, SeatsReleased -> cancel the gateway session."""
+"""The booking-events consumer: BookingFailed -> refund due, BookingConfirmed -> booked, SeatsReleased ->
+end the hold's open payment. Each runs in the consumer's transaction, beside its inbox row."""
 
 from __future__ import annotations
 
@@ -8,23 +9,28 @@ import asyncpg
 from ticketing.consumer import ConsumerConfig, IdempotentConsumer
 from ticketing.events import BOOKING_EVENTS, decode_booking_event
 
-from payment_service.bootstrap import Container
-from payment_service.service_layer.reactions import cancel_released_hold, refund_failed_booking
-from payment_service.service_layer.unit_of_work import joined
+from payment_service.adapters.repository import PgPaymentsUnitOfWork
+from payment_service.domain.commands import EndPaymentOfReleasedHold, RecordBooking, RefundFailedBooking
+from payment_service.service_layer import reactions
+from payment_service.service_layer.ports import Deps
 
 
-def booking_events_consumer(container: Container) -> IdempotentConsumer:
-    gateway = container.gateway
-
+def booking_events_consumer(deps: Deps, pool: asyncpg.Pool) -> IdempotentConsumer:
     async def on_booking_failed(conn: asyncpg.Connection, event: Any) -> None:
-        await refund_failed_booking(event, joined(conn), gateway)
+        cmd = RefundFailedBooking(event.data.paymentId, event.data.reason)
+        await reactions.refund_failed_booking(cmd, PgPaymentsUnitOfWork(conn=conn))
+
+    async def on_booking_confirmed(conn: asyncpg.Connection, event: Any) -> None:
+        await reactions.record_booking(RecordBooking(event.data.paymentId), PgPaymentsUnitOfWork(conn=conn))
 
     async def on_seats_released(conn: asyncpg.Connection, event: Any) -> None:
-        await cancel_released_hold(event, joined(conn), gateway)
+        await reactions.end_payment_of_released_hold(EndPaymentOfReleasedHold(event.data.holdId),
+                                                     PgPaymentsUnitOfWork(conn=conn), deps.gateway)
 
-    settings = container.settings
+    settings = deps.settings
     config = ConsumerConfig(
         name=f"{settings.kafka_group_prefix}payment-service.booking-events",
         topics=[BOOKING_EVENTS], bootstrap=settings.kafka_bootstrap_servers, decode=decode_booking_event,
-        handlers={"BookingFailed": on_booking_failed, "SeatsReleased": on_seats_released})
-    return IdempotentConsumer(config, container.pool)
+        handlers={"BookingFailed": on_booking_failed, "BookingConfirmed": on_booking_confirmed,
+                  "SeatsReleased": on_seats_released})
+    return IdempotentConsumer(config, pool)

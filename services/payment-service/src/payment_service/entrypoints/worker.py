@@ -1,10 +1,12 @@
 """`python -m payment_service.entrypoints.worker [--roles relay,consumer,reconcile,housekeeping]`.
 
-Locally one process runs every role; in Kubernetes each role can run alone.
+Locally one process runs every role; in Kubernetes each role can run alone. `reconcile` is the money
+reconciler (service_layer/money.py): pending payments, refunds, and the report of unresolved money.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import uvloop
@@ -12,42 +14,43 @@ from ticketing.logs import configure_logging
 from ticketing.relay import OutboxRelay, RelayConfig
 from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
 
-from payment_service.bootstrap import Container, bootstrap
+from payment_service.bootstrap import Service, bootstrap
 from payment_service.config import Settings
 from payment_service.entrypoints.consumer import booking_events_consumer
+from payment_service.service_layer import money
 from payment_service.service_layer.housekeeping import purge_expired_records
-from payment_service.service_layer.reconcile import reconcile_pending
 
 ALL_ROLES = ("relay", "consumer", "reconcile", "housekeeping")
 
 
-def _roles(c: Container) -> dict[str, Callable[[], Role]]:
-    s = c.settings
+def _roles(service: Service) -> dict[str, Callable[[], Role]]:
+    deps, s = service.deps, service.deps.settings
     return {
         "relay": lambda: OutboxRelay(RelayConfig(service=s.service_name, dsn=s.database_url,
                                                  bootstrap=s.kafka_bootstrap_servers)).run,
-        "consumer": lambda: booking_events_consumer(c).run,
-        "reconcile": lambda: periodic("reconcile", s.reconcile_interval_seconds,
-                                      lambda: reconcile_pending(c.uow, c.gateway, s.reconcile_after_seconds)),
-        "housekeeping": lambda: periodic("housekeeping", s.housekeeping_interval_seconds, lambda: purge(c)),
+        "consumer": lambda: booking_events_consumer(deps, service.pool).run,
+        "reconcile": lambda: _both(periodic("reconcile", s.reconcile_interval_seconds, lambda: money.reconcile(deps)),
+                                   periodic("refunds", s.refund_interval_seconds, lambda: money.issue_refunds(deps))),
+        "housekeeping": lambda: periodic("housekeeping", s.housekeeping_interval_seconds,
+                                         lambda: purge_expired_records(deps)),
     }
 
 
-async def purge(c: Container) -> None:
-    s = c.settings
-    await purge_expired_records(c.uow, events_after=s.callback_event_retention_seconds,
-                                keys_after=s.idempotency_retention_seconds)
+def _both(first: Role, second: Role) -> Role:
+    async def run(stop: asyncio.Event) -> None:
+        await asyncio.gather(first(stop), second(stop))
+    return run
 
 
 async def run(roles: list[str]) -> None:
     settings = Settings()
     configure_logging(settings.service_name, settings.log_level)
-    container = await bootstrap(settings)
+    service = await bootstrap(settings)
     try:
-        factories = _roles(container)
+        factories = _roles(service)
         await run_until_stopped({name: factories[name]() for name in roles})
     finally:
-        await container.close()
+        await service.close()
 
 
 def main(argv: list[str] | None = None) -> None:

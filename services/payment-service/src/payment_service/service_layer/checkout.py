@@ -1,13 +1,20 @@
-"""`start_checkout`: hold check, voucher, PENDING row, gateway session, stored response.
+"""`start_checkout`: the hold, the voucher, a PENDING payment, the gateway session.
 
 Crash safety (the order matters):
-1. the idempotency key and a PENDING payment (new paymentId, fixed session expiry) commit together
-   BEFORE the gateway is called;
-2. the gateway session is created with reference = Idempotency-Key = paymentId, and the gateway
-   deduplicates on it;
-3. the session id, the stored response and CheckoutStarted commit together.
-If the process dies between 2 and 3, the client's retry with the same key finds the key row from step
-1, reuses its paymentId, and the gateway hands back the session it already made: one session, not two.
+1. the Idempotency-Key is claimed with a new paymentId BEFORE anything else; a retry with the key resumes
+   that payment;
+2. the voucher use is reserved with orderId = paymentId (idempotent at voucher-service: a retry reserves
+   nothing more; a use reserved for a payment that is never recorded is released by voucher-service's
+   expiry, which asks us and hears 404);
+3. the PENDING payment commits BEFORE the gateway is called; the gateway deduplicates sessions on the
+   reference = paymentId;
+4. the session id and CheckoutStarted commit together.
+If the process dies anywhere, the client's retry with the same key finds the key's paymentId and ends up
+with the one session of that payment. A replay returns the recorded payment.
+
+A new checkout of the same hold (a new key) first settles the hold's earlier attempts that are still open
+at the gateway (a declined card whose callback has not arrived yet) and gives back the voucher uses of the
+attempts that ended unpaid, so the customer can use the voucher again.
 """
 
 from __future__ import annotations
@@ -15,34 +22,19 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import uuid
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from typing import Any
+from dataclasses import replace
 
 from ticketing.events import booking_event
 from ticketing.logs import log_action
 
 from payment_service.domain import errors
 from payment_service.domain.commands import StartCheckout
-from payment_service.domain.model import Hold, Payment, charged_amount, session_expiry
-from payment_service.service_layer.ports import Gateway, HoldDirectory, Vouchers
-from payment_service.service_layer.unit_of_work import UnitOfWork
+from payment_service.domain.model import Hold, Payment, charged_amount
+from payment_service.service_layer.ports import Deps
+from payment_service.service_layer.settlement import SOURCE, apply_gateway_state
 
 logger = logging.getLogger(__name__)
-SOURCE = "payment-service"
-
-
-@dataclass(frozen=True)
-class CheckoutDeps:
-    uow: UnitOfWork
-    holds: HoldDirectory
-    vouchers: Vouchers
-    gateway: Gateway
-    callback_url: str
-    session_ttl_seconds: int
-    exit_after_gateway_call: bool = False  # fault hook (tests only)
 
 
 def request_hash(cmd: StartCheckout) -> str:
@@ -50,83 +42,106 @@ def request_hash(cmd: StartCheckout) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-async def start_checkout(cmd: StartCheckout, deps: CheckoutDeps) -> dict[str, Any]:
+async def start_checkout(cmd: StartCheckout, deps: Deps) -> Payment:
+    """The payment, with its gateway session's URL."""
     digest = request_hash(cmd)
-    async with deps.uow.read() as tx:
-        stored = await tx.keys.get(cmd.customer_id, cmd.idempotency_key)
-    if stored is not None:
-        if stored["request_hash"] != digest:
-            raise errors.IdempotencyKeyReused(cmd.idempotency_key)
-        if stored["response_body"] is not None:
-            return dict(stored["response_body"])  # replay: nothing else happens
-    hold = await _active_hold(cmd, deps.holds)
-    discount = await _reserve_voucher(cmd, hold, deps.vouchers)
-    payment = await _record_pending(cmd, digest, hold, discount, deps)
-    session = await deps.gateway.create_session(payment, deps.callback_url, payment.expires_at)
-    if deps.exit_after_gateway_call:
-        log_action(logger, "checkout.fault_injected", "exiting between gateway call and database write")
-        os._exit(87)
-    return await _finish(cmd, replace(payment, session_id=session.session_id, redirect_url=session.url), deps)
+    payment_id = await _claim_key(cmd, digest, deps)
+    async with deps.uow() as uow:
+        recorded = await uow.payments.get(payment_id)
+    if recorded is not None and recorded.session_id is not None:
+        return recorded  # a replay: nothing else happens
+    hold = await _active_hold(cmd, deps)
+    if recorded is None:
+        await _end_earlier_attempts(hold, deps)
+        recorded = await _record_pending(cmd, payment_id, hold, deps)
+    session = await deps.gateway.create_session(recorded, deps.settings.public_callback_url)
+    return await _finish(replace(recorded, session_id=session.session_id, redirect_url=session.url), deps)
 
 
-async def _active_hold(cmd: StartCheckout, holds: HoldDirectory) -> Hold:
-    hold = await holds.get(cmd.hold_id)
+async def _claim_key(cmd: StartCheckout, digest: str, deps: Deps) -> uuid.UUID:
+    async with deps.uow() as uow:
+        if await uow.keys.claim(cmd.customer_id, cmd.idempotency_key, digest, fresh := uuid.uuid4()):
+            await uow.commit()
+            return fresh
+        stored = await uow.keys.get(cmd.customer_id, cmd.idempotency_key)
+    if stored is None or stored[0] != digest:
+        raise errors.IdempotencyKeyReused(cmd.idempotency_key)
+    return stored[1]
+
+
+async def _active_hold(cmd: StartCheckout, deps: Deps) -> Hold:
+    hold = await deps.holds.get(cmd.hold_id)
     if hold is None or hold.customer_id != cmd.customer_id:
         raise errors.HoldNotFound(str(cmd.hold_id))  # another customer's hold is "not found"
-    if not hold.is_active(datetime.now(UTC)):
+    if not hold.active:  # hold-service decides expiry with its clock; we do not second-guess it
         raise errors.HoldNotActive(f"hold is {hold.status}")
     return hold
 
 
-async def _reserve_voucher(cmd: StartCheckout, hold: Hold, vouchers: Vouchers) -> int:
-    if not cmd.voucher_code:
-        return 0
-    # Idempotent at voucher-service on orderId = bookingId, so a retried checkout reserves once.
-    return await vouchers.reserve(cmd.voucher_code, customer_id=cmd.customer_id, order_id=hold.booking_id,
-                                  order_amount=hold.amount_cents)
+async def _end_earlier_attempts(hold: Hold, deps: Deps) -> None:
+    async with deps.uow() as uow:
+        earlier = await uow.payments.of_hold(hold.hold_id)
+    for attempt in earlier:
+        if attempt.status == "PENDING" and attempt.session_id is not None:
+            state = await deps.gateway.get_session(attempt.session_id)
+            async with deps.uow() as uow:
+                attempt = await apply_gateway_state(uow, attempt.payment_id, state) or attempt
+                await uow.commit()
+        if attempt.voucher_use_ended:
+            await deps.vouchers.release(attempt.voucher_code or "", attempt.payment_id)
 
 
-async def _record_pending(cmd: StartCheckout, digest: str, hold: Hold, discount: int,
-                          deps: CheckoutDeps) -> Payment:
+async def _record_pending(cmd: StartCheckout, payment_id: uuid.UUID, hold: Hold, deps: Deps) -> Payment:
+    discount = 0
+    if cmd.voucher_code:
+        discount = await deps.vouchers.reserve(cmd.voucher_code, customer_id=cmd.customer_id, order_id=payment_id,
+                                               order_amount=hold.amount_cents)
     amount, applied = charged_amount(hold.amount_cents, discount)
-    fresh = Payment(payment_id=uuid.uuid4(), hold_id=hold.hold_id, booking_id=hold.booking_id,
+    draft = Payment(payment_id=payment_id, hold_id=hold.hold_id, booking_id=hold.booking_id,
                     customer_id=cmd.customer_id, showtime_id=hold.showtime_id, amount_cents=amount,
                     discount_cents=applied, voucher_code=cmd.voucher_code, status="PENDING",
-                    expires_at=session_expiry(datetime.now(UTC), deps.session_ttl_seconds, hold.expires_at))
-    async with deps.uow.begin() as tx:
-        if not await tx.keys.claim(cmd.customer_id, cmd.idempotency_key, digest, fresh.payment_id):
-            stored = await tx.keys.get(cmd.customer_id, cmd.idempotency_key)
-            if stored is None or stored["request_hash"] != digest:
-                raise errors.IdempotencyKeyReused(cmd.idempotency_key)
-            fresh = replace(fresh, payment_id=stored["payment_id"])  # resume the interrupted attempt
-        await tx.payments.add(fresh, cmd.idempotency_key)
-        payment = await tx.payments.get(fresh.payment_id)
-        if payment is None or payment.status != "PENDING":
-            # Another key's payment is live for this hold (the partial unique index said no).
-            raise errors.HoldNotActive("a payment for this hold is already pending or done")
-        return payment
+                    expires_at=hold.expires_at)
+    async with deps.uow() as uow:
+        await uow.payments.add(draft, cmd.idempotency_key, deps.settings.payment_session_ttl_seconds,
+                               hold.expires_at)
+        payment = await uow.payments.get(payment_id)
+        await uow.commit()
+    if payment is None or payment.status != "PENDING":
+        # Another attempt is live for this hold (the partial unique index said no): give the use back.
+        if cmd.voucher_code:
+            await deps.vouchers.release(cmd.voucher_code, payment_id)
+        raise errors.HoldNotActive("a payment for this hold is already pending or done")
+    return payment
 
 
-async def _finish(cmd: StartCheckout, payment: Payment, deps: CheckoutDeps) -> dict[str, Any]:
-    body = response_body(payment)
-    async with deps.uow.begin() as tx:
-        first = await tx.payments.attach_session(payment.payment_id, payment.session_id or "",
-                                                 payment.redirect_url or "")
-        if first:
-            await tx.publish(checkout_started(payment))
-            log_action(logger, "checkout.started", payment_id=str(payment.payment_id),
-                       booking_id=str(payment.booking_id), session_id=payment.session_id)
-        await tx.keys.store_response(cmd.customer_id, cmd.idempotency_key, 201, body)
-    return body
+async def _finish(payment: Payment, deps: Deps) -> Payment:
+    async with deps.uow() as uow:
+        first = await uow.payments.attach_session(payment.payment_id, payment.session_id or "",
+                                                  payment.redirect_url or "")
+        if first is not None:
+            await uow.publish(checkout_started(payment))
+        await uow.commit()
+    if first:  # the hold ended while the session was being created: nobody may pay it
+        await _cancel(payment, deps)
+        raise errors.HoldNotActive("the hold ended during checkout")
+    if first is not None:
+        log_action(logger, "checkout.started", payment_id=str(payment.payment_id),
+                   booking_id=str(payment.booking_id), session_id=payment.session_id)
+    async with deps.uow() as uow:
+        recorded = await uow.payments.get(payment.payment_id)
+    assert recorded is not None
+    return recorded
 
 
-def response_body(p: Payment) -> dict[str, Any]:
-    return {"paymentId": str(p.payment_id), "bookingId": str(p.booking_id), "amountCents": p.amount_cents,
-            "discountCents": p.discount_cents, "redirectUrl": p.redirect_url,
-            "expiresAt": p.expires_at.astimezone(UTC).isoformat().replace("+00:00", "Z")}
+async def _cancel(payment: Payment, deps: Deps) -> None:
+    state = await deps.gateway.cancel_session(payment.session_id or "")
+    async with deps.uow() as uow:
+        await apply_gateway_state(uow, payment.payment_id, state)
+        await uow.commit()
+    log_action(logger, "checkout.cancelled", payment_id=str(payment.payment_id), gateway_status=state.status)
 
 
-def checkout_started(p: Payment) -> Any:
+def checkout_started(p: Payment) -> object:
     return booking_event("CheckoutStarted", source=SOURCE, booking_id=p.booking_id, showtime_id=p.showtime_id,
                          customer_id=p.customer_id,
                          data={"paymentId": p.payment_id, "amountCents": p.amount_cents,

@@ -6,14 +6,14 @@ import logging
 
 from ticketing.logs import log_action
 
-from payment_service.adapters.repository import QUERIES
-from payment_service.service_layer.unit_of_work import UnitOfWork
+from payment_service.service_layer.ports import Deps
 
 logger = logging.getLogger(__name__)
 
 
-async def purge_expired_records(uow: UnitOfWork, *, events_after: float, keys_after: float) -> None:
-    async with uow.begin() as tx:
-        events = await tx.conn.execute(QUERIES.delete_events_before, events_after)
-        keys = await tx.conn.execute(QUERIES.delete_keys_before, keys_after)
+async def purge_expired_records(deps: Deps) -> None:
+    s = deps.settings
+    async with deps.uow() as uow:
+        events, keys = await uow.payments.purge(s.callback_event_retention_seconds, s.idempotency_retention_seconds)
+        await uow.commit()
     log_action(logger, "housekeeping.purged", events=events, keys=keys)

@@ -1,55 +1,62 @@
-"""Reactions to hold-service's events, run inside the idempotent consumer's transaction.
+"""Reactions to hold-service's events, inside the idempotent consumer's transaction (a joined unit of work).
 
-- BookingFailed: the customer paid but the seats could not be booked -> refund at the gateway with
-  idempotency key = paymentId (a redelivery after a crash asks again and gets the same refund id),
-  then REFUNDED and RefundIssued in the same transaction as the inbox row.
-- SeatsReleased: the hold is gone -> cancel its open gateway session so nobody pays for nothing; the
-  gateway's answer is applied like any callback (usually expired -> PaymentFailed{EXPIRED}; if the
-  customer paid a moment earlier it is paid -> PaymentSucceeded, then hold-service fails the booking
-  and the refund path above runs).
+- BookingFailed: the customer paid but the seats could not be booked: the money is due back. The refund
+  itself is the reconciler's (money.py): a gateway that refuses or is down is retried with backoff,
+  never parked in a DLQ.
+- BookingConfirmed: the payment's booking is done (a final state the reconciler's report counts on).
+- SeatsReleased: the hold is over: its PENDING payment must not be paid any more. Its session is cancelled
+  at the gateway and the gateway's answer settles it like any callback (expired -> PaymentFailed{EXPIRED},
+  which releases the voucher use; if the customer paid a moment earlier, paid -> PaymentSucceeded, then
+  hold-service's BookingFailed -> refund). A checkout still creating its session is asked to cancel it as
+  soon as it has it; a gateway that cannot be reached now leaves that to the reconciler.
 """
 
 from __future__ import annotations
 
 import logging
 
-from ticketing.events import BookingFailed, SeatsReleased
 from ticketing.logs import log_action
 
-from payment_service.domain.errors import GatewayRejected
-from payment_service.service_layer.ports import Gateway
-from payment_service.service_layer.settlement import apply_gateway_state, refund_issued
-from payment_service.service_layer.unit_of_work import Transaction
+from payment_service.domain.commands import EndPaymentOfReleasedHold, RecordBooking, RefundFailedBooking
+from payment_service.domain.errors import DependencyUnavailable, GatewayRejected
+from payment_service.service_layer.ports import Gateway, PaymentsUnitOfWork
+from payment_service.service_layer.settlement import apply_gateway_state
 
 logger = logging.getLogger(__name__)
 
 
-async def refund_failed_booking(event: BookingFailed, tx: Transaction, gateway: Gateway) -> None:
-    payment = await tx.payments.get(event.data.paymentId, lock=True)
-    if payment is None or payment.status != "SUCCEEDED" or payment.session_id is None:
-        # Not ours (shared topics), or already refunded: nothing to do.
-        log_action(logger, "refund.skipped", payment_id=str(event.data.paymentId),
-                   status=None if payment is None else payment.status)
-        return
-    refund_id = await gateway.refund(payment.session_id, payment.payment_id, payment.amount_cents)
-    refunded = await tx.payments.mark_refunded(payment.payment_id, refund_id)
-    if refunded is not None:
-        await tx.publish(refund_issued(refunded, refund_id))
-        log_action(logger, "refund.issued", payment_id=str(payment.payment_id), refund_id=refund_id,
-                   reason=event.data.reason)
+async def refund_failed_booking(cmd: RefundFailedBooking, uow: PaymentsUnitOfWork) -> None:
+    due = await uow.payments.refund_due(cmd.payment_id, cmd.reason)
+    log_action(logger, "refund.due" if due else "refund.not_due", payment_id=str(cmd.payment_id),
+               reason=cmd.reason)
 
 
-async def cancel_released_hold(event: SeatsReleased, tx: Transaction, gateway: Gateway) -> None:
-    payment = await tx.payments.live_of_hold(event.data.holdId)
-    if payment is None or payment.status != "PENDING":
+async def record_booking(cmd: RecordBooking, uow: PaymentsUnitOfWork) -> None:
+    if await uow.payments.booking_confirmed(cmd.payment_id) is None:
+        payment = await uow.payments.get(cmd.payment_id)
+        if payment is not None and payment.refund_reason is not None:
+            # A booking for money that is being given back: the saga's rules make this impossible; an
+            # operator must look (the seat is sold and the customer refunded).
+            log_action(logger, "payment.booked_but_refunded", level=logging.ERROR,
+                       payment_id=str(cmd.payment_id), refund_reason=payment.refund_reason)
+
+
+async def end_payment_of_released_hold(cmd: EndPaymentOfReleasedHold, uow: PaymentsUnitOfWork,
+                                       gateway: Gateway) -> None:
+    payment = await uow.payments.lock_pending_of_hold(cmd.hold_id)
+    if payment is None:
         return
-    if payment.session_id is None:
-        # The customer never got a pay URL (checkout interrupted); nothing can be paid.
-        await tx.payments.transition(payment.payment_id, "EXPIRED", ["PENDING"])
-        return
+    _, session_id = await uow.payments.request_cancel(payment.payment_id)
+    if session_id is None:
+        log_action(logger, "checkout.cancel_requested", payment_id=str(payment.payment_id))
+        return  # the checkout cancels the session it is creating (checkout._finish)
     try:
-        state = await gateway.cancel_session(payment.session_id)
+        state = await gateway.cancel_session(session_id)
     except GatewayRejected:
-        state = await gateway.get_session(payment.session_id)
-    await apply_gateway_state(tx, payment.payment_id, state)
+        state = await gateway.get_session(session_id)
+    except DependencyUnavailable as exc:  # cancel_requested_at is set: the reconciler tries again
+        log_action(logger, "checkout.cancel_deferred", str(exc), level=logging.WARNING,
+                   payment_id=str(payment.payment_id))
+        return
+    await apply_gateway_state(uow, payment.payment_id, state)
     log_action(logger, "checkout.cancelled", payment_id=str(payment.payment_id), gateway_status=state.status)

@@ -1,63 +1,126 @@
 -- name: insert_payment
--- A PENDING payment written before the gateway is called; a retry with the same id changes nothing.
+-- A PENDING payment written before the gateway is called; a retry with the same id changes nothing. The
+-- session expires TTL ($10 s) after creation and never after the hold ($11): Postgres' clock.
 INSERT INTO payment (payment_id, hold_id, booking_id, customer_id, showtime_id, amount_cents,
                      discount_cents, voucher_code, idempotency_key, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, least(now() + make_interval(secs => $10), $11))
 ON CONFLICT DO NOTHING;
 
 -- name: get_payment
 -- One payment by id.
 SELECT * FROM payment WHERE payment_id = $1;
 
--- name: get_payment_for_update
--- One payment by id, locked for a state change.
-SELECT * FROM payment WHERE payment_id = $1 FOR UPDATE;
+-- name: payments_of_hold
+-- Every payment attempt of a hold, oldest first.
+SELECT * FROM payment WHERE hold_id = $1 ORDER BY created_at;
 
--- name: live_payment_of_hold
--- The PENDING or SUCCEEDED payment of a hold, if any.
-SELECT * FROM payment WHERE hold_id = $1 AND status IN ('PENDING', 'SUCCEEDED');
+-- name: lock_live_payment_of_hold
+-- The PENDING payment of a hold, if any, locked.
+SELECT * FROM payment WHERE hold_id = $1 AND status = 'PENDING' FOR UPDATE;
 
 -- name: attach_session
 -- Record the gateway session once; returns a row only for the first writer (so CheckoutStarted is
--- appended once even when two retries of one key race).
+-- appended once even when two retries of one key race), with whether the hold ended meanwhile.
 UPDATE payment SET session_id = $2, redirect_url = $3, updated_at = now()
 WHERE payment_id = $1 AND session_id IS NULL
-RETURNING payment_id;
+RETURNING cancel_requested_at IS NOT NULL AS cancel_requested;
 
--- name: transition
--- Conditional state change: applies only from one of the expected states.
-UPDATE payment SET status = $2, updated_at = now()
-WHERE payment_id = $1 AND status = ANY($3::text[])
+-- name: request_cancel
+-- The hold ended while the checkout had no gateway session yet: cancel it once it has one. Returns the
+-- session if it is known by now (then the caller cancels it at once).
+UPDATE payment SET cancel_requested_at = coalesce(cancel_requested_at, now()), updated_at = now()
+WHERE payment_id = $1 AND status = 'PENDING'
+RETURNING session_id;
+
+-- name: settle
+-- PENDING -> SUCCEEDED | FAILED | EXPIRED, once: the gateway's session state decides.
+UPDATE payment
+SET status = $2, updated_at = now(),
+    gateway_paid_at = CASE WHEN $2 = 'SUCCEEDED' THEN now() END
+WHERE payment_id = $1 AND status = 'PENDING'
+RETURNING *;
+
+-- name: paid_after_settlement
+-- The gateway took the money of a payment settled as not paid (FAILED, EXPIRED): no booking can follow,
+-- so the money goes back. Returns the payment the first time.
+UPDATE payment
+SET gateway_paid_at = now(), refund_reason = 'PAID_AFTER_SETTLEMENT', refund_due_since = now(),
+    refund_next_at = now(), updated_at = now()
+WHERE payment_id = $1 AND status IN ('FAILED', 'EXPIRED') AND refund_reason IS NULL
+RETURNING *;
+
+-- name: refund_due
+-- BookingFailed: the booking of a paid payment cannot be honoured; its money goes back. Not for a payment
+-- already booked (booked_or_refunded) or already due. Returns the payment the first time.
+UPDATE payment
+SET refund_reason = $2, refund_due_since = now(), refund_next_at = now(), updated_at = now()
+WHERE payment_id = $1 AND status = 'SUCCEEDED' AND refund_reason IS NULL AND booking_confirmed_at IS NULL
+RETURNING *;
+
+-- name: booking_confirmed
+-- BookingConfirmed named this payment: a final state. Returns the payment (NULL booking_confirmed_at
+-- before) the first time; nothing for a payment whose money is due back.
+UPDATE payment SET booking_confirmed_at = now(), updated_at = now()
+WHERE payment_id = $1 AND status = 'SUCCEEDED' AND booking_confirmed_at IS NULL AND refund_reason IS NULL
+RETURNING *;
+
+-- name: claim_refunds
+-- Refunds due now, oldest first, leased for $2 s (another reconciler skips them meanwhile; a lease that
+-- runs out, say the process died, is taken again: the gateway's refund is idempotent on the payment id).
+UPDATE payment SET refund_next_at = now() + make_interval(secs => $2)
+WHERE payment_id IN (SELECT payment_id FROM payment
+                     WHERE refund_reason IS NOT NULL AND status <> 'REFUNDED' AND refund_next_at <= now()
+                     ORDER BY refund_next_at
+                     LIMIT $1
+                     FOR UPDATE SKIP LOCKED)
 RETURNING *;
 
 -- name: mark_refunded
--- SUCCEEDED -> REFUNDED with the gateway's refund id.
-UPDATE payment SET status = 'REFUNDED', refund_id = $2, updated_at = now()
-WHERE payment_id = $1 AND status = 'SUCCEEDED'
+-- The gateway accepted the refund: REFUNDED with its id, once.
+UPDATE payment SET status = 'REFUNDED', refund_id = $2, refund_next_at = NULL, refund_last_error = NULL,
+                   updated_at = now()
+WHERE payment_id = $1 AND status IN ('SUCCEEDED', 'FAILED', 'EXPIRED') AND refund_reason IS NOT NULL
 RETURNING *;
 
--- name: pending_older_than
--- Reconciliation candidates: PENDING for longer than $1 seconds.
-SELECT * FROM payment
-WHERE status = 'PENDING' AND created_at < now() - make_interval(secs => $1)
+-- name: refund_failed
+-- The gateway did not accept the refund: try again after $2 s.
+UPDATE payment SET refund_attempts = refund_attempts + 1, refund_last_error = $3,
+                   refund_next_at = now() + make_interval(secs => $2), updated_at = now()
+WHERE payment_id = $1 AND status <> 'REFUNDED';
+
+-- name: pending_to_reconcile
+-- Reconciliation candidates: PENDING for longer than $1 s, or whose hold ended (cancel requested). `past`
+-- says whether the session's time is over by Postgres' clock.
+SELECT *, expires_at <= now() AS past FROM payment
+WHERE status = 'PENDING'
+  AND (created_at < now() - make_interval(secs => $1) OR cancel_requested_at IS NOT NULL)
 ORDER BY created_at
 LIMIT $2;
+
+-- name: money_unresolved
+-- What an operator must look at: refunds not done $1 s after they fell due, and payments paid more than
+-- $1 s ago that are neither booked nor due back.
+SELECT
+    count(*) FILTER (WHERE refund_reason IS NOT NULL AND status <> 'REFUNDED') AS refunds_pending,
+    count(*) FILTER (WHERE refund_reason IS NOT NULL AND status <> 'REFUNDED'
+                       AND refund_due_since < now() - make_interval(secs => $1)) AS refunds_overdue,
+    count(*) FILTER (WHERE status = 'SUCCEEDED' AND booking_confirmed_at IS NULL AND refund_reason IS NULL
+                       AND gateway_paid_at < now() - make_interval(secs => $1)) AS paid_unbooked,
+    min(refund_due_since) FILTER (WHERE refund_reason IS NOT NULL AND status <> 'REFUNDED') AS oldest_refund_due
+FROM payment
+WHERE (refund_reason IS NOT NULL AND status <> 'REFUNDED')
+   OR (status = 'SUCCEEDED' AND booking_confirmed_at IS NULL AND refund_reason IS NULL);
 
 -- name: get_key
 -- A stored idempotency key of a customer.
 SELECT * FROM idempotency_key WHERE customer_id = $1 AND key = $2;
 
 -- name: insert_key
--- Claim an idempotency key; returns a row only for the first claimer.
+-- Claim an idempotency key for a new payment id; returns a row only for the first claimer.
 INSERT INTO idempotency_key (customer_id, key, request_hash, payment_id)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT DO NOTHING
 RETURNING payment_id;
-
--- name: store_response
--- Keep the first successful response for replays.
-UPDATE idempotency_key SET response_status = $3, response_body = $4
-WHERE customer_id = $1 AND key = $2 AND response_body IS NULL;
 
 -- name: delete_keys_before
 -- Housekeeping: idempotency keys older than the retention (>= 24 h).

@@ -23,18 +23,18 @@ def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        container = await bootstrap(settings, **ports)
-        app.state.container = container
+        service = await bootstrap(settings, **ports)
+        app.state.service, app.state.deps = service, service.deps
 
         async def postgres() -> None:
-            await container.pool.fetchval("SELECT 1")
+            await service.pool.fetchval("SELECT 1")
 
         app.state.readiness_checks = {"postgres": postgres,
                                       "kafka": kafka_readiness(settings.kafka_bootstrap_servers)}
         try:
             yield
         finally:
-            await container.close()
+            await service.close()
 
     return build_app(title="payment-service", jwt_secret=settings.jwt_secret,
                      routers=[checkout.router, callback.router], lifespan=lifespan)

@@ -1,4 +1,4 @@
-"""FastAPI dependencies: the container built by the lifespan."""
+"""FastAPI dependencies: the handlers' `Deps` live on app.state (set by the lifespan)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from payment_service.bootstrap import Container
+from payment_service.service_layer.ports import Deps
 
 
-def _container(request: Request) -> Container:
-    return request.app.state.container  # type: ignore[no-any-return]
+def _deps(request: Request) -> Deps:
+    return request.app.state.deps  # type: ignore[no-any-return]
 
 
-ContainerDep = Annotated[Container, Depends(_container)]
+DepsDep = Annotated[Deps, Depends(_deps)]

@@ -17,7 +17,7 @@ from ticketing.logs import log_action
 from payment_service.domain.commands import GatewayCallback
 from payment_service.domain.errors import DependencyUnavailable
 from payment_service.domain.signature import BadSignature, verify
-from payment_service.entrypoints.api.deps import ContainerDep
+from payment_service.entrypoints.api.deps import DepsDep
 from payment_service.entrypoints.api.errors import to_api_error
 from payment_service.entrypoints.api.schemas import CallbackAck, CallbackEvent
 from payment_service.service_layer.callbacks import handle_callback
@@ -27,9 +27,9 @@ router = APIRouter(tags=["gateway"])
 
 
 @router.post("/payments/callback", response_model=CallbackAck, name="gateway_callback")
-async def gateway_callback(request: Request, container: ContainerDep) -> CallbackAck:
+async def gateway_callback(request: Request, deps: DepsDep) -> CallbackAck:
     raw = await request.body()
-    settings = container.settings
+    settings = deps.settings
     try:
         verify(settings.gateway_webhook_secret, request.headers.get("gateway-signature"), raw,
                int(time.time()), settings.callback_tolerance_seconds)
@@ -43,7 +43,7 @@ async def gateway_callback(request: Request, container: ContainerDep) -> Callbac
     cmd = GatewayCallback(event_id=event.id, event_type=event.type, session_id=event.data.sessionId,
                           reference=event.data.reference)
     try:
-        outcome = await handle_callback(cmd, container.uow, container.gateway)
+        outcome = await handle_callback(cmd, deps)
     except DependencyUnavailable as exc:  # 503: the gateway retries the delivery later
         raise to_api_error(exc) from exc
     log_action(logger, "callback.received", event_id=event.id, event_type=event.type, outcome=outcome)

@@ -1,0 +1,32 @@
+"""A payment-service API whose gateway adapter kills the process right after the gateway created a
+session, before the database learns about it (RELIABILITY.md R6's kind of crash, for the checkout).
+
+Test-only: started by test_payment_journeys.py with `uvicorn --app-dir <this folder> --factory
+crashing_gateway:get_application`; production code carries no fault hook.
+"""
+
+from __future__ import annotations
+
+import os
+
+from fastapi import FastAPI
+from payment_service.adapters.gateway import HttpGateway
+from payment_service.adapters.http import ServiceClient
+from payment_service.config import Settings
+from payment_service.domain.model import Payment
+from payment_service.entrypoints.api.app import get_application as real_application
+from payment_service.service_layer.ports import GatewaySession
+
+CRASH_EXIT_CODE = 87
+
+
+class CrashingGateway(HttpGateway):
+    async def create_session(self, payment: Payment, callback_url: str) -> GatewaySession:
+        await super().create_session(payment, callback_url)
+        os._exit(CRASH_EXIT_CODE)
+
+
+def get_application() -> FastAPI:
+    settings = Settings()
+    client = ServiceClient(settings.gateway_url, jwt_secret=None, timeout=5, name="gateway")
+    return real_application(settings, gateway=CrashingGateway(client))

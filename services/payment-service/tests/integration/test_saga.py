@@ -1,0 +1,212 @@
+"""The money side of the booking saga (issue 11), on real Postgres and the real gateway simulator; the
+gateway adapter is wrapped where a test needs to pause or refuse it. hold-service and voucher-service are
+fakes (their sides have their own tests; tests/e2e runs them all together)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+import pytest_asyncio
+from payment_service.adapters.gateway import HttpGateway
+from payment_service.adapters.http import ServiceClient
+from payment_service.adapters.repository import PgPaymentsUnitOfWork
+from payment_service.bootstrap import Service, bootstrap
+from payment_service.domain.commands import (
+    EndPaymentOfReleasedHold,
+    GatewayCallback,
+    RecordBooking,
+    RefundFailedBooking,
+    StartCheckout,
+)
+from payment_service.domain.errors import DependencyUnavailable, HoldNotActive
+from payment_service.domain.model import Payment
+from payment_service.service_layer import money, reactions
+from payment_service.service_layer.callbacks import handle_callback
+from payment_service.service_layer.checkout import start_checkout
+from payment_service.service_layer.ports import GatewaySession
+from prometheus_client import REGISTRY
+
+pytestmark = pytest.mark.integration
+
+
+class ControlledGateway(HttpGateway):
+    """The simulator's API, with a pause after a session is created and refunds refused on demand."""
+
+    def __init__(self, client: ServiceClient) -> None:
+        super().__init__(client)
+        self.session_created = asyncio.Event()
+        self.go_on = asyncio.Event()
+        self.go_on.set()
+        self.refusals = 0
+
+    async def create_session(self, payment: Payment, callback_url: str) -> GatewaySession:
+        session = await super().create_session(payment, callback_url)
+        self.session_created.set()
+        await self.go_on.wait()
+        return session
+
+    async def refund(self, session_id: str, payment_id: uuid.UUID, amount_cents: int) -> str:
+        if self.refusals > 0:
+            self.refusals -= 1
+            raise DependencyUnavailable("gateway: HTTP 502")
+        return await super().refund(session_id, payment_id, amount_cents)
+
+
+@pytest_asyncio.fixture
+async def saga(payment_api, kit) -> AsyncIterator[tuple[Service, ControlledGateway]]:  # type: ignore[no-untyped-def]
+    settings = payment_api.settings.model_copy(update={"refund_retry_first_seconds": 0.2, "reconcile_after_seconds": 0})
+    gateway = ControlledGateway(ServiceClient(settings.gateway_url, jwt_secret=None, timeout=5, name="gateway"))
+    service = await bootstrap(settings, holds=payment_api.holds, vouchers=kit.FakeVouchers(), gateway=gateway)
+    yield service, gateway
+    await service.close()
+
+
+async def sim(settings, path: str, **body):  # type: ignore[no-untyped-def]
+    url = f"{settings.gateway_url}{path}"
+    async with httpx.AsyncClient() as c:
+        r = await (c.post(url, json=body) if body else c.get(url))
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+async def events(service: Service, payment: Payment) -> list[str]:
+    rows = await service.pool.fetch(
+        "SELECT convert_from(payload, 'UTF8')::jsonb->>'type' AS t FROM outbox "
+        "WHERE convert_from(payload, 'UTF8')::jsonb->'data'->>'paymentId' = $1 ORDER BY id", str(payment.payment_id))
+    return [r["t"] for r in rows]
+
+
+async def reload(service: Service, payment: Payment) -> Payment:
+    async with service.deps.uow() as uow:
+        found = await uow.payments.get(payment.payment_id)
+    assert found is not None
+    return found
+
+
+def checkout_of(hold, key: str = "k", voucher: str | None = None) -> StartCheckout:  # type: ignore[no-untyped-def]
+    return StartCheckout(hold_id=hold.hold_id, customer_id=hold.customer_id, idempotency_key=key, voucher_code=voucher)
+
+
+async def test_declined_card_then_a_new_checkout_gets_the_voucher_again(saga, payment_api, kit) -> None:
+    """Item 2: the voucher orderId is the paymentId; a new checkout of the hold gives back the use of the
+    declined attempt first (even before its callback arrived) and reserves a new one for the new payment."""
+    service, _ = saga
+    vouchers = service.deps.vouchers
+    hold = payment_api.holds.add(kit.unique_customer(), amount=2400)
+    first = await start_checkout(checkout_of(hold, "k1", "TEN"), service.deps)
+    assert vouchers.reserved == {first.payment_id: "TEN"} and first.discount_cents == 500  # type: ignore[attr-defined]
+    await sim(service.deps.settings, f"/sim/sessions/{first.session_id}/pay", outcome="failed", delivery="never")
+    second = await start_checkout(checkout_of(hold, "k2", "TEN"), service.deps)
+    assert (await reload(service, first)).status == "FAILED"  # settled by the new checkout, no callback came
+    assert vouchers.released == [first.payment_id]  # type: ignore[attr-defined]
+    assert vouchers.reserved == {second.payment_id: "TEN"} and second.discount_cents == 500  # type: ignore[attr-defined]
+    assert await events(service, first) == ["CheckoutStarted", "PaymentFailed"]
+
+
+async def test_a_hold_released_while_its_session_is_created_is_never_left_payable(saga, payment_api, kit) -> None:
+    """Item 4: SeatsReleased arrives while the checkout is between the gateway call and the database write.
+    The checkout cancels the session it made (409 to the customer, PaymentFailed{EXPIRED}); had the customer
+    paid it in that moment, the money would be due back, never kept."""
+    service, gateway = saga
+    hold = payment_api.holds.add(kit.unique_customer())
+    gateway.go_on.clear()
+    checkout = asyncio.create_task(start_checkout(checkout_of(hold), service.deps))
+    await asyncio.wait_for(gateway.session_created.wait(), 10)
+    async with service.pool.acquire() as conn, conn.transaction():  # the consumer's transaction
+        await reactions.end_payment_of_released_hold(EndPaymentOfReleasedHold(hold.hold_id),
+                                                     PgPaymentsUnitOfWork(conn=conn), service.deps.gateway)
+    gateway.go_on.set()
+    with pytest.raises(HoldNotActive):
+        await checkout
+    async with service.deps.uow() as uow:
+        (payment,) = await uow.payments.of_hold(hold.hold_id)
+    assert payment.status == "EXPIRED"
+    assert (await sim(service.deps.settings, f"/v1/sessions/{payment.session_id}"))["status"] == "expired"
+    assert await events(service, payment) == ["CheckoutStarted", "PaymentFailed"]
+
+
+async def test_paid_at_the_gateway_after_being_settled_unpaid_is_refunded(saga, payment_api, kit) -> None:
+    """Item 4, the other order: the customer's money reached the gateway after we had settled the payment
+    as not paid. No PaymentSucceeded (nothing may book it); the reconciler refunds it, once."""
+    service, _ = saga
+    hold = payment_api.holds.add(kit.unique_customer())
+    payment = await start_checkout(checkout_of(hold), service.deps)
+    await sim(service.deps.settings, f"/sim/sessions/{payment.session_id}/pay", outcome="succeeded", delivery="never")
+    async with service.deps.uow() as uow:  # as if a cancel had settled it just before the customer paid
+        await uow.payments.settle(payment.payment_id, "EXPIRED")
+        await uow.commit()
+    cmd = GatewayCallback(event_id=f"evt_{uuid.uuid4().hex}", event_type="payment.succeeded",
+                          session_id=payment.session_id or "", reference=str(payment.payment_id))
+    assert await handle_callback(cmd, service.deps) == "applied"
+    assert await money.issue_refunds(service.deps) == 1
+    refunded = await reload(service, payment)
+    assert (refunded.status, refunded.refund_reason) == ("REFUNDED", "PAID_AFTER_SETTLEMENT")
+    assert await events(service, payment) == ["CheckoutStarted", "RefundIssued"]
+    assert len((await sim(service.deps.settings, f"/v1/sessions/{payment.session_id}"))["refundIds"]) == 1
+
+
+async def test_a_refund_the_gateway_refuses_is_retried_until_accepted(saga, payment_api, kit) -> None:
+    """Item 5: three refusals, then the refund goes through, once; while it is overdue an operator sees it
+    in a metric (and a log line); no DLQ anywhere."""
+    service, gateway = saga
+    hold = payment_api.holds.add(kit.unique_customer())
+    payment = await start_checkout(checkout_of(hold), service.deps)
+    await sim(service.deps.settings, f"/sim/sessions/{payment.session_id}/pay", outcome="succeeded", delivery="never")
+    await money.settle_pending(service.deps)
+    async with service.pool.acquire() as conn, conn.transaction():
+        await reactions.refund_failed_booking(RefundFailedBooking(payment.payment_id, "HOLD_EXPIRED"),
+                                              PgPaymentsUnitOfWork(conn=conn))
+    gateway.refusals = 3
+    for _ in range(3):
+        assert await money.issue_refunds(service.deps) == 0
+        async with service.pool.acquire() as conn:  # no waiting out the backoff in a test
+            await conn.execute("UPDATE payment SET refund_next_at = now() WHERE payment_id = $1", payment.payment_id)
+    strict = service.deps.settings.model_copy(update={"refund_alert_seconds": 0.001})
+    await asyncio.sleep(0.01)
+    report = await money.report_unresolved(type(service.deps)(**{**vars(service.deps), "settings": strict}))
+    assert report.refunds_overdue >= 1
+    assert REGISTRY.get_sample_value("payment_money_unresolved", {"kind": "refunds_overdue"}) >= 1
+    assert await money.issue_refunds(service.deps) == 1
+    refunded = await reload(service, payment)
+    assert (refunded.status, refunded.refund_attempts) == ("REFUNDED", 3)
+    assert await events(service, payment) == ["CheckoutStarted", "PaymentSucceeded", "RefundIssued"]
+
+
+async def test_a_late_failure_of_an_earlier_attempt_changes_nothing_of_the_paid_one(saga, payment_api, kit) -> None:
+    """Item 7: attempt 1 declined, attempt 2 paid and booked; attempt 1's failure callback arriving again,
+    late, and a BookingFailed for attempt 1 change nothing of attempt 2 (every transition is conditional)."""
+    service, _ = saga
+    hold = payment_api.holds.add(kit.unique_customer())
+    first = await start_checkout(checkout_of(hold, "a"), service.deps)
+    await sim(service.deps.settings, f"/sim/sessions/{first.session_id}/pay", outcome="failed", delivery="never")
+    second = await start_checkout(checkout_of(hold, "b"), service.deps)
+    await sim(service.deps.settings, f"/sim/sessions/{second.session_id}/pay", outcome="succeeded", delivery="never")
+    await money.settle_pending(service.deps)
+    async with service.pool.acquire() as conn, conn.transaction():
+        uow = PgPaymentsUnitOfWork(conn=conn)
+        await reactions.record_booking(RecordBooking(second.payment_id), uow)
+        await reactions.refund_failed_booking(RefundFailedBooking(second.payment_id, "HOLD_EXPIRED"), uow)
+        await reactions.refund_failed_booking(RefundFailedBooking(first.payment_id, "HOLD_EXPIRED"), uow)
+    late = GatewayCallback(event_id=f"evt_{uuid.uuid4().hex}", event_type="payment.failed",
+                           session_id=first.session_id or "", reference=str(first.payment_id))
+    await handle_callback(late, service.deps)
+    assert await money.issue_refunds(service.deps) == 0
+    assert ((await reload(service, first)).status, (await reload(service, second)).status) == ("FAILED", "SUCCEEDED")
+    assert await events(service, second) == ["CheckoutStarted", "PaymentSucceeded"]
+
+
+async def test_hold_service_decides_whether_a_hold_is_active(saga, payment_api, kit) -> None:
+    """Item 11: payment-service trusts the hold's status (hold-service's clock), never its own clock; the
+    session's expiry comes from Postgres' clock (never after the hold)."""
+    service, _ = saga
+    customer = kit.unique_customer()
+    expired_there = payment_api.holds.add(customer, status="EXPIRED")  # its expires_at is 10 minutes ahead here
+    with pytest.raises(HoldNotActive):
+        await start_checkout(checkout_of(expired_there), service.deps)
+    short = payment_api.holds.add(customer, ttl=30)
+    payment = await start_checkout(checkout_of(short, "s"), service.deps)
+    assert payment.expires_at == short.expires_at
