@@ -1,6 +1,6 @@
 """Prometheus metrics shared by the library's moving parts (the service name is a label)."""
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import Counter, Gauge
 
 OUTBOX_PUBLISHED = Counter("outbox_published_total", "Outbox rows acknowledged by Kafka", ["service"])
 OUTBOX_PUBLISH_ERRORS = Counter("outbox_publish_errors_total", "Failed relay batches", ["service"])
@@ -9,4 +9,3 @@ OUTBOX_LAG_SECONDS = Gauge("outbox_oldest_unpublished_seconds", "Age of the olde
 CONSUMED = Counter("consumer_events_total", "Events consumed", ["consumer", "outcome"])
 CONSUMER_RETRIES = Counter("consumer_retries_total", "Handler attempts that failed and were retried",
                            ["consumer"])
-HTTP_LATENCY = Histogram("http_request_seconds", "HTTP latency", ["route", "method", "status"])

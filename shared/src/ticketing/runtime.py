@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
-
-import uvicorn
-from fastapi import FastAPI
 
 from ticketing.logs import log_action
 
@@ -39,25 +35,6 @@ async def run_until_stopped(roles: dict[str, Role]) -> None:
         if task.exception() is not None:
             raise task.exception()  # type: ignore[misc]
     log_action(logger, "runtime.stopped")
-
-
-def http_role(app: FastAPI, host: str, port: int) -> Role:
-    async def serve(stop: asyncio.Event) -> None:
-        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None,
-                                               access_log=False, lifespan="on"))
-        # The process's own SIGTERM handler stops every role; uvicorn must not take the signals over.
-        server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-        watcher = asyncio.create_task(_stop_server(server, stop))
-        try:
-            await server.serve()
-        finally:
-            watcher.cancel()
-    return serve
-
-
-async def _stop_server(server: uvicorn.Server, stop: asyncio.Event) -> None:
-    await stop.wait()
-    server.should_exit = True
 
 
 def periodic(name: str, seconds: float, job: Callable[[], Awaitable[object]]) -> Role:

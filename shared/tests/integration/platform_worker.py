@@ -1,4 +1,4 @@
-"""A relay or consumer process for the platform's fault tests (R6, R7), with fault hooks.
+"""A relay or consumer process for the platform's fault tests (R6, R7), with faults injected here.
 
     python platform_worker.py relay   --dsn D --bootstrap B --crash-p 0.3
     python platform_worker.py consume --dsn D --bootstrap B --topic T --group G --crash-p 0.2
@@ -37,18 +37,23 @@ async def apply_effect(conn, event: TestEvent) -> None:  # type: ignore[no-untyp
                        event.eventId, event.key, event.seq)
 
 
-def consumer_config(args: argparse.Namespace) -> ConsumerConfig:
-    seen = 0
+class CrashingConsumer(IdempotentConsumer):
+    """Dies with SIGKILL after a record's effect committed and before its offset is committed."""
 
-    async def maybe_die(_record) -> None:  # type: ignore[no-untyped-def]
-        nonlocal seen
-        seen += 1
-        if random.random() < args.crash_p or seen == args.crash_after:
+    def __init__(self, config: ConsumerConfig, pool, args: argparse.Namespace) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(config, pool)
+        self.args, self.seen = args, 0
+
+    async def process(self, record) -> None:  # type: ignore[no-untyped-def]
+        await super().process(record)
+        self.seen += 1
+        if random.random() < self.args.crash_p or self.seen == self.args.crash_after:
             os.kill(os.getpid(), signal.SIGKILL)
 
+
+def consumer_config(args: argparse.Namespace) -> ConsumerConfig:
     return ConsumerConfig(name=args.group, topics=[args.topic], bootstrap=args.bootstrap,
-                          decode=TestEvent.model_validate_json, handlers={"TestEvent": apply_effect},
-                          after_effect=maybe_die if args.crash_p or args.crash_after else None)
+                          decode=TestEvent.model_validate_json, handlers={"TestEvent": apply_effect})
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -63,7 +68,7 @@ async def main(args: argparse.Namespace) -> None:
         return
     pool = await create_pool(args.dsn, min_size=1, max_size=4)
     try:
-        await IdempotentConsumer(consumer_config(args), pool).run(stop)
+        await CrashingConsumer(consumer_config(args), pool, args).run(stop)
     finally:
         await pool.close()
 

@@ -8,9 +8,10 @@ from email.utils import parseaddr
 from typing import Any
 
 import asyncpg
-from ticketing.consumer import ConsumerConfig, Handler, IdempotentConsumer
+from ticketing.consumer import ConsumerConfig, IdempotentConsumer
 from ticketing.db import create_pool
 from ticketing.events import BOOKING_EVENTS, decode_booking_event
+from ticketing.inbox import Handler
 
 from notifier.adapters.mailer import Mailer, SmtpMailer
 from notifier.adapters.repository import PgNotifierRepository

@@ -5,15 +5,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ticketing.logs import log_action
+from ticketing.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -39,18 +37,6 @@ def unavailable(what: str) -> ApiError:
                     headers={"Retry-After": "1"})
 
 
-# A dependency that is down surfaces as one of these; the client gets 503, never a bare 500.
-DEPENDENCY_DOWN: tuple[type[BaseException], ...] = (
-    OSError, TimeoutError, asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError,
-    asyncpg.InterfaceError, asyncpg.TooManyConnectionsError, asyncpg.ConnectionDoesNotExistError,
-    asyncpg.AdminShutdownError if hasattr(asyncpg, "AdminShutdownError") else OSError,
-    # asyncpg raises this when a connection the server dropped mid-query is reset on release.
-    asyncpg.InternalClientError,
-    RedisConnectionError, RedisTimeoutError,
-    # Not an outage but as transient: Postgres aborted this transaction to break a lock cycle, a retry succeeds.
-    asyncpg.DeadlockDetectedError, asyncpg.SerializationError,
-)
-
 _STATUS_CODES = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED",
                  422: "VALIDATION_ERROR", 429: "RATE_LIMITED"}
 
@@ -72,7 +58,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        if isinstance(exc, DEPENDENCY_DOWN):
+        if isinstance(exc, TRANSIENT_ERRORS):  # a dependency down or busy: 503, never a bare 500
             log_action(logger, "http.dependency_down", str(exc), level=logging.WARNING,
                        path=request.url.path, error=type(exc).__name__)
             return unavailable("a dependency").response()

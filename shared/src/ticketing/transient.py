@@ -1,0 +1,21 @@
+"""Which failures mean "a dependency is down or busy, try again": one list for the whole platform.
+
+The API answers them 503 (never a bare 500), the consumers retry them for as long as it takes (the
+message is fine, it never goes to a DLQ), the relay backs off. Everything else is a bug or bad data.
+"""
+
+from __future__ import annotations
+
+import asyncpg
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    OSError, TimeoutError,  # refused, reset, timed out (asyncio.TimeoutError is TimeoutError)
+    asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError, asyncpg.InterfaceError,
+    asyncpg.TooManyConnectionsError, asyncpg.ConnectionDoesNotExistError, asyncpg.AdminShutdownError,
+    asyncpg.InternalClientError,  # a connection the server dropped mid-query, failing its reset on release
+    # Not an outage but as transient: Postgres aborted the transaction to break a lock cycle; a retry succeeds.
+    asyncpg.DeadlockDetectedError, asyncpg.SerializationError,
+    RedisConnectionError, RedisTimeoutError,
+)
