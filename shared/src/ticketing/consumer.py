@@ -39,7 +39,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord
 from aiokafka.errors import KafkaError
 
 from ticketing.events import dlq_of
-from ticketing.kafka import idempotent_producer
+from ticketing.kafka import client_options, idempotent_producer
 from ticketing.logs import log_action
 from ticketing.metrics import CONSUMED, CONSUMER_RETRIES
 from ticketing.outbox import QUERIES
@@ -106,7 +106,7 @@ class IdempotentConsumer:
     def _consumer(self) -> AIOKafkaConsumer:
         return AIOKafkaConsumer(
             *self.config.topics,
-            bootstrap_servers=self.config.bootstrap,
+            **client_options(self.config.bootstrap),
             group_id=self.config.name,
             client_id=self.config.name,
             enable_auto_commit=False,
