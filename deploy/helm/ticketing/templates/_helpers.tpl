@@ -102,6 +102,11 @@ affinity: {{- toYaml . | nindent 2 }}
 volumes: {{- include "ticketing.volumes" . | nindent 2 }}
 {{- end -}}
 
+{{/* Whether the chart renders the service's own Secret (something to put in it, no existingSecret). */}}
+{{- define "ticketing.ownSecret" -}}
+{{- if and (not .svc.existingSecret) (or (not .root.Values.jwt.existingSecret) .svc.secretEnv) -}}true{{- end -}}
+{{- end -}}
+
 {{/* The Secret a service's pods read whole (envFrom): its own, or the one named by existingSecret. */}}
 {{- define "ticketing.secretName" -}}
 {{- .svc.existingSecret | default (include "ticketing.name" (dict "root" .root "name" .service)) -}}
