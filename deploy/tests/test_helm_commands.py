@@ -64,7 +64,9 @@ def infrastructure(images: dict[str, str]) -> Iterator[None]:
                "-e", "KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://kafka:9092", images["KAFKA_IMAGE"])
         yield
     finally:
-        for name in podman("ps", "-aq", "--filter", f"name={NETWORK}").split():
+        names = podman("ps", "-a", "--format", "{{.Names}}", "--filter", f"name={NETWORK}").split()
+        infra = [f"{NETWORK}-{n}" for n in ("postgres", "redis", "kafka")]
+        for name in [n for n in names if n not in infra] + infra:  # the applications first, quietly
             podman("rm", "-f", "-t", "2", name, check=False)
         podman("network", "rm", "-f", NETWORK, check=False)
 
