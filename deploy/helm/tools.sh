@@ -11,6 +11,9 @@ TOOLS="$REPO/var/deploy/tools"
 
 helm_bin() {
   local dir="$TOOLS/helm-$HELM_VERSION"
+  mkdir -p "$TOOLS"
+  exec 9>"$TOOLS/.helm.lock"
+  flock 9  # a second caller waits for the build under way instead of starting another
   if [[ ! -x "$dir/helm" ]]; then
     command -v go >/dev/null || { echo "tools: go is needed to build helm" >&2; exit 1; }
     echo "tools: building helm $HELM_VERSION with go install" >&2
