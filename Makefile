@@ -5,7 +5,8 @@ PY := .venv/bin/python
 PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
-        lint test test-unit bench bench-tools bench-outbox bench-holds bench-vouchers token
+        lint test test-unit test-deploy images compose-up compose-down helm-lint \
+        bench bench-tools bench-outbox bench-holds bench-vouchers token
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -54,8 +55,28 @@ lint: venv ## ruff, mypy (strict) and the import-linter architecture contracts
 	.venv/bin/mypy shared/src services/*/src
 	.venv/bin/lint-imports
 
-test: infra topics migrate-test lint ## infra (idempotent) + lint + every test against real Kafka, Postgres, Redis
-	$(PYTEST) -p no:cacheprovider
+# The deployment tests (images, compose, chart) run in the background beside lint and the main suite; `make
+# test` fails if either fails.
+test: infra topics migrate-test ## infra (idempotent) + lint + every test against real Kafka, Postgres, Redis
+	@deploy/tests/background.sh start
+	@rc=0; $(MAKE) --no-print-directory lint && $(PYTEST) -p no:cacheprovider || rc=$$?; \
+	  deploy/tests/background.sh wait || rc=1; exit $$rc
+
+test-deploy: infra ## the deployment tests alone: images, compose smoke journey, chart checks and runs
+	@deploy/tests/background.sh start >/dev/null && deploy/tests/background.sh wait
+
+images: venv ## container images from Debian packages with podman (app, postgres, redis, kafka)
+	@deploy/images/build.sh
+
+compose-up: images env ## the whole platform in containers (podman-compose here, docker compose elsewhere)
+	@deploy/compose/stack.sh up
+
+compose-down: ## stop the compose stack and remove its containers, network and volumes
+	@deploy/compose/stack.sh down
+
+helm-lint: ## helm lint --strict with the default and the external-infrastructure values
+	@H=$$(deploy/helm/tools.sh helm) && $$H lint --strict deploy/helm/ticketing \
+	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml
 
 test-unit: venv ## fast tests only (no infrastructure)
 	$(PYTEST) -m "not integration and not e2e and not reliability" -q

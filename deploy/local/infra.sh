@@ -2,6 +2,7 @@
 # Native local infrastructure (no Docker): PostgreSQL 15, Redis 7, Kafka 4.0.2 (KRaft, one node).
 #
 #   infra.sh up | down | status
+#   infra.sh kafka-libs        resolve the broker's jars into var/kafka/libs only (the kafka image uses them)
 #   infra.sh kafka-kill | kafka-start | redis-restart | redis-stop | redis-start | pg-restart | pg-stop | pg-start
 #
 # Every step is idempotent: what is installed or running is left alone. Runtime files live under
@@ -346,7 +347,7 @@ cmd_down() {
 }
 
 usage() {
-  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -356,6 +357,7 @@ main() {
     up) cmd_up ;;
     down) cmd_down ;;
     status) cmd_status ;;
+    kafka-libs) ensure_packages && ensure_dirs && kafka_resolve_libs ;;
     kafka-kill) kafka_kill ;;
     kafka-start) kafka_start ;;
     redis-restart) redis_stop && redis_start ;;

@@ -9,10 +9,17 @@
 # use only its own schema. Passwords come from <repo>/.env (written by write_env.sh if missing)
 # and are re-applied on every run, so a regenerated .env simply takes effect.
 # Runs SQL as the postgres OS user; the server must be up on 127.0.0.1:5432.
+#
+# Container mode (PROVISION_FROM_ENV=1, the postgres image's first start): passwords come from the
+# environment, a role whose password variable is unset is skipped, SQL runs as the current (postgres)
+# user over the local socket, and logins are verified on PROVISION_VERIFY_HOST/PORT.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 ENV_FILE="$REPO/.env"
+FROM_ENV="${PROVISION_FROM_ENV:-}"
+PG_HOST="${PROVISION_VERIFY_HOST:-127.0.0.1}"
+PG_PORT="${PROVISION_VERIFY_PORT:-5432}"
 DATABASES=(ticketing ticketing_test)
 # role:schema:password variable in .env
 SERVICES=(
@@ -29,12 +36,18 @@ die() { echo "provision_db: ERROR: $*" >&2; exit 1; }
 # SQL goes through stdin, never argv, so passwords do not show up in `ps`.
 # client_min_messages hides the "already exists, skipping" notices of repeated runs.
 psql_as_postgres() { # database
+  local as_postgres=(runuser -u postgres --)
+  [[ "$(id -un)" == postgres ]] && as_postgres=()
   { echo 'SET client_min_messages = warning;'; cat; } \
-    | runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -d "$1" -f -
+    | "${as_postgres[@]}" psql -X -q -v ON_ERROR_STOP=1 -d "$1" -f -
 }
 
-env_value() { # KEY -> value of the last KEY=... line in .env, surrounding quotes removed
+env_value() { # KEY -> value of the last KEY=... line in .env (or of $KEY in container mode), quotes removed
   local value
+  if [[ -n "$FROM_ENV" ]]; then
+    echo "${!1:-}"
+    return
+  fi
   value="$(sed -n "s/^[[:space:]]*$1=//p" "$ENV_FILE" | tail -n 1)"
   value="${value%\"}"; value="${value#\"}"; value="${value%\'}"; value="${value#\'}"
   [[ -n "$value" ]] || die "$1 is missing or empty in $ENV_FILE"
@@ -79,15 +92,19 @@ SQL
 
 # Proves the path the services use: scram password login over TCP (Debian's pg_hba allows it).
 verify_tcp_login() { # database role password
-  PGPASSWORD="$3" psql -X -q -w -h 127.0.0.1 -p 5432 -U "$2" -d "$1" -tA \
+  PGPASSWORD="$3" psql -X -q -w -h "$PG_HOST" -p "$PG_PORT" -U "$2" -d "$1" -tA \
     -c 'SELECT current_schema()' >/dev/null \
-    || die "role $2 cannot log in to $1 over TCP 127.0.0.1:5432 with its .env password"
+    || die "role $2 cannot log in to $1 over TCP $PG_HOST:$PG_PORT with its password"
 }
 
 provision_service() { # role:schema:PASSWORD_VAR
   local role schema var password db
   IFS=: read -r role schema var <<<"$1"
   password="$(env_value "$var")"
+  if [[ -z "$password" ]]; then
+    log "$var is not set: role $role skipped"
+    return
+  fi
   ensure_role "$role" "$password"
   for db in "${DATABASES[@]}"; do
     ensure_schema "$db" "$role" "$schema"
@@ -96,7 +113,7 @@ provision_service() { # role:schema:PASSWORD_VAR
 }
 
 main() {
-  ensure_env_file
+  [[ -n "$FROM_ENV" ]] || ensure_env_file
   local db service
   for db in "${DATABASES[@]}"; do ensure_database "$db"; done
   for service in "${SERVICES[@]}"; do provision_service "$service"; done

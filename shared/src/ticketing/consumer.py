@@ -28,6 +28,7 @@ from aiokafka.errors import KafkaError
 
 from ticketing.dead_letter import DeadLetters
 from ticketing.inbox import BatchHandler, Event, Handler, Inbox, PoisonMessage
+from ticketing.kafka import client_options
 from ticketing.logs import log_action
 from ticketing.metrics import CONSUMED, CONSUMER_RETRIES
 from ticketing.transient import TRANSIENT_ERRORS
@@ -66,7 +67,7 @@ class IdempotentConsumer:
     def _consumer(self) -> AIOKafkaConsumer:
         return AIOKafkaConsumer(
             *self.config.topics,
-            bootstrap_servers=self.config.bootstrap,
+            **client_options(self.config.bootstrap),
             group_id=self.config.name,
             client_id=self.config.name,
             enable_auto_commit=False,

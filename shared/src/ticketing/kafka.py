@@ -1,39 +1,88 @@
-"""Kafka clients configured the one way this platform uses them."""
+"""Kafka clients configured the one way this platform uses them.
+
+Security (SASL, TLS) and the topic layout are properties of the deployment, not of a call site: callers
+pass the broker address they want (tests pick their own), and `client_options` adds the process's
+security settings (`KafkaSettings`: environment, then `.env`). Every client goes through it: the
+producers (relay, DLQ, flash), the consumers, the admin clients, the voucher writer-lag probe, and
+faust's broker credentials (notifier).
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from functools import cache
+from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.helpers import create_ssl_context
 
 from ticketing.events import TOPICS
+from ticketing.settings import KafkaSettings
 
 
-def idempotent_producer(bootstrap: str, *, client_id: str) -> AIOKafkaProducer:
+@cache
+def kafka_settings() -> KafkaSettings:
+    """Read once per process; a wrong setting fails the first client, at start-up."""
+    return KafkaSettings()
+
+
+def client_options(bootstrap: str, settings: KafkaSettings | None = None) -> dict[str, Any]:
+    """Keyword arguments for any aiokafka client: the address and the deployment's SASL/TLS settings."""
+    s = settings or kafka_settings()
+    options: dict[str, Any] = {"bootstrap_servers": bootstrap, "security_protocol": s.kafka_security_protocol}
+    if s.kafka_security_protocol in ("SSL", "SASL_SSL"):
+        context = create_ssl_context(cafile=s.kafka_ssl_cafile or None, certfile=s.kafka_ssl_certfile or None,
+                                     keyfile=s.kafka_ssl_keyfile or None)
+        context.check_hostname = s.kafka_ssl_check_hostname
+        options["ssl_context"] = context
+    if s.kafka_security_protocol.startswith("SASL"):
+        options.update(sasl_mechanism=s.kafka_sasl_mechanism, sasl_plain_username=s.kafka_sasl_username,
+                       sasl_plain_password=s.kafka_sasl_password)
+    return options
+
+
+def idempotent_producer(bootstrap: str, *, client_id: str, linger_ms: int = 5) -> AIOKafkaProducer:
     # aiokafka is not idempotent by default; enable_idempotence forces acks=all and keeps per-partition
     # order across the producer's own retries.
     return AIOKafkaProducer(
-        bootstrap_servers=bootstrap,
+        **client_options(bootstrap),
         client_id=client_id,
         enable_idempotence=True,
         acks="all",
-        linger_ms=5,
+        linger_ms=linger_ms,
         request_timeout_ms=15000,
         retry_backoff_ms=200,
     )
 
 
-async def create_topics(bootstrap: str, topics: dict[str, int] = TOPICS) -> list[str]:
-    """Create the missing topics; returns the names created. Safe to run any number of times."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="ticketing-topics")
+def topic_layout(settings: KafkaSettings | None = None) -> dict[str, int]:
+    """The catalogue's topics with this deployment's partition counts."""
+    s = settings or kafka_settings()
+    unknown = set(s.kafka_topic_partitions) - set(TOPICS)
+    if unknown:
+        raise ValueError(f"KAFKA_TOPIC_PARTITIONS names unknown topics: {', '.join(sorted(unknown))}")
+    return {**TOPICS, **s.kafka_topic_partitions}
+
+
+async def create_topics(bootstrap: str, topics: dict[str, int] | None = None) -> list[str]:
+    """Create the missing topics; returns the names created. Safe to run any number of times.
+
+    Replication factor and min.insync.replicas come from the settings (1 and the broker's default
+    locally; 3 and 2 on a production cluster). Existing topics are never altered.
+    """
+    s = kafka_settings()
+    configs = {} if s.kafka_topic_min_insync_replicas is None else {
+        "min.insync.replicas": str(s.kafka_topic_min_insync_replicas)}
+    admin = AIOKafkaAdminClient(**client_options(bootstrap), client_id="ticketing-topics")
     await admin.start()
     try:
         existing = set(await admin.list_topics())
-        missing = [NewTopic(name, num_partitions=n, replication_factor=1)
-                   for name, n in topics.items() if name not in existing]
+        missing = [NewTopic(name, num_partitions=n, replication_factor=s.kafka_topic_replication_factor,
+                            topic_configs=configs)
+                   for name, n in (topic_layout() if topics is None else topics).items() if name not in existing]
         if missing:
             try:
                 await admin.create_topics(missing)
@@ -45,7 +94,7 @@ async def create_topics(bootstrap: str, topics: dict[str, int] = TOPICS) -> list
 
 
 async def kafka_reachable(bootstrap: str, timeout: float = 2.0) -> bool:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout * 1000))
+    admin = AIOKafkaAdminClient(**client_options(bootstrap), request_timeout_ms=int(timeout * 1000))
     try:
         await asyncio.wait_for(admin.start(), timeout)
         await asyncio.wait_for(admin.list_topics(), timeout)

@@ -24,6 +24,32 @@ def env(name: str, default: str = "") -> str:
     return os.environ.get(name) or ENV.get(name, default)
 
 
+_containers: dict[str, str] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """`TICKETING_TEST_INFRA=containers`: the session's infrastructure from testcontainers (test_infrastructure.py)."""
+    import os
+
+    if os.environ.get("TICKETING_TEST_INFRA") != "containers" or hasattr(config, "workerinput"):
+        return
+    from ticketing.test_infrastructure import start
+    from ticketing.testing import free_port
+
+    overrides, stop = start(ENV, free_port)
+    os.environ.update(overrides)
+    _containers.update(overrides)
+    config.add_cleanup(stop)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if not _containers:
+        return None
+    return ("infrastructure: testcontainers, kafka " + _containers["KAFKA_BOOTSTRAP_SERVERS"]
+            + ", redis " + _containers["REDIS_URL"].split("//")[1].split("/")[0]
+            + ", postgres " + _containers["HOLD_DATABASE_URL"].rsplit("@", 1)[1].split("/")[0])
+
+
 @pytest.fixture(scope="session")
 def kafka_bootstrap() -> str:
     bootstrap = env("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")

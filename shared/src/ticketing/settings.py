@@ -15,16 +15,49 @@ DEV_DEFAULT_SECRET = "dev-only-change-me"
 MIN_SECRET_LENGTH = 32
 
 
-class ServiceSettings(BaseSettings):
+class KafkaSettings(BaseSettings):
+    """How this deployment reaches Kafka and lays out its topics (deploy/README.md, "Kafka").
+
+    Every Kafka client of the process takes its security from here through `ticketing.kafka.client_options`;
+    the defaults are the local broker: PLAINTEXT, one replica.
+    """
+
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
 
+    kafka_bootstrap_servers: str = "127.0.0.1:9092"
+    # Prefixes consumer group and inbox names, so tests run their own groups beside a running dev stack.
+    kafka_group_prefix: str = ""
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "SCRAM-SHA-512"
+    kafka_sasl_username: str = ""
+    kafka_sasl_password: str = ""
+    # PEM files. No CA file: the system's trust store. Client certificate + key: mutual TLS (Strimzi `tls` users).
+    kafka_ssl_cafile: str = ""
+    kafka_ssl_certfile: str = ""
+    kafka_ssl_keyfile: str = ""
+    kafka_ssl_check_hostname: bool = True
+    # Topic layout used when topics are created (`ticketing topics`, the chart's topic Job); existing topics
+    # are left as they are. Partitions: JSON object, e.g. {"booking-events": 48}; others keep the catalogue's.
+    kafka_topic_replication_factor: int = Field(default=1, ge=1)
+    kafka_topic_min_insync_replicas: int | None = Field(default=None, ge=1)
+    kafka_topic_partitions: dict[str, int] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _sasl_needs_credentials(self) -> KafkaSettings:
+        if self.kafka_security_protocol.startswith("SASL") and not (self.kafka_sasl_username and
+                                                                    self.kafka_sasl_password):
+            raise ValueError(f"KAFKA_SECURITY_PROTOCOL={self.kafka_security_protocol} needs "
+                             "KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD")
+        if (self.kafka_topic_min_insync_replicas or 0) > self.kafka_topic_replication_factor:
+            raise ValueError("KAFKA_TOPIC_MIN_INSYNC_REPLICAS cannot exceed KAFKA_TOPIC_REPLICATION_FACTOR")
+        return self
+
+
+class ServiceSettings(KafkaSettings):
     app_env: Literal["dev", "test", "production"] = "dev"
     service_name: str = "ticketing"
     log_level: str = "INFO"
     jwt_secret: str = DEV_DEFAULT_SECRET
-    kafka_bootstrap_servers: str = "127.0.0.1:9092"
-    # Prefixes consumer group and inbox names, so tests run their own groups beside a running dev stack.
-    kafka_group_prefix: str = ""
     redis_url: str = "redis://127.0.0.1:6379/0"
     database_url: str = "postgresql://postgres@127.0.0.1:5432/ticketing"
     db_pool_min: int = Field(default=2, ge=1)

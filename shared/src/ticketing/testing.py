@@ -16,6 +16,10 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import pytest
 
+# Re-exported: tests and benchmarks import them from here.
+from ticketing.migrations import apply_migrations as apply_migrations
+from ticketing.migrations import shared_migrations as shared_migrations
+
 REPO_ROOT = Path(__file__).resolve().parents[3]
 # Several checkouts of the repository on one machine can keep their test data apart.
 TEST_DATABASE = os.environ.get("TICKETING_TEST_DATABASE", "ticketing_test")
@@ -35,20 +39,6 @@ def test_dsn(dsn: str) -> str:
     """The same role's DSN pointed at the test database."""
     parts = urlsplit(dsn)
     return urlunsplit(parts._replace(path=f"/{TEST_DATABASE}"))
-
-
-def apply_migrations(dsn: str, *folders: Path) -> None:
-    """yoyo-migrations, the same tool `make migrate` runs."""
-    from yoyo import get_backend, read_migrations
-
-    backend = get_backend(dsn.replace("postgresql://", "postgresql+psycopg://", 1))
-    migrations = read_migrations(*(str(f) for f in folders))
-    with backend.lock():
-        backend.apply_migrations(backend.to_apply(migrations))
-
-
-def shared_migrations() -> Path:
-    return Path(__file__).resolve().parent / "sql" / "migrations"
 
 
 def free_port() -> int:

@@ -1,13 +1,20 @@
-"""`/healthz` (process up), `/readyz` (dependencies reachable), `/metrics` (Prometheus)."""
+"""`/healthz` (process up), `/readyz` (dependencies reachable), `/metrics` (Prometheus).
+
+`/readyz` checks every dependency (DESIGN.md section 3). `/readyz?check=postgres` checks only the named
+ones: a Kubernetes readiness probe asks only for what the API cannot serve without (an API that still
+answers with Redis or Kafka down must not be taken out of every Service at once by their outage).
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from ticketing.api.errors import ApiError
 
 Check = Callable[[], Awaitable[object]]
 
@@ -20,8 +27,13 @@ async def healthz() -> dict[str, str]:
 
 
 @router.get("/readyz")
-async def readyz(request: Request) -> JSONResponse:
+async def readyz(request: Request, check: list[str] = Query(default=[])) -> JSONResponse:
     checks: dict[str, Check] = getattr(request.app.state, "readiness_checks", {})
+    if unknown := sorted(set(check) - set(checks)):
+        raise ApiError(422, "VALIDATION_ERROR", f"unknown readiness checks: {', '.join(unknown)}",
+                       known=sorted(checks))
+    if check:
+        checks = {name: checks[name] for name in check}
     results = await asyncio.gather(*(_probe(check) for check in checks.values()))
     report = dict(zip(checks, results, strict=True))
     ready = all(v == "ok" for v in report.values())

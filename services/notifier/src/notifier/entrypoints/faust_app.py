@@ -19,10 +19,12 @@ import logging
 from typing import Any
 
 import faust
+from faust.auth import SASLCredentials, SSLCredentials
+from faust.types.auth import CredentialsT
 from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from ticketing.events import BOOKING_EVENTS
-from ticketing.kafka import kafka_reachable
+from ticketing.kafka import client_options, kafka_reachable
 from ticketing.logs import configure_logging, log_action
 
 from notifier.bootstrap import Notifier
@@ -50,7 +52,9 @@ class NotifierApp(faust.App):
 
 def create_app(notifier: Notifier, roles: set[str]) -> NotifierApp:
     s = notifier.settings
-    app = NotifierApp(s.consumer_name, broker=f"kafka://{s.kafka_bootstrap_servers}", store="memory://",
+    brokers = [f"kafka://{host.strip()}" for host in s.kafka_bootstrap_servers.split(",")]
+    app = NotifierApp(s.consumer_name, broker=brokers, store="memory://",
+                      broker_credentials=_broker_credentials(s.kafka_bootstrap_servers),
                       datadir=f"{s.faust_data_dir}/{{conf.id}}-data",
                       web_enabled=True, web_bind=s.http_host, web_host=s.http_host, web_port=s.http_port,
                       topic_disable_leader=True, topic_allow_declare=False, broker_commit_interval=1.0,
@@ -64,6 +68,17 @@ def create_app(notifier: Notifier, roles: set[str]) -> NotifierApp:
     if "sender" in roles:
         app.task(_sender_task(app))
     return app
+
+
+def _broker_credentials(bootstrap: str) -> CredentialsT | None:
+    """faust's form of the platform's Kafka security (ticketing.kafka.client_options, the one source)."""
+    options = client_options(bootstrap)
+    if options["security_protocol"].startswith("SASL"):
+        return SASLCredentials(username=options["sasl_plain_username"], password=options["sasl_plain_password"],
+                               mechanism=options["sasl_mechanism"], ssl_context=options.get("ssl_context"))
+    if options["security_protocol"] == "SSL":
+        return SSLCredentials(options["ssl_context"])
+    return None
 
 
 def _consumer_agent(app: NotifierApp) -> None:

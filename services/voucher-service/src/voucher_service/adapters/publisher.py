@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from aiokafka import AIOKafkaProducer
 from ticketing.events import VoucherReserved, outgoing
+from ticketing.kafka import idempotent_producer
 from ticketing.logs import log_action
 
 from voucher_service.domain.errors import GateUnavailable
@@ -24,11 +25,9 @@ CONNECT_TIMEOUT_SECONDS = 5.0
 
 
 def flash_producer(bootstrap: str, linger_ms: int) -> AIOKafkaProducer:
-    # Same guarantees as ticketing.kafka.idempotent_producer (idempotent, acks=all), with a shorter
-    # linger: every flash request awaits its ack, so batching delay is latency on the hot path.
-    return AIOKafkaProducer(bootstrap_servers=bootstrap, client_id="voucher-service-flash",
-                            enable_idempotence=True, acks="all", linger_ms=linger_ms,
-                            request_timeout_ms=15000, retry_backoff_ms=200)
+    # The shared idempotent producer (acks=all, the deployment's SASL/TLS) with a shorter linger: every
+    # flash request awaits its ack, so batching delay is latency on the hot path.
+    return idempotent_producer(bootstrap, client_id="voucher-service-flash", linger_ms=linger_ms)
 
 
 class KafkaPublisher(Publisher):

@@ -15,6 +15,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.structs import TopicPartition
 from ticketing.events import VOUCHER_RESERVED
+from ticketing.kafka import client_options
 
 from voucher_service.service_layer.ports import WriterLag
 
@@ -31,9 +32,9 @@ class KafkaWriterLag(WriterLag):
         # Lazy and kept: the probe runs only during a recovery, and Kafka may be down at start-up.
         async with self._lock:
             if self._admin is None or self._consumer is None:
-                admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap,
+                admin = AIOKafkaAdminClient(**client_options(self.bootstrap),
                                             request_timeout_ms=int(self.timeout * 1000))
-                consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False,
+                consumer = AIOKafkaConsumer(**client_options(self.bootstrap), enable_auto_commit=False,
                                             request_timeout_ms=int(self.timeout * 1000) + 1000)
                 try:
                     await asyncio.wait_for(admin.start(), self.timeout)

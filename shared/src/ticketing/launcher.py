@@ -1,0 +1,134 @@
+"""`ticketing-run <component> <role> [args...]`: the one command the container image runs.
+
+    ticketing-run hold-service api                      the HTTP API (uvicorn) on HTTP_HOST:HTTP_PORT
+    ticketing-run hold-service worker --roles relay     worker roles (each service's worker module lists them)
+    ticketing-run hold-service migrate                  shared + service migrations (yoyo) on DATABASE_URL
+    ticketing-run notifier worker --roles sender        the notifier (faust) worker; ops pages on HTTP_PORT
+    ticketing-run notifier smtp-sink --dir /data/mail   the dev SMTP sink
+    ticketing-run gateway-simulator api                 the dev payment gateway (HOST, GATEWAY_SIMULATOR_PORT)
+    ticketing-run kafka topics                          create the topics (after waiting for the broker)
+
+`api` and `worker` replace this process with the real one (exec), so signals from the container runtime
+reach uvicorn or the worker directly. `migrate` and `topics` first wait for their dependency (a
+Kubernetes Job or a compose one-shot may start before the database or broker answers), then exit 0.
+Components are named here as strings and never imported: the shared library depends on no service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import asyncpg
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from ticketing.cli import main as ticketing_cli
+from ticketing.migrations import apply_migrations, package_migrations, shared_migrations
+from ticketing.settings import ServiceSettings
+
+
+@dataclass(frozen=True)
+class Component:
+    package: str
+    roles: tuple[str, ...]
+    http_port: int = 0  # the API's default port (DESIGN.md section 2)
+
+
+COMPONENTS: dict[str, Component] = {
+    "hold-service": Component("hold_service", ("api", "worker", "migrate"), 8001),
+    "payment-service": Component("payment_service", ("api", "worker", "migrate"), 8002),
+    "voucher-service": Component("voucher_service", ("api", "worker", "migrate"), 8003),
+    "notifier": Component("notifier", ("worker", "migrate", "smtp-sink")),
+    "gateway-simulator": Component("gateway_simulator", ("api",)),
+    "kafka": Component("ticketing", ("topics",)),
+}
+
+
+class ApiSettings(BaseSettings):
+    """Where an API listens; the same names the services' own settings use."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    http_host: str = "127.0.0.1"
+    http_port: int | None = None
+
+
+def command(component: str, role: str, args: list[str]) -> list[str]:
+    """The argv a long-running role execs into."""
+    c = COMPONENTS[component]
+    if role == "api" and component == "gateway-simulator":
+        return [sys.executable, "-m", "gateway_simulator", *args]
+    if role == "api":
+        s = ApiSettings()
+        # uvicorn takes WEB_CONCURRENCY (worker processes, default 1) from the environment itself.
+        return [sys.executable, "-m", "uvicorn", "--factory", f"{c.package}.entrypoints.api.app:get_application",
+                "--host", s.http_host, "--port", str(s.http_port or c.http_port), "--no-access-log", *args]
+    if role == "worker":
+        return [sys.executable, "-m", f"{c.package}.entrypoints.worker", *args]
+    if role == "smtp-sink":
+        return [sys.executable, "-m", "notifier.smtp_sink", *args]
+    raise ValueError(f"{component} {role} is not a long-running role")
+
+
+def migrate(package: str, wait_seconds: float) -> int:
+    dsn = ServiceSettings().database_url
+    wait_for(f"postgres ({_host_of(dsn)})", lambda: _postgres_answers(dsn), wait_seconds)
+    apply_migrations(dsn, shared_migrations(), package_migrations(package))
+    print(f"ticketing-run: {package} migrations applied", flush=True)
+    return 0
+
+
+def topics(wait_seconds: float) -> int:
+    if ticketing_cli(["wait-kafka", "--timeout", str(wait_seconds)]) != 0:
+        return 1
+    return ticketing_cli(["topics"])
+
+
+def wait_for(what: str, answers: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not answers():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"ticketing-run: {what} did not answer within {timeout:.0f}s")
+        time.sleep(1)
+
+
+def _postgres_answers(dsn: str) -> bool:
+    async def probe() -> None:
+        conn = await asyncpg.connect(dsn, timeout=3)
+        await conn.close()
+    try:
+        asyncio.run(probe())
+        return True
+    except (OSError, asyncpg.PostgresError, TimeoutError):
+        return False
+
+
+def _host_of(dsn: str) -> str:
+    return dsn.rsplit("@", 1)[-1].split("/", 1)[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ticketing-run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("component", choices=sorted(COMPONENTS))
+    parser.add_argument("role")
+    parser.add_argument("--wait", type=float, default=120.0,
+                        help="migrate/topics: seconds to wait for the database or broker (default 120)")
+    args, rest = parser.parse_known_args(argv)
+    component = COMPONENTS[args.component]
+    if args.role not in component.roles:
+        parser.error(f"{args.component} has roles {', '.join(component.roles)}, not {args.role}")
+    if args.role == "migrate":
+        return migrate(component.package, args.wait)
+    if args.role == "topics":
+        return topics(args.wait)
+    argv_ = command(args.component, args.role, rest)
+    os.execvp(argv_[0], argv_)  # noqa: S606 - a fixed program name and our own arguments
+
+
+if __name__ == "__main__":
+    sys.exit(main())

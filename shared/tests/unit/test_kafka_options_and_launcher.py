@@ -1,0 +1,73 @@
+"""Kafka client security and topic layout from the settings, the `ticketing-run` launcher, `/readyz?check=`."""
+
+from __future__ import annotations
+
+import ssl
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from pydantic import ValidationError
+from ticketing.api.app import build_app
+from ticketing.kafka import client_options, topic_layout
+from ticketing.launcher import command, main
+from ticketing.settings import KafkaSettings
+
+
+def settings(**values: object) -> KafkaSettings:
+    return KafkaSettings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+def test_plaintext_by_default() -> None:
+    assert client_options("b:9092", settings()) == {"bootstrap_servers": "b:9092", "security_protocol": "PLAINTEXT"}
+
+
+def test_sasl_ssl_gives_every_client_credentials_and_a_tls_context() -> None:
+    options = client_options("b:9093", settings(kafka_security_protocol="SASL_SSL", kafka_sasl_username="hold",
+                                                kafka_sasl_password="pw", kafka_ssl_check_hostname=False))
+    assert (options["security_protocol"], options["sasl_mechanism"]) == ("SASL_SSL", "SCRAM-SHA-512")
+    assert (options["sasl_plain_username"], options["sasl_plain_password"]) == ("hold", "pw")
+    assert isinstance(options["ssl_context"], ssl.SSLContext) and not options["ssl_context"].check_hostname
+
+
+def test_sasl_without_credentials_is_refused() -> None:
+    with pytest.raises(ValidationError, match="KAFKA_SASL_USERNAME"):
+        settings(kafka_security_protocol="SASL_PLAINTEXT")
+
+
+def test_topic_layout_overrides_partitions_and_refuses_unknown_topics() -> None:
+    assert topic_layout(settings(kafka_topic_partitions={"booking-events": 48}))["booking-events"] == 48
+    with pytest.raises(ValueError, match="bookings"):
+        topic_layout(settings(kafka_topic_partitions={"bookings": 3}))
+    with pytest.raises(ValidationError, match="MIN_INSYNC"):
+        settings(kafka_topic_replication_factor=1, kafka_topic_min_insync_replicas=2)
+
+
+def test_launcher_runs_the_real_entrypoints(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_HOST", "0.0.0.0")
+    monkeypatch.setenv("HTTP_PORT", "9001")
+    api = command("payment-service", "api", [])
+    assert api[1:6] == ["-m", "uvicorn", "--factory", "payment_service.entrypoints.api.app:get_application",
+                        "--host"] and api[6:9] == ["0.0.0.0", "--port", "9001"]
+    assert command("voucher-service", "worker", ["--roles", "expiry"])[1:] == [
+        "-m", "voucher_service.entrypoints.worker", "--roles", "expiry"]
+    with pytest.raises(SystemExit):
+        main(["notifier", "api"])  # the notifier has no API role
+
+
+def test_readyz_checks_only_what_the_probe_names() -> None:
+    app: FastAPI = build_app(title="t", jwt_secret="s" * 40, routers=[])
+
+    async def down() -> None:
+        raise ConnectionError("kafka down")
+
+    async def up() -> None:
+        return None
+
+    app.state.readiness_checks = {"postgres": up, "kafka": down}
+    client = TestClient(app)
+    assert client.get("/readyz").status_code == 503
+    ready = client.get("/readyz", params={"check": "postgres"})
+    assert ready.status_code == 200 and ready.json()["checks"] == {"postgres": "ok"}
+    unknown = client.get("/readyz", params={"check": "redis"})
+    assert unknown.status_code == 422 and unknown.json()["error"] == "VALIDATION_ERROR"
