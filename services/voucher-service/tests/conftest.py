@@ -8,11 +8,13 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import asyncpg
+import httpx
 import pytest_asyncio
 import redis.asyncio as aioredis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from api_kit import api_client
 from ticketing.db import create_pool
 from ticketing.kafka import idempotent_producer
 from voucher_service.adapters.gate import redis_client
@@ -83,3 +85,11 @@ async def writer_lag(kafka_bootstrap: str) -> AsyncIterator[KafkaWriterLag]:
 async def flash_ctx(pool: asyncpg.Pool, redis: aioredis.Redis, publisher: KafkaPublisher,
                     reserved_consumer: None, writer_lag: KafkaWriterLag) -> Context:
     return make_ctx(pool, redis, publisher, writer_lag=writer_lag, recovery_fence_seconds=SEND_TIMEOUT)
+
+
+@pytest_asyncio.fixture
+async def api(voucher_dsn: str, kafka_bootstrap: str, redis_url: str,
+              reserved_consumer: None) -> AsyncIterator[httpx.AsyncClient]:
+    """The real app in-process, its voucher-reserved writer running (the `reserved_consumer` fixture)."""
+    async for client in api_client(voucher_dsn, kafka_bootstrap, redis_url):
+        yield client
