@@ -65,6 +65,9 @@ class FakeGate(FlashGate):
     async def remaining(self, code: str) -> int | None:
         return self.left
 
+    async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
+        return self.left, self.users.get(customer_id, 0)
+
     async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]],
                      expire_at: int = 0) -> int:
         return 0

@@ -107,6 +107,15 @@ class RedisFlashGate(FlashGate):
         value = await self.redis.get(keys(code)[0])
         return int(value) if value is not None else None
 
+    @_down_is_unavailable
+    async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
+        remaining, users, _ = keys(code)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.get(remaining)
+            pipe.hget(users, str(customer_id))
+            left, held = await pipe.execute()
+        return None if left is None else (int(left), int(held or 0))
+
     async def mark_sent(self, code: str, order_id: str) -> None:
         """Joins the marks of every order acknowledged meanwhile: one script run per voucher per batch.
 

@@ -49,6 +49,11 @@ class VoucherRepository:
         except asyncpg.CheckViolationError as exc:
             raise OutOfStock(f"voucher {code}: the database refused an oversell ({exc})") from exc
 
+    async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
+        """(uses left, the customer's live uses); None for an unknown voucher."""
+        row = await self.conn.fetchrow(QUERIES.voucher_standing, code, customer_id)
+        return (int(row["remaining"]), int(row["customer_uses"])) if row else None
+
     async def live_uses(self, code: str, customer_id: int) -> int:
         return int(await self.conn.fetchval(QUERIES.live_uses_of_customer, code, customer_id))
 

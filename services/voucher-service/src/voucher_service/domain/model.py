@@ -5,10 +5,13 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from voucher_service.domain.errors import NotEligible
 
 LIVE = ("RESERVED", "CONFIRMED")
+# Why a quote is not eligible (GET /vouchers/{code}/quote): stable, machine-readable, in the order checked.
+QuoteReason = Literal["NOT_STARTED", "ENDED", "MIN_ORDER_AMOUNT", "ALREADY_USED", "OUT_OF_STOCK"]
 
 
 @dataclass(frozen=True)
@@ -23,13 +26,39 @@ class Voucher:
     ends_at: datetime
     flash_sale: bool
 
+    def ineligibility(self, order_amount: int, now: datetime) -> QuoteReason | None:
+        """The terms: validity window [starts_at, ends_at) and minimum order amount."""
+        if now < self.starts_at:
+            return "NOT_STARTED"
+        if now >= self.ends_at:
+            return "ENDED"
+        if order_amount < self.min_order_amount:
+            return "MIN_ORDER_AMOUNT"
+        return None
+
     def check_eligible(self, order_amount: int, now: datetime) -> None:
-        """Validity window [starts_at, ends_at) and minimum order amount; raises NotEligible."""
-        if not self.starts_at <= now < self.ends_at:
+        """Raises NotEligible when the terms refuse the order."""
+        reason = self.ineligibility(order_amount, now)
+        if reason == "MIN_ORDER_AMOUNT":
+            raise NotEligible(f"voucher {self.code} needs an order of at least {self.min_order_amount}")
+        if reason is not None:
             raise NotEligible(f"voucher {self.code} is valid from {self.starts_at.isoformat()} "
                               f"until {self.ends_at.isoformat()}")
-        if order_amount < self.min_order_amount:
-            raise NotEligible(f"voucher {self.code} needs an order of at least {self.min_order_amount}")
+
+    def quote(self, order_amount: int, now: datetime, *, remaining: int, customer_uses: int) -> Quote:
+        """What a reservation would answer now (the per-customer quota before the stock, as reserve checks)."""
+        reason = self.ineligibility(order_amount, now) or (
+            "ALREADY_USED" if customer_uses >= self.per_user_limit else
+            "OUT_OF_STOCK" if remaining <= 0 else None)
+        return Quote(self.code, reason is None, self.discount_amount if reason is None else 0, reason)
+
+
+@dataclass(frozen=True)
+class Quote:
+    code: str
+    eligible: bool
+    discount_amount: int  # the discount a reservation would give now; 0 when not eligible
+    reason: QuoteReason | None
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,10 @@ class FlashGate(abc.ABC):
     async def remaining(self, code: str) -> int | None: ...
 
     @abc.abstractmethod
+    async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
+        """(uses left, the customer's held uses) in one round trip; None when the gate is not loaded."""
+
+    @abc.abstractmethod
     async def mark_sent(self, code: str, order_id: str) -> None:
         """The order's VoucherReserved was acknowledged: pending (P) -> reserved (R)."""
 

@@ -32,6 +32,14 @@ UPDATE voucher SET used_count = used_count + 1 WHERE code = $1;
 SELECT count(*) FROM voucher_redemption
 WHERE voucher_code = $1 AND customer_id = $2 AND status IN ('RESERVED', 'CONFIRMED');
 
+-- name: voucher_standing
+-- Quote (normal mode, or a flash voucher the gate does not hold): uses left and the customer's live uses.
+-- A plain MVCC read: it never waits on the hot row's lock.
+SELECT v.total_limit - v.used_count AS remaining,
+       (SELECT count(*) FROM voucher_redemption r WHERE r.voucher_code = v.code AND r.customer_id = $2
+          AND r.status IN ('RESERVED', 'CONFIRMED')) AS customer_uses
+FROM voucher v WHERE v.code = $1;
+
 -- name: insert_redemption
 -- A redemption in the customer's lowest free slot; no row back when every slot is taken. The
 -- partial unique index still settles races between two inserts for the same customer.
