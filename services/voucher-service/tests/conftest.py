@@ -21,7 +21,7 @@ from voucher_service.adapters.gate import redis_client
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
-from voucher_service.entrypoints.consumer import voucher_reserved_consumer
+from voucher_service.entrypoints.consumer import booking_events_consumer, voucher_reserved_consumer
 from voucher_service.service_layer.context import Context
 from voucher_testkit import MIGRATIONS, TEST_PREFIX, make_ctx
 
@@ -68,6 +68,17 @@ async def reserved_consumer(pool: asyncpg.Pool, redis: aioredis.Redis,
     stop = asyncio.Event()
     ctx = make_ctx(pool, redis)
     task = asyncio.create_task(voucher_reserved_consumer(settings, pool, ctx).run(stop))
+    yield
+    stop.set()
+    await asyncio.wait_for(task, 30)
+
+
+@pytest_asyncio.fixture(scope="session")
+async def booking_consumer(pool: asyncpg.Pool, redis: aioredis.Redis, kafka_bootstrap: str) -> AsyncIterator[None]:
+    """The booking-events consumer running in the test process (its own group, stable across runs)."""
+    settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap, kafka_group_prefix=TEST_PREFIX)
+    stop = asyncio.Event()
+    task = asyncio.create_task(booking_events_consumer(settings, pool, make_ctx(pool, redis)).run(stop))
     yield
     stop.set()
     await asyncio.wait_for(task, 30)

@@ -115,8 +115,10 @@ class VoucherRepository:
         rows = await self.conn.fetch(QUERIES.known_orders, order_ids)
         return {r["order_id"]: r["status"] for r in rows}
 
-    async def park_outcome(self, order_id: str, outcome: str) -> None:
-        await self.conn.execute(QUERIES.park_outcome, order_id, outcome)
+    async def park_outcome(self, order_id: str, outcome: str) -> str:
+        """The outcome parked for the order after this call: the first one parked stands."""
+        standing: str = await self.conn.fetchval(QUERIES.park_outcome, order_id, outcome)
+        return standing
 
     async def take_outcome(self, order_id: str) -> str | None:
         outcome: str | None = await self.conn.fetchval(QUERIES.take_outcome, order_id)

@@ -27,6 +27,14 @@ class AlreadyUsed(VoucherError):
     """The customer's quota is used, or this order id already had (and released) a reservation."""
 
 
+class ReservationReleased(AlreadyUsed):
+    """A confirm of a released use: it is never resurrected (its use may have gone to someone else)."""
+
+
+class ReservationConfirmed(AlreadyUsed):
+    """A release of a confirmed use: the payment took the discount; nothing changes."""
+
+
 class NotEligible(VoucherError):
     pass
 

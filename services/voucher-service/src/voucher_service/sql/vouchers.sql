@@ -169,10 +169,12 @@ SELECT order_id, status FROM voucher_redemption WHERE order_id = ANY($1::varchar
 SELECT code FROM voucher WHERE flash_sale AND ends_at > now();
 
 -- name: park_outcome
--- A booking outcome for an order no redemption knows yet; booking-events are ordered per booking, so
--- the latest outcome wins.
+-- A booking outcome for an order (payment) no redemption knows yet. The first outcome stands, as on the
+-- redemption itself (service_layer/outcomes.py); returns the outcome parked after this statement (the
+-- no-op update makes RETURNING give the existing row).
 INSERT INTO voucher_order_outcome (order_id, outcome) VALUES ($1, $2)
-ON CONFLICT (order_id) DO UPDATE SET outcome = EXCLUDED.outcome, recorded_at = now();
+ON CONFLICT (order_id) DO UPDATE SET outcome = voucher_order_outcome.outcome
+RETURNING outcome;
 
 -- name: take_outcome
 -- The parked outcome of an order, consumed by the voucher-reserved consumer.
