@@ -1,4 +1,4 @@
-"""In-memory fakes of the flash ports (real subclasses, no Mock) for unit tests."""
+"""In-memory fakes of the ports (flash gate, publisher, payment-service): real subclasses, no Mock."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 from ticketing.events import VoucherReserved
 from voucher_service.domain.commands import ReserveVoucher
+from voucher_service.domain.errors import PaymentsUnavailable
 from voucher_service.domain.model import GateOrder, GateResult, Voucher
 from voucher_service.service_layer.context import Context
-from voucher_service.service_layer.ports import FlashGate, Publisher
+from voucher_service.service_layer.ports import FlashGate, Payments, Publisher
 from voucher_service.service_layer.unit_of_work import UnitOfWork
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -88,6 +89,19 @@ class FakePublisher(Publisher):
         if self.fail:
             raise TimeoutError("broker did not acknowledge")
         self.sent.append(event)
+
+
+class FakePayments(Payments):
+    """payment-service in memory: payment id -> status; absent: never recorded; `down`: cannot tell."""
+
+    def __init__(self, statuses: dict[str, str] | None = None, down: bool = False) -> None:
+        self.statuses, self.down, self.asked = dict(statuses or {}), down, []  # type: ignore[var-annotated]
+
+    async def status(self, payment_id: str) -> str | None:
+        self.asked.append(payment_id)
+        if self.down:
+            raise PaymentsUnavailable("payment-service is down")
+        return self.statuses.get(payment_id)
 
 
 def ctx(gate: FakeGate, publisher: FakePublisher) -> Context:

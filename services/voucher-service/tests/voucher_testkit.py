@@ -25,6 +25,9 @@ from voucher_service.service_layer.unit_of_work import PgUnitOfWork
 
 MIGRATIONS = Path(voucher_service.__file__).resolve().parent / "sql" / "migrations"
 TEST_PREFIX = "vtest-"
+# Expiry tests age their uses past a TTL of 30 days: the shared test database's other reservations (other
+# tests', the benchmark's tens of thousands) stay out of their runs.
+EXPIRY_TTL = 30 * 86400.0
 
 
 def unique_code(prefix: str = "T") -> str:
@@ -156,3 +159,9 @@ async def statuses(pool: asyncpg.Pool, orders: list[str]) -> dict[str, str]:
     rows = await pool.fetch("SELECT order_id, status FROM voucher_redemption WHERE order_id = ANY($1::varchar[])",
                             orders)
     return {r["order_id"]: r["status"] for r in rows}
+
+
+async def age(pool: asyncpg.Pool, codes: list[str]) -> None:
+    """Make these vouchers' uses older than EXPIRY_TTL."""
+    await pool.execute("UPDATE voucher_redemption SET created_at = now() - interval '31 days' "
+                       "WHERE voucher_code = ANY($1::varchar[])", codes)

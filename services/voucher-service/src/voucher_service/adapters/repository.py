@@ -96,11 +96,20 @@ class VoucherRepository:
         row = await self.conn.fetchrow(QUERIES.release_redemption, order_id)
         return row["voucher_code"] if row else None
 
-    async def expire(self, ttl_seconds: float, batch: int) -> list[dict[str, Any]]:
-        """Expired reservations released in this transaction; none when another instance's run is on."""
+    async def expiry_candidates(self, ttl_seconds: float, recheck_seconds: float,
+                                batch: int) -> list[tuple[int, str]]:
+        """(row id, order id) of expired reservations, locked until commit; none when another
+        instance's run is on."""
         if not await self.conn.fetchval(QUERIES.try_expiry_lock):
             return []
-        return [dict(r) for r in await self.conn.fetch(QUERIES.expire_reservations, ttl_seconds, batch)]
+        rows = await self.conn.fetch(QUERIES.expiry_candidates, ttl_seconds, recheck_seconds, batch)
+        return [(r["id"], r["order_id"]) for r in rows]
+
+    async def release_expired(self, ids: list[int]) -> list[dict[str, Any]]:
+        return [dict(r) for r in await self.conn.fetch(QUERIES.release_expired, ids)]
+
+    async def mark_expiry_checked(self, ids: list[int]) -> None:
+        await self.conn.execute(QUERIES.mark_expiry_checked, ids)
 
     async def status_counts(self, code: str) -> dict[str, int]:
         row = await self.conn.fetchrow(QUERIES.status_counts, code)

@@ -53,3 +53,7 @@ class GateRecovering(GateUnavailable):
 
 class RedemptionConflict(VoucherError):
     """A concurrent insert won a unique index (same order id or same slot); retry after rollback."""
+
+
+class PaymentsUnavailable(Exception):
+    """payment-service cannot tell a payment's status now (down, slow, an unexpected answer)."""

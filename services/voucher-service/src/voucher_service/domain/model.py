@@ -79,6 +79,18 @@ class Redemption:
         return self.live and self.voucher_code == code and self.customer_id == customer_id
 
 
+# payment-service's payment statuses (GET /payments/{paymentId}).
+PAYMENT_STATUSES = frozenset({"PENDING", "SUCCEEDED", "FAILED", "EXPIRED", "REFUNDED"})
+UNPAID_ENDINGS = frozenset({"FAILED", "EXPIRED", "REFUNDED"})
+
+
+def may_expire(payment_status: str | None) -> bool:
+    """May the expiry release a use whose payment has this status? Only once the payment ended unpaid, or
+    never existed (None: the checkout died before recording it). PENDING and SUCCEEDED stay reserved,
+    however late: their BookingConfirmed, BookingFailed or PaymentFailed settles them."""
+    return payment_status is None or payment_status in UNPAID_ENDINGS
+
+
 @dataclass(frozen=True)
 class Reservation:
     order_id: str

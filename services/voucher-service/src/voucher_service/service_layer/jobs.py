@@ -1,4 +1,5 @@
-"""Periodic jobs: reservation expiry and Redis-vs-Postgres reconciliation (seed 002 section 8.1)."""
+"""Periodic job: the Redis-vs-Postgres reconciliation of flash vouchers (seed 002 section 8.1). The
+reservation expiry is in service_layer/expiry.py."""
 
 from __future__ import annotations
 
@@ -18,21 +19,6 @@ logger = logging.getLogger(__name__)
 DRIFT = Gauge("voucher_gate_drift", "Redis remaining minus what Postgres says it should be", ["code"])
 RELOAD_WAIT_SECONDS = 15  # how long one reconcile run waits for the writer after a Redis loss
 GRACE_SECONDS = 60  # a Redis-only reservation younger than TTL + grace may still be in flight
-
-
-async def expire_reservations(ctx: Context, batch: int = 500) -> int:
-    """Release RESERVED uses older than the TTL. UPDATE ... RETURNING with SKIP LOCKED: instances
-    running this at once each release different rows, and a row is released (and counted back) once."""
-    async with ctx.uow() as uow:
-        rows = await uow.vouchers.expire(ctx.reservation_ttl_seconds, batch)
-        await uow.vouchers.purge_outcomes(2 * ctx.reservation_ttl_seconds)
-        await uow.commit()
-    for row in rows:
-        if row["flash_sale"]:
-            await flash.give_back(row["voucher_code"], row["order_id"], ctx)
-    if rows:
-        log_action(logger, "voucher.reservations_expired", count=len(rows))
-    return len(rows)
 
 
 async def reconcile_all(ctx: Context) -> dict[str, int]:

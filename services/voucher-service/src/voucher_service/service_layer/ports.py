@@ -72,3 +72,12 @@ class WriterLag(abc.ABC):
     @abc.abstractmethod
     async def committed_offset(self, code: str) -> int:
         """The writer group's committed offset there (every message below it is in Postgres)."""
+
+
+class Payments(abc.ABC):
+    """payment-service, asked by the reservation expiry (the voucher orderId is the paymentId)."""
+
+    @abc.abstractmethod
+    async def status(self, payment_id: str) -> str | None:
+        """PENDING | SUCCEEDED | FAILED | EXPIRED | REFUNDED, or None when payment-service never recorded
+        the payment. Raises PaymentsUnavailable when it cannot tell."""

@@ -125,19 +125,26 @@ RETURNING voucher_code, customer_id, order_id;
 -- name: try_expiry_lock
 -- One expiry run at a time across instances (released at commit). Two runs at once each lock their
 -- redemption rows, then update the vouchers of those rows in no fixed order: a deadlock when they share
--- vouchers. A run that finds the lock taken skips; the running one does the work.
+-- vouchers. A run that finds the lock taken skips; the running one does the work (SKIP LOCKED below
+-- keeps them apart all the same).
 SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.voucher-expiry'));
 
--- name: expire_reservations
--- Reservations older than the TTL -> RELEASED, their uses given back, in one statement. SKIP LOCKED
--- and the status test make concurrent runs on many instances split the work, never double-release.
-WITH picked AS (
-    SELECT id FROM voucher_redemption
-    WHERE status = 'RESERVED' AND created_at < now() - make_interval(secs => $1)
-    ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED
-), expired AS (
+-- name: expiry_candidates
+-- RESERVED uses older than the TTL ($1 s) and not asked about for $2 s, least recently asked first (a use
+-- kept because its payment is open goes to the back of the queue). FOR UPDATE SKIP LOCKED until the run
+-- commits: a confirm of one of them waits for the verdict, and concurrent runs never share a row.
+SELECT id, order_id FROM voucher_redemption
+WHERE status = 'RESERVED' AND created_at < now() - make_interval(secs => $1)
+  AND coalesce(expiry_checked_at, created_at) < now() - make_interval(secs => $2)
+ORDER BY coalesce(expiry_checked_at, created_at) LIMIT $3
+FOR UPDATE SKIP LOCKED;
+
+-- name: release_expired
+-- The candidates whose payment ended unpaid -> RELEASED, their uses given back, in one statement. The
+-- status test keeps a row released (and counted back) once.
+WITH expired AS (
     UPDATE voucher_redemption r SET status = 'RELEASED', updated_at = clock_timestamp()
-    FROM picked WHERE r.id = picked.id AND r.status = 'RESERVED'
+    WHERE r.id = ANY($1::bigint[]) AND r.status = 'RESERVED'
     RETURNING r.voucher_code, r.customer_id, r.order_id
 ), counted AS (
     UPDATE voucher v SET used_count = v.used_count - e.n
@@ -147,6 +154,10 @@ WITH picked AS (
 )
 SELECT e.voucher_code, e.customer_id, e.order_id, v.flash_sale
 FROM expired e JOIN voucher v ON v.code = e.voucher_code;
+
+-- name: mark_expiry_checked
+-- Candidates kept (payment open, or unknown for now): asked about again after the others.
+UPDATE voucher_redemption SET expiry_checked_at = clock_timestamp() WHERE id = ANY($1::bigint[]);
 
 -- name: status_counts
 -- Admin view and reconciliation: redemptions per status.
