@@ -45,6 +45,10 @@ class GateUnavailable(VoucherError):
     retry_after = 1
 
 
+class SendRefused(GateUnavailable):
+    """The VoucherReserved surely never left: the producer is not connected, or refused it before queueing."""
+
+
 class GateRecovering(GateUnavailable):
     """Redis lost the voucher's gate; it reopens once Postgres holds every use the old gate admitted."""
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -95,37 +94,3 @@ def may_expire(payment_status: str | None) -> bool:
 class Reservation:
     order_id: str
     discount_amount: int
-
-
-class GateResult(enum.Enum):
-    """Answers of the flash-sale gate (the Lua reserve script)."""
-
-    RESERVED = 1
-    DUPLICATE = 0
-    PENDING = 2  # a retry while the first attempt's VoucherReserved is not acknowledged yet
-    OUT_OF_STOCK = -1
-    ALREADY_USED = -2
-    NOT_LOADED = -3
-    ORDER_TAKEN = -4
-
-
-@dataclass(frozen=True)
-class GateOrder:
-    """One entry of the gate's orders hash: state 'P' (reserved, Kafka send pending), 'R' (reserved,
-    sent) or 'X' (released)."""
-
-    order_id: str
-    state: str
-    customer_id: int
-    order_amount: int
-    reserved_at: int  # epoch seconds; 0 when adopted from Postgres
-
-    @property
-    def held(self) -> bool:
-        """The entry takes a use (pending or sent)."""
-        return self.state in ("P", "R")
-
-    @classmethod
-    def parse(cls, order_id: str, raw: str) -> GateOrder:
-        state, cust, amount, epoch = raw.split("|")
-        return cls(order_id, state, int(cust), int(amount), int(epoch))

@@ -6,7 +6,7 @@ import abc
 
 from ticketing.events import VoucherReserved
 
-from voucher_service.domain.model import GateOrder, GateResult
+from voucher_service.domain.gate import GateOrder, GateResult
 
 
 class FlashGate(abc.ABC):
@@ -43,7 +43,12 @@ class FlashGate(abc.ABC):
         """Run the adopt script (mode 'warm' | 'more' | 'adopt'); see lua/adopt.lua. expire_at (epoch
         seconds, 'warm' only) bounds the life of the voucher's keys."""
 
-    # The per-process sold-out cache (seed section 7): answers OUT_OF_STOCK before Redis.
+    @abc.abstractmethod
+    async def holds(self, code: str, order_id: str, customer_id: int) -> bool:
+        """Does the gate hold a use (pending or sent) for this order of this customer? The sold-out cache's
+        check: a retry must get its own use's answer, never OUT_OF_STOCK."""
+
+    # The per-process sold-out cache (seed section 7): answers OUT_OF_STOCK before the reserve script.
     @abc.abstractmethod
     def sold_out(self, code: str) -> bool: ...
 
@@ -59,7 +64,8 @@ class Publisher(abc.ABC):
 
     @abc.abstractmethod
     async def publish(self, event: VoucherReserved) -> None:
-        """Return once the broker acknowledged; raise on failure."""
+        """Return once the broker acknowledged. SendRefused when the message surely never left; any other
+        exception means the outcome is unknown (the message may still land)."""
 
 
 class WriterLag(abc.ABC):
