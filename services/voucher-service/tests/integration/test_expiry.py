@@ -3,6 +3,7 @@ lag. Real Postgres, Redis and Kafka; payment-service is a stand-in over real HTT
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
@@ -16,9 +17,11 @@ from ticketing.testing import eventually
 from voucher_service.adapters.payments import HttpPayments
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.domain.commands import ConfirmReservation, ReserveVoucher
+from voucher_service.service_layer import jobs
 from voucher_service.service_layer.context import Context
 from voucher_service.service_layer.expiry import expire_reservations
 from voucher_service.service_layer.handlers import confirm_reservation, reserve_voucher
+from voucher_service.service_layer.jobs import reconcile
 from voucher_testkit import (
     EXPIRY_TTL,
     age,
@@ -105,3 +108,30 @@ async def test_kept_uses_never_starve_the_queue(expiry_ctx: Context, pool: async
         released += await expire_reservations(expiry_ctx, batch=1)
     assert released == 1 and (await statuses(pool, [dead])) == {dead: "RELEASED"}
     assert [p for p in stub.asked if p in paid] == paid  # each kept use asked once, oldest first
+
+
+async def test_reconcile_gives_back_a_redis_only_use_only_when_its_payment_ended(
+        expiry_ctx: Context, pool: asyncpg.Pool, stub: PaymentStub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flash uses the gate holds and Postgres does not (their message never landed, or the writer lags that
+    much): past TTL + grace the reconciliation gives one back only under the expiry's rule."""
+    code = await new_voucher(expiry_ctx, limit=5, flash=True)
+    gate = expiry_ctx.flash_gate()
+    orders = {status: str(uuid.uuid4()) for status in ("SUCCEEDED", "PENDING", "FAILED", "unknown")}
+    for status, order in orders.items():
+        assert (await gate.reserve(code, unique_customer(), 1, order, 1000)).name == "RESERVED"
+        await gate.mark_sent(code, order)  # acknowledged, never written (e.g. a writer far behind)
+        if status != "unknown":
+            stub.statuses[order] = status
+    monkeypatch.setattr(jobs, "GRACE_SECONDS", 0)
+    monkeypatch.setattr(expiry_ctx, "reservation_ttl_seconds", 1.0)
+    await asyncio.sleep(2.1)  # reserved_at has a resolution of one second
+    stub.down = True
+    await reconcile(code, expiry_ctx)
+    assert await gate.remaining(code) == 1  # payment-service cannot tell: nothing given back
+    stub.down = False
+    await reconcile(code, expiry_ctx)
+    ended = [orders["FAILED"], orders["unknown"]]
+    assert await statuses(pool, list(orders.values())) == dict.fromkeys(ended, "RELEASED")  # tombstones
+    assert await gate.remaining(code) == 3
+    assert {(await gate.order(code, o)).state for o in ended} == {"X"}  # type: ignore[union-attr]
+    assert {(await gate.order(code, orders[s])).state for s in ("SUCCEEDED", "PENDING")} == {"R"}  # type: ignore[union-attr]

@@ -61,3 +61,17 @@ async def test_a_refused_first_send_never_forgets_what_a_retry_sent_again() -> N
     assert gate.held["pay-1"] == ("S", 1) and gate.left == 0  # not forgotten: the retry's copy may land
     with pytest.raises(AlreadyUsed):  # the customer's quota stays taken by it
         await flash.reserve(cmd(1, "pay-9"), VOUCHER, ctx(gate, FakePublisher()))
+
+
+async def test_the_sold_out_cache_never_answers_a_retry_of_a_held_order() -> None:
+    gate = FakeGate(1)
+    with pytest.raises(GateUnavailable):
+        await flash.reserve(cmd(1, "pay-1"), VOUCHER, ctx(gate, FakePublisher(fail="unknown")))
+    with pytest.raises(OutOfStock):  # the last use is held: this process caches "sold out"
+        await flash.reserve(cmd(2, "pay-2"), VOUCHER, ctx(gate, FakePublisher()))
+    assert gate.sold_out("FLASH")
+    calls = gate.calls
+    with pytest.raises(OutOfStock):  # a new order: answered from the cache, the reserve script untouched
+        await flash.reserve(cmd(3, "pay-3"), VOUCHER, ctx(gate, FakePublisher()))
+    assert gate.calls == calls
+    assert (await flash.reserve(cmd(1, "pay-1"), VOUCHER, ctx(gate, FakePublisher()))).order_id == "pay-1"
