@@ -18,7 +18,8 @@ class FlashGate(abc.ABC):
 
     @abc.abstractmethod
     async def release(self, code: str, order_id: str, *, forget: bool = False, retire: bool = False) -> int:
-        """1 given back (retire: marked released without giving back), 0 already released, -1 unknown."""
+        """1 given back (retire: marked released without giving back), 0 nothing done (already released,
+        or a forget of an order a retry has sent again), -1 unknown."""
 
     @abc.abstractmethod
     async def order(self, code: str, order_id: str) -> GateOrder | None: ...
