@@ -75,8 +75,8 @@ def role_for(service: str, method: str, path: str) -> str | None:
         return None
     if path.startswith("/admin/"):
         return "admin"
-    if service == "voucher-service":
-        return "service"  # a customer may only reserve for himself; the service role reaches every branch
+    if service == "voucher-service":  # reservations are payment-service's; quotes are a customer's
+        return "customer" if path.endswith("/quote") else "service"
     return "customer"
 
 

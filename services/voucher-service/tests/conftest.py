@@ -8,18 +8,20 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import asyncpg
+import httpx
 import pytest_asyncio
 import redis.asyncio as aioredis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from api_kit import api_client
 from ticketing.db import create_pool
 from ticketing.kafka import idempotent_producer
 from voucher_service.adapters.gate import redis_client
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
-from voucher_service.entrypoints.consumer import voucher_reserved_consumer
+from voucher_service.entrypoints.consumer import booking_events_consumer, voucher_reserved_consumer
 from voucher_service.service_layer.context import Context
 from voucher_testkit import MIGRATIONS, TEST_PREFIX, make_ctx
 
@@ -72,6 +74,17 @@ async def reserved_consumer(pool: asyncpg.Pool, redis: aioredis.Redis,
 
 
 @pytest_asyncio.fixture(scope="session")
+async def booking_consumer(pool: asyncpg.Pool, redis: aioredis.Redis, kafka_bootstrap: str) -> AsyncIterator[None]:
+    """The booking-events consumer running in the test process (its own group, stable across runs)."""
+    settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap, kafka_group_prefix=TEST_PREFIX)
+    stop = asyncio.Event()
+    task = asyncio.create_task(booking_events_consumer(settings, pool, make_ctx(pool, redis)).run(stop))
+    yield
+    stop.set()
+    await asyncio.wait_for(task, 30)
+
+
+@pytest_asyncio.fixture(scope="session")
 async def writer_lag(kafka_bootstrap: str) -> AsyncIterator[KafkaWriterLag]:
     """Offsets of the test writer group (the `reserved_consumer` fixture's)."""
     lag = KafkaWriterLag(kafka_bootstrap, f"{TEST_PREFIX}voucher-writer")
@@ -83,3 +96,11 @@ async def writer_lag(kafka_bootstrap: str) -> AsyncIterator[KafkaWriterLag]:
 async def flash_ctx(pool: asyncpg.Pool, redis: aioredis.Redis, publisher: KafkaPublisher,
                     reserved_consumer: None, writer_lag: KafkaWriterLag) -> Context:
     return make_ctx(pool, redis, publisher, writer_lag=writer_lag, recovery_fence_seconds=SEND_TIMEOUT)
+
+
+@pytest_asyncio.fixture
+async def api(voucher_dsn: str, kafka_bootstrap: str, redis_url: str,
+              reserved_consumer: None) -> AsyncIterator[httpx.AsyncClient]:
+    """The real app in-process, its voucher-reserved writer running (the `reserved_consumer` fixture)."""
+    async for client in api_client(voucher_dsn, kafka_bootstrap, redis_url):
+        yield client

@@ -1,4 +1,4 @@
-"""In-memory fakes of the flash ports (real subclasses, no Mock) for unit tests."""
+"""In-memory fakes of the ports (flash gate, publisher, payment-service): real subclasses, no Mock."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 from ticketing.events import VoucherReserved
 from voucher_service.domain.commands import ReserveVoucher
-from voucher_service.domain.model import GateOrder, GateResult, Voucher
+from voucher_service.domain.errors import PaymentsUnavailable, SendRefused
+from voucher_service.domain.gate import GateOrder, GateResult
+from voucher_service.domain.model import Voucher
 from voucher_service.service_layer.context import Context
-from voucher_service.service_layer.ports import FlashGate, Publisher
+from voucher_service.service_layer.ports import FlashGate, Payments, Publisher
 from voucher_service.service_layer.unit_of_work import UnitOfWork
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -27,8 +29,11 @@ class FakeGate(FlashGate):
         self.calls += 1
         if order_id in self.held:
             state, cust = self.held[order_id]
-            if cust == customer_id and state in ("R", "P"):
-                return GateResult.DUPLICATE if state == "R" else GateResult.PENDING
+            if cust == customer_id and state == "R":
+                return GateResult.DUPLICATE
+            if cust == customer_id and state in ("P", "S"):
+                self.held[order_id] = ("S", cust)  # a retry sends again: no longer forgettable
+                return GateResult.PENDING
             return GateResult.ORDER_TAKEN
         if self.users.get(customer_id, 0) >= per_user_limit:
             return GateResult.ALREADY_USED
@@ -40,12 +45,12 @@ class FakeGate(FlashGate):
         return GateResult.RESERVED
 
     async def mark_sent(self, code: str, order_id: str) -> None:
-        if self.held.get(order_id, ("", 0))[0] == "P":
+        if self.held.get(order_id, ("", 0))[0] in ("P", "S"):
             self.held[order_id] = ("R", self.held[order_id][1])
 
     async def release(self, code: str, order_id: str, *, forget: bool = False, retire: bool = False) -> int:
         state, cust = self.held.get(order_id, (None, 0))
-        if state not in ("R", "P"):
+        if state not in ("R", "P", "S") or (forget and state != "P"):
             return -1 if state is None else 0
         if forget:
             del self.held[order_id]
@@ -62,8 +67,15 @@ class FakeGate(FlashGate):
     async def orders(self, code: str) -> list[GateOrder]:
         return []
 
+    async def holds(self, code: str, order_id: str, customer_id: int) -> bool:
+        state, cust = self.held.get(order_id, (None, 0))
+        return state in ("P", "S", "R") and cust == customer_id
+
     async def remaining(self, code: str) -> int | None:
         return self.left
+
+    async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
+        return self.left, self.users.get(customer_id, 0)
 
     async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]],
                      expire_at: int = 0) -> int:
@@ -77,14 +89,31 @@ class FakeGate(FlashGate):
 
 
 class FakePublisher(Publisher):
-    def __init__(self, fail: bool = False) -> None:
+    """fail: None (acknowledged), "refused" (surely never left) or "unknown" (no ack: it may still land)."""
+
+    def __init__(self, fail: str | None = None) -> None:
         self.sent: list[VoucherReserved] = []
         self.fail = fail
 
     async def publish(self, event: VoucherReserved) -> None:
-        if self.fail:
+        if self.fail == "refused":
+            raise SendRefused("the producer refused the message")
+        if self.fail == "unknown":
             raise TimeoutError("broker did not acknowledge")
         self.sent.append(event)
+
+
+class FakePayments(Payments):
+    """payment-service in memory: payment id -> status; absent: never recorded; `down`: cannot tell."""
+
+    def __init__(self, statuses: dict[str, str] | None = None, down: bool = False) -> None:
+        self.statuses, self.down, self.asked = dict(statuses or {}), down, []  # type: ignore[var-annotated]
+
+    async def status(self, payment_id: str) -> str | None:
+        self.asked.append(payment_id)
+        if self.down:
+            raise PaymentsUnavailable("payment-service is down")
+        return self.statuses.get(payment_id)
 
 
 def ctx(gate: FakeGate, publisher: FakePublisher) -> Context:

@@ -14,7 +14,8 @@ import asyncpg
 import redis.asyncio as aioredis
 import voucher_service
 from aiokafka import AIOKafkaConsumer, ConsumerRecord
-from ticketing.events import VOUCHER_RESERVED_DLQ
+from ticketing.events import VOUCHER_RESERVED_DLQ, BookingConfirmedData, booking_event, outgoing
+from ticketing.kafka import idempotent_producer
 from voucher_service.adapters.gate import RedisFlashGate
 from voucher_service.domain.commands import CreateVoucher, ReserveVoucher
 from voucher_service.domain.errors import VoucherError
@@ -24,6 +25,9 @@ from voucher_service.service_layer.unit_of_work import PgUnitOfWork
 
 MIGRATIONS = Path(voucher_service.__file__).resolve().parent / "sql" / "migrations"
 TEST_PREFIX = "vtest-"
+# Expiry tests age their uses past a TTL of 30 days: the shared test database's other reservations (other
+# tests', the benchmark's tens of thousands) stay out of their runs.
+EXPIRY_TTL = 30 * 86400.0
 
 
 def unique_code(prefix: str = "T") -> str:
@@ -121,3 +125,43 @@ async def dead_letters(kafka_bootstrap: str, run: Callable[[], Awaitable[object]
         return found
     finally:
         await dlq.stop()
+
+
+def saga_event(type_: str, payment: str, booking: str | None = None, **data: Any) -> Any:
+    """A booking-events event naming `payment` (the voucher orderId), with the contract's other fields."""
+    fields: dict[str, Any] = {
+        "BookingConfirmed": {"holdId": str(uuid.uuid4()), "seats": ["A1"], "amountCents": 1000,
+                             "paymentId": payment, "seatMapVersion": 1},
+        "PaymentFailed": {"paymentId": payment, "reason": "DECLINED"},
+        "BookingFailed": {"paymentId": payment, "reason": "HOLD_EXPIRED"},
+        "SeatsReleased": {"holdId": str(uuid.uuid4()), "seats": ["A1"], "reason": "EXPIRED", "seatMapVersion": 2},
+    }[type_]
+    if type_ == "BookingConfirmed" and "discountCents" in BookingConfirmedData.model_fields:
+        fields["discountCents"] = 500  # the catalogue gains it with issue 11 (DESIGN.md section 4)
+    return booking_event(type_, source="test", booking_id=booking or str(uuid.uuid4()), showtime_id=1,
+                         customer_id=1, data={**fields, **data})
+
+
+async def publish_events(kafka_bootstrap: str, events: list[Any]) -> None:
+    """Send booking events to Kafka (key = bookingId: one booking's events keep their order)."""
+    producer = idempotent_producer(kafka_bootstrap, client_id="voucher-tests-booking")
+    await producer.start()
+    try:
+        for event in events:
+            message = outgoing(event)
+            await producer.send_and_wait(message.topic, message.value, key=message.key.encode(),
+                                         headers=message.headers)
+    finally:
+        await producer.stop()
+
+
+async def statuses(pool: asyncpg.Pool, orders: list[str]) -> dict[str, str]:
+    rows = await pool.fetch("SELECT order_id, status FROM voucher_redemption WHERE order_id = ANY($1::varchar[])",
+                            orders)
+    return {r["order_id"]: r["status"] for r in rows}
+
+
+async def age(pool: asyncpg.Pool, codes: list[str]) -> None:
+    """Make these vouchers' uses older than EXPIRY_TTL."""
+    await pool.execute("UPDATE voucher_redemption SET created_at = now() - interval '31 days' "
+                       "WHERE voucher_code = ANY($1::varchar[])", codes)

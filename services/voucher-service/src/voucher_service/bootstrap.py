@@ -1,4 +1,5 @@
-"""The one composition root: builds the pool, the Redis gate, the Kafka publisher and the Context."""
+"""The one composition root: builds the pool, the Redis gate, the Kafka publisher, the payment-service
+client and the Context."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import redis.asyncio as aioredis
 from ticketing.db import create_pool
 
 from voucher_service.adapters.gate import RedisFlashGate, redis_client
+from voucher_service.adapters.payments import HttpPayments
 from voucher_service.adapters.publisher import KafkaPublisher, flash_producer
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
@@ -41,18 +43,23 @@ async def resources(settings: VoucherSettings, *, with_producer: bool = True) ->
             settings.kafka_bootstrap_servers, settings.flash_linger_ms))
         await publisher.start()
     lag = KafkaWriterLag(settings.kafka_bootstrap_servers, settings.writer_group)
+    payments = HttpPayments(settings.payment_service_url, jwt_secret=settings.jwt_secret,
+                            timeout=settings.dependency_timeout_seconds)
     try:
-        yield Resources(settings, pool, client, publisher, build_context(settings, pool, client, publisher, lag))
+        yield Resources(settings, pool, client, publisher,
+                        build_context(settings, pool, client, publisher, lag, payments))
     finally:
         if publisher is not None:
             await publisher.stop()
+        await payments.close()
         await lag.close()
         await client.aclose()
         await pool.close()
 
 
 def build_context(settings: VoucherSettings, pool: asyncpg.Pool, client: aioredis.Redis,
-                  publisher: KafkaPublisher | None, lag: KafkaWriterLag | None) -> Context:
+                  publisher: KafkaPublisher | None, lag: KafkaWriterLag | None,
+                  payments: HttpPayments | None) -> Context:
     return Context(
         uow=lambda: PgUnitOfWork(pool),
         gate=RedisFlashGate(client, sold_out_ttl=settings.sold_out_cache_seconds),
@@ -61,4 +68,5 @@ def build_context(settings: VoucherSettings, pool: asyncpg.Pool, client: aioredi
         reservation_ttl_seconds=settings.voucher_reservation_ttl_seconds,
         writer_lag=lag,
         recovery_fence_seconds=settings.recovery_fence,
+        payments=payments,
     )

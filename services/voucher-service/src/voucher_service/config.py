@@ -19,6 +19,8 @@ class VoucherSettings(ServiceSettings):
     reconcile_interval_seconds: float = Field(default=60, gt=0)
     sold_out_cache_seconds: float = Field(default=2.0, ge=0)
     voucher_cache_seconds: float = Field(default=5.0, ge=0)
+    # The reservation expiry asks payment-service whether a use's payment ended (service_layer/expiry.py).
+    payment_service_url: str = "http://127.0.0.1:8002"
     kafka_send_timeout_seconds: float = Field(default=5.0, gt=0)
     flash_linger_ms: int = Field(default=1, ge=0)
     # After Redis lost a gate: wait this long (>= the send timeout) before reading the end offset the

@@ -172,3 +172,26 @@ async def test_reservations_arriving_together_share_one_script_run(flash_ctx: Co
         gate._reserve = script  # type: ignore[attr-defined]
     assert runs == [5]
     assert [a.name for a in answers] == ["RESERVED", "RESERVED", "PENDING", "OUT_OF_STOCK", "OUT_OF_STOCK"]
+
+
+async def test_the_gate_tells_who_holds_an_order_and_where_a_customer_stands(flash_ctx: Context) -> None:
+    """holds (the sold-out cache's check for retries) and standing (quotes) on the real scripts."""
+    code = await new_voucher(flash_ctx, limit=3, flash=True)
+    gate = flash_ctx.flash_gate()
+    buyer, other = unique_customer(), unique_customer()
+    pending, sent, released = (str(uuid.uuid4()) for _ in range(3))
+    for order in (pending, sent, released):
+        assert (await gate.reserve(code, buyer if order != released else other, 2, order, 1000)).name == "RESERVED"
+    await gate.mark_sent(code, sent)
+    await gate.release(code, released)
+    assert [await gate.holds(code, o, buyer) for o in (pending, sent)] == [True, True]
+    assert not await gate.holds(code, pending, other)  # another customer's order
+    assert not await gate.holds(code, released, other) and not await gate.holds(code, str(uuid.uuid4()), buyer)
+    assert await gate.standing(code, buyer) == (1, 2) and await gate.standing(code, other) == (1, 0)
+    assert (await gate.reserve(code, buyer, 2, pending, 1000)).name == "PENDING"  # a retry: now S
+    assert await gate.release(code, pending, forget=True) == 0  # a retry sent it again: never forgotten
+    assert await gate.holds(code, pending, buyer) and await gate.remaining(code) == 1
+    never_left = str(uuid.uuid4())
+    assert (await gate.reserve(code, other, 2, never_left, 1000)).name == "RESERVED"
+    assert await gate.release(code, never_left, forget=True) == 1  # P, never re-sent: forgotten
+    assert await gate.order(code, never_left) is None and await gate.remaining(code) == 1

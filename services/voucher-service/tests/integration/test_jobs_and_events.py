@@ -4,79 +4,60 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import Any
 
 import asyncpg
 import pytest
-import pytest_asyncio
 import redis.asyncio as aioredis
-from ticketing.events import booking_event, outgoing
-from ticketing.kafka import idempotent_producer
+from flash_fakes import FakePayments
+from ticketing.events import VoucherReserved
 from ticketing.testing import eventually
 from voucher_service.adapters.gate import keys
 from voucher_service.adapters.publisher import KafkaPublisher
-from voucher_service.config import VoucherSettings
 from voucher_service.domain.commands import ReserveVoucher
-from voucher_service.entrypoints.consumer import booking_events_consumer
 from voucher_service.service_layer.context import Context
+from voucher_service.service_layer.expiry import expire_reservations
 from voucher_service.service_layer.handlers import reserve_voucher
-from voucher_service.service_layer.jobs import DRIFT, expire_reservations, reconcile
-from voucher_testkit import TEST_PREFIX, assert_invariant, invariant, make_ctx, new_voucher, unique_customer
+from voucher_service.service_layer.jobs import DRIFT, reconcile
+from voucher_testkit import (
+    EXPIRY_TTL,
+    age,
+    assert_invariant,
+    invariant,
+    make_ctx,
+    new_voucher,
+    publish_events,
+    saga_event,
+    statuses,
+    unique_customer,
+)
 
 pytestmark = pytest.mark.integration
-
-
-@pytest_asyncio.fixture(scope="session")
-async def booking_consumer(pool: asyncpg.Pool, redis: aioredis.Redis, kafka_bootstrap: str) -> AsyncIterator[None]:
-    settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap, kafka_group_prefix=TEST_PREFIX)
-    stop = asyncio.Event()
-    task = asyncio.create_task(booking_events_consumer(settings, pool, make_ctx(pool, redis)).run(stop))
-    yield
-    stop.set()
-    await asyncio.wait_for(task, 30)
-
-
-def _event(type_: str, booking: str, data: dict[str, Any]) -> Any:
-    return booking_event(type_, source="test", booking_id=booking, showtime_id=1, customer_id=1, data=data)
 
 
 async def test_booking_events_confirm_and_release(ctx: Context, pool: asyncpg.Pool, kafka_bootstrap: str,
                                                   booking_consumer: None) -> None:
     code = await new_voucher(ctx, limit=5)
-    paid, failed = str(uuid.uuid4()), str(uuid.uuid4())
+    paid, failed = str(uuid.uuid4()), str(uuid.uuid4())  # payment ids: the voucher orderIds
     for order in (paid, failed):
         await reserve_voucher(ReserveVoucher(code, unique_customer(), order, 1000), ctx)
-    payment = str(uuid.uuid4())
-    events = [
-        _event("BookingConfirmed", paid, {"holdId": str(uuid.uuid4()), "seats": ["A1"], "amountCents": 1000,
-                                          "paymentId": payment, "seatMapVersion": 3}),
-        _event("PaymentFailed", failed, {"paymentId": payment, "reason": "DECLINED"}),
-        _event("SeatsReleased", str(uuid.uuid4()), {"holdId": str(uuid.uuid4()), "seats": ["A2"],
-                                                    "reason": "EXPIRED", "seatMapVersion": 4}),  # unknown: skipped
-    ]
-    producer = idempotent_producer(kafka_bootstrap, client_id="voucher-tests-booking")
-    await producer.start()
-    try:
-        for event in [*events, events[1], events[1]]:  # the release redelivered twice
-            message = outgoing(event)
-            await producer.send_and_wait(message.topic, message.value, key=message.key.encode(),
-                                         headers=message.headers)
-    finally:
-        await producer.stop()
+    declined = saga_event("PaymentFailed", failed)
+    unknown = saga_event("PaymentFailed", str(uuid.uuid4()))  # a payment without a voucher: parked, purged later
+    # The release redelivered twice (the inbox absorbs it).
+    await publish_events(kafka_bootstrap, [saga_event("BookingConfirmed", paid), declined, unknown, declined, declined])
 
-    async def statuses() -> bool:
-        rows = await pool.fetch("SELECT order_id, status FROM voucher_redemption WHERE voucher_code = $1", code)
-        return {r["order_id"]: r["status"] for r in rows} == {paid: "CONFIRMED", failed: "RELEASED"}
-    await eventually(statuses, timeout=60)  # a first join of the group may wait for a rebalance
+    async def settled() -> bool:
+        return await statuses(pool, [paid, failed]) == {paid: "CONFIRMED", failed: "RELEASED"}
+    await eventually(settled, timeout=60)  # a first join of the group may wait for a rebalance
     assert await assert_invariant(pool, code) == 1
 
 
 async def test_expiry_on_many_instances_releases_each_use_once(pool: asyncpg.Pool, redis: aioredis.Redis,
                                                                publisher: KafkaPublisher,
                                                                reserved_consumer: None) -> None:
-    ctxs = [make_ctx(pool, redis, publisher, reservation_ttl_seconds=60) for _ in range(4)]
+    # Every payment unknown to payment-service (the checkouts died): each expired use may be released.
+    ctxs = [make_ctx(pool, redis, publisher, reservation_ttl_seconds=EXPIRY_TTL, payments=FakePayments())
+            for _ in range(4)]
     normal = await new_voucher(ctxs[0], limit=50)
     flash = await new_voucher(ctxs[0], limit=10, flash=True)
     for code, n in ((normal, 30), (flash, 10)):
@@ -86,13 +67,12 @@ async def test_expiry_on_many_instances_releases_each_use_once(pool: asyncpg.Poo
     async def flash_written() -> bool:
         return (await invariant(pool, flash))[0] == 10
     await eventually(flash_written, timeout=30)
-    await pool.execute("UPDATE voucher_redemption SET created_at = now() - interval '2 minutes' "
-                       "WHERE voucher_code = ANY($1::varchar[])", [normal, flash])
+    await age(pool, [normal, flash])
     # 12 concurrent runs on 4 instances: one holds the expiry lock at a time, the others skip this round.
     released = sum(await asyncio.gather(*(expire_reservations(c, batch=7) for c in ctxs for _ in range(3))))
     while batch := await expire_reservations(ctxs[0]):
         released += batch
-    assert released >= 40  # (older leftovers of other tests in the shared DB expire too)
+    assert released >= 40  # (uses other tests aged as old expire too)
     for code in (normal, flash):
         assert await assert_invariant(pool, code) == 0
     assert await ctxs[0].flash_gate().remaining(flash) == 10  # every flash use given back exactly once
@@ -129,41 +109,32 @@ async def test_reconcile_reports_drift_and_repairs(flash_ctx: Context, pool: asy
 
 async def test_booking_outcome_before_the_reservation_lands(flash_ctx: Context, pool: asyncpg.Pool,
                                                             kafka_bootstrap: str, booking_consumer: None,
-                                                            publisher: KafkaPublisher) -> None:
-    """Flash mode: BookingConfirmed / PaymentFailed overtake VoucherReserved (a lagging consumer)."""
+                                                            publisher: KafkaPublisher,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    """Flash mode: BookingConfirmed / PaymentFailed overtake VoucherReserved (a lagging writer). The outcome is
+    parked under the payment id; the first one parked stands, as on a written use."""
     code = await new_voucher(flash_ctx, limit=5, flash=True)
     gate = flash_ctx.flash_gate()
     paid, failed = str(uuid.uuid4()), str(uuid.uuid4())
     customers = {paid: unique_customer(), failed: unique_customer()}
     for order, customer in customers.items():  # reserved in the gate; the message is held back
         await gate.reserve(code, customer, 1, order, 1000)
-    payment = str(uuid.uuid4())
-    producer = idempotent_producer(kafka_bootstrap, client_id="voucher-tests-outcome")
-    await producer.start()
-    try:
-        for event in (_event("BookingConfirmed", paid, {"holdId": str(uuid.uuid4()), "seats": ["A1"],
-                                                        "amountCents": 1000, "paymentId": payment,
-                                                        "seatMapVersion": 1}),
-                      _event("PaymentFailed", failed, {"paymentId": payment, "reason": "EXPIRED"})):
-            message = outgoing(event)
-            await producer.send_and_wait(message.topic, message.value, key=message.key.encode(),
-                                         headers=message.headers)
-    finally:
-        await producer.stop()
+    await publish_events(kafka_bootstrap, [
+        saga_event("BookingConfirmed", paid), saga_event("PaymentFailed", failed, reason="EXPIRED"),
+        saga_event("PaymentFailed", paid), saga_event("BookingConfirmed", failed)])  # stale: the first stands
 
     async def parked() -> bool:
-        n = await pool.fetchval("SELECT count(*) FROM voucher_order_outcome WHERE order_id = ANY($1::varchar[])",
+        rows = await pool.fetch("SELECT order_id, outcome FROM voucher_order_outcome WHERE order_id = ANY($1)",
                                 [paid, failed])
-        return n == 2
+        logged = any(getattr(r, "action", None) == "voucher.confirm_after_release" for r in caplog.records)
+        return {r["order_id"]: r["outcome"] for r in rows} == {paid: "CONFIRMED", failed: "RELEASED"} and logged
     await eventually(parked, timeout=60)
     for order, customer in customers.items():  # the late messages
-        from ticketing.events import VoucherReserved
         await publisher.publish(VoucherReserved.new(code=code, customer_id=customer, order_id=order,
                                                     order_amount=1000))
 
     async def applied() -> bool:
-        rows = await pool.fetch("SELECT order_id, status FROM voucher_redemption WHERE voucher_code = $1", code)
-        return {r["order_id"]: r["status"] for r in rows} == {paid: "CONFIRMED", failed: "RELEASED"}
+        return await statuses(pool, [paid, failed]) == {paid: "CONFIRMED", failed: "RELEASED"}
     await eventually(applied, timeout=30)
     assert await assert_invariant(pool, code) == 1
     assert await gate.remaining(code) == 4  # the failed order's use went back to the gate

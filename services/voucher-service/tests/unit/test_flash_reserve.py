@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from flash_fakes import NOW, VOUCHER, FakeGate, FakePublisher, cmd, ctx
 from voucher_service.domain.errors import AlreadyUsed, GateUnavailable, NotEligible, OutOfStock
-from voucher_service.domain.model import GateOrder
+from voucher_service.domain.gate import GateOrder
 from voucher_service.entrypoints.api.errors import to_api_error
 from voucher_service.service_layer import flash
 
@@ -30,10 +30,10 @@ async def test_sold_out_cache_stops_requests_before_the_gate() -> None:
     assert gate.calls == 1
 
 
-async def test_failed_send_forgets_the_use_and_answers_503() -> None:
+async def test_a_send_that_never_left_forgets_the_use_and_answers_503() -> None:
     gate = FakeGate(1)
     with pytest.raises(GateUnavailable) as raised:
-        await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, FakePublisher(fail=True)))
+        await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, FakePublisher(fail="refused")))
     assert to_api_error(raised.value).status == 503
     assert gate.left == 1 and "o1" not in gate.held
     pub = FakePublisher()

@@ -28,15 +28,14 @@ class FakeLag(WriterLag):
         return self.committed
 
 
-async def test_retry_while_first_send_pending_is_not_a_201(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(flash, "PENDING_POLLS", 2)
-    monkeypatch.setattr(flash, "PENDING_POLL_SECONDS", 0.01)
+async def test_retry_while_first_send_pending_is_a_201_only_once_acknowledged() -> None:
     gate = FakeGate(2)
     gate.held["o1"] = ("P", 1)  # first attempt reserved, its Kafka send not acknowledged yet
-    with pytest.raises(GateUnavailable):
-        await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, FakePublisher()))
-    await gate.mark_sent("FLASH", "o1")  # the ack came: the retry now answers as the first attempt
-    assert (await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, FakePublisher()))).order_id == "o1"
+    with pytest.raises(GateUnavailable):  # the retry's own send is not acknowledged either
+        await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, FakePublisher(fail="unknown")))
+    pub = FakePublisher()
+    assert (await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, pub))).order_id == "o1"  # sent again, acked
+    assert [e.orderId for e in pub.sent] == ["o1"] and gate.held["o1"] == ("R", 1) and gate.left == 2
 
 
 async def test_published_reservation_is_marked_sent() -> None:

@@ -20,7 +20,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from ticketing.batching import TickBatcher
 
 from voucher_service.domain.errors import GateUnavailable
-from voucher_service.domain.model import GateOrder, GateResult
+from voucher_service.domain.gate import GateOrder, GateResult
 from voucher_service.service_layer.ports import FlashGate
 
 _LUA = Path(__file__).resolve().parent / "lua"
@@ -69,6 +69,7 @@ class RedisFlashGate(FlashGate):
         self._sent_marks: TickBatcher[str, str, None] = TickBatcher(self._mark_sent)
         # Reservations of one voucher that arrive in the same loop turn: one script run for them all.
         self._reserves: TickBatcher[str, tuple[int, int, str, int], int] = TickBatcher(self._reserve_many)
+        self._lookups: TickBatcher[str, str, GateOrder | None] = TickBatcher(self._orders_of)
 
     async def reserve(self, code: str, customer_id: int, per_user_limit: int, order_id: str,
                       order_amount: int) -> GateResult:
@@ -97,6 +98,16 @@ class RedisFlashGate(FlashGate):
         raw = await self.redis.hget(keys(code)[2], order_id)  # type: ignore[misc]
         return GateOrder.parse(order_id, str(raw)) if raw else None
 
+    async def holds(self, code: str, order_id: str, customer_id: int) -> bool:
+        """Late requests after a sell-out arrive together: one HMGET per voucher per loop turn."""
+        entry = await self._lookups.add(code, order_id)
+        return entry is not None and entry.held and entry.customer_id == customer_id
+
+    @_down_is_unavailable
+    async def _orders_of(self, code: str, order_ids: list[str]) -> list[GateOrder | None]:
+        raw = await self.redis.hmget(keys(code)[2], order_ids)  # type: ignore[misc]
+        return [GateOrder.parse(o, str(r)) if r else None for o, r in zip(order_ids, raw, strict=True)]
+
     @_down_is_unavailable
     async def orders(self, code: str) -> list[GateOrder]:
         raw = await self.redis.hgetall(keys(code)[2])  # type: ignore[misc]
@@ -106,6 +117,15 @@ class RedisFlashGate(FlashGate):
     async def remaining(self, code: str) -> int | None:
         value = await self.redis.get(keys(code)[0])
         return int(value) if value is not None else None
+
+    @_down_is_unavailable
+    async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
+        remaining, users, _ = keys(code)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.get(remaining)
+            pipe.hget(users, str(customer_id))
+            left, held = await pipe.execute()
+        return None if left is None else (int(left), int(held or 0))
 
     async def mark_sent(self, code: str, order_id: str) -> None:
         """Joins the marks of every order acknowledged meanwhile: one script run per voucher per batch.

@@ -17,7 +17,7 @@ from ticketing.events import VoucherReserved, outgoing
 from ticketing.kafka import idempotent_producer
 from ticketing.logs import log_action
 
-from voucher_service.domain.errors import GateUnavailable
+from voucher_service.domain.errors import SendRefused
 from voucher_service.service_layer.ports import Publisher
 
 logger = logging.getLogger(__name__)
@@ -74,13 +74,20 @@ class KafkaPublisher(Publisher):
             await self.producer.stop()
 
     async def publish(self, event: VoucherReserved) -> None:
+        """Return once the broker acknowledged. SendRefused when the message surely never left: not
+        connected, or `send()` failed or timed out before it queued the message (aiokafka queues it as the
+        last step of `send()`, after its last await, so a cancellation there means not queued). Any later
+        failure (no ack in time, a broker error) leaves the outcome unknown: the message may still land."""
         if self.producer is None:
-            raise GateUnavailable("Kafka is not connected")
+            raise SendRefused("Kafka is not connected")
         message = outgoing(event)  # topic voucher-reserved, key = voucher code
-        # Awaited ack (acks=all, idempotent producer). A timeout is ambiguous (the message may still
-        # land); the caller gives the use back, and the consumer's ON CONFLICT plus the CHECK keep
-        # Postgres right whichever way it went.
-        await asyncio.wait_for(
-            self.producer.send_and_wait(message.topic, value=message.value, key=message.key.encode(),
-                                        headers=message.headers),
-            self.timeout)
+        delivery = None
+        try:
+            async with asyncio.timeout(self.timeout):
+                delivery = await self.producer.send(message.topic, value=message.value, key=message.key.encode(),
+                                                    headers=message.headers)
+                await delivery  # acks=all, idempotent producer
+        except Exception as exc:
+            if delivery is None:
+                raise SendRefused(f"Kafka refused the message: {type(exc).__name__}: {exc}") from exc
+            raise

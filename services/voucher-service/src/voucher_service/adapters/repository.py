@@ -49,6 +49,11 @@ class VoucherRepository:
         except asyncpg.CheckViolationError as exc:
             raise OutOfStock(f"voucher {code}: the database refused an oversell ({exc})") from exc
 
+    async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
+        """(uses left, the customer's live uses); None for an unknown voucher."""
+        row = await self.conn.fetchrow(QUERIES.voucher_standing, code, customer_id)
+        return (int(row["remaining"]), int(row["customer_uses"])) if row else None
+
     async def live_uses(self, code: str, customer_id: int) -> int:
         return int(await self.conn.fetchval(QUERIES.live_uses_of_customer, code, customer_id))
 
@@ -91,11 +96,20 @@ class VoucherRepository:
         row = await self.conn.fetchrow(QUERIES.release_redemption, order_id)
         return row["voucher_code"] if row else None
 
-    async def expire(self, ttl_seconds: float, batch: int) -> list[dict[str, Any]]:
-        """Expired reservations released in this transaction; none when another instance's run is on."""
+    async def expiry_candidates(self, ttl_seconds: float, recheck_seconds: float,
+                                batch: int) -> list[tuple[int, str]]:
+        """(row id, order id) of expired reservations, locked until commit; none when another
+        instance's run is on."""
         if not await self.conn.fetchval(QUERIES.try_expiry_lock):
             return []
-        return [dict(r) for r in await self.conn.fetch(QUERIES.expire_reservations, ttl_seconds, batch)]
+        rows = await self.conn.fetch(QUERIES.expiry_candidates, ttl_seconds, recheck_seconds, batch)
+        return [(r["id"], r["order_id"]) for r in rows]
+
+    async def release_expired(self, ids: list[int]) -> list[dict[str, Any]]:
+        return [dict(r) for r in await self.conn.fetch(QUERIES.release_expired, ids)]
+
+    async def mark_expiry_checked(self, ids: list[int]) -> None:
+        await self.conn.execute(QUERIES.mark_expiry_checked, ids)
 
     async def status_counts(self, code: str) -> dict[str, int]:
         row = await self.conn.fetchrow(QUERIES.status_counts, code)
@@ -110,8 +124,10 @@ class VoucherRepository:
         rows = await self.conn.fetch(QUERIES.known_orders, order_ids)
         return {r["order_id"]: r["status"] for r in rows}
 
-    async def park_outcome(self, order_id: str, outcome: str) -> None:
-        await self.conn.execute(QUERIES.park_outcome, order_id, outcome)
+    async def park_outcome(self, order_id: str, outcome: str) -> str:
+        """The outcome parked for the order after this call: the first one parked stands."""
+        standing: str = await self.conn.fetchval(QUERIES.park_outcome, order_id, outcome)
+        return standing
 
     async def take_outcome(self, order_id: str) -> str | None:
         outcome: str | None = await self.conn.fetchval(QUERIES.take_outcome, order_id)

@@ -36,3 +36,10 @@ class ConfirmReservation:
 class ReleaseReservation:
     order_id: str
     code: str | None = None
+
+
+@dataclass(frozen=True)
+class QuoteVoucher:
+    code: str
+    customer_id: int
+    order_amount: int

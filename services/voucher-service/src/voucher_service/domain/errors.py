@@ -27,6 +27,14 @@ class AlreadyUsed(VoucherError):
     """The customer's quota is used, or this order id already had (and released) a reservation."""
 
 
+class ReservationReleased(AlreadyUsed):
+    """A confirm of a released use: it is never resurrected (its use may have gone to someone else)."""
+
+
+class ReservationConfirmed(AlreadyUsed):
+    """A release of a confirmed use: the payment took the discount; nothing changes."""
+
+
 class NotEligible(VoucherError):
     pass
 
@@ -37,6 +45,10 @@ class GateUnavailable(VoucherError):
     retry_after = 1
 
 
+class SendRefused(GateUnavailable):
+    """The VoucherReserved surely never left: the producer is not connected, or refused it before queueing."""
+
+
 class GateRecovering(GateUnavailable):
     """Redis lost the voucher's gate; it reopens once Postgres holds every use the old gate admitted."""
 
@@ -45,3 +57,7 @@ class GateRecovering(GateUnavailable):
 
 class RedemptionConflict(VoucherError):
     """A concurrent insert won a unique index (same order id or same slot); retry after rollback."""
+
+
+class PaymentsUnavailable(Exception):
+    """payment-service cannot tell a payment's status now (down, slow, an unexpected answer)."""

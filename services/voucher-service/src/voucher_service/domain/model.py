@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from voucher_service.domain.errors import NotEligible
 
 LIVE = ("RESERVED", "CONFIRMED")
+# Why a quote is not eligible (GET /vouchers/{code}/quote): stable, machine-readable, in the order checked.
+QuoteReason = Literal["NOT_STARTED", "ENDED", "MIN_ORDER_AMOUNT", "ALREADY_USED", "OUT_OF_STOCK"]
 
 
 @dataclass(frozen=True)
@@ -23,13 +25,39 @@ class Voucher:
     ends_at: datetime
     flash_sale: bool
 
+    def ineligibility(self, order_amount: int, now: datetime) -> QuoteReason | None:
+        """The terms: validity window [starts_at, ends_at) and minimum order amount."""
+        if now < self.starts_at:
+            return "NOT_STARTED"
+        if now >= self.ends_at:
+            return "ENDED"
+        if order_amount < self.min_order_amount:
+            return "MIN_ORDER_AMOUNT"
+        return None
+
     def check_eligible(self, order_amount: int, now: datetime) -> None:
-        """Validity window [starts_at, ends_at) and minimum order amount; raises NotEligible."""
-        if not self.starts_at <= now < self.ends_at:
+        """Raises NotEligible when the terms refuse the order."""
+        reason = self.ineligibility(order_amount, now)
+        if reason == "MIN_ORDER_AMOUNT":
+            raise NotEligible(f"voucher {self.code} needs an order of at least {self.min_order_amount}")
+        if reason is not None:
             raise NotEligible(f"voucher {self.code} is valid from {self.starts_at.isoformat()} "
                               f"until {self.ends_at.isoformat()}")
-        if order_amount < self.min_order_amount:
-            raise NotEligible(f"voucher {self.code} needs an order of at least {self.min_order_amount}")
+
+    def quote(self, order_amount: int, now: datetime, *, remaining: int, customer_uses: int) -> Quote:
+        """What a reservation would answer now (the per-customer quota before the stock, as reserve checks)."""
+        reason = self.ineligibility(order_amount, now) or (
+            "ALREADY_USED" if customer_uses >= self.per_user_limit else
+            "OUT_OF_STOCK" if remaining <= 0 else None)
+        return Quote(self.code, reason is None, self.discount_amount if reason is None else 0, reason)
+
+
+@dataclass(frozen=True)
+class Quote:
+    code: str
+    eligible: bool
+    discount_amount: int  # the discount a reservation would give now; 0 when not eligible
+    reason: QuoteReason | None
 
 
 @dataclass(frozen=True)
@@ -50,41 +78,19 @@ class Redemption:
         return self.live and self.voucher_code == code and self.customer_id == customer_id
 
 
+# payment-service's payment statuses (GET /payments/{paymentId}).
+PAYMENT_STATUSES = frozenset({"PENDING", "SUCCEEDED", "FAILED", "EXPIRED", "REFUNDED"})
+UNPAID_ENDINGS = frozenset({"FAILED", "EXPIRED", "REFUNDED"})
+
+
+def may_expire(payment_status: str | None) -> bool:
+    """May the expiry release a use whose payment has this status? Only once the payment ended unpaid, or
+    never existed (None: the checkout died before recording it). PENDING and SUCCEEDED stay reserved,
+    however late: their BookingConfirmed, BookingFailed or PaymentFailed settles them."""
+    return payment_status is None or payment_status in UNPAID_ENDINGS
+
+
 @dataclass(frozen=True)
 class Reservation:
     order_id: str
     discount_amount: int
-
-
-class GateResult(enum.Enum):
-    """Answers of the flash-sale gate (the Lua reserve script)."""
-
-    RESERVED = 1
-    DUPLICATE = 0
-    PENDING = 2  # a retry while the first attempt's VoucherReserved is not acknowledged yet
-    OUT_OF_STOCK = -1
-    ALREADY_USED = -2
-    NOT_LOADED = -3
-    ORDER_TAKEN = -4
-
-
-@dataclass(frozen=True)
-class GateOrder:
-    """One entry of the gate's orders hash: state 'P' (reserved, Kafka send pending), 'R' (reserved,
-    sent) or 'X' (released)."""
-
-    order_id: str
-    state: str
-    customer_id: int
-    order_amount: int
-    reserved_at: int  # epoch seconds; 0 when adopted from Postgres
-
-    @property
-    def held(self) -> bool:
-        """The entry takes a use (pending or sent)."""
-        return self.state in ("P", "R")
-
-    @classmethod
-    def parse(cls, order_id: str, raw: str) -> GateOrder:
-        state, cust, amount, epoch = raw.split("|")
-        return cls(order_id, state, int(cust), int(amount), int(epoch))

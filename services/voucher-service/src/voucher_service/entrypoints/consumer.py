@@ -22,7 +22,7 @@ from voucher_service.entrypoints.reserved_writer import (
     voucher_reserved_batch_handler,
     voucher_reserved_handler,
 )
-from voucher_service.service_layer import handlers
+from voucher_service.service_layer import handlers, outcomes
 from voucher_service.service_layer.context import Context
 from voucher_service.service_layer.unit_of_work import JoinedUnitOfWork
 
@@ -30,29 +30,33 @@ logger = logging.getLogger(__name__)
 
 
 def booking_handlers(ctx: Context) -> dict[str, Any]:
+    """booking-events -> the use of the payment they name (orderId = paymentId; service_layer/outcomes.py).
+
+    SeatsReleased is deliberately not consumed: it names no payment, and payment-service answers every
+    SeatsReleased by ending the hold's open payment attempt, which always produces PaymentFailed{EXPIRED}
+    or, if the customer paid at that very moment, PaymentSucceeded -> BookingFailed; both release the use here.
+    """
     async def confirm(conn: asyncpg.Connection, event: Any) -> None:
         await _apply(ctx, conn, event, handlers.confirm_reservation, commands.ConfirmReservation, "CONFIRMED")
 
     async def release(conn: asyncpg.Connection, event: Any) -> None:
         await _apply(ctx, conn, event, handlers.release_reservation, commands.ReleaseReservation, "RELEASED")
 
-    return {"BookingConfirmed": confirm, "BookingFailed": release, "SeatsReleased": release,
-            "PaymentFailed": release}
+    return {"BookingConfirmed": confirm, "BookingFailed": release, "PaymentFailed": release}
 
 
 async def _apply(ctx: Context, conn: asyncpg.Connection, event: Any, handler: Any, command: Any,
                  outcome: str) -> None:
-    order_id = str(event.bookingId)  # the voucher orderId is the bookingId
+    order_id = str(event.data.paymentId)  # the voucher orderId is the paymentId
+    uow = JoinedUnitOfWork(conn)
     try:
-        applied = await handler(command(order_id), ctx.joined(JoinedUnitOfWork(conn)))
-    except VoucherError as exc:  # e.g. release of a confirmed use: nothing to do, say why
-        applied = False
+        applied = await handler(command(order_id), ctx.joined(uow))
+    except VoucherError as exc:  # a stale event (release of a confirmed use...): logged, nothing changes
         log_action(logger, "voucher.booking_event_ignored", str(exc), event_type=event.type,
-                   order_id=order_id)
+                   order_id=order_id, booking_id=str(event.bookingId))
         return
     if not applied:  # no redemption (yet): park the outcome for a flash reservation still in flight
-        await JoinedUnitOfWork(conn).vouchers.park_outcome(order_id, outcome)
-        log_action(logger, "voucher.booking_outcome_parked", event_type=event.type, order_id=order_id)
+        await outcomes.park(uow, order_id, outcome)
 
 
 def voucher_reserved_consumer(settings: VoucherSettings, pool: asyncpg.Pool,

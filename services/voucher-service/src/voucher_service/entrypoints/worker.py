@@ -14,7 +14,7 @@ from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
 from voucher_service.bootstrap import Resources, resources
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.consumer import booking_events_consumer, voucher_reserved_consumer
-from voucher_service.service_layer import jobs
+from voucher_service.service_layer import expiry, jobs
 from voucher_service.service_layer.warmup import warm_up
 
 logger = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ def build_roles(res: Resources, names: list[str]) -> dict[str, Role]:
     available: dict[str, Role] = {
         "reserved-consumer": voucher_reserved_consumer(s, res.pool, ctx).run,
         "booking-consumer": booking_events_consumer(s, res.pool, ctx).run,
-        "expiry": periodic("voucher-expiry", s.sweep_interval_seconds, lambda: jobs.expire_reservations(ctx)),
+        "expiry": periodic("voucher-expiry", s.sweep_interval_seconds, lambda: expiry.expire_reservations(ctx)),
         "reconcile": periodic("voucher-reconcile", s.reconcile_interval_seconds,
                               lambda: jobs.reconcile_all(ctx)),
     }

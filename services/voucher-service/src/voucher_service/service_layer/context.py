@@ -11,7 +11,7 @@ from typing import Any
 
 from voucher_service.domain.errors import VoucherNotFound
 from voucher_service.domain.model import Voucher
-from voucher_service.service_layer.ports import FlashGate, Publisher, WriterLag
+from voucher_service.service_layer.ports import FlashGate, Payments, Publisher, WriterLag
 from voucher_service.service_layer.unit_of_work import UnitOfWork
 
 
@@ -50,6 +50,8 @@ class Context:
     writer_lag: WriterLag | None = None
     recovery_fence_seconds: float = 5.0
     recoveries: dict[str, Any] = field(default_factory=dict)
+    # Asked before the expiry releases a use (service_layer/expiry.py); None: the expiry releases nothing.
+    payments: Payments | None = None
 
     def joined(self, uow: UnitOfWork) -> Context:
         """The same context inside a transaction owned by someone else (a consumer)."""

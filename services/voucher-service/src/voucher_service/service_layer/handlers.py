@@ -1,4 +1,5 @@
-"""One handler per command; normal mode is Postgres only (seed 002 section 6)."""
+"""One handler per command; normal mode is Postgres only (seed 002 section 6). The transitions of a use
+and what a stale event does to them: service_layer/outcomes.py."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from voucher_service.domain.errors import (
     VoucherExists,
 )
 from voucher_service.domain.model import Redemption, Reservation, Voucher
-from voucher_service.service_layer import flash
+from voucher_service.service_layer import flash, outcomes
 from voucher_service.service_layer.context import Context
 
 logger = logging.getLogger(__name__)
@@ -74,13 +75,14 @@ async def reserve_normal(cmd: commands.ReserveVoucher, voucher: Voucher, ctx: Co
 
 
 async def confirm_reservation(cmd: commands.ConfirmReservation, ctx: Context) -> bool:
-    """RESERVED -> CONFIRMED, idempotent. False when the order is unknown (consumers skip it)."""
+    """RESERVED -> CONFIRMED, idempotent. False when the order is unknown (consumers park the outcome).
+    A released use is never resurrected: ReservationReleased, logged at ERROR."""
     for _ in range(ATTEMPTS):
         async with ctx.uow() as uow:
             found = await uow.vouchers.redemption(cmd.order_id)
             if found is not None and cmd.code in (None, found.voucher_code):
                 if not await uow.vouchers.confirm(cmd.order_id):
-                    raise AlreadyUsed(f"reservation {cmd.order_id} was released (expired or cancelled)")
+                    raise outcomes.confirm_after_release(cmd.order_id, found.voucher_code)
                 await uow.commit()
                 return True
         if found is not None or cmd.code is None:
@@ -98,14 +100,15 @@ async def confirm_reservation(cmd: commands.ConfirmReservation, ctx: Context) ->
 
 
 async def release_reservation(cmd: commands.ReleaseReservation, ctx: Context) -> bool:
-    """RESERVED -> RELEASED and the use given back, once. False when the order is unknown."""
+    """RESERVED -> RELEASED and the use given back, once. False when the order is unknown. A confirmed
+    use stays confirmed: ReservationConfirmed."""
     for _ in range(ATTEMPTS):
         async with ctx.uow() as uow:
             found = await uow.vouchers.redemption(cmd.order_id)
             if found is None or cmd.code not in (None, found.voucher_code):
                 released = None
             elif found.status == "CONFIRMED":
-                raise AlreadyUsed(f"reservation {cmd.order_id} is confirmed; it can no longer be released")
+                raise outcomes.release_after_confirm(cmd.order_id, found.voucher_code)
             elif released := await uow.vouchers.release(cmd.order_id):
                 await uow.vouchers.give_back(released)
                 await uow.commit()

@@ -1,4 +1,5 @@
-"""Periodic jobs: reservation expiry and Redis-vs-Postgres reconciliation (seed 002 section 8.1)."""
+"""Periodic job: the Redis-vs-Postgres reconciliation of flash vouchers (seed 002 section 8.1). The
+reservation expiry is in service_layer/expiry.py."""
 
 from __future__ import annotations
 
@@ -9,30 +10,17 @@ import time
 from prometheus_client import Gauge
 from ticketing.logs import log_action
 
-from voucher_service.domain.errors import GateRecovering
-from voucher_service.domain.model import GateOrder
+from voucher_service.domain.errors import GateRecovering, PaymentsUnavailable
+from voucher_service.domain.gate import GateOrder
+from voucher_service.domain.model import may_expire
 from voucher_service.service_layer import flash
 from voucher_service.service_layer.context import Context
+from voucher_service.service_layer.expiry import payment_statuses
 
 logger = logging.getLogger(__name__)
 DRIFT = Gauge("voucher_gate_drift", "Redis remaining minus what Postgres says it should be", ["code"])
 RELOAD_WAIT_SECONDS = 15  # how long one reconcile run waits for the writer after a Redis loss
-GRACE_SECONDS = 60  # a Redis-only reservation younger than TTL + grace may still be in flight
-
-
-async def expire_reservations(ctx: Context, batch: int = 500) -> int:
-    """Release RESERVED uses older than the TTL. UPDATE ... RETURNING with SKIP LOCKED: instances
-    running this at once each release different rows, and a row is released (and counted back) once."""
-    async with ctx.uow() as uow:
-        rows = await uow.vouchers.expire(ctx.reservation_ttl_seconds, batch)
-        await uow.vouchers.purge_outcomes(2 * ctx.reservation_ttl_seconds)
-        await uow.commit()
-    for row in rows:
-        if row["flash_sale"]:
-            await flash.give_back(row["voucher_code"], row["order_id"], ctx)
-    if rows:
-        log_action(logger, "voucher.reservations_expired", count=len(rows))
-    return len(rows)
+GRACE_SECONDS = 60  # a Redis-only reservation (sent or pending) younger than TTL + grace may still land
 
 
 async def reconcile_all(ctx: Context) -> dict[str, int]:
@@ -84,27 +72,39 @@ async def _reload(code: str, ctx: Context) -> None:
 async def _repair(code: str, ctx: Context, held: list[GateOrder], known: dict[str, str],
                   redis_only: list[GateOrder], live: list[tuple[str, int]], *, over_counted: bool) -> None:
     gate = ctx.flash_gate()
-    for order in held:  # pending in Redis but written: the send was acknowledged (mark_sent failed)
-        if order.state == "P" and known.get(order.order_id) in ("RESERVED", "CONFIRMED"):
+    for order in held:  # pending in Redis but written: the send landed after all (or mark_sent failed)
+        if order.pending and known.get(order.order_id) in ("RESERVED", "CONFIRMED"):
             await gate.mark_sent(code, order.order_id)
     # Released in Postgres, still held in Redis (a give-back that failed): give it back now.
     for order in held:
         if known.get(order.order_id) == "RELEASED":
             await gate.release(code, order.order_id)
-    # Held only in Redis for longer than any in-flight message could take: either the Kafka send failed
-    # (the use is really free: give it back) or the message was refused into the DLQ after a Redis data
-    # loss (the gate over-counted, drift > 0: retire the entry WITHOUT giving back, else the gate would
-    # offer uses Postgres no longer has). Tombstone first, so a late message can never land.
+    # Held only in Redis for longer than any in-flight message could take: the send never landed (the use is
+    # free: give it back) or the message was refused into the DLQ after a Redis data loss (the gate
+    # over-counted, drift > 0: retire the entry WITHOUT giving back, else the gate would offer uses Postgres
+    # no longer has). Only once the order's payment ended unpaid or never existed, as for the expiry: a paid
+    # use is never given away, whatever the lag. Tombstone first, so a late message can never count.
     cutoff = time.time() - ctx.reservation_ttl_seconds - GRACE_SECONDS
-    for order in redis_only:
-        if 0 < order.reserved_at < cutoff:
-            async with ctx.uow() as uow:
-                if await uow.vouchers.insert_tombstone(code, order.customer_id, order.order_id,
-                                                       order.order_amount):
-                    await uow.commit()
-                    await gate.release(code, order.order_id, retire=over_counted)
-    # Live in Postgres but unknown to Redis (an ambiguous send that landed): count it in the gate.
+    for order in await _unpaid(code, [o for o in redis_only if 0 < o.reserved_at < cutoff], ctx):
+        async with ctx.uow() as uow:
+            if await uow.vouchers.insert_tombstone(code, order.customer_id, order.order_id, order.order_amount):
+                await uow.commit()
+                await gate.release(code, order.order_id, retire=over_counted)
+    # Live in Postgres but unknown to Redis (e.g. written before a Redis loss): count it in the gate.
     held_ids = {o.order_id for o in await gate.orders(code)}
     missing = [pair for pair in live if pair[0] not in held_ids]
     if missing:
         await gate.record(code, "adopt", 0, missing)
+
+
+async def _unpaid(code: str, orders: list[GateOrder], ctx: Context) -> list[GateOrder]:
+    """The orders whose payment may let their use go (model.may_expire); none if payment-service cannot tell."""
+    if not orders:
+        return []
+    try:
+        statuses = await payment_statuses(ctx, [o.order_id for o in orders])
+    except PaymentsUnavailable as exc:
+        log_action(logger, "voucher.reconcile_payments_unavailable", f"nothing given back this run: {exc}",
+                   level=logging.WARNING, code=code, orders=len(orders))
+        return []
+    return [o for o in orders if may_expire(statuses[o.order_id])]

@@ -6,7 +6,7 @@ import abc
 
 from ticketing.events import VoucherReserved
 
-from voucher_service.domain.model import GateOrder, GateResult
+from voucher_service.domain.gate import GateOrder, GateResult
 
 
 class FlashGate(abc.ABC):
@@ -18,7 +18,8 @@ class FlashGate(abc.ABC):
 
     @abc.abstractmethod
     async def release(self, code: str, order_id: str, *, forget: bool = False, retire: bool = False) -> int:
-        """1 given back (retire: marked released without giving back), 0 already released, -1 unknown."""
+        """1 given back (retire: marked released without giving back), 0 nothing done (already released,
+        or a forget of an order a retry has sent again), -1 unknown."""
 
     @abc.abstractmethod
     async def order(self, code: str, order_id: str) -> GateOrder | None: ...
@@ -30,6 +31,10 @@ class FlashGate(abc.ABC):
     async def remaining(self, code: str) -> int | None: ...
 
     @abc.abstractmethod
+    async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
+        """(uses left, the customer's held uses) in one round trip; None when the gate is not loaded."""
+
+    @abc.abstractmethod
     async def mark_sent(self, code: str, order_id: str) -> None:
         """The order's VoucherReserved was acknowledged: pending (P) -> reserved (R)."""
 
@@ -39,7 +44,12 @@ class FlashGate(abc.ABC):
         """Run the adopt script (mode 'warm' | 'more' | 'adopt'); see lua/adopt.lua. expire_at (epoch
         seconds, 'warm' only) bounds the life of the voucher's keys."""
 
-    # The per-process sold-out cache (seed section 7): answers OUT_OF_STOCK before Redis.
+    @abc.abstractmethod
+    async def holds(self, code: str, order_id: str, customer_id: int) -> bool:
+        """Does the gate hold a use (pending or sent) for this order of this customer? The sold-out cache's
+        check: a retry must get its own use's answer, never OUT_OF_STOCK."""
+
+    # The per-process sold-out cache (seed section 7): answers OUT_OF_STOCK before the reserve script.
     @abc.abstractmethod
     def sold_out(self, code: str) -> bool: ...
 
@@ -55,7 +65,8 @@ class Publisher(abc.ABC):
 
     @abc.abstractmethod
     async def publish(self, event: VoucherReserved) -> None:
-        """Return once the broker acknowledged; raise on failure."""
+        """Return once the broker acknowledged. SendRefused when the message surely never left; any other
+        exception means the outcome is unknown (the message may still land)."""
 
 
 class WriterLag(abc.ABC):
@@ -68,3 +79,12 @@ class WriterLag(abc.ABC):
     @abc.abstractmethod
     async def committed_offset(self, code: str) -> int:
         """The writer group's committed offset there (every message below it is in Postgres)."""
+
+
+class Payments(abc.ABC):
+    """payment-service, asked by the reservation expiry (the voucher orderId is the paymentId)."""
+
+    @abc.abstractmethod
+    async def status(self, payment_id: str) -> str | None:
+        """PENDING | SUCCEEDED | FAILED | EXPIRED | REFUNDED, or None when payment-service never recorded
+        the payment. Raises PaymentsUnavailable when it cannot tell."""

@@ -32,6 +32,14 @@ UPDATE voucher SET used_count = used_count + 1 WHERE code = $1;
 SELECT count(*) FROM voucher_redemption
 WHERE voucher_code = $1 AND customer_id = $2 AND status IN ('RESERVED', 'CONFIRMED');
 
+-- name: voucher_standing
+-- Quote (normal mode, or a flash voucher the gate does not hold): uses left and the customer's live uses.
+-- A plain MVCC read: it never waits on the hot row's lock.
+SELECT v.total_limit - v.used_count AS remaining,
+       (SELECT count(*) FROM voucher_redemption r WHERE r.voucher_code = v.code AND r.customer_id = $2
+          AND r.status IN ('RESERVED', 'CONFIRMED')) AS customer_uses
+FROM voucher v WHERE v.code = $1;
+
 -- name: insert_redemption
 -- A redemption in the customer's lowest free slot; no row back when every slot is taken. The
 -- partial unique index still settles races between two inserts for the same customer.
@@ -117,19 +125,26 @@ RETURNING voucher_code, customer_id, order_id;
 -- name: try_expiry_lock
 -- One expiry run at a time across instances (released at commit). Two runs at once each lock their
 -- redemption rows, then update the vouchers of those rows in no fixed order: a deadlock when they share
--- vouchers. A run that finds the lock taken skips; the running one does the work.
+-- vouchers. A run that finds the lock taken skips; the running one does the work (SKIP LOCKED below
+-- keeps them apart all the same).
 SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.voucher-expiry'));
 
--- name: expire_reservations
--- Reservations older than the TTL -> RELEASED, their uses given back, in one statement. SKIP LOCKED
--- and the status test make concurrent runs on many instances split the work, never double-release.
-WITH picked AS (
-    SELECT id FROM voucher_redemption
-    WHERE status = 'RESERVED' AND created_at < now() - make_interval(secs => $1)
-    ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED
-), expired AS (
+-- name: expiry_candidates
+-- RESERVED uses older than the TTL ($1 s) and not asked about for $2 s, least recently asked first (a use
+-- kept because its payment is open goes to the back of the queue). FOR UPDATE SKIP LOCKED until the run
+-- commits: a confirm of one of them waits for the verdict, and concurrent runs never share a row.
+SELECT id, order_id FROM voucher_redemption
+WHERE status = 'RESERVED' AND created_at < now() - make_interval(secs => $1)
+  AND coalesce(expiry_checked_at, created_at) < now() - make_interval(secs => $2)
+ORDER BY coalesce(expiry_checked_at, created_at) LIMIT $3
+FOR UPDATE SKIP LOCKED;
+
+-- name: release_expired
+-- The candidates whose payment ended unpaid -> RELEASED, their uses given back, in one statement. The
+-- status test keeps a row released (and counted back) once.
+WITH expired AS (
     UPDATE voucher_redemption r SET status = 'RELEASED', updated_at = clock_timestamp()
-    FROM picked WHERE r.id = picked.id AND r.status = 'RESERVED'
+    WHERE r.id = ANY($1::bigint[]) AND r.status = 'RESERVED'
     RETURNING r.voucher_code, r.customer_id, r.order_id
 ), counted AS (
     UPDATE voucher v SET used_count = v.used_count - e.n
@@ -139,6 +154,10 @@ WITH picked AS (
 )
 SELECT e.voucher_code, e.customer_id, e.order_id, v.flash_sale
 FROM expired e JOIN voucher v ON v.code = e.voucher_code;
+
+-- name: mark_expiry_checked
+-- Candidates kept (payment open, or unknown for now): asked about again after the others.
+UPDATE voucher_redemption SET expiry_checked_at = clock_timestamp() WHERE id = ANY($1::bigint[]);
 
 -- name: status_counts
 -- Admin view and reconciliation: redemptions per status.
@@ -161,10 +180,12 @@ SELECT order_id, status FROM voucher_redemption WHERE order_id = ANY($1::varchar
 SELECT code FROM voucher WHERE flash_sale AND ends_at > now();
 
 -- name: park_outcome
--- A booking outcome for an order no redemption knows yet; booking-events are ordered per booking, so
--- the latest outcome wins.
+-- A booking outcome for an order (payment) no redemption knows yet. The first outcome stands, as on the
+-- redemption itself (service_layer/outcomes.py); returns the outcome parked after this statement (the
+-- no-op update makes RETURNING give the existing row).
 INSERT INTO voucher_order_outcome (order_id, outcome) VALUES ($1, $2)
-ON CONFLICT (order_id) DO UPDATE SET outcome = EXCLUDED.outcome, recorded_at = now();
+ON CONFLICT (order_id) DO UPDATE SET outcome = voucher_order_outcome.outcome
+RETURNING outcome;
 
 -- name: take_outcome
 -- The parked outcome of an order, consumed by the voucher-reserved consumer.

@@ -4,17 +4,22 @@
 -- KEYS[1] voucher:{CODE}:remaining  uses left
 -- KEYS[2] voucher:{CODE}:users      hash customerId -> live uses
 -- KEYS[3] voucher:{CODE}:orders     hash orderId -> "P|cust|amount|epoch" (reserved, Kafka send pending),
+--                                   "S|..." (pending, and a retry is sending the VoucherReserved again),
 --                                   "R|..." (reserved, VoucherReserved acknowledged) or "X|..." (released)
 -- ARGV[1] epochSeconds, then per request: customerId, perUserLimit, orderId, orderAmount
--- Returns one answer per request: 1 RESERVED, 0 DUPLICATE (a retry), 2 PENDING (a retry while the first
---         send is unacknowledged), -1 OUT_OF_STOCK, -2 ALREADY_USED (quota), -3 NOT_LOADED, -4 ORDER_TAKEN
+-- Returns one answer per request: 1 RESERVED, 0 DUPLICATE (a retry), 2 PENDING (a retry while no send is
+--         acknowledged yet: the caller sends again, and the entry becomes S so that the first attempt can no
+--         longer forget it), -1 OUT_OF_STOCK, -2 ALREADY_USED (quota), -3 NOT_LOADED, -4 ORDER_TAKEN
 --         (released earlier, or another customer's order id)
 local function reserve(customer, limit, order, amount, epoch)
   local prev = redis.call('HGET', KEYS[3], order)
   if prev then
-    local state, cust = string.match(prev, '^(%a)|(%d+)|')
+    local state, cust, rest = string.match(prev, '^(%a)|(%d+)|(.*)$')
     if cust == customer and state == 'R' then return 0 end
-    if cust == customer and state == 'P' then return 2 end
+    if cust == customer and (state == 'P' or state == 'S') then
+      redis.call('HSET', KEYS[3], order, 'S|' .. cust .. '|' .. rest)
+      return 2
+    end
     return -4
   end
   if redis.call('EXISTS', KEYS[1]) == 0 then return -3 end

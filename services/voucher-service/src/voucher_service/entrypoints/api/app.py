@@ -14,7 +14,7 @@ from ticketing.logs import configure_logging
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.bootstrap import resources
 from voucher_service.config import VoucherSettings
-from voucher_service.entrypoints.api.routes import admin, reservations
+from voucher_service.entrypoints.api.routes import admin, quotes, reservations
 
 
 def get_application(settings: VoucherSettings | None = None) -> FastAPI:
@@ -33,7 +33,7 @@ def get_application(settings: VoucherSettings | None = None) -> FastAPI:
             yield
 
     return build_app(title="voucher-service", jwt_secret=settings.jwt_secret,
-                     routers=[reservations.router, admin.router], lifespan=lifespan,
+                     routers=[reservations.router, quotes.router, admin.router], lifespan=lifespan,
                      hot_routes=[HotRoute("POST", reservations.RESERVE_PATH, reservations.reserve)])
 
 

@@ -1,4 +1,4 @@
-"""FastAPI dependencies: the Context built at startup, the caller's identity, the caller check."""
+"""FastAPI dependencies: the Context built at startup and the caller checks."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Request
 from ticketing.api.errors import not_found
+from ticketing.api.security import current_principal
 from ticketing.auth import Principal
 
 from voucher_service.entrypoints.api.schemas import CODE_PATTERN, ORDER_ID_PATTERN
@@ -20,14 +21,16 @@ async def get_context(request: Request) -> Context:
 Ctx = Annotated[Context, Depends(get_context)]
 
 
-def ensure_may_act_for(principal: Principal, customer_id: int | None) -> None:
-    """A service acts for anyone; a customer only for himself. Someone else's reservation answers 404
-    (never 403: no oracle telling which vouchers or orders exist)."""
-    if principal.role == "service":
-        return
-    if customer_id is None or principal.customer_id != customer_id:
+async def payment_service(request: Request) -> Principal:
+    """Reservations are made, confirmed and released by payment-service only (role service): a customer
+    could otherwise give back the use his payment already took. Any other valid token gets 404, as if
+    the route did not exist (no oracle telling which vouchers or orders exist); no token is still 401."""
+    principal = await current_principal(request)
+    if principal.role != "service":
         raise not_found("voucher reservation")
+    return principal
 
 
+PaymentService = Annotated[Principal, Depends(payment_service)]
 VoucherCode = Annotated[str, Path(pattern=CODE_PATTERN)]
 OrderId = Annotated[str, Path(pattern=ORDER_ID_PATTERN)]

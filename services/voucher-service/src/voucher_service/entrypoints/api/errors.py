@@ -20,7 +20,8 @@ TABLE: dict[type[errors.VoucherError], tuple[int, str]] = {
 
 
 def to_api_error(exc: errors.VoucherError) -> ApiError:
-    status, code = TABLE.get(type(exc), (500, "INTERNAL"))
+    found = next((TABLE[cls] for cls in type(exc).__mro__ if cls in TABLE), (500, "INTERNAL"))
+    status, code = found
     retry_after = getattr(exc, "retry_after", 1)
     headers = {"Retry-After": str(retry_after)} if status == 503 else None
     return ApiError(status, code, str(exc), headers=headers)

@@ -6,6 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from voucher_service.domain.model import QuoteReason
+
 # Identifiers are plain ASCII: they are keys in Postgres, Redis and Kafka, and a NUL byte or an unpaired
 # surrogate would fail there with a 500 instead of a 422 here.
 CODE_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
@@ -44,6 +46,17 @@ class ReservationCreate(_Body):
 class ReservationPublic(BaseModel):
     orderId: str
     discountAmount: int
+
+
+class QuotePublic(BaseModel):
+    code: str
+    eligible: bool
+    discountAmount: int = Field(description="The discount (cents) a reservation would give now; 0 when not "
+                                            "eligible.")
+    reason: QuoteReason | None = Field(description=(
+        "null when eligible, else why not, checked in this order: NOT_STARTED (before startsAt), ENDED (at or "
+        "after endsAt), MIN_ORDER_AMOUNT (orderAmount below minOrderAmount), ALREADY_USED (the caller holds "
+        "perUserLimit live uses), OUT_OF_STOCK (no use left). Advisory: a reservation decides."))
 
 
 class VoucherPublic(BaseModel):

@@ -1,4 +1,6 @@
-"""Reserve / confirm / release (thin: validate, build the command, call the handler, map errors)."""
+"""Reserve / confirm / release, for payment-service only (thin: check the caller, validate, build the
+command, call the handler, map errors). The voucher orderId is the paymentId: one reservation per payment
+attempt (DESIGN.md section 4)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,10 @@ import orjson
 from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
 from ticketing.api.errors import ApiError
-from ticketing.api.security import CustomerOrService, require_role
 
 from voucher_service.domain import commands
 from voucher_service.domain.errors import ReservationNotFound, VoucherError
-from voucher_service.entrypoints.api.deps import Ctx, OrderId, VoucherCode, ensure_may_act_for
+from voucher_service.entrypoints.api.deps import Ctx, OrderId, PaymentService, VoucherCode, payment_service
 from voucher_service.entrypoints.api.errors import to_api_error
 from voucher_service.entrypoints.api.schemas import CODE_PATTERN, ReservationCreate, ReservationPublic
 from voucher_service.service_layer import handlers
@@ -22,7 +23,6 @@ router = APIRouter(tags=["reservations"])
 
 
 RESERVE_PATH = "/vouchers/{code}/reservations"
-_customer_or_service = require_role("customer", "service")
 _CODE = re.compile(CODE_PATTERN)
 RESERVE_OPENAPI: dict[str, Any] = {
     "parameters": [{"name": "code", "in": "path", "required": True,
@@ -35,14 +35,14 @@ RESERVE_OPENAPI: dict[str, Any] = {
 @router.post(RESERVE_PATH, status_code=201, response_model=ReservationPublic, name="reserve_voucher",
              openapi_extra=RESERVE_OPENAPI)
 async def reserve(request: Request) -> Response:
-    """Reserve one use of the voucher for an order (idempotent by orderId).
+    """Reserve one use of the voucher for a payment attempt (idempotent by orderId = paymentId).
 
     The hot path of a flash sale, served ahead of FastAPI's routing (ticketing.api.hot_path): the
-    caller check, the path and the body are validated here, with the contract's 422 body.
+    caller check, the path and the body are validated here, with the contract's 422 body. The caller
+    is checked first, so a customer learns nothing from a 422 either.
     """
-    principal = await _customer_or_service(request)
+    await payment_service(request)
     body = _reservation(request.path_params["code"], await request.body())
-    ensure_may_act_for(principal, body.customerId)
     cmd = commands.ReserveVoucher(request.path_params["code"], body.customerId, body.orderId, body.orderAmount)
     try:
         reservation = await handlers.reserve_voucher(cmd, request.app.state.ctx)
@@ -66,26 +66,8 @@ def _reservation(code: str, raw: bytes) -> ReservationCreate:
     return body
 
 
-async def _owner_check(code: VoucherCode, order_id: OrderId, principal: CustomerOrService, ctx: Ctx) -> None:
-    """Customers may confirm or release only their own reservation (else 404). In flash mode the row
-    may not be written yet, so the gate's orders hash answers for it."""
-    if principal.role == "service":
-        return
-    async with ctx.uow() as uow:
-        found = await uow.vouchers.redemption(order_id)
-    owner = found.customer_id if found and found.voucher_code == code else None
-    if found is None and ctx.gate is not None:
-        try:
-            entry = await ctx.gate.order(code, order_id)
-        except VoucherError:
-            entry = None
-        owner = entry.customer_id if entry else None
-    ensure_may_act_for(principal, owner)
-
-
 @router.post("/vouchers/{code}/reservations/{order_id}/confirm", name="confirm_reservation")
-async def confirm(code: VoucherCode, order_id: OrderId, principal: CustomerOrService, ctx: Ctx) -> dict[str, str]:
-    await _owner_check(code, order_id, principal, ctx)
+async def confirm(code: VoucherCode, order_id: OrderId, _: PaymentService, ctx: Ctx) -> dict[str, str]:
     try:
         if not await handlers.confirm_reservation(commands.ConfirmReservation(order_id, code), ctx):
             raise ReservationNotFound(f"reservation {order_id} of voucher {code} not found")
@@ -95,8 +77,7 @@ async def confirm(code: VoucherCode, order_id: OrderId, principal: CustomerOrSer
 
 
 @router.delete("/vouchers/{code}/reservations/{order_id}", status_code=204, name="release_reservation")
-async def release(code: VoucherCode, order_id: OrderId, principal: CustomerOrService, ctx: Ctx) -> Response:
-    await _owner_check(code, order_id, principal, ctx)
+async def release(code: VoucherCode, order_id: OrderId, _: PaymentService, ctx: Ctx) -> Response:
     try:
         if not await handlers.release_reservation(commands.ReleaseReservation(order_id, code), ctx):
             raise ReservationNotFound(f"reservation {order_id} of voucher {code} not found")

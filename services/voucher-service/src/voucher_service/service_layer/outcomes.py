@@ -1,0 +1,59 @@
+"""The voucher use's part of the booking saga: who moves it, which event, what a late event does.
+
+The voucher orderId is the paymentId: one use per payment attempt (DESIGN.md section 4).
+
+    (none) --reserve (payment-service, POST .../reservations)-----------------------> RESERVED
+    RESERVED --BookingConfirmed{paymentId} (hold-service) | POST .../confirm---------> CONFIRMED
+    RESERVED --PaymentFailed{paymentId} | BookingFailed{paymentId} | DELETE ---------> RELEASED
+    RESERVED --expiry, only once payment-service says the payment FAILED, EXPIRED,
+               REFUNDED or never recorded it (service_layer/expiry.py)----------------> RELEASED
+
+CONFIRMED and RELEASED are final; the first of them wins (a conditional UPDATE on status = 'RESERVED').
+The events come from two producers (payment-service, hold-service) in no guaranteed order, so a stale one
+must never undo a later state:
+- a release of a CONFIRMED use changes nothing (logged: voucher.release_after_confirm);
+- a confirm of a RELEASED use does not resurrect it: its use may already be someone else's. That is a
+  payment that took a discount the platform no longer counts, so it is logged at ERROR
+  (voucher.confirm_after_release) for an operator;
+- an event of another attempt names another order: attempt 1's PaymentFailed never touches attempt 2.
+SeatsReleased names no payment and is not consumed: payment-service ends the hold's open attempt on it,
+which yields PaymentFailed{EXPIRED} or (paid at that moment) PaymentSucceeded -> BookingFailed.
+An outcome for an order Postgres does not hold yet (a flash reservation still in flight) is parked under the
+order id, first outcome wins as above, and applied by the voucher-reserved writer when the use lands.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ticketing.logs import log_action
+
+from voucher_service.domain.errors import ReservationConfirmed, ReservationReleased
+from voucher_service.service_layer.unit_of_work import UnitOfWork
+
+logger = logging.getLogger(__name__)
+
+
+def confirm_after_release(order_id: str, code: str | None) -> ReservationReleased:
+    log_action(logger, "voucher.confirm_after_release",
+               f"a payment confirmed voucher use {order_id} after the use was released: the discount was "
+               "given without a use counted; check the payment and the voucher by hand",
+               level=logging.ERROR, order_id=order_id, code=code)
+    return ReservationReleased(f"reservation {order_id} was released (expired or cancelled)")
+
+
+def release_after_confirm(order_id: str, code: str | None) -> ReservationConfirmed:
+    log_action(logger, "voucher.release_after_confirm", "a release came after the use was confirmed; ignored",
+               level=logging.WARNING, order_id=order_id, code=code)
+    return ReservationConfirmed(f"reservation {order_id} is confirmed; it can no longer be released")
+
+
+async def park(uow: UnitOfWork, order_id: str, outcome: str) -> None:
+    """Park an outcome for an order not written yet; the first one parked stands."""
+    standing = await uow.vouchers.park_outcome(order_id, outcome)
+    if standing == outcome:
+        log_action(logger, "voucher.booking_outcome_parked", order_id=order_id, outcome=outcome)
+    elif outcome == "CONFIRMED":
+        confirm_after_release(order_id, None)
+    else:
+        release_after_confirm(order_id, None)
