@@ -178,3 +178,28 @@ async def test_operator_requeues_a_failed_email_for_the_corrected_address_once(
     assert "status SENT" in emails_cli(notifier_dsn, "retry", "--id", str(email_id)).stdout
     unknown = emails_cli(notifier_dsn, "retry", "--id", "0")
     assert unknown.returncode == 1 and "no such e-mail" in unknown.stdout
+
+
+async def test_an_unrenderable_email_is_sent_after_the_address_is_fixed_and_requeued(
+        pool, notifier_dsn, smtp_sink, mail_dir, new_customer_id):
+    customer = new_customer_id()
+    # A directory row written before addresses were checked at the door.
+    await pool.execute("INSERT INTO customer (customer_id, email, name) VALUES ($1, 'ana@@example.com', 'Ana')",
+                       customer)
+    event = booking_event("RefundIssued", source="itest", booking_id=uuid.uuid4(), showtime_id=42,
+                          customer_id=customer, data={"paymentId": uuid.uuid4(), "amountCents": 1250,
+                                                      "refundId": "re_fix"})
+    async with pool.acquire() as conn, conn.transaction():
+        await notify_refund_issued(event, PgNotifierRepository(conn), notify_policy(NotifierSettings()))
+    email_id = int(await pool.fetchval("SELECT id FROM email_outbox WHERE event_id = $1", event.eventId))
+    [failed] = await rows(pool, [email_id])
+    assert (failed["status"], failed["failure_reason"]) == ("FAILED", "invalid_address")
+    still = emails_cli(notifier_dsn, "retry", "--id", str(email_id))
+    assert still.returncode == 1 and "still cannot be rendered" in still.stdout
+    fixed = f"{unique()}@example.com"
+    await upsert_all(notifier_dsn, [Contact(customer, fixed, "Ana")])
+    assert emails_cli(notifier_dsn, "retry", "--id", str(email_id)).returncode == 0
+    [sent] = await drain(sender(pool, smtp_sink), pool, [email_id])
+    assert (sent["status"], sent["recipient"]) == ("SENT", fixed)
+    [data] = files_for(mail_dir, sent["message_id"])
+    assert b"re_fix" in data and f"Delivered-To: {fixed}\r\n".encode() in data

@@ -47,15 +47,26 @@ async def requeue(conn: Connection, email_id: int, policy: NotifyPolicy) -> Requ
 async def _requeue_failed(conn: Connection, admin: PgEmailAdmin, failed: FailedEmail,
                           policy: NotifyPolicy) -> Requeued:
     contact = await PgNotifierRepository(conn).get_customer(failed.customer_id)
-    if failed.event_json is None or contact is None:
+    event = _event(failed.event_json)
+    if event is None or contact is None:
         if await admin.requeue_as_is(failed.id):
             return Requeued(failed.id, True, f"re-queued as it was, to {failed.recipient}")
-        return Requeued(failed.id, False, f"customer {failed.customer_id} has no directory entry")
-    event = decode_booking_event(failed.event_json.encode())
-    assert isinstance(event, BookingConfirmed | RefundIssued | BookingFailed)  # only these queue e-mails
+        why = "no directory entry" if contact is None else "no event to render it from"
+        return Requeued(failed.id, False, f"customer {failed.customer_id}: {why}")
     try:
         rendered = compose(event, contact, policy)
     except Exception as exc:  # same rule as the handler: a rendering error is reported, never raised
         return Requeued(failed.id, False, f"still cannot be rendered: {render_failure(exc)[1]}")
     await admin.requeue_rendered(failed.id, rendered)
     return Requeued(failed.id, True, f"re-queued to {rendered.recipient}")
+
+
+def _event(event_json: str | None) -> BookingConfirmed | RefundIssued | BookingFailed | None:
+    """The stored event, or None: not kept (queued before 0002) or no longer valid under the catalogue."""
+    if event_json is None:
+        return None
+    try:
+        event = decode_booking_event(event_json.encode())
+    except ValueError:
+        return None
+    return event if isinstance(event, BookingConfirmed | RefundIssued | BookingFailed) else None
