@@ -60,8 +60,10 @@ def start_sink() -> Any:
 
 @pytest.fixture(scope="session")
 def smtp_sink(mail_dir: Path) -> Iterator[int]:
-    # Refuses `refused-*` recipients for good (550), as a real server refuses an unknown mailbox.
-    with sink_process(free_port(), mail_dir, "--refuse-recipients", "^refused-") as port:
+    # Refuses `refused-*` recipients for good (550), as a real server refuses an unknown mailbox, and
+    # `deferred-*` for now (451), as a full mailbox or greylisting would.
+    with sink_process(free_port(), mail_dir, "--refuse-recipients", "^refused-",
+                      "--defer-recipients", "^deferred-") as port:
         yield port
 
 

@@ -7,6 +7,7 @@ database may be sent in the same passes: assertions only look at this test's row
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -45,9 +46,9 @@ async def pool(notifier_dsn: str) -> AsyncIterator[asyncpg.Pool]:
     await pool.close()
 
 
-def sender(pool: asyncpg.Pool, port: int) -> SenderLoop:
+def sender(pool: asyncpg.Pool, port: int, policy: RetryPolicy = POLICY) -> SenderLoop:
     mailer = SmtpMailer("127.0.0.1", port, "tickets@cinema.example", timeout=5.0)
-    return SenderLoop(pg_transactions(pool), mailer, POLICY, batch_size=50, interval=0.2, wake=None)  # type: ignore[arg-type]
+    return SenderLoop(pg_transactions(pool), mailer, policy, batch_size=50, interval=0.2, wake=asyncio.Event())
 
 
 async def queue_email(pool: asyncpg.Pool, dsn: str, customer_id: int, address: str) -> int:
@@ -98,6 +99,21 @@ async def test_a_refused_recipient_in_front_does_not_block_the_next_emails(
     assert [(r["status"], r["attempts"]) for r in rest] == [("SENT", 1)] * 3
     assert files_for(mail_dir, first["message_id"]) == []
     assert all(len(files_for(mail_dir, r["message_id"])) == 1 for r in rest)
+
+
+async def test_a_deferred_recipient_is_retried_with_backoff_then_failed_while_the_others_go(
+        pool, notifier_dsn, smtp_sink, mail_dir, new_customer_id):
+    deferred = await queue_email(pool, notifier_dsn, new_customer_id(), f"{unique('deferred-')}@example.com")
+    other = await queue_email(pool, notifier_dsn, new_customer_id(), f"{unique()}@example.com")
+    loop = sender(pool, smtp_sink, RetryPolicy(base_seconds=0.2, max_delay_seconds=1.0, max_attempts=3))
+    result = await loop.run_pass()
+    assert not result.server_down and loop.outages == 0  # a 4xx for one mailbox says nothing about the server
+    first, sent = await rows(pool, [deferred, other])
+    assert (first["status"], first["attempts"], first["backing_off"]) == ("PENDING", 1, True)
+    assert "451" in first["last_error"] and sent["status"] == "SENT"
+    [failed, _] = await drain(loop, pool, [deferred, other])
+    assert (failed["status"], failed["attempts"], failed["failure_reason"]) == ("FAILED", 3, "attempts_exhausted")
+    assert files_for(mail_dir, failed["message_id"]) == []
 
 
 async def test_a_transient_outage_then_recovery_delivers_everything_once(

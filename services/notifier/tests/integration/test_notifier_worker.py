@@ -12,7 +12,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from notifier.adapters.mailer import SmtpMailer
 from notifier.customers import upsert_all
-from notifier.domain.messages import Contact, RenderedEmail
+from notifier.domain.messages import Contact
+from notifier.domain.rendering import RenderedEmail
 from ticketing.events import BOOKING_EVENTS_DLQ
 from ticketing.testing import eventually
 

@@ -2,7 +2,8 @@ import logging
 import uuid
 
 from notifier.adapters.repository import NotifierRepository, QueuedEmail, UnrenderableEmail
-from notifier.domain.messages import Contact, RenderedEmail
+from notifier.domain.messages import Contact
+from notifier.domain.rendering import RenderedEmail
 from notifier.domain.tickets import private_key_from_seed
 from notifier.service_layer.handlers import (
     NotifyPolicy,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from notifier.adapters.email_queue import DueEmail, EmailQueue
 from notifier.adapters.mailer import Mailer
 from notifier.domain.delivery import DeliveryError, Failure, RetryPolicy
-from notifier.domain.messages import RenderedEmail
+from notifier.domain.rendering import RenderedEmail
 from notifier.service_layer.sender import Outcome, SenderLoop, send_pending
 
 POLICY = RetryPolicy(base_seconds=10, max_delay_seconds=40, max_attempts=5, max_age_seconds=3600,

@@ -17,7 +17,7 @@ import asyncpg
 from ticketing.db import Queries, sql_dir
 
 from notifier.adapters.repository import Connection
-from notifier.domain.messages import RenderedEmail
+from notifier.domain.rendering import RenderedEmail
 
 QUERIES = Queries.load(sql_dir(str(Path(__file__).resolve().parent)) / "emails.sql")
 ERROR_MAX_CHARS = 1000

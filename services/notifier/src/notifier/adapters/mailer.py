@@ -15,7 +15,7 @@ import contextlib
 import aiosmtplib
 
 from notifier.domain.delivery import DeliveryError, Failure
-from notifier.domain.messages import RenderedEmail
+from notifier.domain.rendering import RenderedEmail
 
 # 421: "service not available, closing transmission channel" - the server, not this message.
 SERVICE_CLOSING = 421
@@ -39,7 +39,8 @@ class SmtpMailer(Mailer):
             await client.connect()
             await client.ehlo()
             recipient, message, smtputf8 = email.for_server(client.supports_extension("smtputf8"))
-            # RFC 6531: SMTPUTF8 on MAIL FROM; 8BITMIME too since the headers are 8-bit.
+            # RFC 6531: SMTPUTF8 on MAIL FROM, and BODY=8BITMIME for the 8-bit headers (a server that
+            # offers SMTPUTF8 must offer 8BITMIME, section 3.1).
             options = ["SMTPUTF8", "BODY=8BITMIME"] if smtputf8 else []
             await client.sendmail(self.sender, [recipient], message, mail_options=options)
         except (aiosmtplib.SMTPException, OSError, ValueError) as exc:  # TimeoutError is an OSError

@@ -15,7 +15,8 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 from ticketing.db import Queries, sql_dir
 
-from notifier.domain.messages import Contact, RenderedEmail
+from notifier.domain.messages import Contact
+from notifier.domain.rendering import RenderedEmail
 
 # A plain connection (CLIs) or a pooled one (worker); both speak the same API.
 Connection = asyncpg.Connection | PoolConnectionProxy  # type: ignore[type-arg]

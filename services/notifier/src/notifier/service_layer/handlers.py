@@ -25,8 +25,9 @@ from notifier.adapters.repository import NotifierRepository, QueuedEmail, Unrend
 from notifier.domain import messages
 from notifier.domain.addresses import InvalidAddress
 from notifier.domain.delivery import INVALID_ADDRESS, UNRENDERABLE
-from notifier.domain.messages import Contact, Envelope, RenderedEmail
+from notifier.domain.messages import Contact, Envelope
 from notifier.domain.points import points_for
+from notifier.domain.rendering import RenderedEmail
 from notifier.domain.tickets import TicketPayload, sign_ticket
 from notifier.service_layer.metrics import EMAILS_FAILED
 
