@@ -80,6 +80,7 @@ def notifier_worker(env: dict[str, str]) -> Iterator[Any]:
     with service_process(["-m", "notifier.entrypoints.worker"], {**env, "HTTP_PORT": str(port)},
                          ready_url=f"http://127.0.0.1:{port}/readyz", timeout=90,
                          log_path=LOGS / "itest-notifier-worker.log") as proc:
+        proc.url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]  # its ops pages (/metrics)
         yield proc
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import uuid
 
+import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from notifier.adapters.mailer import SmtpMailer
@@ -157,12 +158,16 @@ async def test_an_unrenderable_email_keeps_the_credit_and_never_reaches_the_dlq(
     await upsert_all(notifier_dsn, [Contact(accented, accented_address, "José")])
     events = [make_confirmed(broken), make_confirmed(accented)]
     dlq_start = await dlq_end(kafka_bootstrap)
-    with start_worker():
+    with start_worker() as worker:
         for e in events:
             await publish(e)
         await eventually(lambda: _processed(conn, [e.eventId for e in events]), timeout=60)
         await eventually(lambda: conn.fetchval("SELECT status = 'SENT' FROM email_outbox WHERE booking_id = $1",
                                                events[1].bookingId), timeout=30)
+        async with httpx.AsyncClient(timeout=10) as http:
+            metrics = (await http.get(f"{worker.url}/metrics")).text
+    assert _sample(metrics, 'notifier_emails_failed_total{reason="invalid_address"}') >= 1
+    assert _sample(metrics, "notifier_emails_sent_total") >= 1
     for e in events:
         assert await conn.fetchval("SELECT points FROM loyalty_points WHERE booking_id = $1", e.bookingId) == 24
     failed = await conn.fetchrow("SELECT status, failure_reason, last_error, message FROM email_outbox"
@@ -172,6 +177,11 @@ async def test_an_unrenderable_email_keeps_the_credit_and_never_reaches_the_dlq(
     [path] = emls_for(mail_dir, events[1].bookingId)
     assert f"Delivered-To: {accented_address}\r\nX-Sink-SMTPUTF8: yes".encode() in path.read_bytes()
     assert not {str(e.eventId) for e in events} & await dlq_event_ids_since(kafka_bootstrap, dlq_start)
+
+
+def _sample(metrics: str, name: str) -> float:
+    [value] = [line.rsplit(" ", 1)[1] for line in metrics.splitlines() if line.startswith(f"{name} ")]
+    return float(value)
 
 
 async def _processed(conn, event_ids) -> bool:

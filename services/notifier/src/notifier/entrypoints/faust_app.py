@@ -99,7 +99,9 @@ def _ops_pages(app: NotifierApp) -> None:
 
     @app.page("/metrics")
     async def metrics(web: View, request: Request) -> Response:
-        return web.bytes(generate_latest(), content_type=CONTENT_TYPE_LATEST)
+        # As a header, not content_type=: aiohttp refuses a content_type that carries "; charset=", and
+        # CONTENT_TYPE_LATEST does (the page answered 500 before).
+        return web.bytes(generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 
 async def _postgres_ok(app: NotifierApp) -> bool:
