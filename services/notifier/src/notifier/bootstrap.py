@@ -13,12 +13,14 @@ from ticketing.db import create_pool
 from ticketing.events import BOOKING_EVENTS, decode_booking_event
 from ticketing.inbox import Handler
 
+from notifier.adapters.email_queue import pg_transactions
 from notifier.adapters.mailer import Mailer, SmtpMailer
 from notifier.adapters.repository import PgNotifierRepository
 from notifier.config import NotifierSettings
 from notifier.domain.tickets import private_key_from_seed
 from notifier.service_layer import handlers
 from notifier.service_layer.handlers import NotifyPolicy
+from notifier.service_layer.sender import SenderLoop
 
 
 def _handlers(policy: NotifyPolicy) -> dict[str, Handler]:
@@ -50,6 +52,12 @@ class Notifier:
             decode=decode_booking_event, handlers=_handlers(self.policy)), self.pool)
         await self.processor.open()
 
+    def sender_loop(self) -> SenderLoop:
+        s = self.settings
+        assert self.pool is not None, "start() first"
+        return SenderLoop(pg_transactions(self.pool), self.mailer, s.retry_policy, s.sender_batch_size,
+                          s.sender_interval_seconds, self.wake_sender)
+
     async def stop(self) -> None:
         if self.processor is not None:
             await self.processor.close()
@@ -57,9 +65,13 @@ class Notifier:
             await self.pool.close()
 
 
+def notify_policy(s: NotifierSettings) -> NotifyPolicy:
+    return NotifyPolicy(mail_from=s.mail_from, signing_key=private_key_from_seed(s.qr_signing_key),
+                        cents_per_point=s.points_per_cents)
+
+
 def bootstrap(settings: NotifierSettings | None = None, mailer: Mailer | None = None) -> Notifier:
     s = settings or NotifierSettings()
-    policy = NotifyPolicy(mail_from=s.mail_from, signing_key=private_key_from_seed(s.qr_signing_key),
-                          cents_per_point=s.points_per_cents)
+    policy = notify_policy(s)
     mailer = mailer or SmtpMailer(s.smtp_host, s.smtp_port, parseaddr(s.mail_from)[1], s.smtp_timeout_seconds)
     return Notifier(settings=s, policy=policy, mailer=mailer)

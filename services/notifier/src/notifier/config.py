@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import AliasChoices, Field
 from ticketing.settings import DEV_DEFAULT_SECRET, ServiceSettings
 
+from notifier.domain.delivery import RetryPolicy
+
 # A fixed 32-byte seed for dev runs only (base64); production refuses it through `secrets()`.
 DEV_QR_SIGNING_KEY = "ZGV2LW9ubHktcXItc2lnbmluZy1rZXktY2hhbmdlISE="
 
@@ -29,10 +31,26 @@ class NotifierSettings(ServiceSettings):
     points_per_cents: int = Field(default=100, ge=1)  # 1 loyalty point per this many cents paid
     sender_interval_seconds: float = Field(default=1.0, gt=0)  # polling fallback of the e-mail sender
     sender_batch_size: int = Field(default=20, ge=1)
+    # Per-e-mail retries of transient SMTP failures (domain/delivery.py): exponential from the base,
+    # capped; FAILED after the attempts or the age bound. 30 attempts at 30 s doubling to 30 min span
+    # about 12 h; a ticket e-mail still undelivered after a day needs an operator well before the show.
+    email_retry_base_seconds: float = Field(default=30.0, gt=0)
+    email_retry_max_delay_seconds: float = Field(default=1800.0, gt=0)
+    email_max_attempts: int = Field(default=30, ge=1)
+    email_max_age_seconds: float = Field(default=86400.0, gt=0)
+    # While the SMTP server is unavailable the whole queue waits, from the sender interval doubling to this.
+    email_max_pause_seconds: float = Field(default=60.0, gt=0)
     # faust writes a small folder per app id (no tables here: store is memory://); keep it under var/.
     faust_data_dir: str = "var/faust"
     http_host: str = "127.0.0.1"
     http_port: int = 8004
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(base_seconds=self.email_retry_base_seconds,
+                           max_delay_seconds=self.email_retry_max_delay_seconds,
+                           max_attempts=self.email_max_attempts, max_age_seconds=self.email_max_age_seconds,
+                           max_pause_seconds=self.email_max_pause_seconds)
 
     @property
     def consumer_name(self) -> str:

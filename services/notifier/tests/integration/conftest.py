@@ -43,13 +43,27 @@ def mail_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("mail")
 
 
+@contextmanager
+def sink_process(port: int, mail_dir: Path, *options: str) -> Iterator[int]:
+    """The SMTP sink as its own process (`options`: --no-smtputf8, --refuse-recipients REGEX ...)."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    with service_process(["-m", "notifier.smtp_sink", "--port", str(port), "--dir", str(mail_dir), *options],
+                         {}, log_path=LOGS / "itest-smtp-sink.log"):
+        wait_port(port)
+        yield port
+
+
+@pytest.fixture(scope="session")
+def start_sink() -> Any:
+    return sink_process
+
+
 @pytest.fixture(scope="session")
 def smtp_sink(mail_dir: Path) -> Iterator[int]:
-    port = free_port()
-    LOGS.mkdir(parents=True, exist_ok=True)
-    with service_process(["-m", "notifier.smtp_sink", "--port", str(port), "--dir", str(mail_dir)], {},
-                         log_path=LOGS / "itest-smtp-sink.log"):
-        wait_port(port)
+    # Refuses `refused-*` recipients for good (550), as a real server refuses an unknown mailbox, and
+    # `deferred-*` for now (451), as a full mailbox or greylisting would.
+    with sink_process(free_port(), mail_dir, "--refuse-recipients", "^refused-",
+                      "--defer-recipients", "^deferred-") as port:
         yield port
 
 
@@ -66,6 +80,7 @@ def notifier_worker(env: dict[str, str]) -> Iterator[Any]:
     with service_process(["-m", "notifier.entrypoints.worker"], {**env, "HTTP_PORT": str(port)},
                          ready_url=f"http://127.0.0.1:{port}/readyz", timeout=90,
                          log_path=LOGS / "itest-notifier-worker.log") as proc:
+        proc.url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]  # its ops pages (/metrics)
         yield proc
 
 

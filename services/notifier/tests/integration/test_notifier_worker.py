@@ -8,10 +8,14 @@ import subprocess
 import sys
 import uuid
 
+import httpx
 import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from notifier.adapters.mailer import SmtpMailer
 from notifier.customers import upsert_all
 from notifier.domain.messages import Contact
+from notifier.domain.rendering import RenderedEmail
+from ticketing.events import BOOKING_EVENTS_DLQ
 from ticketing.testing import eventually
 
 pytestmark = pytest.mark.integration
@@ -105,6 +109,81 @@ async def test_resent_message_id_is_one_file_in_the_sink(smtp_sink, mail_dir, em
     raw = (f"From: t@x.example\r\nTo: a@b.example\r\nSubject: s\r\nMessage-ID: {message_id}\r\n"
            "\r\nhi\r\n").encode()
     mailer = SmtpMailer("127.0.0.1", smtp_sink, "t@x.example")
-    await mailer.send("a@b.example", raw)
-    await mailer.send("a@b.example", raw)
+    await mailer.send(RenderedEmail("a@b.example", raw))
+    await mailer.send(RenderedEmail("a@b.example", raw))
     assert [p.name for p in mail_dir.glob(f"{message_id.strip('<>')}*")] == [f"{message_id.strip('<>')}.eml"]
+
+
+async def dlq_end(kafka_bootstrap: str) -> dict[TopicPartition, int]:
+    consumer = AIOKafkaConsumer(bootstrap_servers=kafka_bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        partitions = [TopicPartition(BOOKING_EVENTS_DLQ, p) for p in consumer.partitions_for_topic(
+            BOOKING_EVENTS_DLQ) or {0}]
+        return dict(await consumer.end_offsets(partitions))
+    finally:
+        await consumer.stop()
+
+
+async def dlq_event_ids_since(kafka_bootstrap: str, start: dict[TopicPartition, int]) -> set[str]:
+    """The `id` header (= eventId) of every DLQ message written after `start`."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=kafka_bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        consumer.assign(list(start))
+        end = await consumer.end_offsets(list(start))
+        for tp, offset in start.items():
+            consumer.seek(tp, offset)
+        ids: set[str] = set()
+        while [tp for tp in start if await consumer.position(tp) < end[tp]]:
+            for records in (await consumer.getmany(timeout_ms=1000)).values():
+                ids |= {dict(r.headers).get("id", b"").decode() for r in records}
+        return ids
+    finally:
+        await consumer.stop()
+
+
+async def test_an_unrenderable_email_keeps_the_credit_and_never_reaches_the_dlq(
+        start_worker, publish, make_confirmed, notifier_dsn, pg_connect, new_customer_id, mail_dir,
+        kafka_bootstrap):
+    """Issue 11: a BookingConfirmed whose e-mail cannot be rendered (a directory row written before
+    addresses were checked) and one for a non-ASCII address both credit points and are processed; the
+    first e-mail is FAILED with the reason, the second delivered with SMTPUTF8; neither event is
+    dead-lettered (before the fix both went to booking-events.DLQ and took the credit back)."""
+    broken, accented = new_customer_id(), new_customer_id()
+    conn = await pg_connect(notifier_dsn)
+    await conn.execute("INSERT INTO customer (customer_id, email, name) VALUES ($1, 'ana@exa mple.com', 'Ana')",
+                       broken)
+    accented_address = f"josé.{accented}@exämple.com"
+    await upsert_all(notifier_dsn, [Contact(accented, accented_address, "José")])
+    events = [make_confirmed(broken), make_confirmed(accented)]
+    dlq_start = await dlq_end(kafka_bootstrap)
+    with start_worker() as worker:
+        for e in events:
+            await publish(e)
+        await eventually(lambda: _processed(conn, [e.eventId for e in events]), timeout=60)
+        await eventually(lambda: conn.fetchval("SELECT status = 'SENT' FROM email_outbox WHERE booking_id = $1",
+                                               events[1].bookingId), timeout=30)
+        async with httpx.AsyncClient(timeout=10) as http:
+            metrics = (await http.get(f"{worker.url}/metrics")).text
+    assert _sample(metrics, 'notifier_emails_failed_total{reason="invalid_address"}') >= 1
+    assert _sample(metrics, "notifier_emails_sent_total") >= 1
+    for e in events:
+        assert await conn.fetchval("SELECT points FROM loyalty_points WHERE booking_id = $1", e.bookingId) == 24
+    failed = await conn.fetchrow("SELECT status, failure_reason, last_error, message FROM email_outbox"
+                                 " WHERE booking_id = $1", events[0].bookingId)
+    assert (failed["status"], failed["failure_reason"], failed["message"]) == ("FAILED", "invalid_address", None)
+    assert "is not an e-mail address" in failed["last_error"]
+    [path] = emls_for(mail_dir, events[1].bookingId)
+    assert f"Delivered-To: {accented_address}\r\nX-Sink-SMTPUTF8: yes".encode() in path.read_bytes()
+    assert not {str(e.eventId) for e in events} & await dlq_event_ids_since(kafka_bootstrap, dlq_start)
+
+
+def _sample(metrics: str, name: str) -> float:
+    [value] = [line.rsplit(" ", 1)[1] for line in metrics.splitlines() if line.startswith(f"{name} ")]
+    return float(value)
+
+
+async def _processed(conn, event_ids) -> bool:
+    return await conn.fetchval("SELECT count(*) FROM processed_event WHERE event_id = ANY($1::uuid[])",
+                               event_ids) == len(event_ids)

@@ -1,25 +1,74 @@
-"""Sending rendered messages over SMTP (aiosmtplib)."""
+"""Sending rendered messages over SMTP (aiosmtplib), and what each SMTP failure means for the message.
+
+One connection per message keeps failure handling simple (the volume is one e-mail per booking event):
+connect, EHLO, choose the message's form for what the server offers (SMTPUTF8 or not), MAIL/RCPT/DATA.
+Every failure leaves as a `DeliveryError` saying whether it is permanent for this message (5xx) or
+transient (4xx, connection refused or reset, timeouts), and whether the server itself is unavailable
+(so the sender stops its pass instead of trying every queued e-mail against a server that is down).
+"""
 
 from __future__ import annotations
 
 import abc
+import contextlib
 
 import aiosmtplib
+
+from notifier.domain.delivery import DeliveryError, Failure
+from notifier.domain.rendering import RenderedEmail
+
+# 421: "service not available, closing transmission channel" - the server, not this message.
+SERVICE_CLOSING = 421
 
 
 class Mailer(abc.ABC):
     @abc.abstractmethod
-    async def send(self, recipient: str, message: bytes) -> None:
-        """Hand one message to the mail server; raises if it was not accepted."""
+    async def send(self, email: RenderedEmail) -> None:
+        """Hand one message to the mail server; raises DeliveryError if it was not accepted."""
 
 
 class SmtpMailer(Mailer):
     def __init__(self, host: str, port: int, sender: str, timeout: float = 10.0) -> None:
-        # `sender` is the SMTP envelope sender (a bare address), not the From header.
+        # `sender` is the SMTP envelope sender (a bare ASCII address), not the From header.
         self.host, self.port, self.sender, self.timeout = host, port, sender, timeout
 
-    async def send(self, recipient: str, message: bytes) -> None:
-        # One connection per message keeps failure handling trivial; the volume is one e-mail per booking.
-        await aiosmtplib.send(message, sender=self.sender, recipients=[recipient],
-                              hostname=self.host, port=self.port, timeout=self.timeout,
-                              start_tls=False, use_tls=False)
+    async def send(self, email: RenderedEmail) -> None:
+        client = aiosmtplib.SMTP(hostname=self.host, port=self.port, timeout=self.timeout,
+                                 start_tls=False, use_tls=False)
+        try:
+            await client.connect()
+            await client.ehlo()
+            recipient, message, smtputf8 = email.for_server(client.supports_extension("smtputf8"))
+            # RFC 6531: SMTPUTF8 on MAIL FROM, and BODY=8BITMIME for the 8-bit headers (a server that
+            # offers SMTPUTF8 must offer 8BITMIME, section 3.1).
+            options = ["SMTPUTF8", "BODY=8BITMIME"] if smtputf8 else []
+            await client.sendmail(self.sender, [recipient], message, mail_options=options)
+        except (aiosmtplib.SMTPException, OSError, ValueError) as exc:  # TimeoutError is an OSError
+            raise classify(exc) from exc
+        else:
+            with contextlib.suppress(aiosmtplib.SMTPException, OSError):
+                await client.quit()  # a courtesy: the message is accepted, nothing after 250 matters
+        finally:
+            client.close()
+
+
+def classify(exc: BaseException) -> DeliveryError:
+    """What an aiosmtplib (or socket) error means for the message being sent."""
+    detail = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, (aiosmtplib.SMTPConnectResponseError, aiosmtplib.SMTPHeloError)):
+        return DeliveryError(Failure.UNAVAILABLE, detail)  # the server refused to talk at all
+    if isinstance(exc, aiosmtplib.SMTPRecipientsRefused):
+        return _by_code(max(r.code for r in exc.recipients), detail)
+    if isinstance(exc, aiosmtplib.SMTPResponseException):
+        return _by_code(exc.code, detail)
+    if isinstance(exc, aiosmtplib.SMTPNotSupported | ValueError):
+        return DeliveryError(Failure.REJECTED, detail)  # an address or option the server cannot take
+    return DeliveryError(Failure.UNAVAILABLE, detail)  # refused, reset, disconnected, timed out
+
+
+def _by_code(code: int, detail: str) -> DeliveryError:
+    if code == SERVICE_CLOSING:
+        return DeliveryError(Failure.UNAVAILABLE, detail)
+    if 500 <= code < 600:
+        return DeliveryError(Failure.REJECTED, detail)
+    return DeliveryError(Failure.DEFERRED, detail)

@@ -1,4 +1,4 @@
-"""The notifier's Postgres repository: customers, points ledger and e-mail outbox on one connection.
+"""The notifier's Postgres repository: customers, points ledger and queuing e-mails, on one connection.
 
 It never opens a transaction: the caller (the idempotent consumer, or the sender) owns it, so the
 inbox row, the points credit and the queued e-mail commit or roll back together.
@@ -16,6 +16,7 @@ from asyncpg.pool import PoolConnectionProxy
 from ticketing.db import Queries, sql_dir
 
 from notifier.domain.messages import Contact
+from notifier.domain.rendering import RenderedEmail
 
 # A plain connection (CLIs) or a pooled one (worker); both speak the same API.
 Connection = asyncpg.Connection | PoolConnectionProxy  # type: ignore[type-arg]
@@ -29,17 +30,16 @@ class QueuedEmail:
     kind: str
     booking_id: uuid.UUID
     customer_id: int
-    recipient: str
     message_id: str
-    message: bytes
+    event_json: str  # the booking event, so that an operator's re-queue can render it again
 
 
 @dataclass(frozen=True)
-class PendingEmail:
-    id: int
-    recipient: str
-    message_id: str
-    message: bytes
+class UnrenderableEmail:
+    email: QueuedEmail
+    recipient: str  # the directory's text, which could not be rendered
+    reason: str  # metric label: invalid_address, unrenderable
+    error: str
 
 
 class NotifierRepository(abc.ABC):
@@ -54,8 +54,12 @@ class NotifierRepository(abc.ABC):
         """True if credited now, False if this booking was already credited."""
 
     @abc.abstractmethod
-    async def enqueue_email(self, email: QueuedEmail) -> bool:
+    async def enqueue_email(self, email: QueuedEmail, rendered: RenderedEmail) -> bool:
         """True if queued now, False if this (event, kind) was already queued."""
+
+    @abc.abstractmethod
+    async def record_unrenderable(self, failed: UnrenderableEmail) -> bool:
+        """Keep the e-mail as FAILED with the reason; True if recorded now, False if already there."""
 
 
 class PgNotifierRepository(NotifierRepository):
@@ -72,10 +76,19 @@ class PgNotifierRepository(NotifierRepository):
                                             amount_cents, points)
         return credited is not None
 
-    async def enqueue_email(self, email: QueuedEmail) -> bool:
-        queued = await self.conn.fetchval(QUERIES.enqueue_email, email.event_id, email.kind, email.booking_id,
-                                          email.customer_id, email.recipient, email.message_id, email.message)
+    async def enqueue_email(self, email: QueuedEmail, rendered: RenderedEmail) -> bool:
+        queued = await self.conn.fetchval(
+            QUERIES.enqueue_email, email.event_id, email.kind, email.booking_id, email.customer_id,
+            rendered.recipient, email.message_id, rendered.message, rendered.ascii_recipient,
+            rendered.ascii_message, email.event_json)
         return queued is not None
+
+    async def record_unrenderable(self, failed: UnrenderableEmail) -> bool:
+        email = failed.email
+        recorded = await self.conn.fetchval(
+            QUERIES.enqueue_unrenderable_email, email.event_id, email.kind, email.booking_id, email.customer_id,
+            failed.recipient, email.message_id, email.event_json, failed.reason, failed.error[:1000])
+        return recorded is not None
 
     async def upsert_customer(self, contact: Contact) -> None:
         await self.conn.execute(QUERIES.upsert_customer, contact.customer_id, contact.email, contact.name,
@@ -84,13 +97,3 @@ class PgNotifierRepository(NotifierRepository):
     async def list_customers(self) -> list[Contact]:
         rows = await self.conn.fetch(QUERIES.list_customers)
         return [Contact(r["customer_id"], r["email"], r["name"], r["locale"]) for r in rows]
-
-    async def claim_pending(self, limit: int) -> list[PendingEmail]:
-        rows = await self.conn.fetch(QUERIES.claim_pending_emails, limit)
-        return [PendingEmail(r["id"], r["recipient"], r["message_id"], bytes(r["message"])) for r in rows]
-
-    async def mark_sent(self, email_id: int) -> None:
-        await self.conn.execute(QUERIES.mark_email_sent, email_id)
-
-    async def record_failure(self, email_id: int, error: str) -> None:
-        await self.conn.execute(QUERIES.record_email_failure, email_id, error[:1000])

@@ -25,10 +25,9 @@ from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from ticketing.events import BOOKING_EVENTS
 from ticketing.kafka import client_options, kafka_reachable
-from ticketing.logs import configure_logging, log_action
+from ticketing.logs import configure_logging
 
 from notifier.bootstrap import Notifier
-from notifier.service_layer.sender import send_pending
 
 logger = logging.getLogger(__name__)
 
@@ -95,19 +94,7 @@ def _consumer_agent(app: NotifierApp) -> None:
 
 def _sender_task(app: NotifierApp) -> Any:
     async def sender() -> None:
-        n = app.notifier
-        while True:
-            try:
-                await asyncio.wait_for(n.wake_sender.wait(), n.settings.sender_interval_seconds)
-            except TimeoutError:
-                pass
-            n.wake_sender.clear()
-            try:
-                assert n.pool is not None
-                await send_pending(n.pool, n.mailer, n.settings.sender_batch_size)
-            except Exception as exc:  # Postgres down: keep looping, rows stay pending
-                log_action(logger, "email.sender_failed", str(exc), level=logging.WARNING,
-                           error=type(exc).__name__)
+        await app.notifier.sender_loop().run()  # on_start opened the pool before any task runs
     return sender
 
 
@@ -127,7 +114,9 @@ def _ops_pages(app: NotifierApp) -> None:
 
     @app.page("/metrics")
     async def metrics(web: View, request: Request) -> Response:
-        return web.bytes(generate_latest(), content_type=CONTENT_TYPE_LATEST)
+        # As a header, not content_type=: aiohttp refuses a content_type that carries "; charset=", and
+        # CONTENT_TYPE_LATEST does (the page answered 500 before).
+        return web.bytes(generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 
 async def _postgres_ok(app: NotifierApp) -> bool:

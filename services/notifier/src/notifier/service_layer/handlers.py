@@ -4,22 +4,32 @@ The idempotent consumer (ticketing.consumer) is the unit of work here: it opens 
 the event id in `processed_event`, calls these handlers with a repository on that same connection, and
 commits. So the inbox row, the points credit and the queued e-mail are one atomic fact; nothing here
 talks to SMTP (the sender loop does, after commit).
+
+The credit and the inbox row never depend on the e-mail: an e-mail that cannot be rendered (the
+directory's address is not one, a line break in a name, any rendering bug) is recorded as FAILED with
+the reason and the event still commits; raising here would retry the event, send it to the DLQ and
+roll the credit back with it.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ticketing.events import BookingConfirmed, BookingFailed, RefundIssued
 from ticketing.logs import log_action
 
-from notifier.adapters.repository import NotifierRepository, QueuedEmail
+from notifier.adapters.repository import NotifierRepository, QueuedEmail, UnrenderableEmail
 from notifier.domain import messages
+from notifier.domain.addresses import InvalidAddress
+from notifier.domain.delivery import INVALID_ADDRESS, UNRENDERABLE
 from notifier.domain.messages import Contact, Envelope
 from notifier.domain.points import points_for
+from notifier.domain.rendering import RenderedEmail
 from notifier.domain.tickets import TicketPayload, sign_ticket
+from notifier.service_layer.metrics import EMAILS_FAILED
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +41,40 @@ class NotifyPolicy:
     mail_from: str
     signing_key: Ed25519PrivateKey
     cents_per_point: int = 100
+
+
+def discount_cents(event: BookingConfirmed) -> int:
+    # DESIGN.md section 4: BookingConfirmed carries discountCents; read through model_dump so this works
+    # with catalogues from before the field was added (then there is no discount to show).
+    return int(event.data.model_dump().get("discountCents", 0))
+
+
+def compose_ticket(event: BookingConfirmed, env: Envelope, policy: NotifyPolicy) -> RenderedEmail:
+    # amountCents is what the customer paid (after the voucher discount): points are earned on that.
+    paid = event.data.amountCents
+    ticket = sign_ticket(TicketPayload(str(event.bookingId), event.showtimeId, tuple(event.data.seats)),
+                         policy.signing_key)
+    return messages.render_ticket(env, list(event.data.seats), paid, discount_cents(event),
+                                  points_for(paid, policy.cents_per_point), ticket)
+
+
+def compose(event: AnyEvent, contact: Contact, policy: NotifyPolicy) -> RenderedEmail:
+    """The e-mail an event sends to a contact (also used to render a FAILED e-mail again)."""
+    env = _envelope(event, KINDS[event.type], contact, policy)
+    if isinstance(event, BookingConfirmed):
+        return compose_ticket(event, env, policy)
+    if isinstance(event, RefundIssued):
+        return messages.render_refund(env, event.data.amountCents, event.data.refundId)
+    return messages.render_booking_failed(env, event.data.reason)
+
+
+KINDS = {"BookingConfirmed": messages.TICKET, "RefundIssued": messages.REFUND,
+         "BookingFailed": messages.BOOKING_FAILED}
+
+
+def render_failure(exc: Exception) -> tuple[str, str]:
+    """(reason label, error text) of an e-mail that could not be rendered."""
+    return (INVALID_ADDRESS if isinstance(exc, InvalidAddress) else UNRENDERABLE), f"{type(exc).__name__}: {exc}"
 
 
 async def _contact(event: AnyEvent, repo: NotifierRepository) -> Contact | None:
@@ -49,12 +93,24 @@ def _envelope(event: AnyEvent, kind: str, contact: Contact, policy: NotifyPolicy
                     sender=policy.mail_from)
 
 
-async def _enqueue(repo: NotifierRepository, event: AnyEvent, env: Envelope, message: bytes) -> None:
-    queued = await repo.enqueue_email(QueuedEmail(
-        event_id=event.eventId, kind=env.kind, booking_id=event.bookingId, customer_id=event.customerId,
-        recipient=env.contact.email, message_id=messages.message_id(env.event_id, env.kind), message=message))
-    log_action(logger, "notify.queued" if queued else "notify.already_queued", kind=env.kind,
-               booking_id=env.booking_id, event_id=env.event_id)
+async def _enqueue(repo: NotifierRepository, event: AnyEvent, contact: Contact, policy: NotifyPolicy) -> None:
+    kind = KINDS[event.type]
+    email = QueuedEmail(event_id=event.eventId, kind=kind, booking_id=event.bookingId,
+                        customer_id=event.customerId, message_id=messages.message_id(str(event.eventId), kind),
+                        event_json=event.model_dump_json())
+    fields: dict[str, Any] = {"kind": kind, "booking_id": str(event.bookingId), "event_id": str(event.eventId)}
+    try:
+        rendered = compose(event, contact, policy)
+    except Exception as exc:  # pure code only: whatever it is, it must not take the credit back
+        reason, error = render_failure(exc)
+        if await repo.record_unrenderable(UnrenderableEmail(email, contact.email, reason, error)):
+            EMAILS_FAILED.labels(reason).inc()
+            log_action(logger, "email.failed", "e-mail not rendered; fix the address, then "
+                       "`python -m notifier.emails retry`", level=logging.ERROR, reason=reason, error=error,
+                       customer_id=event.customerId, **fields)
+        return
+    queued = await repo.enqueue_email(email, rendered)
+    log_action(logger, "notify.queued" if queued else "notify.already_queued", **fields)
 
 
 async def notify_booking_confirmed(event: BookingConfirmed, repo: NotifierRepository,
@@ -69,25 +125,17 @@ async def notify_booking_confirmed(event: BookingConfirmed, repo: NotifierReposi
     log_action(logger, "points.credited", booking_id=str(event.bookingId), customer_id=event.customerId,
                points=points)
     contact = await _contact(event, repo)
-    if contact is None:
-        return
-    ticket = sign_ticket(TicketPayload(str(event.bookingId), event.showtimeId, tuple(event.data.seats)),
-                         policy.signing_key)
-    env = _envelope(event, messages.TICKET, contact, policy)
-    await _enqueue(repo, event, env, messages.render_ticket(env, list(event.data.seats),
-                                                            event.data.amountCents, points, ticket))
+    if contact is not None:
+        await _enqueue(repo, event, contact, policy)
 
 
 async def notify_refund_issued(event: RefundIssued, repo: NotifierRepository, policy: NotifyPolicy) -> None:
     contact = await _contact(event, repo)
     if contact is not None:
-        env = _envelope(event, messages.REFUND, contact, policy)
-        await _enqueue(repo, event, env, messages.render_refund(env, event.data.amountCents,
-                                                                event.data.refundId))
+        await _enqueue(repo, event, contact, policy)
 
 
 async def notify_booking_failed(event: BookingFailed, repo: NotifierRepository, policy: NotifyPolicy) -> None:
     contact = await _contact(event, repo)
     if contact is not None:
-        env = _envelope(event, messages.BOOKING_FAILED, contact, policy)
-        await _enqueue(repo, event, env, messages.render_booking_failed(env, event.data.reason))
+        await _enqueue(repo, event, contact, policy)

@@ -20,25 +20,17 @@ ON CONFLICT (booking_id) DO NOTHING
 RETURNING booking_id;
 
 -- name: enqueue_email
--- Queue one rendered e-mail; a second insert for the same (event, kind) is a no-op.
-INSERT INTO email_outbox (event_id, kind, booking_id, customer_id, recipient, message_id, message)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+-- Queue one rendered e-mail (with the event it came from); a second insert for the same (event, kind) is a no-op.
+INSERT INTO email_outbox (event_id, kind, booking_id, customer_id, recipient, message_id, message,
+                          recipient_ascii, message_ascii, event)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb)
 ON CONFLICT DO NOTHING
 RETURNING id;
 
--- name: claim_pending_emails
--- Oldest pending e-mails, locked for this sender until its transaction ends (other senders skip them).
-SELECT id, recipient, message_id, message FROM email_outbox
-WHERE status = 'PENDING'
-ORDER BY id
-LIMIT $1
-FOR UPDATE SKIP LOCKED;
-
--- name: mark_email_sent
--- The SMTP server accepted the message.
-UPDATE email_outbox SET status = 'SENT', sent_at = now(), attempts = attempts + 1, last_error = NULL
-WHERE id = $1;
-
--- name: record_email_failure
--- Keep the row pending; the next pass retries it.
-UPDATE email_outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1;
+-- name: enqueue_unrenderable_email
+-- Record an e-mail that could not be rendered (e.g. not an address) as FAILED, so operators see it.
+INSERT INTO email_outbox (event_id, kind, booking_id, customer_id, recipient, message_id, event,
+                          status, failed_at, failure_reason, last_error)
+VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, 'FAILED', now(), $8, $9)
+ON CONFLICT DO NOTHING
+RETURNING id;

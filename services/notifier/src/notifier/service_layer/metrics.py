@@ -1,0 +1,12 @@
+"""The notifier's e-mail counters (served on /metrics by the faust web server)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+EMAILS_SENT = Counter("notifier_emails_sent_total", "E-mails accepted by the SMTP server")
+EMAILS_DEFERRED = Counter("notifier_email_send_errors_total",
+                          "SMTP attempts that failed and will be retried, by failure kind", ["kind"])
+# reason: rejected, smtputf8_unsupported, attempts_exhausted, too_old, invalid_address, unrenderable
+EMAILS_FAILED = Counter("notifier_emails_failed_total", "E-mails given up on (status FAILED), by reason",
+                        ["reason"])
