@@ -75,12 +75,16 @@ async def cancel(c: Customer, j: Journey, rng: random.Random) -> None:
 
 
 async def cancel_race(c: Customer, j: Journey, rng: random.Random) -> None:
-    """Cancel at the same moment as the checkout, or as the payment (issue 11, case 4)."""
+    """Cancel while the checkout runs, or at the moment of the payment (issue 11, case 4: a session made
+    while the hold is being cancelled must not take money that is never given back)."""
     if not (await c.take_hold(j, rng)):
         return
     voucher = c.pick_voucher(rng, 0.4)
     if rng.random() < 0.5:
-        co, _ = await asyncio.gather(c.checkout(j, voucher), c.cancel(j))
+        async def cancel_soon() -> None:
+            await asyncio.sleep(rng.uniform(0.0, 0.4))  # somewhere between the hold check and the session
+            await c.cancel(j)
+        co, _ = await asyncio.gather(c.checkout(j, voucher), cancel_soon())
         if co:
             await c.pay_page(j, co)
         return

@@ -11,9 +11,9 @@ Size and seed come from the environment, so CI runs a short one and a soak run a
                               for a few seats and a few voucher uses
 
 The nemesis, at fixed fractions of the run: SIGSTOP payment-service's worker for 3 s while callbacks and
-refunds flow (R13), kill -9 one consumer process (chosen by the seed) and restart it (R7), SIGSTOP the
-gateway simulator for 5 s (a gateway that does not answer while refunds and reconciliation call it), SIGSTOP
-hold-service's API for 3 s (R13).
+refunds flow (R13), SIGSTOP the gateway simulator for 5 s (a gateway that does not answer while refunds and
+reconciliation call it), SIGSTOP hold-service's API for 3 s (R13), then kill -9 one consumer process (chosen
+by the seed) and restart it (R7).
 """
 
 from __future__ import annotations
@@ -115,19 +115,21 @@ async def nemesis(stack: Stack, history: History, cfg: RunConfig, t0: float) -> 
         await stack.pause(name, seconds)
         history.nemesis("pause", "ok", process=name, seconds=seconds)
 
+    # The kill comes late: a restart costs seconds of CPU (imports) and, on a busy machine, stalls the saga
+    # long after it; the pauses come first so their effects are seen while everything else runs.
     victim = random.Random(f"{cfg.seed}:nemesis").choice(VICTIMS)
     await at(0.25)
     await pause("pay-worker", 3.0)
-    await at(0.45)
+    await at(0.40)
+    await pause("simulator", 5.0)
+    await at(0.60)
+    await pause("hold-api", 3.0)
+    await at(0.75)
     history.nemesis("kill", "invoke", process=victim, signal="SIGKILL")
     stack.kill(victim)
     history.nemesis("kill", "ok", process=victim)
     await asyncio.to_thread(stack.restart, victim)
     history.nemesis("restart", "ok", process=victim)
-    await at(0.60)
-    await pause("simulator", 5.0)
-    await at(0.75)
-    await pause("hold-api", 3.0)
 
 
 async def run_journeys(stack: Stack, cfg: RunConfig) -> RunResult:

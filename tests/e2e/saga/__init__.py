@@ -21,7 +21,7 @@ from .quiesce import Rest, wait_for_rest
 from .scope import Scope, Sources
 from .verdict import Check
 
-__all__ = ["Scope", "Sources", "Verdict", "check"]
+__all__ = ["Scope", "Sources", "Verdict", "check", "judge"]
 
 
 @dataclass
@@ -42,7 +42,8 @@ class Verdict:
     def failed(self) -> list[Check]:
         return [c for c in self.checks if c.violations]
 
-    def report(self, samples: int = 5) -> str:
+    def report(self, samples: int | None = 5) -> str:
+        """The figures and every invariant; `samples` violations of each (None: all)."""
         f = self.facts
         lines = [f"saga check: {len(f.showtimes)} showtimes, {len(f.vouchers)} vouchers, {len(f.bookings)} bookings, "
                  f"{len(f.payments)} payments, {len(f.events)} events ({f.redelivered} redelivered copies), "
@@ -64,6 +65,8 @@ class Verdict:
         lines.extend(f"note: {n}" for n in sorted(set(f.notes)))
         lines.append(f"invariants checked: {len(self.checks)}, facts checked: {sum(c.checked for c in self.checks)}, "
                      f"violations: {self.violations}")
+        if vacuous := [c.name for c in self.checks if not c.checked]:
+            lines.append(f"vacuous this run (nothing to check, e.g. no booking confirmed): {', '.join(vacuous)}")
         for c in self.checks:
             lines.append(f"  {'FAIL' if c.violations else 'ok  '} {c.name:<40} checked {c.checked:>5}  "
                          f"violations {len(c.violations):>4}  ({c.rule})")
@@ -71,13 +74,8 @@ class Verdict:
         return "\n".join(lines)
 
 
-async def check(scope: Scope, sources: Sources, history: History | None = None, *,
-                rest_timeout: float = 60.0) -> Verdict:
-    scope = await resolve(scope, sources)
-    rest = await wait_for_rest(scope, sources, rest_timeout)
-    started = time.monotonic()
-    facts = await collect(scope, sources)
-    read_seconds = time.monotonic() - started
+def judge(facts: Facts, sources: Sources, history: History | None = None) -> tuple[list[Check], int]:
+    """Every invariant over facts already read; also how many e-mails another run's notifier delivered."""
     tickets, foreign = notify.tickets(facts, sources)
     moves, replay = seatmap.replay(facts)
     checks = [
@@ -91,7 +89,19 @@ async def check(scope: Scope, sources: Sources, history: History | None = None, 
     ]
     if history is not None:
         checks += [calls.no_bare_errors(history), calls.acknowledged_exists(history, facts),
-                   calls.vouchers_as_contracted(history)]
+                   calls.customers_cannot_move_uses(history), calls.quotes_answer(history),
+                   calls.retry_gets_voucher_again(history)]
+    return checks, foreign
+
+
+async def check(scope: Scope, sources: Sources, history: History | None = None, *,
+                rest_timeout: float = 60.0) -> Verdict:
+    scope = await resolve(scope, sources)
+    rest = await wait_for_rest(scope, sources, rest_timeout)
+    started = time.monotonic()
+    facts = await collect(scope, sources)
+    read_seconds = time.monotonic() - started
+    checks, foreign = judge(facts, sources, history)
     if not rest.reached:
         checks.append(Check("rest", "the saga comes to rest (nothing HELD or PENDING, outboxes drained, lags 0)",
                             1, [f"still moving after {rest.waited:.0f} s: {rest.unsettled}"]))

@@ -19,6 +19,7 @@ from pathlib import Path
 from dotenv import dotenv_values
 
 from . import check
+from .history import History
 from .scope import Scope, Sources, consumer_groups
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -53,12 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sim-url", default="http://127.0.0.1:8010")
     parser.add_argument("--mail-dir", default=str(ROOT / "var" / "mail"), help="the SMTP sink's folder ('' = skip)")
     parser.add_argument("--rest-timeout", type=float, default=120.0, help="seconds to wait for rest")
+    parser.add_argument("--history", help="a journey run's history.jsonl: adds the checks of what callers saw")
     args = parser.parse_args(argv)
     showtimes = _ids(args.showtimes)
     scope = Scope(showtimes={int(s) for s in showtimes} if showtimes is not None else None,
                   vouchers=_ids(args.vouchers))
-    verdict = asyncio.run(check(scope, sources_from(args), rest_timeout=args.rest_timeout))
-    print(verdict.report())
+    history = History.load(Path(args.history)) if args.history else None
+    verdict = asyncio.run(check(scope, sources_from(args), history, rest_timeout=args.rest_timeout))
+    print(verdict.report(samples=None))
     return 1 if verdict.violations else 0
 
 

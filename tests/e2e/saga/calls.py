@@ -35,18 +35,29 @@ def acknowledged_exists(history: History, facts: Facts) -> Check:
     return check
 
 
-def vouchers_as_contracted(history: History) -> Check:
-    """Voucher uses belong to payment-service: a customer may quote, never release or confirm; and a declined
-    payment gives its use back, so the retried checkout of the same hold gets the voucher again."""
-    check = Check("calls.voucher_contract", "customers get 404 on reservations, 200 on quotes; a declined "
-                                            "attempt's voucher is granted again to the retry")
+def customers_cannot_move_uses(history: History) -> Check:
+    """Voucher uses belong to payment-service (DESIGN.md section 3): a customer releasing or confirming one
+    gets 404, or he could free his use and be discounted again (issue 11 case 1, RELIABILITY.md S5)."""
+    check = Check("calls.customer_cannot_move_uses", "a customer's release or confirm of a voucher use is 404")
     for op in history.completions():
         if op["f"] in ("voucher_release", "voucher_confirm"):
-            check.expect(op.get("status") == 404, f"customer {op['f']} of {op['value']} answered {op.get('status')} "
-                                                  f"(contract: 404, only payment-service may)")
-        elif op["f"] == "quote":
-            check.expect(op.get("status") == 200 and "eligible" in op.get("body", {}),
-                         f"GET /vouchers/{op['value']['code']}/quote answered {op.get('status')} {op.get('error')}")
+            check.expect(op.get("status") == 404, f"customer {op['f']} of {op['value']} answered {op.get('status')}")
+    return check
+
+
+def quotes_answer(history: History) -> Check:
+    check = Check("calls.quote", "GET /vouchers/{code}/quote answers 200 {code, eligible, discountAmount, reason}")
+    for op in history.completions("quote"):
+        check.expect(op.get("status") == 200 and "eligible" in op.get("body", {}),
+                     f"GET /vouchers/{op['value']['code']}/quote answered {op.get('status')} {op.get('error')}")
+    return check
+
+
+def retry_gets_voucher_again(history: History) -> Check:
+    """orderId = paymentId: a declined attempt gives its use back, so the next checkout of the same hold with
+    the same voucher is discounted again (issue 11 case 2). The journey tried three times, a second apart."""
+    check = Check("calls.retry_gets_voucher_again", "after a declined payment, a new checkout of the same hold "
+                                                    "with the same voucher is not refused ALREADY_USED")
     for j in history.journeys.values():
         if "declined" in j.notes:
             check.expect("retry_refused_already_used" not in j.notes,

@@ -84,6 +84,19 @@ class History:
         return (op for op in self.ops if op["type"] != "invoke" and op["process"] != "nemesis"
                 and (f is None or op["f"] == f))
 
+    @classmethod
+    def load(cls, path: Path) -> History:
+        """A history written by dump()."""
+        history = cls()
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if "journey" in record and isinstance(record["journey"], dict):
+                j = Journey(**record["journey"])
+                history.journeys[j.id] = j
+            else:
+                history.ops.append(record)
+        return history
+
     def dump(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w") as fh:
