@@ -10,10 +10,10 @@ Size and seed come from the environment, so CI runs a short one and a soak run a
                               showtime of the current one sold out, so any length of run keeps competing
                               for a few seats and a few voucher uses
 
-The nemesis, at fixed fractions of the run: SIGSTOP payment-service's worker for 3 s while callbacks and
-refunds flow (R13), SIGSTOP the gateway simulator for 5 s (a gateway that does not answer while refunds and
-reconciliation call it), SIGSTOP hold-service's API for 3 s (R13), then kill -9 one consumer process (chosen
-by the seed) and restart it (R7).
+The nemesis, at fixed fractions of the run (of each minute of a longer run): SIGSTOP payment-service's
+worker for 3 s while callbacks and refunds flow (R13), SIGSTOP the gateway simulator for 5 s (a gateway that
+does not answer while refunds and reconciliation call it), SIGSTOP hold-service's API for 3 s (R13), then
+kill -9 one consumer process (chosen by the seed) and restart it (R7).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ PRICE_CENTS = 1200
 # code suffix, flash sale, total limit, discount: limits small enough to run out within a wave
 VOUCHERS = (("N", False, 3, 300), ("M", False, 6, 150), ("F", True, 2, 400), ("G", True, 5, 200))
 VICTIMS = ("hold-worker", "pay-worker", "voucher-worker", "notifier-worker")
+NEMESIS_CYCLE_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -107,29 +108,34 @@ async def open_wave(shop: Shop, admin: dict[str, str], tag: str, base: int, numb
 
 
 async def nemesis(stack: Stack, history: History, cfg: RunConfig, t0: float) -> None:
-    async def at(fraction: float) -> None:
-        await asyncio.sleep(max(0.0, t0 + fraction * cfg.seconds - time.monotonic()))
+    """One cycle of faults per NEMESIS_CYCLE_SECONDS of run (at least one): a soak run repeats them."""
+    cycles = max(1, int(cfg.seconds // NEMESIS_CYCLE_SECONDS))
+    span = cfg.seconds / cycles
+
+    async def at(cycle: int, fraction: float) -> None:
+        await asyncio.sleep(max(0.0, t0 + (cycle + fraction) * span - time.monotonic()))
 
     async def pause(name: str, seconds: float) -> None:
         history.nemesis("pause", "invoke", process=name, seconds=seconds)
         await stack.pause(name, seconds)
         history.nemesis("pause", "ok", process=name, seconds=seconds)
 
-    # The kill comes late: a restart costs seconds of CPU (imports) and, on a busy machine, stalls the saga
-    # long after it; the pauses come first so their effects are seen while everything else runs.
-    victim = random.Random(f"{cfg.seed}:nemesis").choice(VICTIMS)
-    await at(0.25)
-    await pause("pay-worker", 3.0)
-    await at(0.40)
-    await pause("simulator", 5.0)
-    await at(0.60)
-    await pause("hold-api", 3.0)
-    await at(0.75)
-    history.nemesis("kill", "invoke", process=victim, signal="SIGKILL")
-    stack.kill(victim)
-    history.nemesis("kill", "ok", process=victim)
-    await asyncio.to_thread(stack.restart, victim)
-    history.nemesis("restart", "ok", process=victim)
+    for cycle in range(cycles):
+        # The kill comes last: a restart costs seconds of CPU (imports) and, on a busy machine, stalls the
+        # saga long after it; the pauses come first so their effects are seen while everything else runs.
+        victim = random.Random(f"{cfg.seed}:nemesis:{cycle}").choice(VICTIMS)
+        await at(cycle, 0.25)
+        await pause("pay-worker", 3.0)
+        await at(cycle, 0.40)
+        await pause("simulator", 5.0)
+        await at(cycle, 0.60)
+        await pause("hold-api", 3.0)
+        await at(cycle, 0.75)
+        history.nemesis("kill", "invoke", process=victim, signal="SIGKILL")
+        stack.kill(victim)
+        history.nemesis("kill", "ok", process=victim)
+        await asyncio.to_thread(stack.restart, victim)
+        history.nemesis("restart", "ok", process=victim)
 
 
 async def run_journeys(stack: Stack, cfg: RunConfig) -> RunResult:

@@ -203,3 +203,16 @@ def test_what_callers_saw_is_checked_against_the_contract() -> None:
     j.notes += ["declined", "voucher_already_used", "retry_refused_already_used"]
     assert {"calls.no_bare_5xx", "calls.customer_cannot_move_uses", "calls.quote",
             "calls.acknowledged_committed", "calls.retry_gets_voucher_again"} <= failing(world(), history)
+
+
+def test_a_ticket_another_runs_notifier_sent_is_not_counted_lost() -> None:
+    """The test database is shared: another run's sender may claim our queued e-mail and deliver it to its
+    own sink. Known from our notifier's log, that is not a loss; an e-mail our notifier sent and the sink
+    does not have is."""
+    facts = world()
+    facts.mail = []
+    facts.sent_here = set()
+    checks, foreign = judge(facts, SOURCES)
+    assert foreign == 1 and "mail.one_ticket" not in {c.name for c in checks if c.violations}
+    facts.sent_here = {"<e6.ticket@n>"}
+    assert "mail.one_ticket" in failing(facts)

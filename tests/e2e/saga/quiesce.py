@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 import asyncpg
+from aiokafka.errors import KafkaError
 
 from .offsets import KafkaView, Offsets
 from .scope import Scope, Sources
@@ -83,7 +84,10 @@ async def wait_for_rest(scope: Scope, sources: Sources, timeout: float) -> Rest:
 async def _lagging(kafka: KafkaView, groups: dict[str, list[str]], targets: dict[str, Offsets],
                    deadline: float) -> dict[str, int]:
     while True:
-        lags = {f"lag {g}": n for g, n in (await kafka.lags(groups, targets)).items() if n}
+        try:
+            lags = {f"lag {g}": n for g, n in (await kafka.lags(groups, targets)).items() if n}
+        except KafkaError as exc:  # the shared broker restarting: ask again until the deadline
+            lags = {repr(exc): 1}
         if not lags or time.monotonic() >= deadline:
             return lags
         await asyncio.sleep(0.5)

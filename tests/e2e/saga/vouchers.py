@@ -48,7 +48,7 @@ def one_use_per_payment(facts: Facts) -> Check:
                      f"{r['voucher_code']}: use {r['status']} with orderId {r['order_id']}, which is no payment "
                      f"with this voucher" + (" (it is a bookingId)" if r["order_id"] in facts.bookings else ""))
     for pid, p in facts.payments.items():
-        if p["voucher_code"] and p["discount_cents"] > 0:
+        if p["voucher_code"] in facts.vouchers and p["discount_cents"] > 0:
             r = uses.get(pid)
             check.expect(r is not None and r["status"] == EXPECTED[p["status"]],
                          f"payment {pid} ({p['status']}, {p['discount_cents']} off with {p['voucher_code']}) has "
