@@ -156,7 +156,7 @@ SCENARIOS: dict[str, tuple[float, Step]] = {
     "book": (4.0, book),
     "decline_then_retry": (2.0, decline_then_retry),
     "cancel": (1.5, cancel),
-    "cancel_race": (1.0, cancel_race),
+    "cancel_race": (1.5, cancel_race),
     "never_pay": (1.0, never_pay),
     "pay_late": (1.0, pay_late),
     "late_callback": (1.0, late_callback),
