@@ -3,8 +3,8 @@ R7 (a consumer killed with -9 once) and R15 (booking-events rebuild every seat m
 real process (stack.py), then the checker (saga/) over the four schemas, the topic, the gateway and the mail.
 
     .venv/bin/pytest -p no:cacheprovider tests/e2e/test_saga_journeys.py -q -s       # ~30 s of journeys
-    JOURNEY_SEED=7 JOURNEY_CUSTOMERS=60 JOURNEY_SECONDS=600 \\
-        .venv/bin/pytest -p no:cacheprovider tests/e2e/test_saga_journeys.py -q -s -o timeout=1800   # soak
+    JOURNEY_SEED=7 JOURNEY_CUSTOMERS=60 JOURNEY_SECONDS=900 \\
+        .venv/bin/pytest -p no:cacheprovider tests/e2e/test_saga_journeys.py -q -s -o timeout=2400   # soak
 
 The report (journeys, outcomes, invariants, violations) is printed and written next to the history
 (var/log/tests/e2e-saga/<run>/); a failing run lists every violated invariant with examples.
