@@ -1,5 +1,5 @@
 """RELIABILITY.md R8-R11, S1, BOLA on checkout and checkout crash-safety, end to end: hold-service,
-payment-service, the simulator and real Kafka. Invariants are read from Postgres."""
+payment-service, the simulator and real Kafka (tests/e2e/stack.py). Invariants are read from Postgres."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import hmac
 import json
 import time
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,9 +18,36 @@ import asyncpg
 import httpx
 import pytest
 from ticketing.auth import issue_token
+from ticketing.pytest_plugin import env
 from ticketing.testing import eventually, free_port, service_process
 
-from .conftest import HOLD_TTL, LOGS, SECRET
+from .stack import WEBHOOK_SECRET as SECRET
+from .stack import Timings, start_stack
+
+LOGS = Path(__file__).resolve().parents[2] / "var" / "log" / "tests" / "e2e-payments"
+# Long enough for the crash test's two process starts on a busy 2-core machine, short for R9 and R10.
+HOLD_TTL, RECONCILE_AFTER = 20, 20
+
+
+@dataclass
+class PaymentStack:
+    hold_url: str
+    pay_url: str
+    sim_url: str
+    hold_dsn: str
+    pay_dsn: str
+    pay_env: dict[str, str]
+    jwt_secret: str
+
+
+@pytest.fixture(scope="module")
+def stack(migrated_dsn, kafka_bootstrap, redis_url, tmp_path_factory) -> Iterator[PaymentStack]:  # type: ignore[no-untyped-def]
+    timings = Timings(hold_ttl=HOLD_TTL, sweep_interval=1, reconcile_after=RECONCILE_AFTER, reconcile_interval=1)
+    with start_stack(migrated_dsn, bootstrap=kafka_bootstrap, redis_url=redis_url, jwt_secret=env("JWT_SECRET"),
+                     mail_dir=tmp_path_factory.mktemp("payments-mail"), logs=LOGS, timings=timings,
+                     services=("sim", "hold", "pay")) as s:
+        yield PaymentStack(hold_url=s.url["hold"], pay_url=s.url["pay"], sim_url=s.url["sim"], hold_dsn=s.dsn["hold"],
+                           pay_dsn=s.dsn["payment"], pay_env=s.procs["pay-api"].env, jwt_secret=s.jwt_secret)
 
 pytestmark = pytest.mark.e2e
 
