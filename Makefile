@@ -6,7 +6,7 @@ PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
         lint test test-unit test-deploy images compose-up compose-down helm-lint \
-        bench bench-tools bench-outbox bench-holds bench-vouchers token
+        bench bench-tools bench-outbox bench-holds bench-vouchers token contract-tools
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -57,7 +57,7 @@ lint: venv ## ruff, mypy (strict) and the import-linter architecture contracts
 
 # The deployment tests (images, compose, chart) run in the background beside lint and the main suite; `make
 # test` fails if either fails.
-test: infra topics migrate-test ## infra (idempotent) + lint + every test against real Kafka, Postgres, Redis
+test: infra topics migrate-test contract-tools ## infra (idempotent) + lint + every test against real Kafka, Postgres, Redis
 	@deploy/tests/background.sh start
 	@rc=0; $(MAKE) --no-print-directory lint && $(PYTEST) -p no:cacheprovider || rc=$$?; \
 	  deploy/tests/background.sh wait || rc=1; exit $$rc
@@ -80,6 +80,10 @@ helm-lint: ## helm lint --strict with the default and the external-infrastructur
 
 test-unit: venv ## fast tests only (no infrastructure)
 	$(PYTEST) -m "not integration and not e2e and not reliability" -q
+
+contract-tools: ## kcat (Debian) and the AsyncAPI 3.0 JSON Schema (npm @asyncapi/specs), for tests/contract
+	@command -v kcat >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q kcat; }
+	@deploy/local/asyncapi_schema.sh
 
 bench: bench-outbox bench-holds bench-vouchers ## every benchmark (prints figures; not pass/fail)
 

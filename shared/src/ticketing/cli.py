@@ -3,6 +3,7 @@
     ticketing token --sub 7 --role customer      print a JWT signed with JWT_SECRET (.env)
     ticketing topics                             create the Kafka topics (idempotent)
     ticketing wait-kafka --timeout 120           wait for a real metadata answer
+    ticketing contract write|check DIR           the event schemas generated from the catalogue
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import argparse
 import asyncio
 import sys
 import time
+from pathlib import Path
 
+from ticketing import contract
 from ticketing.auth import ROLES, issue_token
 from ticketing.kafka import create_topics, kafka_reachable
 from ticketing.settings import ServiceSettings
@@ -41,6 +44,18 @@ def _wait_kafka(args: argparse.Namespace) -> int:
     return 1
 
 
+def _contract(args: argparse.Namespace) -> int:
+    folder = Path(args.folder)
+    if args.action == "write":
+        print(f"contract: wrote {len(contract.write(folder))} schemas to {folder}")
+        return 0
+    stale = contract.differences(folder)
+    if stale:
+        print(f"contract: {folder} differs from the catalogue: {', '.join(stale)} (run: ticketing contract "
+              f"write {folder})", file=sys.stderr)
+    return 1 if stale else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ticketing", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     wait = sub.add_parser("wait-kafka", help="wait until Kafka answers metadata requests")
     wait.add_argument("--timeout", type=float, default=120)
     wait.set_defaults(run=_wait_kafka)
+    schemas = sub.add_parser("contract", help="the event schemas generated from the catalogue")
+    schemas.add_argument("action", choices=["write", "check"])
+    schemas.add_argument("folder", nargs="?", default="docs/events/schemas")
+    schemas.set_defaults(run=_contract)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

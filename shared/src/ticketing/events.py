@@ -36,27 +36,41 @@ def utcnow() -> datetime:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Producers are strict (nothing outside the contract is sent); the published schemas (ticketing.contract)
+    # mark defaulted fields required, since every message carries them.
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_serialization_defaults_required=True)
+
+
+_SEAT_MAP_VERSION = ("The showtime's seat-map version after this change: +1 per change, no gap. Applying a "
+                     "showtime's SeatsHeld, SeatsReleased and BookingConfirmed in this order reproduces its seat map.")
 
 
 # --- booking-events payloads -------------------------------------------------------------------
 
 class SeatsHeldData(_Model):
+    """A customer holds these seats until expiresAt (all or nothing); they are HELD."""
+
     holdId: uuid.UUID
-    seats: list[str]
-    expiresAt: datetime
-    amountCents: int
-    seatMapVersion: int
+    seats: list[str] = Field(description="Seat codes, sorted (e.g. F5, F6).")
+    expiresAt: datetime = Field(description="When the hold ends unless paid (lazy expiry: no event is needed "
+                                            "for the seats to be free again; SeatsReleased follows).")
+    amountCents: int = Field(description="The seats' price, before any voucher discount.")
+    seatMapVersion: int = Field(description=_SEAT_MAP_VERSION)
 
 
 class SeatsReleasedData(_Model):
+    """A hold ended without a booking; these seats are AVAILABLE again."""
+
     holdId: uuid.UUID
-    seats: list[str]
+    seats: list[str] = Field(description="Only the seats this change freed (a seat another hold took after this "
+                                         "one expired is not named); never empty.")
     reason: Literal["CANCELLED", "EXPIRED"]
-    seatMapVersion: int
+    seatMapVersion: int = Field(description=_SEAT_MAP_VERSION)
 
 
 class CheckoutStartedData(_Model):
+    """A payment attempt for the hold: the customer was sent to the gateway's page."""
+
     paymentId: uuid.UUID
     amountCents: int
     discountCents: int
@@ -65,82 +79,110 @@ class CheckoutStartedData(_Model):
 
 
 class PaymentSucceededData(_Model):
+    """The gateway took the money for this payment."""
+
     paymentId: uuid.UUID
     amountCents: int
 
 
 class PaymentFailedData(_Model):
+    """The payment attempt ended unpaid: declined, or its session expired or was cancelled."""
+
     paymentId: uuid.UUID
     reason: Literal["DECLINED", "EXPIRED"]
 
 
 class BookingConfirmedData(_Model):
+    """The hold's seats are BOOKED for this payment (final)."""
+
     holdId: uuid.UUID
     seats: list[str]
-    amountCents: int  # what the customer paid, after the voucher discount
-    discountCents: int
+    amountCents: int = Field(description="What the customer paid, after the voucher discount.")
+    discountCents: int = Field(description="The voucher discount (0 without one): the price was amountCents + "
+                                           "discountCents.")
     paymentId: uuid.UUID
-    seatMapVersion: int
+    seatMapVersion: int = Field(description=_SEAT_MAP_VERSION)
 
 
 class BookingFailedData(_Model):
+    """The customer paid but the hold could not be booked; the payment is refunded (RefundIssued)."""
+
     paymentId: uuid.UUID
     reason: Literal["HOLD_EXPIRED", "HOLD_RELEASED"]
 
 
 class RefundIssuedData(_Model):
+    """The gateway accepted the refund of this payment."""
+
     paymentId: uuid.UUID
     amountCents: int
     refundId: str
 
 
 class _BookingEnvelope(_Model):
-    eventId: uuid.UUID
+    eventId: uuid.UUID = Field(description="Unique per event; a redelivered copy has the same id (de-duplicate "
+                                           "on it: delivery is at least once).")
     type: str
     version: Literal[1] = 1
     occurredAt: datetime
-    source: str
-    bookingId: uuid.UUID
+    source: str = Field(description="The producing service.")
+    bookingId: uuid.UUID = Field(description="Also the Kafka key: one booking's events are in order.")
     showtimeId: int
     customerId: int
 
 
 class SeatsHeld(_BookingEnvelope):
+    """hold-service: seats held (booking-events, key bookingId)."""
+
     type: Literal["SeatsHeld"] = "SeatsHeld"
     data: SeatsHeldData
 
 
 class SeatsReleased(_BookingEnvelope):
+    """hold-service: a hold cancelled or expired, seats freed."""
+
     type: Literal["SeatsReleased"] = "SeatsReleased"
     data: SeatsReleasedData
 
 
 class CheckoutStarted(_BookingEnvelope):
+    """payment-service: a payment attempt started."""
+
     type: Literal["CheckoutStarted"] = "CheckoutStarted"
     data: CheckoutStartedData
 
 
 class PaymentSucceeded(_BookingEnvelope):
+    """payment-service: the gateway reports the payment paid."""
+
     type: Literal["PaymentSucceeded"] = "PaymentSucceeded"
     data: PaymentSucceededData
 
 
 class PaymentFailed(_BookingEnvelope):
+    """payment-service: the payment attempt ended unpaid."""
+
     type: Literal["PaymentFailed"] = "PaymentFailed"
     data: PaymentFailedData
 
 
 class BookingConfirmed(_BookingEnvelope):
+    """hold-service: the booking is confirmed (seats BOOKED)."""
+
     type: Literal["BookingConfirmed"] = "BookingConfirmed"
     data: BookingConfirmedData
 
 
 class BookingFailed(_BookingEnvelope):
+    """hold-service: a paid booking could not be honoured."""
+
     type: Literal["BookingFailed"] = "BookingFailed"
     data: BookingFailedData
 
 
 class RefundIssued(_BookingEnvelope):
+    """payment-service: the money went back."""
+
     type: Literal["RefundIssued"] = "RefundIssued"
     data: RefundIssuedData
 
@@ -177,6 +219,8 @@ def decode_booking_event(value: bytes) -> BookingEvent:
 # --- voucher-reserved ---------------------------------------------------------------------------
 
 class VoucherReserved(_Model):
+    """voucher-service, flash mode: one use of a voucher reserved for an order (voucher-reserved, key code)."""
+
     eventId: uuid.UUID
     type: Literal["VoucherReserved"] = "VoucherReserved"
     code: str

@@ -1,0 +1,121 @@
+"""A consumer of booking-events that keeps every showtime's seat map, as another team would write one.
+
+It needs only aiokafka (and httpx for the snapshot); nothing of the platform's code. What it shows:
+- de-duplicate on `eventId` (delivery is at least once);
+- apply a showtime's seat events in `seatMapVersion` order: events of different bookings come from
+  different partitions, so a later version can arrive first; it waits in a buffer until the gap closes;
+- a map that starts mid-stream (or sees a gap that does not close) is loaded from
+  `GET /showtimes/{id}/seats`, which gives the map with its version, and then follows the events after it.
+
+    python seat_map_consumer.py --bootstrap 127.0.0.1:9092 [--group my-team-seat-maps] [--hold-url URL]
+                                [--exit-when-idle SECONDS] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer
+
+SEAT_EVENTS = {"SeatsHeld": "HELD", "SeatsReleased": "AVAILABLE", "BookingConfirmed": "BOOKED"}
+
+
+@dataclass
+class SeatMap:
+    version: int = 0  # the last version applied; 0: a new showtime, nothing applied yet
+    seats: dict[str, str] = field(default_factory=dict)  # seat code -> AVAILABLE | HELD | BOOKED
+    waiting: dict[int, dict[str, Any]] = field(default_factory=dict)  # version -> an event that came early
+
+    def offer(self, event: dict[str, Any]) -> list[int]:
+        """Take one seat event; apply it and every buffered one that follows it. Returns the versions applied."""
+        version = event["data"]["seatMapVersion"]
+        if version > self.version:
+            self.waiting[version] = event
+        return self._drain()
+
+    def _drain(self) -> list[int]:
+        applied = []
+        while (following := self.waiting.pop(self.version + 1, None)) is not None:
+            status = SEAT_EVENTS[following["type"]]
+            for seat in following["data"]["seats"]:
+                self.seats[seat] = status
+            self.version += 1
+            applied.append(self.version)
+        return applied
+
+    def load(self, snapshot: dict[str, Any]) -> None:
+        """Start from `GET /showtimes/{id}/seats`; buffered events after its version still apply."""
+        self.version = snapshot["version"]
+        self.seats = {s["code"]: s["status"] for s in snapshot["seats"]}
+        self.waiting = {v: e for v, e in self.waiting.items() if v > self.version}
+        self._drain()
+
+
+class SeatMaps:
+    def __init__(self) -> None:
+        self.maps: dict[int, SeatMap] = {}
+        self.seen: set[str] = set()  # event ids applied or buffered (a real consumer would bound this)
+
+    def handle(self, event: dict[str, Any]) -> None:
+        if event.get("type") not in SEAT_EVENTS or event["eventId"] in self.seen:
+            return  # another type, or a redelivered copy
+        self.seen.add(event["eventId"])
+        self.maps.setdefault(event["showtimeId"], SeatMap()).offer(event)
+
+    def gaps(self) -> list[int]:
+        """Showtimes with events waiting behind a missing version (reload them from the API)."""
+        return [sid for sid, m in self.maps.items() if m.waiting]
+
+
+async def snapshot(hold_url: str, showtime_id: int) -> dict[str, Any]:
+    import httpx
+
+    async with httpx.AsyncClient(base_url=hold_url, timeout=5) as client:
+        response = await client.get(f"/showtimes/{showtime_id}/seats")
+        response.raise_for_status()
+        return dict(response.json())
+
+
+async def run(args: argparse.Namespace) -> SeatMaps:
+    maps = SeatMaps()
+    consumer = AIOKafkaConsumer("booking-events", bootstrap_servers=args.bootstrap, group_id=args.group,
+                                auto_offset_reset="earliest", enable_auto_commit=args.group is not None)
+    await consumer.start()
+    try:
+        idle = 0.0
+        while args.exit_when_idle is None or idle < args.exit_when_idle:
+            batches = await consumer.getmany(timeout_ms=500)
+            idle = 0.0 if batches else idle + 0.5
+            for records in batches.values():
+                for record in records:
+                    maps.handle(json.loads(record.value))
+            if args.hold_url and not batches:
+                for showtime_id in maps.gaps():
+                    maps.maps[showtime_id].load(await snapshot(args.hold_url, showtime_id))
+    finally:
+        await consumer.stop()
+    return maps
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bootstrap", default="127.0.0.1:9092")
+    parser.add_argument("--group", default=None, help="a consumer group (commits offsets); none: read all")
+    parser.add_argument("--hold-url", default=None, help="hold-service, to load a map that has a gap")
+    parser.add_argument("--exit-when-idle", type=float, default=None, help="stop after this many idle seconds")
+    parser.add_argument("--json", action="store_true", help="print the maps as JSON when stopping")
+    args = parser.parse_args()
+    maps = asyncio.run(run(args))
+    if args.json:
+        json.dump({sid: {"version": m.version, "seats": m.seats, "waiting": sorted(m.waiting)}
+                   for sid, m in maps.maps.items()}, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
