@@ -5,7 +5,7 @@ PY := .venv/bin/python
 PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
-        lint test test-unit bench bench-tools bench-outbox bench-holds bench-vouchers token
+        lint test test-unit bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit token
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -60,7 +60,7 @@ test: infra topics migrate-test lint ## infra (idempotent) + lint + every test a
 test-unit: venv ## fast tests only (no infrastructure)
 	$(PYTEST) -m "not integration and not e2e and not reliability" -q
 
-bench: bench-outbox bench-holds bench-vouchers ## every benchmark (prints figures; not pass/fail)
+bench: bench-outbox bench-holds bench-vouchers bench-body-limit ## every benchmark (prints figures; not pass/fail)
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
 	$(PY) tests/bench/bench_outbox.py
@@ -73,3 +73,6 @@ bench-holds: infra topics migrate-test bench-tools ## hold throughput and latenc
 
 bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve throughput and p99, normal vs flash mode
 	$(PY) tests/bench/bench_vouchers.py
+
+bench-body-limit: venv ## CPU per request of the MAX_BODY_BYTES guard, hot and routed POST, in-process
+	$(PY) tests/bench/bench_body_limit.py

@@ -10,3 +10,7 @@ CONSUMED = Counter("consumer_events_total", "Events consumed", ["consumer", "out
 CONSUMER_RETRIES = Counter("consumer_retries_total", "Handler attempts that failed and were retried",
                            ["consumer"])
 HTTP_LATENCY = Histogram("http_request_seconds", "HTTP latency", ["route", "method", "status"])
+OUTBOX_QUARANTINED = Counter("outbox_quarantined_total", "Outbox rows Kafka refused for good, set aside",
+                             ["service"])
+OUTBOX_QUARANTINED_ROWS = Gauge("outbox_quarantined_rows", "Outbox rows in quarantine now (replay them)",
+                                ["service"])
