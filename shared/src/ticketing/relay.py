@@ -31,16 +31,16 @@ booking until an operator acts, and shows: the counter, the quarantine gauge, an
 quarantined` lists each quarantined row with the number of rows waiting behind it. To give a row up
 instead, an operator marks it published by hand, knowing the consumers will never see it.
 
-A row refused by the broker (rather than at enqueue) must not be overtaken by the later rows of its key
-either. The broker refuses a record for its size only above the topic's max.message.bytes, which is never
-below LARGE_ROW_BYTES here (1 MiB by default; aiokafka sends records over its 16 KiB batch size alone in
-their batch). So the later rows of a key are not sent in the same pass as a large row of that key: they
-wait until the broker has answered for it and go out in the next pass, right after (or stay held back if
-it was quarantined). Small rows, nearly all of them, are pipelined as before. Sending them anyway would
-not do: an idempotent producer's next batch is refused (OUT_OF_ORDER_SEQUENCE_NUMBER, a gap in its
-sequence numbers) only when the broker already has a sequence for it, not when the refused record was the
-producer's first on that partition, as after a restart. Rows of other keys that the broker turns away
-with that error after a refusal are simply sent again in the next pass, by a fresh producer.
+A row refused by the broker (not at enqueue) must not be overtaken by the later rows of its key either,
+and by the time the broker answers they could be on their way. The broker refuses a record for its size
+only above the topic's max.message.bytes (1 MiB by default, never set below LARGE_ROW_BYTES here), so the
+later rows of a key are not sent in the same pass as a row of that key larger than LARGE_ROW_BYTES: they
+wait for the broker's answer about it and go out in the next pass, right after it (or stay held back if
+it was quarantined). Nearly all rows are small and pipelined as before. Relying on the idempotent producer
+instead would not do: after a refused batch the broker turns away the producer's later batches of that
+partition (OUT_OF_ORDER_SEQUENCE_NUMBER: a gap in the sequence numbers) only when it already holds a
+sequence of that producer there, not when the refused record was the producer's first, as after a
+restart. Rows of other keys turned away that way are sent again in the next pass, by a fresh producer.
 """
 
 from __future__ import annotations
@@ -83,8 +83,8 @@ PUBLISHED_RETENTION_SECONDS = 86400.0
 # Kafka's rule for topic names; the broker answers INVALID_TOPIC_EXCEPTION to others, but only inside a
 # metadata answer that aiokafka turns into a wait and a timeout, indistinguishable from a missing topic.
 LEGAL_TOPIC = re.compile(r"(?!\.\.?$)[a-zA-Z0-9._-]{1,249}")
-# Rows above this may be refused by the broker for their size; the later rows of their key wait for the
-# answer (see above). aiokafka's default batch size; topics here accept 1 MiB.
+# Rows above this may be refused by the broker for their size, so the later rows of their key wait for its
+# answer (module docstring). aiokafka's batch size: a larger record travels alone in its batch.
 LARGE_ROW_BYTES = 16 * 1024
 
 
@@ -211,16 +211,15 @@ class OutboxRelay:
         try:
             async with asyncio.timeout_at(deadline):
                 for row in rows:
-                    key = (row["topic"], row["message_key"])
-                    if key in waiting:
+                    if waiting and _key(row) in waiting:  # `waiting and`: it is nearly always empty
                         sent.append((row, None))
                         continue
                     try:
                         sent.append((row, await producer.send(**_record(row))))  # type: ignore[attr-defined]
                         if len(row["payload"]) > LARGE_ROW_BYTES:
-                            waiting.add(key)
+                            waiting.add(_key(row))
                     except REFUSED_FOR_GOOD as exc:
-                        waiting.add(key)
+                        waiting.add(_key(row))
                         sent.append((row, exc))
                     except Exception as exc:
                         sent.append((row, exc))
@@ -263,17 +262,15 @@ def _settle(rows: list[asyncpg.Record], sent: list[tuple[asyncpg.Record, _Sent]]
     held: set[tuple[str, str]] = set()
     errors = [(row, state, _error_of(state)) for row, state in sent]  # every future's outcome retrieved
     for row, state, error in errors:
-        key = (row["topic"], row["message_key"])
         if state is None:
             outcome.deferred += 1
-            continue
-        if error is None:
+        elif error is None:
             outcome.published.append(row["id"])
-        elif key in held:
+        elif held and _key(row) in held:
             continue  # a later row of a quarantined key that did not get through: it waits behind it
         elif isinstance(error, REFUSED_FOR_GOOD):
             outcome.quarantined.append((row, error))
-            held.add(key)
+            held.add(_key(row))
             outcome.renew_producer |= isinstance(state, asyncio.Future)
         elif outcome.renew_producer and isinstance(error, OutOfOrderSequenceNumber):
             continue  # refused only for coming after a refused record; a fresh producer sends it next pass
@@ -281,6 +278,11 @@ def _settle(rows: list[asyncpg.Record], sent: list[tuple[asyncpg.Record, _Sent]]
             outcome.failure = error
             break
     return outcome
+
+
+def _key(row: asyncpg.Record) -> tuple[str, str]:
+    """What Kafka orders by: the topic and the message key (one partition)."""
+    return row["topic"], row["message_key"]
 
 
 def _error_of(state: _Sent) -> BaseException | None:

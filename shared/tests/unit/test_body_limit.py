@@ -76,6 +76,17 @@ async def test_a_streamed_body_is_cut_at_the_limit_on_every_path() -> None:
     assert len(read) == 3 and all(n <= LIMIT for n in read)  # the chunk that would pass the limit never came
 
 
+async def test_a_body_longer_than_its_content_length_never_passes_the_limit() -> None:
+    """httpx's in-process transport does not frame the body by its Content-Length, as uvicorn does: the
+    tripwire is what stops it here."""
+    read.clear()
+    async with client() as c:
+        answers = [await c.post(path, content=chunks(50 * LIMIT), headers={"Content-Length": "10"})
+                   for path in ("/normal", "/hot")]
+    assert all(refused(r) for r in answers), [r.text for r in answers]
+    assert len(read) == 2 and all(n <= LIMIT for n in read)
+
+
 async def test_bodies_up_to_the_limit_reach_the_app_whole() -> None:
     async with client() as c:
         declared = await c.post("/hot", content=b"x" * LIMIT)

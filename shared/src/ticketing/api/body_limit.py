@@ -2,18 +2,20 @@
 
 A plain ASGI middleware, the outermost one build_app adds (outside HotPaths, routing, dependencies and
 every endpoint; only Starlette's ServerErrorMiddleware, which reads nothing, is outside it), so no path
-into the app, hot or not, can read more than the limit:
-- a declared Content-Length over the limit is answered at once; the app is not called and the body is
-  never read (the server discards it as it arrives, or drops the connection);
-- a declared Content-Length within the limit goes straight to the app: the server frames the body by it
-  (HTTP/1.1; uvicorn's parsers), so the app cannot receive more than declared. Bytes sent past it are not
-  body: the server reads them as the next request and refuses them (tests/e2e/test_oversized_bodies.py);
-- a body with no Content-Length (chunked), or with Transfer-Encoding whatever its Content-Length says, is
-  counted as it streams: the chunk that would pass the limit is never handed to the app. Its `receive`
-  raises PayloadTooLarge instead (an HTTPException 413, so an endpoint reading the body stops where it is,
-  without a 500 or an error log), and the client gets this middleware's 413, whatever the app answers.
-Cost on the hot path (a declared small body): one scan of the headers, about 1 us of CPU a request;
-counting every body would cost about 3 us (make bench-body-limit).
+into the app, hot or not, reads more than the limit:
+- a declared Content-Length over the limit is answered at once, with `Connection: close`: the app is not
+  called and the server drops the connection rather than read the body;
+- a chunked body (Transfer-Encoding, whatever a Content-Length beside it says) is counted as it streams:
+  the chunk that would pass the limit is never handed to the app. Its `receive` raises PayloadTooLarge
+  instead (an HTTPException 413: an endpoint reading the body stops where it is, without a 500 or an error
+  log), and the client gets this middleware's 413 and `Connection: close`, whatever the app answers;
+- a declared Content-Length within the limit goes to the app with a cheaper tripwire on `receive`: the
+  server frames the body by that length (HTTP/1.1; uvicorn's parsers), bytes sent past it are read as the
+  next request and refused (tests/e2e/test_oversized_bodies.py), so a body that lies about its length
+  never gets past it; should a server hand over more anyway, the app gets PayloadTooLarge, which its
+  handlers answer with the same 413;
+- an HTTP/1.1 request with neither header has no body (RFC 9112, 6.3) and goes straight through.
+Cost: the hot POSTs pay one scan of the headers and the tripwire, GETs only the scan (make bench-body-limit).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from ticketing.api.errors import ApiError
 
 
 class PayloadTooLarge(HTTPException):
+    """What `receive` raises past the limit; the app's HTTPException handler renders it in the contract."""
+
     def __init__(self, max_bytes: int) -> None:
         super().__init__(413, f"the request body is over the limit of {max_bytes} bytes")
 
@@ -39,11 +43,13 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = _declared_length(scope["headers"])
-        if declared is None:
+        length, chunked = _framing(scope["headers"])
+        if chunked or (length is None and not scope.get("http_version", "1.1").startswith("1")):
             await _Guard(self.max_bytes, receive, send).run(self.app, scope)
-        elif declared <= self.max_bytes:
-            await self.app(scope, receive, send)
+        elif length is None:
+            await self.app(scope, receive, send)  # no body
+        elif length <= self.max_bytes:
+            await self.app(scope, _tripwire(receive, self.max_bytes), send)
         else:
             await _refuse(self.max_bytes, scope, receive, send)
 
@@ -85,21 +91,35 @@ class _Guard:
         await self._send(message)
 
 
-def _declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
-    """The Content-Length the server frames the body by; None when the body must be counted instead."""
+def _framing(headers: list[tuple[bytes, bytes]]) -> tuple[int | None, bool]:
+    """(the declared Content-Length, whether the body is chunked); a malformed length counts as chunked
+    (the server refuses it before we are called anyway)."""
     length = None
     for name, value in headers:
         if name == b"content-length":
-            length = value
+            if not value.isdigit():
+                return None, True
+            length = int(value)
         elif name == b"transfer-encoding":
-            return None  # chunked: any Content-Length beside it does not frame the body
-    if length is None or not length.isdigit():
-        return None  # no length, or one the server would refuse anyway: count
-    return int(length)
+            return None, True
+    return length, False
+
+
+def _tripwire(receive: Receive, max_bytes: int) -> Receive:
+    left = max_bytes
+
+    async def counted() -> Message:
+        nonlocal left
+        message = await receive()
+        left -= len(message.get("body", b""))
+        if left < 0:
+            raise PayloadTooLarge(max_bytes)
+        return message
+
+    return counted
 
 
 async def _refuse(max_bytes: int, scope: Scope, receive: Receive, send: Send) -> None:
     # `Connection: close`: the rest of the body is not worth reading to reuse the connection.
-    error = ApiError(413, "PAYLOAD_TOO_LARGE", f"the request body is over the limit of {max_bytes} bytes",
-                     headers={"Connection": "close"})
+    error = ApiError(413, "PAYLOAD_TOO_LARGE", PayloadTooLarge(max_bytes).detail, headers={"Connection": "close"})
     await error.response()(scope, receive, send)
