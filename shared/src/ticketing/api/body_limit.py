@@ -93,16 +93,14 @@ class _Guard:
 
 def _framing(headers: list[tuple[bytes, bytes]]) -> tuple[int | None, bool]:
     """(the declared Content-Length, whether the body is chunked); a malformed length counts as chunked
-    (the server refuses it before we are called anyway)."""
-    length = None
-    for name, value in headers:
-        if name == b"content-length":
-            if not value.isdigit():
-                return None, True
-            length = int(value)
-        elif name == b"transfer-encoding":
-            return None, True
-    return length, False
+    (the server refuses it before we are called anyway). ASGI header names are lower case."""
+    fields = dict(headers)  # cheaper than a loop in Python (this runs for every request)
+    if b"transfer-encoding" in fields:
+        return None, True
+    length = fields.get(b"content-length")
+    if length is None:
+        return None, False
+    return (int(length), False) if length.isdigit() else (None, True)
 
 
 def _tripwire(receive: Receive, max_bytes: int) -> Receive:
