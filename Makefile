@@ -6,7 +6,7 @@ PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
         lint test test-unit test-deploy images compose-up compose-down helm-lint \
-        bench bench-tools bench-outbox bench-holds bench-vouchers token contract-tools
+        bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit token contract-tools
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -85,7 +85,7 @@ contract-tools: ## kcat (Debian) and the AsyncAPI 3.0 JSON Schema (npm @asyncapi
 	@command -v kcat >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q kcat; }
 	@deploy/local/asyncapi_schema.sh
 
-bench: bench-outbox bench-holds bench-vouchers ## every benchmark (prints figures; not pass/fail)
+bench: bench-outbox bench-holds bench-vouchers bench-body-limit ## every benchmark (prints figures; not pass/fail)
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
 	$(PY) tests/bench/bench_outbox.py
@@ -98,3 +98,6 @@ bench-holds: infra topics migrate-test bench-tools ## hold throughput and latenc
 
 bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve throughput and p99, normal vs flash mode
 	$(PY) tests/bench/bench_vouchers.py
+
+bench-body-limit: venv ## CPU per request of the MAX_BODY_BYTES guard, hot and routed POST, in-process
+	$(PY) tests/bench/bench_body_limit.py

@@ -9,3 +9,7 @@ OUTBOX_LAG_SECONDS = Gauge("outbox_oldest_unpublished_seconds", "Age of the olde
 CONSUMED = Counter("consumer_events_total", "Events consumed", ["consumer", "outcome"])
 CONSUMER_RETRIES = Counter("consumer_retries_total", "Handler attempts that failed and were retried",
                            ["consumer"])
+OUTBOX_QUARANTINED = Counter("outbox_quarantined_total", "Outbox rows Kafka refused for good, set aside",
+                             ["service"])
+OUTBOX_QUARANTINED_ROWS = Gauge("outbox_quarantined_rows", "Outbox rows in quarantine now (replay them)",
+                                ["service"])

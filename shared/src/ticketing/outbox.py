@@ -1,8 +1,14 @@
-"""The outbox writer: events join the business transaction, never a request path to Kafka."""
+"""The outbox writer: events join the business transaction, never a request path to Kafka.
+
+Also the operator's side of the quarantine (rows Kafka refused for good, set aside by ticketing.relay):
+list them, put one back in line (`ticketing outbox quarantined|replay`).
+"""
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
+from typing import Literal
 
 import asyncpg
 import orjson
@@ -29,3 +35,30 @@ async def append_message(conn: asyncpg.Connection, event_id: uuid.UUID, message:
 def headers_json(message: Outgoing) -> str:
     """The outbox `headers` column: [[name, value], ...] (Kafka header values are UTF-8 here)."""
     return orjson.dumps([[k, v.decode()] for k, v in message.headers]).decode()
+
+
+async def quarantined(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+    """Rows Kafka refused for good (ticketing.relay), oldest first, with `held_behind`: the later rows of
+    their key that wait for them."""
+    return list(await conn.fetch(QUERIES.quarantined))
+
+
+async def replay(conn: asyncpg.Connection, row_id: int, *, dry_run: bool = False) -> ReplayResult:
+    """Put quarantined row `row_id` back in line; a row not in quarantine is left as it is (idempotent)."""
+    row = await conn.fetchrow(QUERIES.outbox_row, row_id)
+    if row is None:
+        return ReplayResult(row_id, "missing")
+    if row["quarantined_at"] is None:
+        return ReplayResult(row_id, "published" if row["published_at"] else "in line")
+    if dry_run:
+        return ReplayResult(row_id, "quarantined", row["quarantine_error"])
+    replayed = await conn.fetchval(QUERIES.replay, row_id)
+    # None: the relay or another operator changed it between the two statements; say what it is now.
+    return ReplayResult(row_id, "replayed" if replayed else "in line", row["quarantine_error"])
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    row_id: int
+    state: Literal["missing", "published", "in line", "quarantined", "replayed"]
+    error: str | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Secrets that ship in code for local runs; production mode refuses them.
@@ -63,6 +63,8 @@ class ServiceSettings(KafkaSettings):
     db_pool_min: int = Field(default=2, ge=1)
     db_pool_max: int = Field(default=20, ge=1)
     dependency_timeout_seconds: float = Field(default=2.0, gt=0)
+    # A request body over this gets 413 PAYLOAD_TOO_LARGE before it is read whole (ticketing.api.body_limit).
+    max_body_bytes: int = Field(default=65536, ge=1)
 
     def secrets(self) -> dict[str, str]:
         """The secrets production mode must not run with; subclasses add theirs."""
@@ -77,3 +79,30 @@ class ServiceSettings(KafkaSettings):
         if weak:
             raise ValueError(f"production mode refuses default or short secrets: {', '.join(sorted(weak))}")
         return self
+
+
+# The services an operator command can name, and the variable each service reads its database from.
+SERVICE_DATABASES = {"hold": "HOLD_DATABASE_URL", "payment": "PAYMENT_DATABASE_URL",
+                     "voucher": "VOUCHER_DATABASE_URL", "notifier": "NOTIFIER_DATABASE_URL"}
+
+
+class OperatorSettings(BaseSettings):
+    """What the operator commands (`ticketing outbox ...`) read: every service's database, from the same
+    variables the services themselves read (each falls back to DATABASE_URL, as the services do)."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
+    hold_database_url: str | None = Field(default=None,
+                                          validation_alias=AliasChoices("HOLD_DATABASE_URL", "DATABASE_URL"))
+    payment_database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("PAYMENT_DATABASE_URL", "DATABASE_URL"))
+    voucher_database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("VOUCHER_DATABASE_URL", "DATABASE_URL"))
+    notifier_database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("NOTIFIER_DATABASE_URL", "DATABASE_URL"))
+
+    def database_url(self, service: str) -> str:
+        url: str | None = getattr(self, f"{service}_database_url")
+        if not url:
+            raise ValueError(f"{SERVICE_DATABASES[service]} (or DATABASE_URL) is not set")
+        return url

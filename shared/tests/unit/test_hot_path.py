@@ -30,7 +30,7 @@ async def read(item_id: str) -> dict[str, str]:
 
 
 def client() -> httpx.AsyncClient:
-    app = build_app(title="hot", jwt_secret="x" * 32, routers=[router],
+    app = build_app(title="hot", jwt_secret="x" * 32, routers=[router], max_body_bytes=65536,
                     hot_routes=[HotRoute("POST", "/items/{item_id}/buy", buy)])
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
 

@@ -134,7 +134,7 @@ def get_application(settings: SimulatorSettings | None = None) -> FastAPI:
         await app.state.deliverer.close()
 
     app = build_app(title="gateway-simulator", jwt_secret=settings.jwt_secret, routers=[router],
-                    lifespan=lifespan)
+                    max_body_bytes=settings.max_body_bytes, lifespan=lifespan)
     app.state.settings = settings
     app.state.store = SessionStore()
     app.state.deliverer = Deliverer(settings)

@@ -8,6 +8,7 @@ from contextlib import AbstractAsyncContextManager
 from fastapi import APIRouter, FastAPI
 from fastapi.telemetry import TelemetryConfig
 
+from ticketing.api.body_limit import BodyLimit
 from ticketing.api.errors import install_error_handlers
 from ticketing.api.health import router as health_router
 from ticketing.api.hot_path import HotPaths, HotRoute
@@ -16,9 +17,11 @@ Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 NO_OTEL: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
 
 
-def build_app(*, title: str, jwt_secret: str, routers: list[APIRouter], lifespan: Lifespan | None = None,
-              version: str = "1.0.0", hot_routes: list[HotRoute] | None = None) -> FastAPI:
-    """`hot_routes`: endpoints served ahead of FastAPI's routing (why: hot_path.py); keep them in `routers`."""
+def build_app(*, title: str, jwt_secret: str, routers: list[APIRouter], max_body_bytes: int,
+              lifespan: Lifespan | None = None, version: str = "1.0.0",
+              hot_routes: list[HotRoute] | None = None) -> FastAPI:
+    """`hot_routes`: endpoints served ahead of FastAPI's routing (why: hot_path.py); keep them in `routers`.
+    `max_body_bytes`: the settings' MAX_BODY_BYTES; a larger body gets 413 before it is read (body_limit.py)."""
     # Metrics are Prometheus (/metrics); we set up no OpenTelemetry. FastAPI's native telemetry would
     # still look up the global OTel providers on every request (~5 % of a worker under load: py-spy).
     app = FastAPI(title=title, version=version, lifespan=lifespan, telemetry=NO_OTEL)
@@ -30,6 +33,7 @@ def build_app(*, title: str, jwt_secret: str, routers: list[APIRouter], lifespan
         app.include_router(router)
     if hot_routes:
         app.add_middleware(HotPaths, routes=hot_routes)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # added last: outside HotPaths too
     return app
 
 

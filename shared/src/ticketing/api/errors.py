@@ -38,7 +38,7 @@ def unavailable(what: str) -> ApiError:
 
 
 _STATUS_CODES = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED",
-                 422: "VALIDATION_ERROR", 429: "RATE_LIMITED"}
+                 413: "PAYLOAD_TOO_LARGE", 422: "VALIDATION_ERROR", 429: "RATE_LIMITED"}
 
 
 def install_error_handlers(app: FastAPI) -> None:

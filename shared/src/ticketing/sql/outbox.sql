@@ -9,25 +9,66 @@ SELECT pg_notify(current_schema() || '_outbox', '') FROM row;
 
 -- name: claim_batch
 -- Oldest unpublished rows first; ids are not a high-water mark, so a row committed late by a long
--- transaction (with a lower id) is still found on the next pass.
+-- transaction (with a lower id) is still found on the next pass. Quarantined rows are left out, and so
+-- is every later row of their key (same topic and message key): per-key order is kept (relay.py).
 SELECT id, topic, message_key, payload, headers::text AS headers
-FROM outbox
-WHERE published_at IS NULL
+FROM outbox o
+WHERE published_at IS NULL AND quarantined_at IS NULL
+  AND NOT EXISTS (SELECT FROM outbox q
+                  WHERE q.quarantined_at IS NOT NULL AND q.topic = o.topic
+                    AND q.message_key = o.message_key AND q.id < o.id)
 ORDER BY id
 LIMIT $1
-FOR UPDATE SKIP LOCKED;
+FOR UPDATE OF o SKIP LOCKED;
 
 -- name: mark_published
 -- Only rows the broker acknowledged.
 UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[]);
+
+-- name: quarantine
+-- Set aside rows Kafka refused for good ($1 ids, $2 the refusals): kept unpublished with the error and
+-- the time; claim_batch skips them and holds back the later rows of their key.
+UPDATE outbox SET quarantined_at = clock_timestamp(), quarantine_error = refused.error
+FROM unnest($1::bigint[], $2::text[]) AS refused (id, error)
+WHERE outbox.id = refused.id;
+
+-- name: quarantined
+-- The operator's list: rows in quarantine, oldest first, with how many rows of their key wait behind them.
+SELECT q.id, q.event_id, q.topic, q.message_key, length(q.payload) AS payload_bytes, q.created_at,
+       q.quarantined_at, q.quarantine_error,
+       (SELECT count(*) FROM outbox w
+        WHERE w.published_at IS NULL AND w.quarantined_at IS NULL AND w.topic = q.topic
+          AND w.message_key = q.message_key AND w.id > q.id) AS held_behind
+FROM outbox q
+WHERE q.quarantined_at IS NOT NULL
+ORDER BY q.id;
+
+-- name: outbox_row
+-- One row's state, for `ticketing outbox replay` (and its --dry-run).
+SELECT id, topic, message_key, published_at, quarantined_at, quarantine_error
+FROM outbox WHERE id = $1;
+
+-- name: replay
+-- Put a quarantined row back in line and wake the relay; it goes out before the rows held behind it
+-- (lower id). A row not in quarantine is left as it is: replaying twice is replaying once.
+WITH replayed AS (
+    UPDATE outbox SET quarantined_at = NULL
+    WHERE id = $1 AND quarantined_at IS NOT NULL
+    RETURNING id
+)
+SELECT id, pg_notify(current_schema() || '_outbox', '') FROM replayed;
 
 -- name: delete_published_before
 -- Housekeeping: published rows older than the retention.
 DELETE FROM outbox WHERE published_at < now() - make_interval(secs => $1);
 
 -- name: unpublished_count
--- Relay lag, for metrics and tests.
-SELECT count(*) AS n, min(created_at) AS oldest FROM outbox WHERE published_at IS NULL;
+-- Relay lag, for metrics and tests: rows waiting (held-back rows included: they are committed facts not
+-- yet delivered), the oldest of them, and the rows in quarantine (not lag: they wait for an operator).
+SELECT count(*) FILTER (WHERE quarantined_at IS NULL) AS n,
+       min(created_at) FILTER (WHERE quarantined_at IS NULL) AS oldest,
+       count(*) FILTER (WHERE quarantined_at IS NOT NULL) AS quarantined
+FROM outbox WHERE published_at IS NULL;
 
 -- name: try_relay_lock
 -- One active relay per service schema: a session-level advisory lock keyed by the schema name.

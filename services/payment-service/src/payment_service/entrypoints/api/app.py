@@ -36,5 +36,5 @@ def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
         finally:
             await service.close()
 
-    return build_app(title="payment-service", jwt_secret=settings.jwt_secret,
+    return build_app(title="payment-service", jwt_secret=settings.jwt_secret, max_body_bytes=settings.max_body_bytes,
                      routers=[checkout.router, callback.router], lifespan=lifespan)

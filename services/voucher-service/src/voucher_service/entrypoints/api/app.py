@@ -32,7 +32,7 @@ def get_application(settings: VoucherSettings | None = None) -> FastAPI:
             }
             yield
 
-    return build_app(title="voucher-service", jwt_secret=settings.jwt_secret,
+    return build_app(title="voucher-service", jwt_secret=settings.jwt_secret, max_body_bytes=settings.max_body_bytes,
                      routers=[reservations.router, quotes.router, admin.router], lifespan=lifespan,
                      hot_routes=[HotRoute("POST", reservations.RESERVE_PATH, reservations.reserve)])
 
