@@ -48,8 +48,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
-import random
 import re
 import time
 from dataclasses import dataclass, field
@@ -75,6 +73,7 @@ from ticketing.metrics import (
     OUTBOX_QUARANTINED_ROWS,
 )
 from ticketing.outbox import QUERIES
+from ticketing.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -105,9 +104,6 @@ class RelayConfig:
     batch_size: int = 500
     poll_interval: float = 1.0
     send_timeout: float = 30.0
-    # Fault injection for reliability tests (RELIABILITY.md R6): exit hard after the broker acked a
-    # batch and before the rows are marked, with this probability. Always 0 outside tests.
-    crash_after_publish_probability: float = 0.0
 
 
 @dataclass
@@ -135,8 +131,8 @@ class OutboxRelay:
             try:
                 await self._lead(stop)
                 backoff = 0.5
-            except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError, KafkaError,
-                    RelayBatchError) as exc:
+            except (*TRANSIENT_ERRORS, asyncpg.PostgresError, KafkaError, RelayBatchError) as exc:
+                # Everything the relay meets is retried: a row itself at fault is quarantined, not raised.
                 OUTBOX_PUBLISH_ERRORS.labels(self.config.service).inc()
                 log_action(logger, "outbox.relay_error", str(exc), level=logging.WARNING,
                            error=type(exc).__name__)
@@ -182,7 +178,6 @@ class OutboxRelay:
             if not rows:
                 return BatchOutcome()
             outcome = await self._send(producer, rows)
-            self._maybe_crash()
             await conn.execute(QUERIES.mark_published, outcome.published)
             if outcome.quarantined:
                 await conn.execute(QUERIES.quarantine, [row["id"] for row, _ in outcome.quarantined],
@@ -231,12 +226,6 @@ class OutboxRelay:
         if futures:
             await asyncio.wait(futures, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
         return _settle(rows, sent)
-
-    def _maybe_crash(self) -> None:
-        if self.config.crash_after_publish_probability and \
-                random.random() < self.config.crash_after_publish_probability:
-            log_action(logger, "outbox.fault_injected", "crashing between publish and mark")
-            os._exit(86)
 
     async def _housekeeping(self, conn: asyncpg.Connection) -> None:
         now = time.monotonic()

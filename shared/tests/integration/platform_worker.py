@@ -37,6 +37,20 @@ async def apply_effect(conn, event: TestEvent) -> None:  # type: ignore[no-untyp
                        event.eventId, event.key, event.seq)
 
 
+class CrashingRelay(OutboxRelay):
+    """Exits hard after the broker acknowledged a batch and before its rows are marked published."""
+
+    def __init__(self, config: RelayConfig, crash_p: float) -> None:
+        super().__init__(config)
+        self.crash_p = crash_p
+
+    async def _send(self, producer, rows):  # type: ignore[no-untyped-def]
+        outcome = await super()._send(producer, rows)
+        if self.crash_p and random.random() < self.crash_p:
+            os._exit(86)  # the exit code R6's test counts
+        return outcome
+
+
 class CrashingConsumer(IdempotentConsumer):
     """Dies with SIGKILL after a record's effect committed and before its offset is committed."""
 
@@ -62,9 +76,8 @@ async def main(args: argparse.Namespace) -> None:
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     if args.role == "relay":
         config = RelayConfig(service="platform-test", dsn=args.dsn, bootstrap=args.bootstrap,
-                             batch_size=args.batch_size, poll_interval=0.2,
-                             crash_after_publish_probability=args.crash_p)
-        await OutboxRelay(config).run(stop)
+                             batch_size=args.batch_size, poll_interval=0.2)
+        await CrashingRelay(config, args.crash_p).run(stop)
         return
     pool = await create_pool(args.dsn, min_size=1, max_size=4)
     try:
