@@ -56,7 +56,7 @@ def test_launcher_runs_the_real_entrypoints(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_readyz_checks_only_what_the_probe_names() -> None:
-    app: FastAPI = build_app(title="t", jwt_secret="s" * 40, routers=[])
+    app: FastAPI = build_app(title="t", jwt_secret="s" * 40, routers=[], max_body_bytes=65536)
 
     async def down() -> None:
         raise ConnectionError("kafka down")
