@@ -273,3 +273,33 @@ async def test_checkout_crash_between_gateway_and_database_yields_one_session(st
         assert await session_of(stack, r.json()["paymentId"]) == sessions[0]["sessionId"]
         assert await count_events(stack.pay_dsn, h["bookingId"], "CheckoutStarted") == 1
         assert datetime.fromisoformat(r.json()["expiresAt"]) <= datetime.fromisoformat(h["expiresAt"]).astimezone(UTC)
+
+
+async def test_the_story_of_a_booking_across_the_schemas_and_the_topic(stack, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`ticketing booking <id>`: the hold, the payment and every event on the topic, in time order."""
+    from ticketing.cli.booking import story
+    from ticketing.testing import test_dsn as on_test_database
+
+    async with httpx.AsyncClient(timeout=15) as c:
+        sid, who = await showtime(stack, c), customer()
+        h = await hold(stack, c, sid, who)
+        p = (await checkout(stack, c, h["holdId"], who)).json()
+        await pay(stack, c, await session_of(stack, p["paymentId"]))
+        await eventually(lambda: _eq(hold_status(stack, h["holdId"]), "BOOKED"), 30)
+    monkeypatch.setenv("HOLD_DATABASE_URL", stack.hold_dsn)
+    monkeypatch.setenv("PAYMENT_DATABASE_URL", stack.pay_dsn)
+    for name in ("VOUCHER_DATABASE_URL", "NOTIFIER_DATABASE_URL"):
+        monkeypatch.setenv(name, on_test_database(env(name)))
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", stack.pay_env["KAFKA_BOOTSTRAP_SERVERS"])
+
+    async def told() -> list[tuple[str, str]]:
+        lines = await story(uuid.UUID(h["bookingId"]))
+        return [(where, what.split()[0]) for _, where, what in lines]
+
+    async def complete() -> bool:
+        topic = [what for where, what in await told() if where.startswith("topic@")]
+        return topic == ["SeatsHeld", "CheckoutStarted", "PaymentSucceeded", "BookingConfirmed"]
+
+    await eventually(complete, 30)
+    wheres = {where for where, _ in await told()}
+    assert {"hold", "payment", "hold outbox", "payment outbox"} <= wheres

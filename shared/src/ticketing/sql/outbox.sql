@@ -91,3 +91,18 @@ INSERT INTO processed_event (consumer, event_id)
 SELECT $1, unnest($2::uuid[])
 ON CONFLICT DO NOTHING
 RETURNING event_id;
+
+-- name: outbox_status
+-- For operators: rows waiting for the relay, the age of the oldest, rows in quarantine, rows published
+-- (kept a day after publishing).
+SELECT count(*) FILTER (WHERE published_at IS NULL AND quarantined_at IS NULL) AS waiting,
+       extract(epoch FROM now() - min(created_at) FILTER (WHERE published_at IS NULL AND quarantined_at IS NULL))
+           AS oldest_seconds,
+       count(*) FILTER (WHERE quarantined_at IS NOT NULL) AS quarantined,
+       count(*) FILTER (WHERE published_at IS NOT NULL) AS published
+FROM outbox;
+
+-- name: inbox_status
+-- For operators: per consumer, the events processed and when the last one was.
+SELECT consumer, count(*) AS processed, max(processed_at) AS last_processed_at
+FROM processed_event GROUP BY consumer ORDER BY consumer;
