@@ -12,6 +12,7 @@ from ticketing.api.body_limit import BodyLimit
 from ticketing.api.errors import install_error_handlers
 from ticketing.api.health import router as health_router
 from ticketing.api.hot_path import HotPaths, HotRoute
+from ticketing.api.openapi import describe_errors
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 NO_OTEL: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
@@ -34,6 +35,7 @@ def build_app(*, title: str, jwt_secret: str, routers: list[APIRouter], max_body
     if hot_routes:
         app.add_middleware(HotPaths, routes=hot_routes)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # added last: outside HotPaths too
+    describe_errors(app)
     return app
 
 

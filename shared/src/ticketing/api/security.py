@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ticketing.api.errors import ApiError
 from ticketing.auth import InvalidToken, Principal, Role, verify_token_cached
@@ -19,7 +20,13 @@ def _unauthorized(message: str) -> ApiError:
     return ApiError(401, "UNAUTHORIZED", message, headers={"WWW-Authenticate": "Bearer"})
 
 
-async def current_principal(request: Request) -> Principal:
+# Declared as a FastAPI security dependency so the OpenAPI document marks the routes that need a token;
+# the token itself is read and checked below (cached), not by HTTPBearer.
+_BEARER = Security(HTTPBearer(auto_error=False, scheme_name="bearer"))
+
+
+async def current_principal(request: Request, _credentials: HTTPAuthorizationCredentials | None = _BEARER) -> Principal:
+    """The caller, from the bearer token; 401 without a valid one."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token:
@@ -31,7 +38,7 @@ async def current_principal(request: Request) -> Principal:
 
 
 def require_role(*roles: Role) -> Callable[[Request], Awaitable[Principal]]:
-    async def check(request: Request) -> Principal:
+    async def check(request: Request, _credentials: HTTPAuthorizationCredentials | None = _BEARER) -> Principal:
         principal = await current_principal(request)
         if principal.role not in roles:
             # An authenticated caller of the wrong kind: say nothing about the resource.

@@ -22,6 +22,7 @@ from hold_service.entrypoints.api.schemas import HoldCreate
 MAX_LISTED_SEATS = 64  # longer lists are refused before the domain looks at them (as HoldCreate did)
 
 HOLD_OPENAPI: dict[str, Any] = {
+    "security": [{"bearer": []}],  # a customer's token (checked in the route, no FastAPI dependency)
     "parameters": [
         {"name": "showtime_id", "in": "path", "required": True,
          "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SHOWTIME_ID}},

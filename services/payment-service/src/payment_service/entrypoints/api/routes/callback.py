@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
@@ -26,7 +27,19 @@ logger = logging.getLogger(__name__)
 router = APIRouter(tags=["gateway"])
 
 
-@router.post("/payments/callback", response_model=CallbackAck, name="gateway_callback")
+CALLBACK_OPENAPI: dict[str, Any] = {
+    "parameters": [{
+        "name": "Gateway-Signature", "in": "header", "required": True,
+        "description": "`t=<unix seconds>,v1=<hex HMAC-SHA256(GATEWAY_WEBHOOK_SECRET, \"<t>.<raw body>\")>`; several "
+                       "`v1` allowed (key rotation); `t` within 300 s of now. Checked on the raw bytes before "
+                       "anything is parsed: a bad or missing signature is 401 and changes nothing.",
+        "schema": {"type": "string", "pattern": r"^t=\d+(,v1=[0-9a-f]+)+$"}}],
+    "requestBody": {"required": True, "content": {"application/json": {"schema": CallbackEvent.model_json_schema()}}},
+}
+
+
+@router.post("/payments/callback", response_model=CallbackAck, name="gateway_callback",
+             openapi_extra=CALLBACK_OPENAPI, responses={401: {}})
 async def gateway_callback(request: Request, deps: DepsDep) -> CallbackAck:
     raw = await request.body()
     settings = deps.settings

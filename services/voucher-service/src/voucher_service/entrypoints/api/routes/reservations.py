@@ -25,6 +25,7 @@ router = APIRouter(tags=["reservations"])
 RESERVE_PATH = "/vouchers/{code}/reservations"
 _CODE = re.compile(CODE_PATTERN)
 RESERVE_OPENAPI: dict[str, Any] = {
+    "security": [{"bearer": []}],  # payment-service's token (checked in the route, no FastAPI dependency)
     "parameters": [{"name": "code", "in": "path", "required": True,
                     "schema": {"type": "string", "pattern": CODE_PATTERN}}],
     "requestBody": {"required": True,
