@@ -16,7 +16,9 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # notifier_fakes
+# `notifier_fakes` by name. Its own folder, not this one: a folder holding a conftest.py on sys.path would
+# shadow another suite's `from conftest import ...`.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
 TEST_SEED = base64.b64encode(b"notifier-test-seed-32-bytes-long").decode()
 
