@@ -56,8 +56,8 @@ def wait_for(what: str, check, timeout: float = 120.0):  # type: ignore[no-untyp
 def test_a_ticket_is_booked_and_mailed_through_the_compose_stack(stack: dict[str, str]) -> None:
     base = {name: f"http://127.0.0.1:{stack[f'{name.upper()}_PORT']}" for name in ("hold", "payment")}
     showtime, customer = 42, 7
-    run([STACK, "exec", "notifier", "python", "-m", "notifier.customers", "upsert", "--id", str(customer),
-         "--email", "ana@example.com", "--name", "Ana"], env=stack)
+    run([STACK, "exec", "notifier", "python", "-m", "notifier.entrypoints.cli.customers", "upsert",
+         "--id", str(customer), "--email", "ana@example.com", "--name", "Ana"], env=stack)
     with httpx.Client(timeout=30) as c:
         r = c.post(f"{base['hold']}/admin/showtimes", headers=auth(1, "admin"), json={
             "showtimeId": showtime, "title": "Premiere", "startsAt": "2031-12-24T20:00:00Z",

@@ -28,8 +28,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-from notifier.customers import upsert_all
 from notifier.domain.messages import Contact
+from notifier.entrypoints.cli.customers import upsert_all
 from ticketing.auth import issue_token
 
 from .customers import Catalogue, Customer, Shop

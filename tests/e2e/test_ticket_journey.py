@@ -21,7 +21,6 @@ import asyncpg
 import httpx
 import pytest
 import zxingcpp
-from notifier.customers import upsert_all
 from notifier.domain.messages import Contact
 from notifier.domain.tickets import (
     private_key_from_seed,
@@ -29,6 +28,7 @@ from notifier.domain.tickets import (
     public_key_text,
     verify_ticket,
 )
+from notifier.entrypoints.cli.customers import upsert_all
 from PIL import Image
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env

@@ -1,9 +1,11 @@
-"""Shared helpers for the notifier tests: QR extraction from an .eml and a fixed test signing key."""
+"""Shared helpers for the notifier tests: QR extraction from an .eml, a fixed test signing key, and the fakes
+(`notifier_fakes`, importable by name)."""
 
 from __future__ import annotations
 
 import base64
 import io
+import sys
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
@@ -13,6 +15,10 @@ from types import SimpleNamespace
 import pytest
 import zxingcpp
 from PIL import Image
+
+# `notifier_fakes` by name. Its own folder, not this one: a folder holding a conftest.py on sys.path would
+# shadow another suite's `from conftest import ...`.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
 TEST_SEED = base64.b64encode(b"notifier-test-seed-32-bytes-long").decode()
 

@@ -1,4 +1,4 @@
-"""Fixtures for voucher-service tests: the migrated test DB, real Redis/Kafka, a Context on them."""
+"""Fixtures for voucher-service tests: the migrated test DB, real Redis/Kafka, `Deps` wired on them."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.consumer import booking_events_consumer, voucher_reserved_consumer
-from voucher_service.service_layer.context import Context
-from voucher_testkit import MIGRATIONS, TEST_PREFIX, make_ctx
+from voucher_service.service_layer.ports import Deps
+from voucher_testkit import MIGRATIONS, TEST_PREFIX, make_deps
 
 SEND_TIMEOUT = 5.0  # the publisher's ack wait, hence the gate-recovery fence
 
@@ -56,8 +56,8 @@ async def publisher(kafka_bootstrap: str) -> AsyncIterator[KafkaPublisher]:
 
 
 @pytest_asyncio.fixture
-async def ctx(pool: asyncpg.Pool, redis: aioredis.Redis) -> Context:
-    return make_ctx(pool, redis)
+async def deps(pool: asyncpg.Pool, redis: aioredis.Redis) -> Deps:
+    return make_deps(pool, redis)
 
 
 @pytest_asyncio.fixture(scope="session")
@@ -66,8 +66,8 @@ async def reserved_consumer(pool: asyncpg.Pool, redis: aioredis.Redis,
     """The voucher-reserved consumer running in the test process (its own group, stable across runs)."""
     settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap, kafka_group_prefix=TEST_PREFIX)
     stop = asyncio.Event()
-    ctx = make_ctx(pool, redis)
-    task = asyncio.create_task(voucher_reserved_consumer(settings, pool, ctx).run(stop))
+    deps = make_deps(pool, redis)
+    task = asyncio.create_task(voucher_reserved_consumer(settings, pool, deps).run(stop))
     yield
     stop.set()
     await asyncio.wait_for(task, 30)
@@ -78,7 +78,7 @@ async def booking_consumer(pool: asyncpg.Pool, redis: aioredis.Redis, kafka_boot
     """The booking-events consumer running in the test process (its own group, stable across runs)."""
     settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap, kafka_group_prefix=TEST_PREFIX)
     stop = asyncio.Event()
-    task = asyncio.create_task(booking_events_consumer(settings, pool, make_ctx(pool, redis)).run(stop))
+    task = asyncio.create_task(booking_events_consumer(settings, pool, make_deps(pool, redis)).run(stop))
     yield
     stop.set()
     await asyncio.wait_for(task, 30)
@@ -93,9 +93,9 @@ async def writer_lag(kafka_bootstrap: str) -> AsyncIterator[KafkaWriterLag]:
 
 
 @pytest_asyncio.fixture
-async def flash_ctx(pool: asyncpg.Pool, redis: aioredis.Redis, publisher: KafkaPublisher,
-                    reserved_consumer: None, writer_lag: KafkaWriterLag) -> Context:
-    return make_ctx(pool, redis, publisher, writer_lag=writer_lag, recovery_fence_seconds=SEND_TIMEOUT)
+async def flash_deps(pool: asyncpg.Pool, redis: aioredis.Redis, publisher: KafkaPublisher,
+                    reserved_consumer: None, writer_lag: KafkaWriterLag) -> Deps:
+    return make_deps(pool, redis, publisher, writer_lag=writer_lag, recovery_fence_seconds=SEND_TIMEOUT)
 
 
 @pytest_asyncio.fixture

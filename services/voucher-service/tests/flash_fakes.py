@@ -9,9 +9,7 @@ from voucher_service.domain.commands import ReserveVoucher
 from voucher_service.domain.errors import PaymentsUnavailable, SendRefused
 from voucher_service.domain.gate import GateOrder, GateResult
 from voucher_service.domain.model import Voucher
-from voucher_service.service_layer.context import Context
-from voucher_service.service_layer.ports import FlashGate, Payments, Publisher
-from voucher_service.service_layer.unit_of_work import UnitOfWork
+from voucher_service.service_layer.ports import Deps, FlashGate, Payments, Publisher, VouchersUnitOfWork
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 VOUCHER = Voucher("FLASH", 700, 1000, 2, 0, 1, NOW - timedelta(hours=1), NOW + timedelta(hours=1), True)
@@ -116,10 +114,10 @@ class FakePayments(Payments):
         return self.statuses.get(payment_id)
 
 
-def ctx(gate: FakeGate, publisher: FakePublisher) -> Context:
-    def no_db() -> UnitOfWork:
+def fake_deps(gate: FakeGate, publisher: FakePublisher) -> Deps:
+    def no_db() -> VouchersUnitOfWork:
         raise AssertionError("flash reserve must not touch Postgres")
-    return Context(uow=no_db, gate=gate, publisher=publisher, clock=lambda: NOW)
+    return Deps(uow=no_db, gate=gate, publisher=publisher, clock=lambda: NOW)
 
 
 def cmd(customer: int, order: str) -> ReserveVoucher:

@@ -17,11 +17,11 @@ from aiokafka import AIOKafkaConsumer, ConsumerRecord
 from ticketing.events import VOUCHER_RESERVED_DLQ, BookingConfirmedData, booking_event, outgoing
 from ticketing.kafka import idempotent_producer
 from voucher_service.adapters.gate import RedisFlashGate
+from voucher_service.adapters.repository import PgVouchersUnitOfWork
 from voucher_service.domain.commands import CreateVoucher, ReserveVoucher
 from voucher_service.domain.errors import VoucherError
-from voucher_service.service_layer.context import Context
 from voucher_service.service_layer.handlers import create_voucher, reserve_voucher
-from voucher_service.service_layer.unit_of_work import PgUnitOfWork
+from voucher_service.service_layer.ports import Deps
 
 MIGRATIONS = Path(voucher_service.__file__).resolve().parent / "sql" / "migrations"
 TEST_PREFIX = "vtest-"
@@ -45,13 +45,13 @@ def voucher_cmd(code: str, *, limit: int = 10, per_user: int = 1, flash: bool = 
                          now + timedelta(seconds=ends_in), flash)
 
 
-def make_ctx(pool: asyncpg.Pool, redis: aioredis.Redis, publisher: Any = None, **kw: Any) -> Context:
-    return Context(uow=lambda: PgUnitOfWork(pool), gate=RedisFlashGate(redis), publisher=publisher, **kw)
+def make_deps(pool: asyncpg.Pool, redis: aioredis.Redis, publisher: Any = None, **kw: Any) -> Deps:
+    return Deps(uow=lambda: PgVouchersUnitOfWork(pool), gate=RedisFlashGate(redis), publisher=publisher, **kw)
 
 
-async def new_voucher(ctx: Context, **kw: Any) -> str:
+async def new_voucher(deps: Deps, **kw: Any) -> str:
     code = unique_code()
-    await create_voucher(voucher_cmd(code, **kw), ctx)
+    await create_voucher(voucher_cmd(code, **kw), deps)
     return code
 
 
@@ -95,10 +95,10 @@ async def forwarder(port: int, target: str) -> AsyncIterator[None]:
         server.close()
 
 
-async def try_reserve(ctx: Context, cmd: ReserveVoucher) -> str:
+async def try_reserve(deps: Deps, cmd: ReserveVoucher) -> str:
     """"ok", or the name of the VoucherError the reservation raised."""
     try:
-        await reserve_voucher(cmd, ctx)
+        await reserve_voucher(cmd, deps)
         return "ok"
     except VoucherError as exc:
         return type(exc).__name__

@@ -70,7 +70,7 @@ def command(component: str, role: str, args: list[str]) -> list[str]:
     if role == "worker":
         return [sys.executable, "-m", f"{c.package}.entrypoints.worker", *args]
     if role == "smtp-sink":
-        return [sys.executable, "-m", "notifier.smtp_sink", *args]
+        return [sys.executable, "-m", "notifier.entrypoints.cli.smtp_sink", *args]
     raise ValueError(f"{component} {role} is not a long-running role")
 
 

@@ -22,7 +22,8 @@ class NotifierSettings(ServiceSettings):
     # would stall a restarted worker that long, so a shorter session (heartbeats every 3 s) is used.
     kafka_session_timeout_seconds: float = Field(default=10.0, ge=6)
     kafka_heartbeat_interval_seconds: float = Field(default=3.0, gt=0)
-    # base64 of the 32-byte Ed25519 private seed; the public key is printed by `notifier.tickets public-key`.
+    # base64 of the 32-byte Ed25519 private seed; `python -m notifier.entrypoints.cli.tickets public-key` prints
+    # the public key.
     qr_signing_key: str = DEV_QR_SIGNING_KEY
     smtp_host: str = "127.0.0.1"
     smtp_port: int = 1025

@@ -19,14 +19,13 @@ from typing import Any
 import asyncpg
 import pytest
 import pytest_asyncio
-from notifier.adapters.email_queue import pg_transactions
 from notifier.adapters.mailer import SmtpMailer
-from notifier.adapters.repository import PgNotifierRepository
+from notifier.adapters.repository import PgNotifierUnitOfWork
 from notifier.bootstrap import notify_policy
 from notifier.config import NotifierSettings
-from notifier.customers import upsert_all
 from notifier.domain.delivery import RetryPolicy
 from notifier.domain.messages import Contact
+from notifier.entrypoints.cli.customers import upsert_all
 from notifier.service_layer.handlers import notify_refund_issued
 from notifier.service_layer.sender import SenderLoop
 from ticketing.db import create_pool
@@ -48,7 +47,8 @@ async def pool(notifier_dsn: str) -> AsyncIterator[asyncpg.Pool]:
 
 def sender(pool: asyncpg.Pool, port: int, policy: RetryPolicy = POLICY) -> SenderLoop:
     mailer = SmtpMailer("127.0.0.1", port, "tickets@cinema.example", timeout=5.0)
-    return SenderLoop(pg_transactions(pool), mailer, policy, batch_size=50, interval=0.2, wake=asyncio.Event())
+    return SenderLoop(lambda: PgNotifierUnitOfWork(pool), mailer, policy, batch_size=50, interval=0.2,
+                      wake=asyncio.Event())
 
 
 async def queue_email(pool: asyncpg.Pool, dsn: str, customer_id: int, address: str) -> int:
@@ -59,7 +59,7 @@ async def queue_email(pool: asyncpg.Pool, dsn: str, customer_id: int, address: s
                                                          "refundId": f"re_{uuid.uuid4().hex[:8]}"})
     policy = notify_policy(NotifierSettings())
     async with pool.acquire() as conn, conn.transaction():
-        await notify_refund_issued(event, PgNotifierRepository(conn), policy)
+        await notify_refund_issued(event, PgNotifierUnitOfWork(conn=conn), policy)
     return int(await pool.fetchval("SELECT id FROM email_outbox WHERE event_id = $1", event.eventId))
 
 
@@ -167,8 +167,8 @@ async def test_without_smtputf8_an_idn_domain_goes_in_idna_and_a_non_ascii_mailb
 
 
 def emails_cli(dsn: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "notifier.emails", *args], capture_output=True, text=True,
-                          env={**os.environ, "NOTIFIER_DATABASE_URL": dsn}, timeout=60)
+    return subprocess.run([sys.executable, "-m", "notifier.entrypoints.cli.emails", *args], capture_output=True,
+                          text=True, env={**os.environ, "NOTIFIER_DATABASE_URL": dsn}, timeout=60)
 
 
 async def test_operator_requeues_a_failed_email_for_the_corrected_address_once(
@@ -206,7 +206,7 @@ async def test_an_unrenderable_email_is_sent_after_the_address_is_fixed_and_requ
                           customer_id=customer, data={"paymentId": uuid.uuid4(), "amountCents": 1250,
                                                       "refundId": "re_fix"})
     async with pool.acquire() as conn, conn.transaction():
-        await notify_refund_issued(event, PgNotifierRepository(conn), notify_policy(NotifierSettings()))
+        await notify_refund_issued(event, PgNotifierUnitOfWork(conn=conn), notify_policy(NotifierSettings()))
     email_id = int(await pool.fetchval("SELECT id FROM email_outbox WHERE event_id = $1", event.eventId))
     [failed] = await rows(pool, [email_id])
     assert (failed["status"], failed["failure_reason"]) == ("FAILED", "invalid_address")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from notifier.customers import upsert_all
 from notifier.domain.messages import Contact
+from notifier.entrypoints.cli.customers import upsert_all
 from ticketing.testing import eventually
 
 pytestmark = pytest.mark.integration

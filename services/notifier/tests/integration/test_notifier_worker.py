@@ -12,9 +12,9 @@ import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from notifier.adapters.mailer import SmtpMailer
-from notifier.customers import upsert_all
 from notifier.domain.messages import Contact
 from notifier.domain.rendering import RenderedEmail
+from notifier.entrypoints.cli.customers import upsert_all
 from ticketing.events import BOOKING_EVENTS_DLQ
 from ticketing.testing import eventually
 
@@ -40,7 +40,7 @@ def emls_for(mail_dir, booking_id) -> list:
 
 
 def verify_cli(text: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "notifier.tickets", "verify", text, *extra],
+    return subprocess.run([sys.executable, "-m", "notifier.entrypoints.cli.tickets", "verify", text, *extra],
                           capture_output=True, text=True, timeout=30)
 
 
@@ -60,8 +60,8 @@ async def test_ticket_email_with_verifiable_qr_and_points(
     points = await conn.fetchval("SELECT points FROM loyalty_points WHERE booking_id = $1", event.bookingId)
     assert points == 36
     [text] = eml.qr_texts(msg)
-    public_key = subprocess.run([sys.executable, "-m", "notifier.tickets", "public-key"], capture_output=True,
-                                text=True, env={**os.environ, **worker_env}).stdout.strip()
+    public_key = subprocess.run([sys.executable, "-m", "notifier.entrypoints.cli.tickets", "public-key"],
+                                capture_output=True, text=True, env={**os.environ, **worker_env}).stdout.strip()
     ok = verify_cli(text, "--public-key", public_key)
     assert ok.returncode == 0, ok.stdout
     assert '"seats": ["C3", "C4", "C5"]' in ok.stdout and str(event.bookingId) in ok.stdout

@@ -1,9 +1,10 @@
 """Addresses are checked where they enter the directory (no database needed to refuse one)."""
 
 import pytest
-from notifier import customers
 from notifier.domain.addresses import InvalidAddress, parse_address
 from notifier.domain.messages import Contact
+from notifier.entrypoints.cli import customers
+from notifier.service_layer.customers import checked
 
 
 def test_internationalized_addresses_are_accepted_and_normalized():
@@ -11,7 +12,7 @@ def test_internationalized_addresses_are_accepted_and_normalized():
     assert parse_address("ana@EXÄMPLE.com").unicode == "ana@exämple.com"
     assert parse_address("ana@exämple.com").ascii == "ana@xn--exmple-cua.com"
     assert parse_address("Ana@xn--bcher-kva.de").unicode == "Ana@bücher.de"
-    assert customers.checked(Contact(7, " ana@Example.COM ", "Ana")).email == "ana@example.com"
+    assert checked(Contact(7, " ana@Example.COM ", "Ana")).email == "ana@example.com"
 
 
 @pytest.mark.parametrize("text", ["", "ana", "ana@", "@example.com", "ana@@example.com", "a b@example.com",

@@ -14,7 +14,7 @@ from notifier.domain.tickets import (
     sign_ticket,
     verify_ticket,
 )
-from notifier.smtp_sink import file_name
+from notifier.entrypoints.cli.smtp_sink import file_name
 
 KEY = private_key_from_seed("bm90aWZpZXItdGVzdC1zZWVkLTMyLWJ5dGVzLWxvbmc=")
 BOOKING = str(uuid.uuid4())

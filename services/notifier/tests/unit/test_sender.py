@@ -1,61 +1,15 @@
 """The sender's decisions on fakes: no e-mail blocks another; transient ones back off; bounds; outages."""
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 
-from notifier.adapters.email_queue import DueEmail, EmailQueue
-from notifier.adapters.mailer import Mailer
 from notifier.domain.delivery import DeliveryError, Failure, RetryPolicy
 from notifier.domain.rendering import RenderedEmail
+from notifier.service_layer.ports import Mailer
 from notifier.service_layer.sender import Outcome, SenderLoop, send_pending
+from notifier_fakes import FakeQueue, FakeUnitOfWork, Row
 
 POLICY = RetryPolicy(base_seconds=10, max_delay_seconds=40, max_attempts=5, max_age_seconds=3600,
                      max_pause_seconds=8)
-
-
-@dataclass
-class Row:
-    id: int
-    recipient: str
-    status: str = "PENDING"
-    attempts: int = 0
-    due_at: float = 0.0
-    age: float = 0.0
-    reason: str | None = None
-    error: str | None = None
-
-
-@dataclass
-class FakeQueue(EmailQueue):
-    rows: list[Row]
-    now: float = 0.0
-    claimed: list[int] = field(default_factory=list)
-
-    async def claim_due(self) -> DueEmail | None:
-        due = [r for r in self.rows if r.status == "PENDING" and r.due_at <= self.now]
-        if not due:
-            return None
-        row = min(due, key=lambda r: (r.due_at, r.id))
-        self.claimed.append(row.id)
-        return DueEmail(row.id, f"<{row.id}@test>", row.attempts, row.age,
-                        RenderedEmail(row.recipient, f"To: {row.recipient}\r\n\r\nhi\r\n".encode()))
-
-    def row(self, email_id: int) -> Row:
-        return next(r for r in self.rows if r.id == email_id)
-
-    async def mark_sent(self, email_id: int) -> None:
-        row = self.row(email_id)
-        row.status, row.attempts = "SENT", row.attempts + 1
-
-    async def defer(self, email_id: int, error: str, delay_seconds: float) -> None:
-        row = self.row(email_id)
-        row.attempts, row.error, row.due_at = row.attempts + 1, error, self.now + delay_seconds
-
-    async def mark_failed(self, email_id: int, reason: str, error: str) -> None:
-        row = self.row(email_id)
-        row.status, row.attempts, row.reason, row.error = "FAILED", row.attempts + 1, reason, error
 
 
 class ScriptedMailer(Mailer):
@@ -77,10 +31,8 @@ class ScriptedMailer(Mailer):
 
 
 def transactions(queue: FakeQueue):
-    @asynccontextmanager
-    async def begin() -> AsyncIterator[EmailQueue]:
-        yield queue
-    return begin
+    """A unit of work per e-mail, all on `queue`."""
+    return lambda: FakeUnitOfWork(queue=queue)
 
 
 def queue_of(*recipients: str) -> FakeQueue:

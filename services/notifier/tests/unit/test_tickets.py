@@ -1,7 +1,6 @@
 import json
 
 import pytest
-from notifier import tickets as tickets_cli
 from notifier.domain.tickets import (
     InvalidTicket,
     TicketPayload,
@@ -13,6 +12,7 @@ from notifier.domain.tickets import (
     unb64url,
     verify_ticket,
 )
+from notifier.entrypoints.cli import tickets as tickets_cli
 
 KEY = private_key_from_seed("bm90aWZpZXItdGVzdC1zZWVkLTMyLWJ5dGVzLWxvbmc=")
 PUBLIC = public_key_text(KEY)

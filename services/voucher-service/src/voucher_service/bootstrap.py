@@ -1,10 +1,7 @@
-"""The one composition root: builds the pool, the Redis gate, the Kafka publisher, the payment-service
-client and the Context."""
+"""The one composition root: settings in, `Service` out (its `Deps` and what the process closes)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import asyncpg
@@ -14,25 +11,37 @@ from ticketing.db import create_pool
 from voucher_service.adapters.gate import RedisFlashGate, redis_client
 from voucher_service.adapters.payments import HttpPayments
 from voucher_service.adapters.publisher import KafkaPublisher, flash_producer
+from voucher_service.adapters.repository import PgVouchersUnitOfWork
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
-from voucher_service.service_layer.context import Context, VoucherCache
-from voucher_service.service_layer.unit_of_work import PgUnitOfWork
+from voucher_service.service_layer.ports import Deps
+from voucher_service.service_layer.process_state import VoucherCache
 
 
 @dataclass
-class Resources:
+class Service:
+    """The wired service: its `Deps`, and the connections the process closes at the end."""
+
     settings: VoucherSettings
+    deps: Deps
     pool: asyncpg.Pool
     redis: aioredis.Redis
-    publisher: KafkaPublisher | None
-    ctx: Context
+    publisher: KafkaPublisher | None  # None in the worker
+    writer_lag: KafkaWriterLag
+    payments: HttpPayments
+
+    async def close(self) -> None:
+        if self.publisher is not None:
+            await self.publisher.stop()
+        await self.payments.close()
+        await self.writer_lag.close()
+        await self.redis.aclose()
+        await self.pool.close()
 
 
-@asynccontextmanager
-async def resources(settings: VoucherSettings, *, with_producer: bool = True) -> AsyncIterator[Resources]:
-    """Open everything for the lifetime of a process (API lifespan or worker). Kafka being down does
-    not stop it: the publisher connects in the background (flash reserves answer 503 until then)."""
+async def bootstrap(settings: VoucherSettings, *, with_producer: bool = True) -> Service:
+    """Open everything for the lifetime of a process (API or worker). Kafka being down does not stop it:
+    the publisher connects in the background (flash reserves answer 503 until then)."""
     pool = await create_pool(settings.database_url, min_size=settings.db_pool_min,
                              max_size=settings.db_pool_max,
                              command_timeout=max(settings.dependency_timeout_seconds * 5, 10))
@@ -45,28 +54,10 @@ async def resources(settings: VoucherSettings, *, with_producer: bool = True) ->
     lag = KafkaWriterLag(settings.kafka_bootstrap_servers, settings.writer_group)
     payments = HttpPayments(settings.payment_service_url, jwt_secret=settings.jwt_secret,
                             timeout=settings.dependency_timeout_seconds)
-    try:
-        yield Resources(settings, pool, client, publisher,
-                        build_context(settings, pool, client, publisher, lag, payments))
-    finally:
-        if publisher is not None:
-            await publisher.stop()
-        await payments.close()
-        await lag.close()
-        await client.aclose()
-        await pool.close()
-
-
-def build_context(settings: VoucherSettings, pool: asyncpg.Pool, client: aioredis.Redis,
-                  publisher: KafkaPublisher | None, lag: KafkaWriterLag | None,
-                  payments: HttpPayments | None) -> Context:
-    return Context(
-        uow=lambda: PgUnitOfWork(pool),
-        gate=RedisFlashGate(client, sold_out_ttl=settings.sold_out_cache_seconds),
-        publisher=publisher,
-        cache=VoucherCache(ttl=settings.voucher_cache_seconds),
-        reservation_ttl_seconds=settings.voucher_reservation_ttl_seconds,
-        writer_lag=lag,
-        recovery_fence_seconds=settings.recovery_fence,
-        payments=payments,
-    )
+    deps = Deps(uow=lambda: PgVouchersUnitOfWork(pool),
+                gate=RedisFlashGate(client, sold_out_ttl=settings.sold_out_cache_seconds),
+                publisher=publisher, writer_lag=lag, payments=payments,
+                reservation_ttl_seconds=settings.voucher_reservation_ttl_seconds,
+                recovery_fence_seconds=settings.recovery_fence,
+                cache=VoucherCache(ttl=settings.voucher_cache_seconds))
+    return Service(settings, deps, pool, client, publisher, lag, payments)

@@ -11,9 +11,9 @@ from aiokafka import ConsumerRecord
 from ticketing.events import VOUCHER_RESERVED, VoucherReserved, outgoing
 from voucher_service.adapters.repository import QUERIES
 from voucher_service.config import VoucherSettings
-from voucher_service.entrypoints.consumer import voucher_reserved_consumer
-from voucher_service.entrypoints.reserved_writer import apply_voucher_reserved_batch
-from voucher_service.service_layer.context import Context
+from voucher_service.entrypoints.consumer import joined, voucher_reserved_consumer
+from voucher_service.service_layer.flash_writer import write_reserved_batch
+from voucher_service.service_layer.ports import Deps
 from voucher_testkit import (
     TEST_PREFIX,
     assert_invariant,
@@ -31,12 +31,12 @@ def _record(event: VoucherReserved, offset: int) -> ConsumerRecord:  # type: ign
     return ConsumerRecord(VOUCHER_RESERVED, 0, offset, 0, 0, event.code.encode(), value, None, 0, len(value), ())
 
 
-async def test_a_batch_applies_each_event_once(ctx: Context, pool: asyncpg.Pool, kafka_bootstrap: str) -> None:
+async def test_a_batch_applies_each_event_once(deps: Deps, pool: asyncpg.Pool, kafka_bootstrap: str) -> None:
     settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap,
                                kafka_group_prefix=f"{TEST_PREFIX}batch-{uuid.uuid4().hex[:6]}-")
-    writer = voucher_reserved_consumer(settings, pool, ctx)
+    writer = voucher_reserved_consumer(settings, pool, deps)
     assert writer.config.batch_transactions
-    code = await new_voucher(ctx, limit=5, flash=True)
+    code = await new_voucher(deps, limit=5, flash=True)
     events = [VoucherReserved.new(code=code, customer_id=unique_customer(), order_id=str(uuid.uuid4()),
                                   order_amount=1000) for _ in range(3)]
     batch = [_record(e, n) for n, e in enumerate([*events, events[0]])]  # the first one redelivered
@@ -50,36 +50,36 @@ def _reservations(code: str, n: int) -> list[VoucherReserved]:
                                 order_amount=1000) for _ in range(n)]
 
 
-async def _apply_counted(pool: asyncpg.Pool, ctx: Context, events: list[VoucherReserved]) -> list[str]:
-    """apply_voucher_reserved_batch in one transaction; the statements it sent."""
+async def _apply_counted(pool: asyncpg.Pool, deps: Deps, events: list[VoucherReserved]) -> list[str]:
+    """write_reserved_batch in one transaction (as the consumer runs it); the statements it sent."""
     sent: list[Any] = []
     async with pool.acquire() as conn:
         conn.add_query_logger(sent.append)
         try:
             async with conn.transaction():
-                await apply_voucher_reserved_batch(conn, events, ctx)
+                await write_reserved_batch(events, joined(deps, conn))
         finally:
             conn.remove_query_logger(sent.append)
     return [q.query for q in sent if q.query not in ("BEGIN;", "COMMIT;", "ROLLBACK;")]
 
 
-async def test_a_batch_is_written_with_one_statement(ctx: Context, pool: asyncpg.Pool) -> None:
-    code = await new_voucher(ctx, limit=60, flash=True)
+async def test_a_batch_is_written_with_one_statement(deps: Deps, pool: asyncpg.Pool) -> None:
+    code = await new_voucher(deps, limit=60, flash=True)
     events = _reservations(code, 50)
-    assert len(await _apply_counted(pool, ctx, events)) == 1
+    assert len(await _apply_counted(pool, deps, events)) == 1
     assert await assert_invariant(pool, code) == 50
     rows = await pool.fetchval("SELECT count(*) FROM voucher_redemption WHERE voucher_code = $1 "
                                "AND status = 'RESERVED' AND slot = 0", code)
     assert rows == 50
     again = [VoucherReserved.new(code=e.code, customer_id=e.customerId, order_id=e.orderId, order_amount=1000)
              for e in events]  # new event ids: past the inbox, stopped by ON CONFLICT (order_id)
-    assert len(await _apply_counted(pool, ctx, again)) == 1
+    assert len(await _apply_counted(pool, deps, again)) == 1
     assert await assert_invariant(pool, code) == 50
 
 
-async def test_the_rare_cases_fall_back_to_one_by_one(ctx: Context, pool: asyncpg.Pool) -> None:
-    """Parked outcomes, per_user_limit > 1, one customer twice, unknown codes: as apply_voucher_reserved."""
-    code, multi = await new_voucher(ctx, limit=10, flash=True), await new_voucher(ctx, limit=10, per_user=2,
+async def test_the_rare_cases_fall_back_to_one_by_one(deps: Deps, pool: asyncpg.Pool) -> None:
+    """Parked outcomes, per_user_limit > 1, one customer twice, unknown codes: as write_reserved."""
+    code, multi = await new_voucher(deps, limit=10, flash=True), await new_voucher(deps, limit=10, per_user=2,
                                                                                   flash=True)
     plain, confirmed, released = _reservations(code, 3)
     twice = unique_customer()
@@ -88,7 +88,7 @@ async def test_the_rare_cases_fall_back_to_one_by_one(ctx: Context, pool: asyncp
     unknown = _reservations(unique_code("NONE"), 1)
     await pool.execute(QUERIES.park_outcome, confirmed.orderId, "CONFIRMED")
     await pool.execute(QUERIES.park_outcome, released.orderId, "RELEASED")
-    await _apply_counted(pool, ctx, [plain, confirmed, *repeat, released, *unknown])
+    await _apply_counted(pool, deps, [plain, confirmed, *repeat, released, *unknown])
     status = dict(await pool.fetch("SELECT order_id, status FROM voucher_redemption WHERE order_id = ANY($1)",
                                    [e.orderId for e in (plain, confirmed, released, *repeat, *unknown)]))
     assert status == {plain.orderId: "RESERVED", confirmed.orderId: "CONFIRMED", released.orderId: "RELEASED",
@@ -98,12 +98,12 @@ async def test_the_rare_cases_fall_back_to_one_by_one(ctx: Context, pool: asyncp
                                [confirmed.orderId, released.orderId]) == 0
 
 
-async def test_only_the_culprits_of_a_batch_reach_the_dlq(ctx: Context, pool: asyncpg.Pool,
+async def test_only_the_culprits_of_a_batch_reach_the_dlq(deps: Deps, pool: asyncpg.Pool,
                                                           kafka_bootstrap: str) -> None:
     settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap,
                                kafka_group_prefix=f"{TEST_PREFIX}batch-{uuid.uuid4().hex[:6]}-")
-    writer = voucher_reserved_consumer(settings, pool, ctx)
-    code = await new_voucher(ctx, limit=3, flash=True)
+    writer = voucher_reserved_consumer(settings, pool, deps)
+    code = await new_voucher(deps, limit=3, flash=True)
     first, ok1, ok2, oversold = _reservations(code, 4)
     no_slot = VoucherReserved.new(code=code, customer_id=first.customerId, order_id=str(uuid.uuid4()),
                                   order_amount=1000)  # a second use of a per_user_limit = 1 voucher

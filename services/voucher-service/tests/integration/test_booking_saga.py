@@ -12,8 +12,8 @@ from ticketing.testing import eventually
 from voucher_service.domain.commands import ConfirmReservation, ReleaseReservation, ReserveVoucher
 from voucher_service.domain.errors import ReservationConfirmed, ReservationReleased
 from voucher_service.entrypoints.consumer import booking_handlers
-from voucher_service.service_layer.context import Context
 from voucher_service.service_layer.handlers import confirm_reservation, release_reservation, reserve_voucher
+from voucher_service.service_layer.ports import Deps
 from voucher_testkit import (
     assert_invariant,
     new_voucher,
@@ -31,25 +31,25 @@ def _confirm_after_release(caplog: pytest.LogCaptureFixture, order: str) -> bool
                and getattr(r, "order_id", None) == order for r in caplog.records)
 
 
-async def test_a_declined_attempt_then_a_paid_one_and_stale_events(ctx: Context, pool: asyncpg.Pool,
+async def test_a_declined_attempt_then_a_paid_one_and_stale_events(deps: Deps, pool: asyncpg.Pool,
                                                                    kafka_bootstrap: str, booking_consumer: None,
                                                                    caplog: pytest.LogCaptureFixture) -> None:
     """Issue 11 cases 2 and 7: one hold, attempt 1 declined, attempt 2 paid with the same voucher (limit 1 per
     customer); then the events arrive again and late, in the worst order."""
-    code = await new_voucher(ctx, limit=5)
+    code = await new_voucher(deps, limit=5)
     booking, customer = str(uuid.uuid4()), unique_customer()
     declined, paid = str(uuid.uuid4()), str(uuid.uuid4())
-    await reserve_voucher(ReserveVoucher(code, customer, declined, 1000), ctx)
+    await reserve_voucher(ReserveVoucher(code, customer, declined, 1000), deps)
     await publish_events(kafka_bootstrap, [saga_event("PaymentFailed", declined, booking)])
 
     async def released() -> bool:
         return await statuses(pool, [declined]) == {declined: "RELEASED"}
     await eventually(released, timeout=60)  # a first join of the group may wait for a rebalance
-    await reserve_voucher(ReserveVoucher(code, customer, paid, 1000), ctx)  # the customer keeps his voucher
+    await reserve_voucher(ReserveVoucher(code, customer, paid, 1000), deps)  # the customer keeps his voucher
     late = str(uuid.uuid4())  # another booking: paid after its hold expired (BookingFailed), then a stale confirm
-    await reserve_voucher(ReserveVoucher(code, unique_customer(), late, 1000), ctx)
+    await reserve_voucher(ReserveVoucher(code, unique_customer(), late, 1000), deps)
     kept = str(uuid.uuid4())  # another booking whose seats are released: no payment named yet, nothing moves
-    await reserve_voucher(ReserveVoucher(code, unique_customer(), kept, 1000), ctx)
+    await reserve_voucher(ReserveVoucher(code, unique_customer(), kept, 1000), deps)
     other = str(uuid.uuid4())
     await publish_events(kafka_bootstrap, [
         saga_event("BookingConfirmed", paid, booking),
@@ -65,23 +65,23 @@ async def test_a_declined_attempt_then_a_paid_one_and_stale_events(ctx: Context,
         return await statuses(pool, list(expected)) == expected and _confirm_after_release(caplog, late)
     await eventually(settled, timeout=60)
     assert await assert_invariant(pool, code) == 2
-    assert "SeatsReleased" not in booking_handlers(ctx)
+    assert "SeatsReleased" not in booking_handlers(deps)
 
 
-async def test_stale_commands_change_nothing(ctx: Context, pool: asyncpg.Pool,
+async def test_stale_commands_change_nothing(deps: Deps, pool: asyncpg.Pool,
                                              caplog: pytest.LogCaptureFixture) -> None:
     """The same rules through the handlers payment-service's HTTP calls reach."""
-    code = await new_voucher(ctx, limit=2)
+    code = await new_voucher(deps, limit=2)
     confirmed, released = str(uuid.uuid4()), str(uuid.uuid4())
     for order in (confirmed, released):
-        await reserve_voucher(ReserveVoucher(code, unique_customer(), order, 1000), ctx)
-    assert await confirm_reservation(ConfirmReservation(confirmed, code), ctx)
-    assert await release_reservation(ReleaseReservation(released, code), ctx)
+        await reserve_voucher(ReserveVoucher(code, unique_customer(), order, 1000), deps)
+    assert await confirm_reservation(ConfirmReservation(confirmed, code), deps)
+    assert await release_reservation(ReleaseReservation(released, code), deps)
     with pytest.raises(ReservationConfirmed):
-        await release_reservation(ReleaseReservation(confirmed, code), ctx)
+        await release_reservation(ReleaseReservation(confirmed, code), deps)
     with caplog.at_level(logging.INFO):
         with pytest.raises(ReservationReleased):
-            await confirm_reservation(ConfirmReservation(released, code), ctx)
+            await confirm_reservation(ConfirmReservation(released, code), deps)
     assert _confirm_after_release(caplog, released)
     assert await statuses(pool, [confirmed, released]) == {confirmed: "CONFIRMED", released: "RELEASED"}
     assert await assert_invariant(pool, code) == 1

@@ -11,12 +11,12 @@ from ticketing.events import VoucherReserved, outgoing
 from ticketing.testing import eventually
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.domain.commands import ConfirmReservation, ReleaseReservation, ReserveVoucher
-from voucher_service.service_layer.context import Context
 from voucher_service.service_layer.handlers import (
     confirm_reservation,
     release_reservation,
     reserve_voucher,
 )
+from voucher_service.service_layer.ports import Deps
 from voucher_testkit import (
     assert_invariant,
     dead_letters,
@@ -36,62 +36,62 @@ async def settled(pool: asyncpg.Pool, code: str, used: int) -> None:
     assert await assert_invariant(pool, code) == used
 
 
-async def test_r3_flash_200_customers_on_limit_10(flash_ctx: Context, pool: asyncpg.Pool) -> None:
-    code = await new_voucher(flash_ctx, limit=10, flash=True)
+async def test_r3_flash_200_customers_on_limit_10(flash_deps: Deps, pool: asyncpg.Pool) -> None:
+    code = await new_voucher(flash_deps, limit=10, flash=True)
     cmds = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(200)]
-    outcomes = await asyncio.gather(*(try_reserve(flash_ctx, c) for c in cmds))
+    outcomes = await asyncio.gather(*(try_reserve(flash_deps, c) for c in cmds))
     assert outcomes.count("ok") == 10
     assert set(outcomes) == {"ok", "OutOfStock"}
     await settled(pool, code, 10)
 
 
 @pytest.mark.parametrize("limit", [1, 100])
-async def test_r3_flash_at_limit_minus_one_500_at_once(flash_ctx: Context, pool: asyncpg.Pool,
+async def test_r3_flash_at_limit_minus_one_500_at_once(flash_deps: Deps, pool: asyncpg.Pool,
                                                        limit: int) -> None:
-    code = await new_voucher(flash_ctx, limit=limit, flash=True)
+    code = await new_voucher(flash_deps, limit=limit, flash=True)
     first = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(limit - 1)]
-    assert all(o == "ok" for o in await asyncio.gather(*(try_reserve(flash_ctx, c) for c in first)))
+    assert all(o == "ok" for o in await asyncio.gather(*(try_reserve(flash_deps, c) for c in first)))
     cmds = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(500)]
-    outcomes = await asyncio.gather(*(try_reserve(flash_ctx, c) for c in cmds))
+    outcomes = await asyncio.gather(*(try_reserve(flash_deps, c) for c in cmds))
     assert outcomes.count("ok") == 1
     await settled(pool, code, limit)
 
 
-async def test_flash_retries_and_per_user_limit(flash_ctx: Context, pool: asyncpg.Pool) -> None:
-    code = await new_voucher(flash_ctx, limit=50, per_user=2, flash=True)
+async def test_flash_retries_and_per_user_limit(flash_deps: Deps, pool: asyncpg.Pool) -> None:
+    code = await new_voucher(flash_deps, limit=50, per_user=2, flash=True)
     customer = unique_customer()
     retry = ReserveVoucher(code, customer, str(uuid.uuid4()), 1000)
-    assert await asyncio.gather(*(try_reserve(flash_ctx, retry) for _ in range(10))) == ["ok"] * 10
+    assert await asyncio.gather(*(try_reserve(flash_deps, retry) for _ in range(10))) == ["ok"] * 10
     others = [ReserveVoucher(code, customer, str(uuid.uuid4()), 1000) for _ in range(10)]
-    outcomes = await asyncio.gather(*(try_reserve(flash_ctx, c) for c in others))
+    outcomes = await asyncio.gather(*(try_reserve(flash_deps, c) for c in others))
     assert outcomes.count("ok") == 1 and outcomes.count("AlreadyUsed") == 9
     await settled(pool, code, 2)
 
 
-async def test_flash_release_before_consumer_leaves_a_tombstone(flash_ctx: Context, pool: asyncpg.Pool,
+async def test_flash_release_before_consumer_leaves_a_tombstone(flash_deps: Deps, pool: asyncpg.Pool,
                                                                 publisher: KafkaPublisher) -> None:
-    code = await new_voucher(flash_ctx, limit=3, flash=True)
+    code = await new_voucher(flash_deps, limit=3, flash=True)
     customer, order = unique_customer(), str(uuid.uuid4())
-    assert flash_ctx.gate is not None
-    await flash_ctx.gate.reserve(code, customer, 1, order, 1000)  # the gate only: the message is "late"
-    assert await release_reservation(ReleaseReservation(order, code), flash_ctx)
-    assert await release_reservation(ReleaseReservation(order, code), flash_ctx)
+    assert flash_deps.gate is not None
+    await flash_deps.gate.reserve(code, customer, 1, order, 1000)  # the gate only: the message is "late"
+    assert await release_reservation(ReleaseReservation(order, code), flash_deps)
+    assert await release_reservation(ReleaseReservation(order, code), flash_deps)
     await publisher.publish(VoucherReserved.new(code=code, customer_id=customer, order_id=order,
                                                 order_amount=1000))
     probe = ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000)  # a later message to wait on
-    await reserve_voucher(probe, flash_ctx)
+    await reserve_voucher(probe, flash_deps)
     await settled(pool, code, 1)
     status = await pool.fetchval("SELECT status FROM voucher_redemption WHERE order_id = $1", order)
     assert status == "RELEASED"
-    assert await flash_ctx.gate.remaining(code) == 2
-    assert await confirm_reservation(ConfirmReservation(probe.order_id, code), flash_ctx)
+    assert await flash_deps.gate.remaining(code) == 2
+    assert await confirm_reservation(ConfirmReservation(probe.order_id, code), flash_deps)
 
 
-async def test_redelivered_message_leaves_used_count(flash_ctx: Context, pool: asyncpg.Pool,
+async def test_redelivered_message_leaves_used_count(flash_deps: Deps, pool: asyncpg.Pool,
                                                      publisher: KafkaPublisher) -> None:
-    code = await new_voucher(flash_ctx, limit=5, flash=True)
+    code = await new_voucher(flash_deps, limit=5, flash=True)
     cmd = ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000)
-    await reserve_voucher(cmd, flash_ctx)
+    await reserve_voucher(cmd, flash_deps)
     await settled(pool, code, 1)
     again = VoucherReserved.new(code=code, customer_id=cmd.customer_id, order_id=cmd.order_id,
                                 order_amount=1000)
@@ -100,14 +100,14 @@ async def test_redelivered_message_leaves_used_count(flash_ctx: Context, pool: a
     await publisher.publish(VoucherReserved.new(code=code, customer_id=cmd.customer_id, order_id=cmd.order_id,
                                                 order_amount=1000))
     probe = ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000)
-    await reserve_voucher(probe, flash_ctx)
+    await reserve_voucher(probe, flash_deps)
     await settled(pool, code, 2)
 
 
-async def test_poison_message_reaches_the_dlq(flash_ctx: Context, pool: asyncpg.Pool,
+async def test_poison_message_reaches_the_dlq(flash_deps: Deps, pool: asyncpg.Pool,
                                               publisher: KafkaPublisher, kafka_bootstrap: str) -> None:
-    code = await new_voucher(flash_ctx, limit=1, flash=True)
-    await reserve_voucher(ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000), flash_ctx)
+    code = await new_voucher(flash_deps, limit=1, flash=True)
+    await reserve_voucher(ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000), flash_deps)
     await settled(pool, code, 1)
     # The gate oversold (as after a Redis data loss): the database must refuse the extra use.
     excess = VoucherReserved.new(code=code, customer_id=unique_customer(), order_id=str(uuid.uuid4()),
@@ -122,11 +122,11 @@ async def test_poison_message_reaches_the_dlq(flash_ctx: Context, pool: asyncpg.
     assert rows == 0
 
 
-async def test_acknowledged_orders_are_marked_in_one_script_run(flash_ctx: Context, pool: asyncpg.Pool) -> None:
+async def test_acknowledged_orders_are_marked_in_one_script_run(flash_deps: Deps, pool: asyncpg.Pool) -> None:
     """Acks of one Kafka batch resume their requests together: their P -> R marks share one EVALSHA,
     and every one of them is marked before its request goes on."""
-    code = await new_voucher(flash_ctx, limit=50, flash=True)
-    gate = flash_ctx.flash_gate()
+    code = await new_voucher(flash_deps, limit=50, flash=True)
+    gate = flash_deps.gate
     orders = [str(uuid.uuid4()) for _ in range(20)]
     for order in orders:
         assert (await gate.reserve(code, unique_customer(), 1, order, 1000)).name == "RESERVED"
@@ -148,12 +148,12 @@ async def test_acknowledged_orders_are_marked_in_one_script_run(flash_ctx: Conte
     assert (await gate.order(code, orders[0])).state == "R"  # type: ignore[union-attr]
 
 
-async def test_reservations_arriving_together_share_one_script_run(flash_ctx: Context, pool: asyncpg.Pool) -> None:
+async def test_reservations_arriving_together_share_one_script_run(flash_deps: Deps, pool: asyncpg.Pool) -> None:
     """The gate takes the reservations of one voucher that arrive in the same loop turn in one Lua run,
     in order, with the answers separate runs would give: a limit of 3 and 6 requests (one of them a
     twin of another's order) give 3 RESERVED, 1 PENDING (the twin), 2 OUT_OF_STOCK."""
-    code = await new_voucher(flash_ctx, limit=3, flash=True)
-    gate = flash_ctx.flash_gate()
+    code = await new_voucher(flash_deps, limit=3, flash=True)
+    gate = flash_deps.gate
     assert (await gate.reserve(code, unique_customer(), 1, str(uuid.uuid4()), 1000)).name == "RESERVED"
     runs: list[int] = []
     script = gate._reserve  # type: ignore[attr-defined]
@@ -174,10 +174,10 @@ async def test_reservations_arriving_together_share_one_script_run(flash_ctx: Co
     assert [a.name for a in answers] == ["RESERVED", "RESERVED", "PENDING", "OUT_OF_STOCK", "OUT_OF_STOCK"]
 
 
-async def test_the_gate_tells_who_holds_an_order_and_where_a_customer_stands(flash_ctx: Context) -> None:
+async def test_the_gate_tells_who_holds_an_order_and_where_a_customer_stands(flash_deps: Deps) -> None:
     """holds (the sold-out cache's check for retries) and standing (quotes) on the real scripts."""
-    code = await new_voucher(flash_ctx, limit=3, flash=True)
-    gate = flash_ctx.flash_gate()
+    code = await new_voucher(flash_deps, limit=3, flash=True)
+    gate = flash_deps.gate
     buyer, other = unique_customer(), unique_customer()
     pending, sent, released = (str(uuid.uuid4()) for _ in range(3))
     for order in (pending, sent, released):

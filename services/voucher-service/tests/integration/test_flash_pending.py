@@ -18,7 +18,7 @@ from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.domain.commands import ReserveVoucher
 from voucher_service.service_layer import jobs
 from voucher_service.service_layer.jobs import reconcile
-from voucher_testkit import assert_invariant, make_ctx, new_voucher, statuses, try_reserve, unique_customer
+from voucher_testkit import assert_invariant, make_deps, new_voucher, statuses, try_reserve, unique_customer
 
 pytestmark = pytest.mark.integration
 
@@ -48,14 +48,14 @@ async def test_unknown_sends_never_oversell_nor_refuse_a_promised_use(
         writer_lag: KafkaWriterLag, monkeypatch: pytest.MonkeyPatch) -> None:
     landed, unretried, held = (str(uuid.uuid4()) for _ in range(3))
     lossy = AckLost(publisher, landed={landed, unretried}, held={held})
-    ctx = make_ctx(pool, redis, lossy, writer_lag=writer_lag, reservation_ttl_seconds=1,
+    deps = make_deps(pool, redis, lossy, writer_lag=writer_lag, reservation_ttl_seconds=1,
                    payments=FakePayments())  # the payments of these orders are unknown: their uses may go
-    code = await new_voucher(ctx, limit=4, flash=True)
+    code = await new_voucher(deps, limit=4, flash=True)
     customers: dict[str, int] = {}
     promised: list[str] = []
 
     async def attempt(order: str) -> str:
-        outcome = await try_reserve(ctx, ReserveVoucher(code, customers.setdefault(order, unique_customer()),
+        outcome = await try_reserve(deps, ReserveVoucher(code, customers.setdefault(order, unique_customer()),
                                                         order, 1000))
         if outcome == "ok":
             promised.append(order)
@@ -75,8 +75,8 @@ async def test_unknown_sends_never_oversell_nor_refuse_a_promised_use(
     # tombstones the held one in Postgres before giving its use back.
     monkeypatch.setattr(jobs, "GRACE_SECONDS", 0)
     await asyncio.sleep(2.1)  # reserved_at has a resolution of one second
-    assert await reconcile(code, ctx) == 0
-    gate = ctx.flash_gate()
+    assert await reconcile(code, deps) == 0
+    gate = deps.gate
     assert (await gate.order(code, unretried)).state == "R"  # type: ignore[union-attr]
     assert await statuses(pool, [held]) == {held: "RELEASED"} and await gate.remaining(code) == 1
     await publisher.publish(lossy.late[0])  # the held message lands at last: it must not count

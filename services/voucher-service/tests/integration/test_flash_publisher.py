@@ -13,16 +13,16 @@ from ticketing.testing import eventually
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.domain.commands import ReserveVoucher
 from voucher_service.domain.errors import SendRefused
-from voucher_service.service_layer.context import Context
 from voucher_service.service_layer.flash_send import reserved_event
+from voucher_service.service_layer.ports import Deps
 from voucher_testkit import new_voucher, statuses, unique_customer
 
 pytestmark = pytest.mark.integration
 
 
-async def test_refused_and_unknown_sends(flash_ctx: Context, publisher: KafkaPublisher, pool: asyncpg.Pool,
+async def test_refused_and_unknown_sends(flash_deps: Deps, publisher: KafkaPublisher, pool: asyncpg.Pool,
                                          kafka_bootstrap: str) -> None:
-    code = await new_voucher(flash_ctx, limit=5, flash=True)
+    code = await new_voucher(flash_deps, limit=5, flash=True)
 
     def event() -> VoucherReserved:
         return reserved_event(ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000))

@@ -9,92 +9,92 @@ import asyncpg
 import pytest
 from voucher_service.domain.commands import ConfirmReservation, ReleaseReservation, ReserveVoucher
 from voucher_service.domain.errors import AlreadyUsed, NotEligible, OutOfStock
-from voucher_service.service_layer.context import Context
 from voucher_service.service_layer.handlers import (
     confirm_reservation,
     release_reservation,
     reserve_voucher,
 )
+from voucher_service.service_layer.ports import Deps
 from voucher_testkit import assert_invariant, new_voucher, try_reserve, unique_customer
 
 pytestmark = pytest.mark.integration
 
 
-async def test_r3_200_customers_on_limit_10_exactly_10(ctx: Context, pool: asyncpg.Pool) -> None:
-    code = await new_voucher(ctx, limit=10)
+async def test_r3_200_customers_on_limit_10_exactly_10(deps: Deps, pool: asyncpg.Pool) -> None:
+    code = await new_voucher(deps, limit=10)
     cmds = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(200)]
-    outcomes = await asyncio.gather(*(try_reserve(ctx, c) for c in cmds))
+    outcomes = await asyncio.gather(*(try_reserve(deps, c) for c in cmds))
     assert outcomes.count("ok") == 10
     assert set(outcomes) == {"ok", "OutOfStock"}
     assert await assert_invariant(pool, code) == 10
 
 
 @pytest.mark.parametrize("limit", [1, 100, 300])
-async def test_r3_at_limit_minus_one_500_at_once_one_wins(ctx: Context, pool: asyncpg.Pool,
+async def test_r3_at_limit_minus_one_500_at_once_one_wins(deps: Deps, pool: asyncpg.Pool,
                                                           limit: int) -> None:
-    code = await new_voucher(ctx, limit=limit)
+    code = await new_voucher(deps, limit=limit)
     await pool.execute("UPDATE voucher SET used_count = total_limit - 1 WHERE code = $1", code)
     await pool.execute(  # the live rows that used_count counts (keeps the invariant true)
         "INSERT INTO voucher_redemption (voucher_code, customer_id, order_id, status, slot, per_user_limit) "
         "SELECT $1::varchar, -g, $1::varchar || '-pre-' || g, 'RESERVED', 0, 1 FROM generate_series(1, $2) g",
         code, limit - 1)
     cmds = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(500)]
-    outcomes = await asyncio.gather(*(try_reserve(ctx, c) for c in cmds))
+    outcomes = await asyncio.gather(*(try_reserve(deps, c) for c in cmds))
     assert outcomes.count("ok") == 1
     assert await assert_invariant(pool, code) == limit
 
 
-async def test_retries_with_one_order_id_consume_once(ctx: Context, pool: asyncpg.Pool) -> None:
-    code = await new_voucher(ctx, limit=5)
+async def test_retries_with_one_order_id_consume_once(deps: Deps, pool: asyncpg.Pool) -> None:
+    code = await new_voucher(deps, limit=5)
     cmd = ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000)
-    outcomes = await asyncio.gather(*(try_reserve(ctx, cmd) for _ in range(20)))
+    outcomes = await asyncio.gather(*(try_reserve(deps, cmd) for _ in range(20)))
     assert outcomes == ["ok"] * 20
     assert await assert_invariant(pool, code) == 1
 
 
-async def test_per_user_limit_one_and_three(ctx: Context, pool: asyncpg.Pool) -> None:
+async def test_per_user_limit_one_and_three(deps: Deps, pool: asyncpg.Pool) -> None:
     for per_user in (1, 3):
-        code = await new_voucher(ctx, limit=50, per_user=per_user)
+        code = await new_voucher(deps, limit=50, per_user=per_user)
         customer = unique_customer()
         cmds = [ReserveVoucher(code, customer, str(uuid.uuid4()), 1000) for _ in range(12)]
-        outcomes = await asyncio.gather(*(try_reserve(ctx, c) for c in cmds))
+        outcomes = await asyncio.gather(*(try_reserve(deps, c) for c in cmds))
         assert outcomes.count("ok") == per_user, outcomes
         assert set(outcomes) - {"ok"} == {"AlreadyUsed"}
         assert await assert_invariant(pool, code) == per_user
 
 
-async def test_db_refuses_a_fourth_slot(ctx: Context, pool: asyncpg.Pool) -> None:
-    code = await new_voucher(ctx, limit=50, per_user=1)
+async def test_db_refuses_a_fourth_slot(deps: Deps, pool: asyncpg.Pool) -> None:
+    code = await new_voucher(deps, limit=50, per_user=1)
     with pytest.raises(asyncpg.CheckViolationError):
         await pool.execute("INSERT INTO voucher_redemption (voucher_code, customer_id, order_id, status, "
                            "slot, per_user_limit) VALUES ($1, 1, $2, 'RESERVED', 1, 1)",
                            code, str(uuid.uuid4()))
 
 
-async def test_eligibility_window_and_minimum(ctx: Context) -> None:
-    code = await new_voucher(ctx, min_amount=5000)
+async def test_eligibility_window_and_minimum(deps: Deps) -> None:
+    code = await new_voucher(deps, min_amount=5000)
     with pytest.raises(NotEligible):
-        await reserve_voucher(ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 4999), ctx)
-    later = await new_voucher(ctx, starts_in=3600, ends_in=7200)
+        await reserve_voucher(ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 4999), deps)
+    later = await new_voucher(deps, starts_in=3600, ends_in=7200)
     with pytest.raises(NotEligible):
-        await reserve_voucher(ReserveVoucher(later, unique_customer(), str(uuid.uuid4()), 10000), ctx)
+        await reserve_voucher(ReserveVoucher(later, unique_customer(), str(uuid.uuid4()), 10000), deps)
 
 
-async def test_confirm_release_idempotent_and_reuse(ctx: Context, pool: asyncpg.Pool) -> None:
-    code = await new_voucher(ctx, limit=1)
+async def test_confirm_release_idempotent_and_reuse(deps: Deps, pool: asyncpg.Pool) -> None:
+    code = await new_voucher(deps, limit=1)
     customer, order = unique_customer(), str(uuid.uuid4())
-    await reserve_voucher(ReserveVoucher(code, customer, order, 1000), ctx)
-    assert await release_reservation(ReleaseReservation(order, code), ctx)
-    assert await release_reservation(ReleaseReservation(order, code), ctx)
+    await reserve_voucher(ReserveVoucher(code, customer, order, 1000), deps)
+    assert await release_reservation(ReleaseReservation(order, code), deps)
+    assert await release_reservation(ReleaseReservation(order, code), deps)
     assert await assert_invariant(pool, code) == 0
     with pytest.raises(AlreadyUsed):  # the old order id is spent: a late retry takes nothing
-        await reserve_voucher(ReserveVoucher(code, customer, order, 1000), ctx)
+        await reserve_voucher(ReserveVoucher(code, customer, order, 1000), deps)
     second = str(uuid.uuid4())
-    await reserve_voucher(ReserveVoucher(code, customer, second, 1000), ctx)  # the slot is free again
-    assert await confirm_reservation(ConfirmReservation(second, code), ctx)
-    assert await confirm_reservation(ConfirmReservation(second, code), ctx)
+    await reserve_voucher(ReserveVoucher(code, customer, second, 1000), deps)  # the slot is free again
+    assert await confirm_reservation(ConfirmReservation(second, code), deps)
+    assert await confirm_reservation(ConfirmReservation(second, code), deps)
     with pytest.raises(OutOfStock):
-        await reserve_voucher(ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000), ctx)
+        await reserve_voucher(ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000), deps)
     with pytest.raises(AlreadyUsed):
-        await release_reservation(ReleaseReservation(second, code), ctx)
+        await release_reservation(ReleaseReservation(second, code), deps)
     assert await assert_invariant(pool, code) == 1

@@ -20,10 +20,10 @@ from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.domain.commands import ReserveVoucher
 from voucher_service.domain.errors import GateUnavailable, VoucherError
-from voucher_service.service_layer.context import Context
 from voucher_service.service_layer.handlers import reserve_voucher
 from voucher_service.service_layer.jobs import reconcile
-from voucher_testkit import assert_invariant, invariant, make_ctx, new_voucher, unique_customer
+from voucher_service.service_layer.ports import Deps
+from voucher_testkit import assert_invariant, invariant, make_deps, new_voucher, unique_customer
 
 from conftest import SEND_TIMEOUT
 
@@ -38,14 +38,14 @@ async def r4_redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
     await client.aclose()
 
 
-async def _reserve(ctx: Context, code: str, *, retry_for: float = 0.0) -> tuple[str, str]:
+async def _reserve(deps: Deps, code: str, *, retry_for: float = 0.0) -> tuple[str, str]:
     """One customer's reservation; a 503 is retried with the same order id (as the contract's
     Retry-After asks) for up to `retry_for` seconds. Returns (outcome, order id)."""
     order, customer = str(uuid.uuid4()), unique_customer()
     deadline = time.monotonic() + retry_for
     while True:
         try:
-            await reserve_voucher(ReserveVoucher(code, customer, order, 1000), ctx)
+            await reserve_voucher(ReserveVoucher(code, customer, order, 1000), deps)
             return "ok", order
         except GateUnavailable:
             if time.monotonic() >= deadline:
@@ -92,11 +92,11 @@ async def _dead_lettered(dlq: AIOKafkaConsumer, code: str) -> int:
 async def test_r4_flush_mid_sale_no_false_201_no_oversell(pool: asyncpg.Pool, r4_redis: aioredis.Redis,
                                                           publisher: KafkaPublisher, reserved_consumer: None,
                                                           writer_lag: KafkaWriterLag, kafka_bootstrap: str) -> None:
-    ctx = make_ctx(pool, r4_redis, publisher, writer_lag=writer_lag, recovery_fence_seconds=SEND_TIMEOUT)
+    deps = make_deps(pool, r4_redis, publisher, writer_lag=writer_lag, recovery_fence_seconds=SEND_TIMEOUT)
     limit = 60
-    code = await new_voucher(ctx, limit=limit, flash=True)
+    code = await new_voucher(deps, limit=limit, flash=True)
     dlq = await _dlq_at_end(kafka_bootstrap)
-    before = await asyncio.gather(*(_reserve(ctx, code) for _ in range(40)))
+    before = await asyncio.gather(*(_reserve(deps, code) for _ in range(40)))
     flushed = time.monotonic()
     await r4_redis.flushdb()  # FLUSHALL's effect, confined to this test's logical db
     # Right after the loss the 40 uses are in flight: in neither Redis nor (yet) Postgres. 200 more
@@ -104,7 +104,7 @@ async def test_r4_flush_mid_sale_no_false_201_no_oversell(pool: asyncpg.Pool, r4
     first_ok: list[float] = []
 
     async def customer() -> tuple[str, str]:
-        outcome = await _reserve(ctx, code, retry_for=30.0)
+        outcome = await _reserve(deps, code, retry_for=30.0)
         if outcome[0] == "ok":
             first_ok.append(time.monotonic() - flushed)
         return outcome
@@ -124,6 +124,6 @@ async def test_r4_flush_mid_sale_no_false_201_no_oversell(pool: asyncpg.Pool, r4
     assert dead == 0, "reservations refused by ck_used (DLQ)"
     assert first_ok, "the gate never reopened"
     assert len(promised) == limit and outcomes.get("OutOfStock") == 200 - (limit - 40)  # no use lost
-    assert await reconcile(code, ctx) == 0  # the reloaded gate agrees with Postgres
+    assert await reconcile(code, deps) == 0  # the reloaded gate agrees with Postgres
     ttl = await r4_redis.ttl(f"voucher:{{{code}}}:remaining")
     assert 0 < ttl <= 3600 + 86400 and await r4_redis.ttl(f"voucher:{{{code}}}:orders") > 0

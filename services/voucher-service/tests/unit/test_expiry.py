@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from flash_fakes import FakeGate, FakePayments, FakePublisher, ctx
+from flash_fakes import FakeGate, FakePayments, FakePublisher, fake_deps
 from voucher_service.domain.errors import PaymentsUnavailable
 from voucher_service.domain.model import may_expire
 from voucher_service.service_layer import expiry
@@ -30,7 +30,7 @@ class SlowPayments(FakePayments):
 
 
 async def test_questions_are_bounded_and_any_silence_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
-    c = ctx(FakeGate(0), FakePublisher())
+    c = fake_deps(FakeGate(0), FakePublisher())
     with pytest.raises(PaymentsUnavailable):  # no client: the expiry releases nothing
         await expiry.payment_statuses(c, ["p1"])
     slow = SlowPayments(0.01)

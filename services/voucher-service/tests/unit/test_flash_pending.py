@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from flash_fakes import VOUCHER, FakeGate, FakePublisher, cmd, ctx
+from flash_fakes import VOUCHER, FakeGate, FakePublisher, cmd, fake_deps
 from ticketing.events import VoucherReserved
 from voucher_service.domain.errors import AlreadyUsed, GateUnavailable, OutOfStock, SendRefused
 from voucher_service.entrypoints.api.errors import to_api_error
@@ -17,14 +17,14 @@ async def test_an_unknown_send_keeps_the_use_until_a_retry_is_acknowledged() -> 
     gate = FakeGate(1)
     lost = FakePublisher(fail="unknown")  # queued, no ack: it may still land
     with pytest.raises(GateUnavailable) as raised:
-        await flash.reserve(cmd(1, "pay-1"), VOUCHER, ctx(gate, lost))
+        await flash.reserve(cmd(1, "pay-1"), VOUCHER, fake_deps(gate, lost))
     error = to_api_error(raised.value)
     assert (error.status, error.code, error.headers) == (503, "UNAVAILABLE", {"Retry-After": "1"})
     assert gate.left == 0 and gate.held["pay-1"] == ("P", 1)  # still held: never handed out again
     with pytest.raises(OutOfStock):  # so nobody else gets a 201 past the limit meanwhile
-        await flash.reserve(cmd(2, "pay-2"), VOUCHER, ctx(gate, FakePublisher()))
+        await flash.reserve(cmd(2, "pay-2"), VOUCHER, fake_deps(gate, FakePublisher()))
     acked = FakePublisher()
-    assert (await flash.reserve(cmd(1, "pay-1"), VOUCHER, ctx(gate, acked))).discount_amount == 700
+    assert (await flash.reserve(cmd(1, "pay-1"), VOUCHER, fake_deps(gate, acked))).discount_amount == 700
     assert [e.eventId for e in acked.sent] == [reserved_event(cmd(1, "pay-1")).eventId]
     assert gate.held["pay-1"] == ("R", 1) and gate.left == 0
 
@@ -51,27 +51,27 @@ class Paused(FakePublisher):
 
 async def test_a_refused_first_send_never_forgets_what_a_retry_sent_again() -> None:
     gate, first = FakeGate(1), Paused()
-    attempt = asyncio.create_task(flash.reserve(cmd(1, "pay-1"), VOUCHER, ctx(gate, first)))
+    attempt = asyncio.create_task(flash.reserve(cmd(1, "pay-1"), VOUCHER, fake_deps(gate, first)))
     await first.entered.wait()  # reserved (P), sending
     with pytest.raises(GateUnavailable):  # the retry sends again; its outcome is unknown (a copy may land)
-        await flash.reserve(cmd(1, "pay-1"), VOUCHER, ctx(gate, FakePublisher(fail="unknown")))
+        await flash.reserve(cmd(1, "pay-1"), VOUCHER, fake_deps(gate, FakePublisher(fail="unknown")))
     first.go.set()
     with pytest.raises(GateUnavailable):
         await attempt
     assert gate.held["pay-1"] == ("S", 1) and gate.left == 0  # not forgotten: the retry's copy may land
     with pytest.raises(AlreadyUsed):  # the customer's quota stays taken by it
-        await flash.reserve(cmd(1, "pay-9"), VOUCHER, ctx(gate, FakePublisher()))
+        await flash.reserve(cmd(1, "pay-9"), VOUCHER, fake_deps(gate, FakePublisher()))
 
 
 async def test_the_sold_out_cache_never_answers_a_retry_of_a_held_order() -> None:
     gate = FakeGate(1)
     with pytest.raises(GateUnavailable):
-        await flash.reserve(cmd(1, "pay-1"), VOUCHER, ctx(gate, FakePublisher(fail="unknown")))
+        await flash.reserve(cmd(1, "pay-1"), VOUCHER, fake_deps(gate, FakePublisher(fail="unknown")))
     with pytest.raises(OutOfStock):  # the last use is held: this process caches "sold out"
-        await flash.reserve(cmd(2, "pay-2"), VOUCHER, ctx(gate, FakePublisher()))
+        await flash.reserve(cmd(2, "pay-2"), VOUCHER, fake_deps(gate, FakePublisher()))
     assert gate.sold_out("FLASH")
     calls = gate.calls
     with pytest.raises(OutOfStock):  # a new order: answered from the cache, the reserve script untouched
-        await flash.reserve(cmd(3, "pay-3"), VOUCHER, ctx(gate, FakePublisher()))
+        await flash.reserve(cmd(3, "pay-3"), VOUCHER, fake_deps(gate, FakePublisher()))
     assert gate.calls == calls
-    assert (await flash.reserve(cmd(1, "pay-1"), VOUCHER, ctx(gate, FakePublisher()))).order_id == "pay-1"
+    assert (await flash.reserve(cmd(1, "pay-1"), VOUCHER, fake_deps(gate, FakePublisher()))).order_id == "pay-1"

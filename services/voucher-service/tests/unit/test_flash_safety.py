@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from flash_fakes import VOUCHER, FakeGate, FakePublisher, cmd, ctx
+from flash_fakes import VOUCHER, FakeGate, FakePublisher, cmd, fake_deps
 from voucher_service.domain.errors import GateRecovering, GateUnavailable
 from voucher_service.entrypoints.api.errors import to_api_error
 from voucher_service.service_layer import flash
@@ -32,28 +32,28 @@ async def test_retry_while_first_send_pending_is_a_201_only_once_acknowledged() 
     gate = FakeGate(2)
     gate.held["o1"] = ("P", 1)  # first attempt reserved, its Kafka send not acknowledged yet
     with pytest.raises(GateUnavailable):  # the retry's own send is not acknowledged either
-        await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, FakePublisher(fail="unknown")))
+        await flash.reserve(cmd(1, "o1"), VOUCHER, fake_deps(gate, FakePublisher(fail="unknown")))
     pub = FakePublisher()
-    assert (await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, pub))).order_id == "o1"  # sent again, acked
+    assert (await flash.reserve(cmd(1, "o1"), VOUCHER, fake_deps(gate, pub))).order_id == "o1"  # sent again, acked
     assert [e.orderId for e in pub.sent] == ["o1"] and gate.held["o1"] == ("R", 1) and gate.left == 2
 
 
 async def test_published_reservation_is_marked_sent() -> None:
     gate = FakeGate(2)
-    await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, FakePublisher()))
+    await flash.reserve(cmd(1, "o1"), VOUCHER, fake_deps(gate, FakePublisher()))
     assert gate.held["o1"] == ("R", 1)
 
 
 async def test_kafka_not_connected_answers_503_before_the_gate() -> None:
     gate = FakeGate(2)
     with pytest.raises(GateUnavailable) as raised:
-        await flash.reserve(cmd(1, "o1"), VOUCHER, ctx(gate, NotConnected()))
+        await flash.reserve(cmd(1, "o1"), VOUCHER, fake_deps(gate, NotConnected()))
     assert to_api_error(raised.value).status == 503 and gate.calls == 0 and gate.left == 2
 
 
 async def test_gate_reopens_only_after_fence_and_writer_caught_up() -> None:
     lag = FakeLag(end=10, committed=4)
-    c = ctx(FakeGate(0), FakePublisher())
+    c = fake_deps(FakeGate(0), FakePublisher())
     c.writer_lag, c.recovery_fence_seconds = lag, 0.0
     with pytest.raises(GateRecovering) as raised:
         await warm_up("FLASH", c)  # the writer is 6 messages behind: stay shut
@@ -65,14 +65,14 @@ async def test_gate_reopens_only_after_fence_and_writer_caught_up() -> None:
 
 
 async def test_fence_and_missing_probe_keep_the_gate_shut() -> None:
-    c = ctx(FakeGate(0), FakePublisher())
+    c = fake_deps(FakeGate(0), FakePublisher())
     assert not await writer_caught_up("FLASH", c)  # no probe: cannot know what is in flight
     c.writer_lag, c.recovery_fence_seconds = FakeLag(0, 0), 60.0
     assert not await writer_caught_up("FLASH", c)  # inside the fence even though nothing lags
 
 
 async def test_an_old_recovery_is_never_reused_for_a_later_loss() -> None:
-    c = ctx(FakeGate(0), FakePublisher())
+    c = fake_deps(FakeGate(0), FakePublisher())
     c.writer_lag, c.recovery_fence_seconds = FakeLag(end=5, committed=5), 0.0
     assert await writer_caught_up("FLASH", c)  # loss 1: caught up at offset 5
     old = c.recoveries["FLASH"]
@@ -80,7 +80,7 @@ async def test_an_old_recovery_is_never_reused_for_a_later_loss() -> None:
     c.writer_lag = FakeLag(end=9, committed=5)
     assert not await writer_caught_up("FLASH", c)  # a fresh mark (9), not the old one (5)
     assert c.recoveries["FLASH"] is not old and c.recoveries["FLASH"].mark == 9
-    c2 = ctx(FakeGate(1), FakePublisher())
+    c2 = fake_deps(FakeGate(1), FakePublisher())
     c2.recoveries["FLASH"] = old
     await flash.reserve(cmd(1, "o1"), VOUCHER, c2)  # the gate answers: loaded, the recovery is over
     assert "FLASH" not in c2.recoveries

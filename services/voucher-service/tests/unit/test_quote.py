@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from flash_fakes import NOW, VOUCHER, FakeGate, FakePublisher, ctx
+from flash_fakes import NOW, VOUCHER, FakeGate, FakePublisher, fake_deps
 from voucher_service.domain.commands import QuoteVoucher
 from voucher_service.domain.model import Quote
 from voucher_service.service_layer.quotes import quote_voucher
@@ -27,7 +27,7 @@ def test_reasons_in_the_order_reserve_checks(amount: int, now: object, remaining
 
 async def test_a_flash_quote_reads_the_gate_and_reserves_nothing() -> None:
     gate = FakeGate(1)
-    c = ctx(gate, FakePublisher())  # its unit of work fails the test if anything touches Postgres
+    c = fake_deps(gate, FakePublisher())  # its unit of work fails the test if anything touches Postgres
     c.cache.put(VOUCHER)
     assert (await quote_voucher(QuoteVoucher("FLASH", 1, 5000), c)).eligible
     assert gate.left == 1 and gate.held == {} and gate.calls == 0

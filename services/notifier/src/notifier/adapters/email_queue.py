@@ -1,60 +1,43 @@
-"""The e-mail queue the sender works through (table `email_outbox`), one transaction per e-mail.
-
-`EmailQueue` is the sender's port: claim the next due e-mail (locked, `FOR UPDATE SKIP LOCKED`, so two
-senders never send the same row at once), then record what happened to it. `Transactions` opens one
-transaction and hands a queue bound to it; leaving without an exception commits.
-"""
+"""The e-mail queue (table `email_outbox`) in Postgres: the handlers', the sender's and the operator's side."""
 
 from __future__ import annotations
 
-import abc
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-import asyncpg
 from ticketing.db import Queries, sql_dir
+from ticketing.unit_of_work import Conn
 
-from notifier.adapters.repository import Connection
 from notifier.domain.rendering import RenderedEmail
+from notifier.service_layer.ports import (
+    DueEmail,
+    EmailAdmin,
+    EmailQueue,
+    FailedEmail,
+    QueuedEmail,
+    UnrenderableEmail,
+)
 
 QUERIES = Queries.load(sql_dir(str(Path(__file__).resolve().parent)) / "emails.sql")
 ERROR_MAX_CHARS = 1000
 
 
-@dataclass(frozen=True)
-class DueEmail:
-    id: int
-    message_id: str
-    attempts: int  # before the one about to be made
-    age_seconds: float  # since queued (or re-queued by an operator)
-    rendered: RenderedEmail
-
-
-class EmailQueue(abc.ABC):
-    @abc.abstractmethod
-    async def claim_due(self) -> DueEmail | None:
-        """The oldest pending e-mail whose next attempt is due, locked until the transaction ends."""
-
-    @abc.abstractmethod
-    async def mark_sent(self, email_id: int) -> None: ...
-
-    @abc.abstractmethod
-    async def defer(self, email_id: int, error: str, delay_seconds: float) -> None:
-        """Count the failed attempt; the e-mail is due again after `delay_seconds`."""
-
-    @abc.abstractmethod
-    async def mark_failed(self, email_id: int, reason: str, error: str) -> None:
-        """Count the attempt and give up: FAILED with the reason, skipped by later passes."""
-
-
-Transactions = Callable[[], AbstractAsyncContextManager[EmailQueue]]
-
-
 class PgEmailQueue(EmailQueue):
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Conn) -> None:
         self.conn = conn
+
+    async def enqueue(self, email: QueuedEmail, rendered: RenderedEmail) -> bool:
+        queued = await self.conn.fetchval(
+            QUERIES.enqueue_email, email.event_id, email.kind, email.booking_id, email.customer_id,
+            rendered.recipient, email.message_id, rendered.message, rendered.ascii_recipient,
+            rendered.ascii_message, email.event_json)
+        return queued is not None
+
+    async def record_unrenderable(self, failed: UnrenderableEmail) -> bool:
+        email = failed.email
+        recorded = await self.conn.fetchval(
+            QUERIES.enqueue_unrenderable_email, email.event_id, email.kind, email.booking_id, email.customer_id,
+            failed.recipient, email.message_id, email.event_json, failed.reason, failed.error[:ERROR_MAX_CHARS])
+        return recorded is not None
 
     async def claim_due(self) -> DueEmail | None:
         row = await self.conn.fetchrow(QUERIES.claim_due_email)
@@ -75,29 +58,8 @@ class PgEmailQueue(EmailQueue):
         await self.conn.execute(QUERIES.fail_email, email_id, reason, error[:ERROR_MAX_CHARS])
 
 
-def pg_transactions(pool: asyncpg.Pool) -> Transactions:
-    @asynccontextmanager
-    async def begin() -> AsyncIterator[EmailQueue]:
-        async with pool.acquire() as conn, conn.transaction():
-            yield PgEmailQueue(conn)
-    return begin
-
-
-@dataclass(frozen=True)
-class FailedEmail:
-    id: int
-    kind: str
-    customer_id: int
-    recipient: str
-    failure_reason: str
-    event_json: str | None  # None: queued before events were kept with the e-mail
-    rendered: bool
-
-
-class PgEmailAdmin:
-    """The operator's side of the queue (`python -m notifier.emails`); the caller owns the transaction."""
-
-    def __init__(self, conn: Connection) -> None:
+class PgEmailAdmin(EmailAdmin):
+    def __init__(self, conn: Conn) -> None:
         self.conn = conn
 
     async def lock_failed(self, email_id: int) -> FailedEmail | None:

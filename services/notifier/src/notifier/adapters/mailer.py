@@ -9,22 +9,16 @@ transient (4xx, connection refused or reset, timeouts), and whether the server i
 
 from __future__ import annotations
 
-import abc
 import contextlib
 
 import aiosmtplib
 
 from notifier.domain.delivery import DeliveryError, Failure
 from notifier.domain.rendering import RenderedEmail
+from notifier.service_layer.ports import Mailer
 
 # 421: "service not available, closing transmission channel" - the server, not this message.
 SERVICE_CLOSING = 421
-
-
-class Mailer(abc.ABC):
-    @abc.abstractmethod
-    async def send(self, email: RenderedEmail) -> None:
-        """Hand one message to the mail server; raises DeliveryError if it was not accepted."""
 
 
 class SmtpMailer(Mailer):

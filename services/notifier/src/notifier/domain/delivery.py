@@ -9,7 +9,7 @@ take; and an address that needs SMTPUTF8 sent to a server that does not offer it
 Transient (retried with exponential backoff, capped): 4xx replies, connection refused or reset,
 timeouts. Bounds: `max_attempts` attempts or `max_age_seconds` since the e-mail was queued, whichever
 comes first, then FAILED so that an operator sees it (log `email.failed`, metric, the row) and can
-re-queue it with `python -m notifier.emails retry`.
+re-queue it with `python -m notifier.entrypoints.cli.emails retry`.
 """
 
 from __future__ import annotations

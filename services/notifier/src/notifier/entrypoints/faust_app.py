@@ -23,34 +23,39 @@ from faust.auth import SASLCredentials, SSLCredentials
 from faust.types.auth import CredentialsT
 from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from ticketing.consumer import IdempotentConsumer
 from ticketing.events import BOOKING_EVENTS
 from ticketing.kafka import client_options, kafka_reachable
 from ticketing.logs import configure_logging
 
-from notifier.bootstrap import Notifier
+from notifier.bootstrap import Service
+from notifier.entrypoints.consumer import booking_events_processor
+from notifier.service_layer.sender import deliver_emails
 
 logger = logging.getLogger(__name__)
 
 
 class NotifierApp(faust.App):
-    notifier: Notifier
+    notifier: Service  # what bootstrap() wired (faust.App has a `service` of its own)
+    processor: IdempotentConsumer
 
     async def on_first_start(self) -> None:
         await super().on_first_start()
         # faust's Worker installed its own handlers; every line must be JSON with `action`.
-        configure_logging("notifier", self.notifier.settings.log_level)
+        configure_logging("notifier", self.notifier.deps.settings.log_level)
 
     async def on_start(self) -> None:
         await super().on_start()
-        await self.notifier.start()
+        await self.processor.open()
 
     async def on_stop(self) -> None:
         await super().on_stop()  # stops the consumer first, so no event is mid-transaction below
-        await self.notifier.stop()
+        await self.processor.close()
+        await self.notifier.close()
 
 
-def create_app(notifier: Notifier, roles: set[str]) -> NotifierApp:
-    s = notifier.settings
+def create_app(service: Service, roles: set[str]) -> NotifierApp:
+    s = service.deps.settings
     brokers = [f"kafka://{host.strip()}" for host in s.kafka_bootstrap_servers.split(",")]
     app = NotifierApp(s.consumer_name, broker=brokers, store="memory://",
                       broker_credentials=_broker_credentials(s.kafka_bootstrap_servers),
@@ -60,7 +65,8 @@ def create_app(notifier: Notifier, roles: set[str]) -> NotifierApp:
                       consumer_auto_offset_reset="earliest",
                       broker_session_timeout=s.kafka_session_timeout_seconds,
                       broker_heartbeat_interval=s.kafka_heartbeat_interval_seconds)
-    app.notifier = notifier
+    app.notifier = service
+    app.processor = booking_events_processor(service.deps, service.pool)
     _ops_pages(app)
     if "consumer" in roles:
         _consumer_agent(app)
@@ -86,15 +92,13 @@ def _consumer_agent(app: NotifierApp) -> None:
     @app.agent(topic, concurrency=1)
     async def booking_events(stream: Any) -> None:
         async for event in stream.events():
-            processor = app.notifier.processor
-            assert processor is not None  # started in on_start, before any agent runs
-            await processor.process(event.message)
-            app.notifier.wake_sender.set()
+            await app.processor.process(event.message)  # opened in on_start, before any agent runs
+            app.notifier.deps.wake_sender.set()
 
 
 def _sender_task(app: NotifierApp) -> Any:
     async def sender() -> None:
-        await app.notifier.sender_loop().run()  # on_start opened the pool before any task runs
+        await deliver_emails(app.notifier.deps)
     return sender
 
 
@@ -106,7 +110,7 @@ def _ops_pages(app: NotifierApp) -> None:
     @app.page("/readyz")
     async def readyz(web: View, request: Request) -> Response:
         checks = {"postgres": await _postgres_ok(app),
-                  "kafka": await kafka_reachable(app.notifier.settings.kafka_bootstrap_servers)}
+                  "kafka": await kafka_reachable(app.notifier.deps.settings.kafka_bootstrap_servers)}
         report = {k: "ok" if v else "down" for k, v in checks.items()}
         ready = all(checks.values())
         return web.json({"status": "ready" if ready else "not_ready", "checks": report},
@@ -120,11 +124,8 @@ def _ops_pages(app: NotifierApp) -> None:
 
 
 async def _postgres_ok(app: NotifierApp) -> bool:
-    pool = app.notifier.pool
-    if pool is None:
-        return False
     try:
-        await asyncio.wait_for(pool.fetchval("SELECT 1"), 2.0)
+        await asyncio.wait_for(app.notifier.pool.fetchval("SELECT 1"), 2.0)
         return True
     except Exception:
         return False

@@ -1,9 +1,7 @@
-"""What the notifier does for each booking event, inside the caller's transaction.
+"""What the notifier does for each booking event, inside the idempotent consumer's transaction.
 
-The idempotent consumer (ticketing.consumer) is the unit of work here: it opens ONE transaction, records
-the event id in `processed_event`, calls these handlers with a repository on that same connection, and
-commits. So the inbox row, the points credit and the queued e-mail are one atomic fact; nothing here
-talks to SMTP (the sender loop does, after commit).
+The handlers get a unit of work joined to that transaction: the inbox row, the points credit and the
+queued e-mail are one atomic fact; nothing here talks to SMTP (the sender does, after commit).
 
 The credit and the inbox row never depend on the e-mail: an e-mail that cannot be rendered (the
 directory's address is not one, a line break in a name, any rendering bug) is recorded as FAILED with
@@ -14,33 +12,25 @@ roll the credit back with it.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ticketing.events import BookingConfirmed, BookingFailed, RefundIssued
 from ticketing.logs import log_action
 
-from notifier.adapters.repository import NotifierRepository, QueuedEmail, UnrenderableEmail
 from notifier.domain import messages
 from notifier.domain.addresses import InvalidAddress
 from notifier.domain.delivery import INVALID_ADDRESS, UNRENDERABLE
 from notifier.domain.messages import Contact, Envelope
 from notifier.domain.points import points_for
+from notifier.domain.policy import NotifyPolicy
 from notifier.domain.rendering import RenderedEmail
 from notifier.domain.tickets import TicketPayload, sign_ticket
 from notifier.service_layer.metrics import EMAILS_FAILED
+from notifier.service_layer.ports import NotifierUnitOfWork, QueuedEmail, UnrenderableEmail
 
 logger = logging.getLogger(__name__)
 
 AnyEvent = BookingConfirmed | BookingFailed | RefundIssued
-
-
-@dataclass(frozen=True)
-class NotifyPolicy:
-    mail_from: str
-    signing_key: Ed25519PrivateKey
-    cents_per_point: int = 100
 
 
 def discount_cents(event: BookingConfirmed) -> int:
@@ -77,8 +67,8 @@ def render_failure(exc: Exception) -> tuple[str, str]:
     return (INVALID_ADDRESS if isinstance(exc, InvalidAddress) else UNRENDERABLE), f"{type(exc).__name__}: {exc}"
 
 
-async def _contact(event: AnyEvent, repo: NotifierRepository) -> Contact | None:
-    contact = await repo.get_customer(event.customerId)
+async def _contact(event: AnyEvent, uow: NotifierUnitOfWork) -> Contact | None:
+    contact = await uow.customers.get(event.customerId)
     if contact is None:
         # Documented choice: no address, no e-mail; the event still counts as processed (no retry
         # storm, no crash). Operators see this warning and can re-send by hand.
@@ -93,7 +83,7 @@ def _envelope(event: AnyEvent, kind: str, contact: Contact, policy: NotifyPolicy
                     sender=policy.mail_from)
 
 
-async def _enqueue(repo: NotifierRepository, event: AnyEvent, contact: Contact, policy: NotifyPolicy) -> None:
+async def _enqueue(uow: NotifierUnitOfWork, event: AnyEvent, contact: Contact, policy: NotifyPolicy) -> None:
     kind = KINDS[event.type]
     email = QueuedEmail(event_id=event.eventId, kind=kind, booking_id=event.bookingId,
                         customer_id=event.customerId, message_id=messages.message_id(str(event.eventId), kind),
@@ -103,39 +93,39 @@ async def _enqueue(repo: NotifierRepository, event: AnyEvent, contact: Contact, 
         rendered = compose(event, contact, policy)
     except Exception as exc:  # pure code only: whatever it is, it must not take the credit back
         reason, error = render_failure(exc)
-        if await repo.record_unrenderable(UnrenderableEmail(email, contact.email, reason, error)):
+        if await uow.emails.record_unrenderable(UnrenderableEmail(email, contact.email, reason, error)):
             EMAILS_FAILED.labels(reason).inc()
             log_action(logger, "email.failed", "e-mail not rendered; fix the address, then "
-                       "`python -m notifier.emails retry`", level=logging.ERROR, reason=reason, error=error,
-                       customer_id=event.customerId, **fields)
+                       "`python -m notifier.entrypoints.cli.emails retry`", level=logging.ERROR, reason=reason,
+                       error=error, customer_id=event.customerId, **fields)
         return
-    queued = await repo.enqueue_email(email, rendered)
+    queued = await uow.emails.enqueue(email, rendered)
     log_action(logger, "notify.queued" if queued else "notify.already_queued", **fields)
 
 
-async def notify_booking_confirmed(event: BookingConfirmed, repo: NotifierRepository,
+async def notify_booking_confirmed(event: BookingConfirmed, uow: NotifierUnitOfWork,
                                    policy: NotifyPolicy) -> None:
     points = points_for(event.data.amountCents, policy.cents_per_point)
-    if not await repo.credit_points(event.bookingId, event.customerId, event.eventId,
-                                    event.data.amountCents, points):
+    if not await uow.points.credit(event.bookingId, event.customerId, event.eventId,
+                                   event.data.amountCents, points):
         # Another event id for an already-credited booking: one ticket e-mail and one credit per booking.
         log_action(logger, "notify.booking_already_credited", booking_id=str(event.bookingId),
                    event_id=str(event.eventId))
         return
     log_action(logger, "points.credited", booking_id=str(event.bookingId), customer_id=event.customerId,
                points=points)
-    contact = await _contact(event, repo)
+    contact = await _contact(event, uow)
     if contact is not None:
-        await _enqueue(repo, event, contact, policy)
+        await _enqueue(uow, event, contact, policy)
 
 
-async def notify_refund_issued(event: RefundIssued, repo: NotifierRepository, policy: NotifyPolicy) -> None:
-    contact = await _contact(event, repo)
+async def notify_refund_issued(event: RefundIssued, uow: NotifierUnitOfWork, policy: NotifyPolicy) -> None:
+    contact = await _contact(event, uow)
     if contact is not None:
-        await _enqueue(repo, event, contact, policy)
+        await _enqueue(uow, event, contact, policy)
 
 
-async def notify_booking_failed(event: BookingFailed, repo: NotifierRepository, policy: NotifyPolicy) -> None:
-    contact = await _contact(event, repo)
+async def notify_booking_failed(event: BookingFailed, uow: NotifierUnitOfWork, policy: NotifyPolicy) -> None:
+    contact = await _contact(event, uow)
     if contact is not None:
-        await _enqueue(repo, event, contact, policy)
+        await _enqueue(uow, event, contact, policy)

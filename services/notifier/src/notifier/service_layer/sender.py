@@ -19,18 +19,18 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ticketing.logs import log_action
 
-from notifier.adapters.email_queue import DueEmail, EmailQueue, Transactions
-from notifier.adapters.mailer import Mailer
 from notifier.domain.delivery import DeliveryError, Failure, GiveUp, RetryPolicy
 from notifier.service_layer.metrics import EMAILS_DEFERRED, EMAILS_FAILED, EMAILS_SENT
+from notifier.service_layer.ports import Deps, DueEmail, EmailQueue, Mailer, NotifierUnitOfWork
 
 logger = logging.getLogger(__name__)
-
+UnitsOfWork = Callable[[], NotifierUnitOfWork]
 
 
 class Outcome(enum.Enum):
@@ -47,22 +47,26 @@ class PassResult:
     server_down: bool
 
 
-async def send_one(begin: Transactions, mailer: Mailer, policy: RetryPolicy) -> Outcome:
+async def send_one(uow: UnitsOfWork, mailer: Mailer, policy: RetryPolicy) -> Outcome:
     """Send the next due e-mail and record what happened to it, in one transaction."""
-    async with begin() as queue:
-        email = await queue.claim_due()
+    async with uow() as work:
+        email = await work.emails.claim_due()
         if email is None:
             return Outcome.IDLE
         try:
             await mailer.send(email.rendered)
         except DeliveryError as exc:
-            return await _after_failure(queue, email, exc, policy)
+            outcome = await _after_failure(work.emails, email, exc, policy)
         except Exception as exc:  # a bug must not block the queue: counted, retried, bounded like a 4xx
-            return await _after_failure(queue, email, DeliveryError(Failure.DEFERRED, repr(exc)), policy)
-        await queue.mark_sent(email.id)
-    EMAILS_SENT.inc()
-    log_action(logger, "email.sent", message_id=email.message_id, attempts=email.attempts + 1)
-    return Outcome.SENT
+            outcome = await _after_failure(work.emails, email, DeliveryError(Failure.DEFERRED, repr(exc)), policy)
+        else:
+            await work.emails.mark_sent(email.id)
+            outcome = Outcome.SENT
+        await work.commit()
+    if outcome is Outcome.SENT:
+        EMAILS_SENT.inc()
+        log_action(logger, "email.sent", message_id=email.message_id, attempts=email.attempts + 1)
+    return outcome
 
 
 async def _after_failure(queue: EmailQueue, email: DueEmail, exc: DeliveryError, policy: RetryPolicy) -> Outcome:
@@ -73,7 +77,8 @@ async def _after_failure(queue: EmailQueue, email: DueEmail, exc: DeliveryError,
     if isinstance(verdict, GiveUp):
         await queue.mark_failed(email.id, verdict.reason, exc.detail)
         EMAILS_FAILED.labels(verdict.reason).inc()
-        log_action(logger, "email.failed", "e-mail given up; `python -m notifier.emails retry` re-queues it",
+        log_action(logger, "email.failed",
+                   "e-mail given up; `python -m notifier.entrypoints.cli.emails retry` re-queues it",
                    level=logging.ERROR, reason=verdict.reason, **fields)
         outcome = Outcome.FAILED
     else:
@@ -85,11 +90,11 @@ async def _after_failure(queue: EmailQueue, email: DueEmail, exc: DeliveryError,
     return Outcome.SERVER_DOWN if exc.failure.server_down else outcome
 
 
-async def send_pending(begin: Transactions, mailer: Mailer, policy: RetryPolicy, limit: int) -> PassResult:
+async def send_pending(uow: UnitsOfWork, mailer: Mailer, policy: RetryPolicy, limit: int) -> PassResult:
     """Up to `limit` attempts; stops when nothing is due or the server is unavailable."""
     counts = dict.fromkeys(Outcome, 0)
     for _ in range(limit):
-        outcome = await send_one(begin, mailer, policy)
+        outcome = await send_one(uow, mailer, policy)
         counts[outcome] += 1
         if outcome in (Outcome.IDLE, Outcome.SERVER_DOWN):
             break
@@ -100,14 +105,14 @@ class SenderLoop:
     """Passes over the queue when woken (a new e-mail was queued) or every `interval` seconds; after a
     pass that found the server unavailable it waits `policy.pause(...)` and ignores wake-ups meanwhile."""
 
-    def __init__(self, begin: Transactions, mailer: Mailer, policy: RetryPolicy, batch_size: int,
+    def __init__(self, uow: UnitsOfWork, mailer: Mailer, policy: RetryPolicy, batch_size: int,
                  interval: float, wake: asyncio.Event) -> None:
-        self.begin, self.mailer, self.policy = begin, mailer, policy
+        self.uow, self.mailer, self.policy = uow, mailer, policy
         self.batch_size, self.interval, self.wake = batch_size, interval, wake
         self.outages = 0  # consecutive passes that found the server unavailable
 
     async def run_pass(self) -> PassResult:
-        result = await send_pending(self.begin, self.mailer, self.policy, self.batch_size)
+        result = await send_pending(self.uow, self.mailer, self.policy, self.batch_size)
         if result.server_down:
             self.outages += 1
             log_action(logger, "email.server_unavailable", level=logging.WARNING, outages=self.outages,
@@ -136,3 +141,10 @@ class SenderLoop:
             except Exception as exc:  # Postgres down: keep looping, rows stay pending
                 log_action(logger, "email.sender_failed", str(exc), level=logging.WARNING,
                            error=type(exc).__name__)
+
+
+async def deliver_emails(deps: Deps) -> None:
+    """The sender of this process, until cancelled."""
+    s = deps.settings
+    await SenderLoop(deps.uow, deps.mailer, s.retry_policy, s.sender_batch_size, s.sender_interval_seconds,
+                     deps.wake_sender).run()

@@ -1,3 +1,19 @@
+-- name: enqueue_email
+-- Queue one rendered e-mail (with the event it came from); a second insert for the same (event, kind) is a no-op.
+INSERT INTO email_outbox (event_id, kind, booking_id, customer_id, recipient, message_id, message,
+                          recipient_ascii, message_ascii, event)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb)
+ON CONFLICT DO NOTHING
+RETURNING id;
+
+-- name: enqueue_unrenderable_email
+-- Record an e-mail that could not be rendered (e.g. not an address) as FAILED, so operators see it.
+INSERT INTO email_outbox (event_id, kind, booking_id, customer_id, recipient, message_id, event,
+                          status, failed_at, failure_reason, last_error)
+VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, 'FAILED', now(), $8, $9)
+ON CONFLICT DO NOTHING
+RETURNING id;
+
 -- name: claim_due_email
 -- The oldest due pending e-mail, locked for this sender until its transaction ends (others skip it).
 SELECT id, message_id, attempts, extract(epoch FROM now() - queued_at)::float8 AS age_seconds,

@@ -131,7 +131,7 @@ class RedisFlashGate(FlashGate):
         """Joins the marks of every order acknowledged meanwhile: one script run per voucher per batch.
 
         The broker acknowledges a whole batch of VoucherReserved at once, so their requests resume
-        together; marking them one EVALSHA each was about a tenth of a flash request's CPU.
+        together; one EVALSHA each was a noticeable share of a flash request's CPU (README).
         """
         await self._sent_marks.add(code, order_id)
 

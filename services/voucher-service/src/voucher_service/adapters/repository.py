@@ -1,4 +1,4 @@
-"""Postgres repository: wraps one connection; every statement is a named query from sql/vouchers.sql."""
+"""The Postgres repository and unit of work: every statement is a named query from sql/vouchers.sql."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from typing import Any
 
 import asyncpg
 from ticketing.db import Queries, sql_dir
+from ticketing.unit_of_work import Conn, PostgresUnitOfWork
 
 import voucher_service
 from voucher_service.domain.commands import CreateVoucher
 from voucher_service.domain.errors import OutOfStock, RedemptionConflict
 from voucher_service.domain.model import Redemption, Voucher
+from voucher_service.service_layer.ports import VoucherRepository, VouchersUnitOfWork
 
 QUERIES = Queries.load(sql_dir(voucher_service.__file__) / "vouchers.sql")
 
@@ -22,8 +24,8 @@ def _redemption(row: asyncpg.Record | None) -> Redemption | None:
                       row["status"])
 
 
-class VoucherRepository:
-    def __init__(self, conn: asyncpg.Connection) -> None:
+class PgVoucherRepository(VoucherRepository):
+    def __init__(self, conn: Conn) -> None:
         self.conn = conn
 
     async def add(self, cmd: CreateVoucher) -> bool:
@@ -43,14 +45,12 @@ class VoucherRepository:
         await self.conn.execute(QUERIES.give_back_use, code, n)
 
     async def count_use(self, code: str) -> None:
-        """Raise the counter for a redemption just inserted; ck_used refuses an oversell."""
         try:
             await self.conn.execute(QUERIES.count_increment, code)
         except asyncpg.CheckViolationError as exc:
             raise OutOfStock(f"voucher {code}: the database refused an oversell ({exc})") from exc
 
     async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
-        """(uses left, the customer's live uses); None for an unknown voucher."""
         row = await self.conn.fetchrow(QUERIES.voucher_standing, code, customer_id)
         return (int(row["remaining"]), int(row["customer_uses"])) if row else None
 
@@ -59,8 +59,6 @@ class VoucherRepository:
 
     async def insert_redemption(self, code: str, customer_id: int, order_id: str, amount: int | None,
                                 status: str = "RESERVED") -> bool:
-        """False when the order id exists already or the customer has no free slot. A concurrent insert
-        that takes the same slot raises RedemptionConflict (the transaction is then aborted)."""
         try:
             return await self.conn.fetchval(QUERIES.insert_redemption, code, customer_id, order_id, amount,
                                             status) is not None
@@ -68,8 +66,6 @@ class VoucherRepository:
             raise RedemptionConflict(str(exc)) from exc
 
     async def write_reservations(self, rows: list[tuple[str, int, str, int]]) -> list[str]:
-        """Flash consumer: (code, customer, order, amount) rows in one statement; one result per row, see
-        write_reservations in sql/vouchers.sql. Raises like insert_redemption and count_use."""
         if not rows:
             return []
         codes, customers, orders, amounts = (list(column) for column in zip(*rows, strict=True))
@@ -92,14 +88,11 @@ class VoucherRepository:
         return await self.conn.fetchrow(QUERIES.confirm_redemption, order_id) is not None
 
     async def release(self, order_id: str) -> str | None:
-        """RESERVED -> RELEASED once; returns the voucher code when this call released it."""
         row = await self.conn.fetchrow(QUERIES.release_redemption, order_id)
         return row["voucher_code"] if row else None
 
     async def expiry_candidates(self, ttl_seconds: float, recheck_seconds: float,
                                 batch: int) -> list[tuple[int, str]]:
-        """(row id, order id) of expired reservations, locked until commit; none when another
-        instance's run is on."""
         if not await self.conn.fetchval(QUERIES.try_expiry_lock):
             return []
         rows = await self.conn.fetch(QUERIES.expiry_candidates, ttl_seconds, recheck_seconds, batch)
@@ -120,12 +113,10 @@ class VoucherRepository:
         return [(r["order_id"], r["customer_id"]) for r in rows]
 
     async def known_orders(self, order_ids: list[str]) -> dict[str, str]:
-        """order id -> status, for the ids Postgres has."""
         rows = await self.conn.fetch(QUERIES.known_orders, order_ids)
         return {r["order_id"]: r["status"] for r in rows}
 
     async def park_outcome(self, order_id: str, outcome: str) -> str:
-        """The outcome parked for the order after this call: the first one parked stands."""
         standing: str = await self.conn.fetchval(QUERIES.park_outcome, order_id, outcome)
         return standing
 
@@ -138,3 +129,8 @@ class VoucherRepository:
 
     async def flash_codes(self) -> list[str]:
         return [r["code"] for r in await self.conn.fetch(QUERIES.flash_vouchers)]
+
+
+class PgVouchersUnitOfWork(PostgresUnitOfWork, VouchersUnitOfWork):
+    def bind(self, conn: Conn) -> None:
+        self.vouchers = PgVoucherRepository(conn)

@@ -43,3 +43,16 @@ class QuoteVoucher:
     code: str
     customer_id: int
     order_amount: int
+
+
+@dataclass(frozen=True)
+class ReadVoucher:
+    code: str
+
+
+@dataclass(frozen=True)
+class SettleUse:
+    """A booking event's outcome for the use of the payment it names (orderId = paymentId)."""
+
+    order_id: str
+    outcome: str  # CONFIRMED | RELEASED

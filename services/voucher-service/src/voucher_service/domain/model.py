@@ -61,6 +61,17 @@ class Quote:
 
 
 @dataclass(frozen=True)
+class VoucherCounters:
+    """The admin's view of a voucher: Postgres' counts and what the flash gate has left."""
+
+    voucher: Voucher
+    reserved: int
+    confirmed: int
+    released: int
+    gate_remaining: int | None  # None: not a flash voucher, not loaded, or Redis cannot say
+
+
+@dataclass(frozen=True)
 class Redemption:
     voucher_code: str
     customer_id: int

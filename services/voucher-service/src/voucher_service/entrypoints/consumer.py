@@ -1,80 +1,83 @@
-"""Kafka consumers: voucher-reserved (flash mode writes Postgres) and booking-events (confirm/release)."""
+"""Kafka consumers: voucher-reserved (flash mode writes Postgres) and booking-events (confirm/release).
+
+Each handler runs in the idempotent consumer's transaction, beside its inbox row: the service layer gets
+`Deps` whose unit of work is joined to it.
+"""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 import asyncpg
-from ticketing.consumer import ConsumerConfig, IdempotentConsumer
+from ticketing.consumer import ConsumerConfig, IdempotentConsumer, PoisonMessage
 from ticketing.events import (
     BOOKING_EVENTS,
     VOUCHER_RESERVED,
+    VoucherReserved,
     decode_booking_event,
     decode_voucher_reserved,
 )
+from ticketing.inbox import Handler
 from ticketing.logs import log_action
 
+from voucher_service.adapters.repository import PgVouchersUnitOfWork
 from voucher_service.config import VoucherSettings
 from voucher_service.domain import commands
 from voucher_service.domain.errors import VoucherError
-from voucher_service.entrypoints.reserved_writer import (
-    voucher_reserved_batch_handler,
-    voucher_reserved_handler,
-)
-from voucher_service.service_layer import handlers, outcomes
-from voucher_service.service_layer.context import Context
-from voucher_service.service_layer.unit_of_work import JoinedUnitOfWork
+from voucher_service.service_layer import flash_writer, reactions
+from voucher_service.service_layer.ports import Deps
 
 logger = logging.getLogger(__name__)
 
 
-def booking_handlers(ctx: Context) -> dict[str, Any]:
-    """booking-events -> the use of the payment they name (orderId = paymentId; service_layer/outcomes.py).
+def joined(deps: Deps, conn: asyncpg.Connection) -> Deps:
+    """The same deps (and per-process state), their unit of work inside the consumer's transaction."""
+    uow = PgVouchersUnitOfWork(conn=conn)
+    return replace(deps, uow=lambda: uow)
 
-    SeatsReleased is deliberately not consumed: it names no payment, and payment-service answers every
+
+def booking_handlers(deps: Deps) -> dict[str, Handler]:
+    """SeatsReleased is deliberately not consumed: it names no payment, and payment-service answers every
     SeatsReleased by ending the hold's open payment attempt, which always produces PaymentFailed{EXPIRED}
-    or, if the customer paid at that very moment, PaymentSucceeded -> BookingFailed; both release the use here.
+    or, if the customer paid at that very moment, PaymentSucceeded -> BookingFailed; both release the use.
     """
-    async def confirm(conn: asyncpg.Connection, event: Any) -> None:
-        await _apply(ctx, conn, event, handlers.confirm_reservation, commands.ConfirmReservation, "CONFIRMED")
+    def settle(outcome: str) -> Handler:
+        async def handle(conn: asyncpg.Connection, event: Any) -> None:
+            order_id = str(event.data.paymentId)  # the voucher orderId is the paymentId
+            try:
+                await reactions.settle_use(commands.SettleUse(order_id, outcome), joined(deps, conn))
+            except VoucherError as exc:  # a stale event (release of a confirmed use...): nothing changed
+                log_action(logger, "voucher.booking_event_ignored", str(exc), event_type=event.type,
+                           order_id=order_id, booking_id=str(event.bookingId))
+        return handle
 
-    async def release(conn: asyncpg.Connection, event: Any) -> None:
-        await _apply(ctx, conn, event, handlers.release_reservation, commands.ReleaseReservation, "RELEASED")
-
-    return {"BookingConfirmed": confirm, "BookingFailed": release, "PaymentFailed": release}
-
-
-async def _apply(ctx: Context, conn: asyncpg.Connection, event: Any, handler: Any, command: Any,
-                 outcome: str) -> None:
-    order_id = str(event.data.paymentId)  # the voucher orderId is the paymentId
-    uow = JoinedUnitOfWork(conn)
-    try:
-        applied = await handler(command(order_id), ctx.joined(uow))
-    except VoucherError as exc:  # a stale event (release of a confirmed use...): logged, nothing changes
-        log_action(logger, "voucher.booking_event_ignored", str(exc), event_type=event.type,
-                   order_id=order_id, booking_id=str(event.bookingId))
-        return
-    if not applied:  # no redemption (yet): park the outcome for a flash reservation still in flight
-        await outcomes.park(uow, order_id, outcome)
+    return {"BookingConfirmed": settle("CONFIRMED"), "BookingFailed": settle("RELEASED"),
+            "PaymentFailed": settle("RELEASED")}
 
 
-def voucher_reserved_consumer(settings: VoucherSettings, pool: asyncpg.Pool,
-                              ctx: Context) -> IdempotentConsumer:
-    # One transaction per partition batch: a flash sale sends thousands of VoucherReserved a second, and one
-    # WAL flush per message made Postgres lag the gate by tens of seconds (see ticketing.consumer). The
-    # batch handler writes it in a handful of statements: round trips per message burnt the CPU the API
-    # needs; the per-event handler is the replay path that isolates a poison message.
+def voucher_reserved_consumer(settings: VoucherSettings, pool: asyncpg.Pool, deps: Deps) -> IdempotentConsumer:
+    # One transaction per partition batch (see the README's flash-mode figures): the batch handler writes it
+    # in a handful of statements; the per-event handler is the replay path that isolates a poison message.
+    async def write(conn: asyncpg.Connection, event: VoucherReserved) -> None:
+        try:
+            await flash_writer.write_reserved(event, joined(deps, conn))
+        except VoucherError as exc:  # the database refused the use (ck_used, the slot index): never retried
+            raise PoisonMessage(f"{type(exc).__name__}: {exc}") from exc
+
+    async def write_batch(conn: asyncpg.Connection, events: list[VoucherReserved]) -> None:
+        await flash_writer.write_reserved_batch(events, joined(deps, conn))  # any error: replayed by `write`
+
     return IdempotentConsumer(ConsumerConfig(
         name=settings.writer_group, topics=[VOUCHER_RESERVED],
         bootstrap=settings.kafka_bootstrap_servers, decode=decode_voucher_reserved,
-        handlers={"VoucherReserved": voucher_reserved_handler(ctx)},
-        batch_handlers={"VoucherReserved": voucher_reserved_batch_handler(ctx)}, batch_transactions=True), pool)
+        handlers={"VoucherReserved": write}, batch_handlers={"VoucherReserved": write_batch},
+        batch_transactions=True), pool)
 
 
-def booking_events_consumer(settings: VoucherSettings, pool: asyncpg.Pool,
-                            ctx: Context) -> IdempotentConsumer:
+def booking_events_consumer(settings: VoucherSettings, pool: asyncpg.Pool, deps: Deps) -> IdempotentConsumer:
     return IdempotentConsumer(ConsumerConfig(
         name=f"{settings.kafka_group_prefix}voucher-service", topics=[BOOKING_EVENTS],
         bootstrap=settings.kafka_bootstrap_servers, decode=decode_booking_event,
-        handlers=booking_handlers(ctx)), pool)
+        handlers=booking_handlers(deps)), pool)

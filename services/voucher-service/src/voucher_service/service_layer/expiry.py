@@ -22,7 +22,7 @@ from ticketing.logs import log_action
 from voucher_service.domain.errors import PaymentsUnavailable
 from voucher_service.domain.model import may_expire
 from voucher_service.service_layer import flash
-from voucher_service.service_layer.context import Context
+from voucher_service.service_layer.ports import Deps
 
 logger = logging.getLogger(__name__)
 RECHECK_SECONDS = 60.0  # a use kept because its payment is open is asked about again after this long
@@ -32,12 +32,12 @@ CONCURRENT_QUESTIONS = 8  # GET /payments/{id} in flight at once per run
 QUESTIONS_BUDGET_SECONDS = 10.0
 
 
-async def payment_statuses(ctx: Context, order_ids: list[str]) -> dict[str, str | None]:
+async def payment_statuses(deps: Deps, order_ids: list[str]) -> dict[str, str | None]:
     """order id (= payment id) -> payment status (None: never recorded). Raises PaymentsUnavailable if
     payment-service cannot answer one of them (the others are then cancelled)."""
-    if ctx.payments is None:
+    if deps.payments is None:
         raise PaymentsUnavailable("no payment-service client configured")
-    payments, limit = ctx.payments, asyncio.Semaphore(CONCURRENT_QUESTIONS)
+    payments, limit = deps.payments, asyncio.Semaphore(CONCURRENT_QUESTIONS)
 
     async def ask(order_id: str) -> str | None:
         async with limit:
@@ -52,14 +52,14 @@ async def payment_statuses(ctx: Context, order_ids: list[str]) -> dict[str, str 
     return {order_id: task.result() for order_id, task in tasks.items()}
 
 
-async def expire_reservations(ctx: Context, batch: int = 500) -> int:
+async def expire_reservations(deps: Deps, batch: int = 500) -> int:
     """One run: release the expired uses whose payment ended unpaid; returns how many."""
-    async with ctx.uow() as uow:
-        candidates = await uow.vouchers.expiry_candidates(ctx.reservation_ttl_seconds, RECHECK_SECONDS, batch)
+    async with deps.uow() as uow:
+        candidates = await uow.vouchers.expiry_candidates(deps.reservation_ttl_seconds, RECHECK_SECONDS, batch)
         rows = []
         if candidates:
             try:
-                statuses = await payment_statuses(ctx, [order_id for _, order_id in candidates])
+                statuses = await payment_statuses(deps, [order_id for _, order_id in candidates])
             except PaymentsUnavailable as exc:  # rolled back: nothing released, nothing marked
                 log_action(logger, "voucher.expiry_payments_unavailable", f"nothing released this run: {exc}",
                            level=logging.WARNING, candidates=len(candidates))
@@ -68,11 +68,11 @@ async def expire_reservations(ctx: Context, batch: int = 500) -> int:
             rows = await uow.vouchers.release_expired(sorted(ended))
             await uow.vouchers.mark_expiry_checked([row_id for row_id, _ in candidates if row_id not in ended])
             _log_kept(statuses)
-        await uow.vouchers.purge_outcomes(2 * ctx.reservation_ttl_seconds)
+        await uow.vouchers.purge_outcomes(2 * deps.reservation_ttl_seconds)
         await uow.commit()
     for row in rows:
         if row["flash_sale"]:
-            await flash.give_back(row["voucher_code"], row["order_id"], ctx)
+            await flash.give_back(row["voucher_code"], row["order_id"], deps)
     if rows:
         log_action(logger, "voucher.reservations_expired", count=len(rows))
     return len(rows)

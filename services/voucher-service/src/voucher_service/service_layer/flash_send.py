@@ -24,7 +24,7 @@ from ticketing.logs import log_action
 
 from voucher_service.domain import commands
 from voucher_service.domain.errors import GateUnavailable, SendRefused
-from voucher_service.service_layer.context import Context
+from voucher_service.service_layer.ports import Deps
 
 logger = logging.getLogger(__name__)
 # Names the eventIds of VoucherReserved: one per (voucher, order), the same for every send of that order.
@@ -37,17 +37,17 @@ def reserved_event(cmd: commands.ReserveVoucher) -> VoucherReserved:
                            occurredAt=utcnow())
 
 
-async def send(cmd: commands.ReserveVoucher, ctx: Context, *, reserved_now: bool) -> None:
+async def send(cmd: commands.ReserveVoucher, deps: Deps, *, reserved_now: bool) -> None:
     """Send the order's VoucherReserved; 201 only once acknowledged. `reserved_now`: this request took the
     use, so it may forget it when the message surely never left."""
-    assert ctx.publisher is not None
+    assert deps.publisher is not None
     try:
-        await ctx.publisher.publish(reserved_event(cmd))
+        await deps.publisher.publish(reserved_event(cmd))
     except SendRefused as exc:
         log_action(logger, "voucher.flash_send_refused", str(exc), level=logging.WARNING,
                    code=cmd.code, order_id=cmd.order_id)
         if reserved_now:
-            await _forget(cmd, ctx)
+            await _forget(cmd, deps)
         raise GateUnavailable("the reservation could not be recorded (Kafka); retry") from exc
     except Exception as exc:  # the message may still land: the use stays held, pending (see above)
         log_action(logger, "voucher.flash_send_unknown", str(exc), level=logging.WARNING,
@@ -55,16 +55,16 @@ async def send(cmd: commands.ReserveVoucher, ctx: Context, *, reserved_now: bool
         raise GateUnavailable(f"order {cmd.order_id}: the reservation is still being recorded; retry with "
                               "the same orderId") from exc
     try:
-        await ctx.flash_gate().mark_sent(cmd.code, cmd.order_id)
+        await deps.gate.mark_sent(cmd.code, cmd.order_id)
     except GateUnavailable as exc:  # the use is real (Kafka has it): 201; reconciliation marks it later
         log_action(logger, "voucher.gate_mark_sent_failed", str(exc), level=logging.WARNING,
                    code=cmd.code, order_id=cmd.order_id)
 
 
-async def _forget(cmd: commands.ReserveVoucher, ctx: Context) -> None:
+async def _forget(cmd: commands.ReserveVoucher, deps: Deps) -> None:
     """Undo the gate's reservation of a message that never left; release.lua refuses once a retry has
     sent it again (that retry's answer decides)."""
     try:
-        await ctx.flash_gate().release(cmd.code, cmd.order_id, forget=True)
+        await deps.gate.release(cmd.code, cmd.order_id, forget=True)
     except GateUnavailable:
         pass  # the use stays pending in Redis only: undersell, settled by the reconciliation

@@ -3,6 +3,7 @@ and what a stale event does to them: service_layer/outcomes.py."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from ticketing.logs import log_action
@@ -10,34 +11,54 @@ from ticketing.logs import log_action
 from voucher_service.domain import commands
 from voucher_service.domain.errors import (
     AlreadyUsed,
+    GateUnavailable,
     OutOfStock,
     RedemptionConflict,
     VoucherExists,
+    VoucherNotFound,
 )
-from voucher_service.domain.model import Redemption, Reservation, Voucher
+from voucher_service.domain.model import Redemption, Reservation, Voucher, VoucherCounters
 from voucher_service.service_layer import flash, outcomes
-from voucher_service.service_layer.context import Context
+from voucher_service.service_layer.ports import Deps
+from voucher_service.service_layer.terms import voucher_terms
 
 logger = logging.getLogger(__name__)
 ATTEMPTS = 3
 
 
-async def create_voucher(cmd: commands.CreateVoucher, ctx: Context) -> None:
-    async with ctx.uow() as uow:
+async def create_voucher(cmd: commands.CreateVoucher, deps: Deps) -> None:
+    async with deps.uow() as uow:
         if not await uow.vouchers.add(cmd):
             raise VoucherExists(f"voucher {cmd.code} exists already")
         await uow.commit()
     log_action(logger, "voucher.created", code=cmd.code, total_limit=cmd.total_limit, flash=cmd.flash_sale)
     if cmd.flash_sale:
-        await flash.warm_up(cmd.code, ctx, fresh=True)  # a new code: no message can be in flight
+        try:
+            await flash.warm_up(cmd.code, deps, fresh=True)  # a new code: no message can be in flight
+        except GateUnavailable as exc:  # created; the first reservation warms the gate up (NOT_LOADED)
+            log_action(logger, "voucher.created_gate_cold", str(exc), level=logging.WARNING, code=cmd.code)
 
 
-async def reserve_voucher(cmd: commands.ReserveVoucher, ctx: Context) -> Reservation:
-    voucher = await ctx.voucher(cmd.code)
-    voucher.check_eligible(cmd.order_amount, ctx.clock())
+async def read_voucher(cmd: commands.ReadVoucher, deps: Deps) -> VoucherCounters:
+    """Postgres' counters and, for a flash voucher, what the gate has left (None when Redis cannot say)."""
+    async with deps.uow() as uow:
+        voucher = await uow.vouchers.get(cmd.code)
+        counts = await uow.vouchers.status_counts(cmd.code)
+    if voucher is None:
+        raise VoucherNotFound(f"voucher {cmd.code} not found")
+    remaining = None
     if voucher.flash_sale:
-        return await flash.reserve(cmd, voucher, ctx)
-    return await reserve_normal(cmd, voucher, ctx)
+        with contextlib.suppress(GateUnavailable):
+            remaining = await deps.gate.remaining(cmd.code)
+    return VoucherCounters(voucher, counts["reserved"], counts["confirmed"], counts["released"], remaining)
+
+
+async def reserve_voucher(cmd: commands.ReserveVoucher, deps: Deps) -> Reservation:
+    voucher = await voucher_terms(cmd.code, deps)
+    voucher.check_eligible(cmd.order_amount, deps.clock())
+    if voucher.flash_sale:
+        return await flash.reserve(cmd, voucher, deps)
+    return await reserve_normal(cmd, voucher, deps)
 
 
 def _replay(existing: Redemption, cmd: commands.ReserveVoucher, voucher: Voucher) -> Reservation:
@@ -46,12 +67,12 @@ def _replay(existing: Redemption, cmd: commands.ReserveVoucher, voucher: Voucher
     raise AlreadyUsed(f"order {cmd.order_id} already used a voucher")
 
 
-async def reserve_normal(cmd: commands.ReserveVoucher, voucher: Voucher, ctx: Context) -> Reservation:
+async def reserve_normal(cmd: commands.ReserveVoucher, voucher: Voucher, deps: Deps) -> Reservation:
     """Conditional UPDATE of the counter and the redemption insert in ONE transaction: a failed insert
     (a duplicate order id, no free slot) rolls the counter back with it."""
     for _ in range(ATTEMPTS):
         try:
-            async with ctx.uow() as uow:
+            async with deps.uow() as uow:
                 existing = await uow.vouchers.redemption(cmd.order_id)
                 if existing is not None:
                     return _replay(existing, cmd, voucher)
@@ -74,11 +95,11 @@ async def reserve_normal(cmd: commands.ReserveVoucher, voucher: Voucher, ctx: Co
     raise AlreadyUsed(f"customer {cmd.customer_id} used voucher {cmd.code} already")
 
 
-async def confirm_reservation(cmd: commands.ConfirmReservation, ctx: Context) -> bool:
+async def confirm_reservation(cmd: commands.ConfirmReservation, deps: Deps) -> bool:
     """RESERVED -> CONFIRMED, idempotent. False when the order is unknown (consumers park the outcome).
     A released use is never resurrected: ReservationReleased, logged at ERROR."""
     for _ in range(ATTEMPTS):
-        async with ctx.uow() as uow:
+        async with deps.uow() as uow:
             found = await uow.vouchers.redemption(cmd.order_id)
             if found is not None and cmd.code in (None, found.voucher_code):
                 if not await uow.vouchers.confirm(cmd.order_id):
@@ -87,11 +108,11 @@ async def confirm_reservation(cmd: commands.ConfirmReservation, ctx: Context) ->
                 return True
         if found is not None or cmd.code is None:
             return False
-        voucher = await ctx.voucher(cmd.code)
+        voucher = await voucher_terms(cmd.code, deps)
         if not voucher.flash_sale:
             return False
         try:
-            if await flash.confirm_unwritten(cmd.order_id, voucher, ctx):
+            if await flash.confirm_unwritten(cmd.order_id, voucher, deps):
                 return True
         except RedemptionConflict:
             continue  # the consumer wrote it meanwhile: confirm the written row
@@ -99,11 +120,11 @@ async def confirm_reservation(cmd: commands.ConfirmReservation, ctx: Context) ->
     return False
 
 
-async def release_reservation(cmd: commands.ReleaseReservation, ctx: Context) -> bool:
+async def release_reservation(cmd: commands.ReleaseReservation, deps: Deps) -> bool:
     """RESERVED -> RELEASED and the use given back, once. False when the order is unknown. A confirmed
     use stays confirmed: ReservationConfirmed."""
     for _ in range(ATTEMPTS):
-        async with ctx.uow() as uow:
+        async with deps.uow() as uow:
             found = await uow.vouchers.redemption(cmd.order_id)
             if found is None or cmd.code not in (None, found.voucher_code):
                 released = None
@@ -115,12 +136,12 @@ async def release_reservation(cmd: commands.ReleaseReservation, ctx: Context) ->
         if found is not None:
             if cmd.code not in (None, found.voucher_code):
                 return False
-            if released and (await ctx.voucher(released)).flash_sale:
-                await flash.give_back(released, cmd.order_id, ctx)
+            if released and (await voucher_terms(released, deps)).flash_sale:
+                await flash.give_back(released, cmd.order_id, deps)
             return True
-        if cmd.code is None or not (voucher := await ctx.voucher(cmd.code)).flash_sale:
+        if cmd.code is None or not (voucher := await voucher_terms(cmd.code, deps)).flash_sale:
             return False
-        outcome = await flash.release_unwritten(cmd.order_id, voucher, ctx)
+        outcome = await flash.release_unwritten(cmd.order_id, voucher, deps)
         if outcome is not None:
             return outcome
         # None: the consumer wrote the row meanwhile; release the written row on the next pass.

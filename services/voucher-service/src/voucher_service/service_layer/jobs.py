@@ -14,8 +14,8 @@ from voucher_service.domain.errors import GateRecovering, PaymentsUnavailable
 from voucher_service.domain.gate import GateOrder
 from voucher_service.domain.model import may_expire
 from voucher_service.service_layer import flash
-from voucher_service.service_layer.context import Context
 from voucher_service.service_layer.expiry import payment_statuses
+from voucher_service.service_layer.ports import Deps
 
 logger = logging.getLogger(__name__)
 DRIFT = Gauge("voucher_gate_drift", "Redis remaining minus what Postgres says it should be", ["code"])
@@ -23,23 +23,23 @@ RELOAD_WAIT_SECONDS = 15  # how long one reconcile run waits for the writer afte
 GRACE_SECONDS = 60  # a Redis-only reservation (sent or pending) younger than TTL + grace may still land
 
 
-async def reconcile_all(ctx: Context) -> dict[str, int]:
-    async with ctx.uow() as uow:
+async def reconcile_all(deps: Deps) -> dict[str, int]:
+    async with deps.uow() as uow:
         codes = await uow.vouchers.flash_codes()
-    return {code: await reconcile(code, ctx) for code in codes}
+    return {code: await reconcile(code, deps) for code in codes}
 
 
-async def reconcile(code: str, ctx: Context) -> int:
+async def reconcile(code: str, deps: Deps) -> int:
     """Report drift = Redis remaining - (total_limit - used_count - Redis-only live uses), then repair
     what is provably safe to repair. Returns the drift measured before repairs."""
-    gate = ctx.flash_gate()
+    gate = deps.gate
     remaining = await gate.remaining(code)
     if remaining is None:  # Redis lost the voucher: reload it once Postgres caught up
-        await _reload(code, ctx)
+        await _reload(code, deps)
         return 0
-    ctx.recoveries.pop(code, None)
+    deps.recoveries.pop(code, None)
     held = [o for o in await gate.orders(code) if o.held]
-    async with ctx.uow() as uow:
+    async with deps.uow() as uow:
         voucher = await uow.vouchers.get(code)
         live = await uow.vouchers.live_redemptions(code)
         known = await uow.vouchers.known_orders([o.order_id for o in held])
@@ -51,16 +51,16 @@ async def reconcile(code: str, ctx: Context) -> int:
         log_action(logger, "voucher.reconcile_drift", f"gate and database disagree on {code}",
                    level=logging.ERROR, code=code, drift=drift, redis_remaining=remaining,
                    used_count=voucher.used_count, redis_only=len(redis_only))
-    await _repair(code, ctx, held, known, redis_only, live, over_counted=drift > 0)
+    await _repair(code, deps, held, known, redis_only, live, over_counted=drift > 0)
     return drift
 
 
-async def _reload(code: str, ctx: Context) -> None:
+async def _reload(code: str, deps: Deps) -> None:
     """Wait (bounded) for the writer to catch up, then warm the gate; the next run tries again."""
-    deadline = time.monotonic() + ctx.recovery_fence_seconds + RELOAD_WAIT_SECONDS
+    deadline = time.monotonic() + deps.recovery_fence_seconds + RELOAD_WAIT_SECONDS
     while True:
         try:
-            await flash.warm_up(code, ctx)
+            await flash.warm_up(code, deps)
             return
         except GateRecovering as exc:
             if time.monotonic() > deadline:
@@ -69,9 +69,9 @@ async def _reload(code: str, ctx: Context) -> None:
         await asyncio.sleep(0.3)
 
 
-async def _repair(code: str, ctx: Context, held: list[GateOrder], known: dict[str, str],
+async def _repair(code: str, deps: Deps, held: list[GateOrder], known: dict[str, str],
                   redis_only: list[GateOrder], live: list[tuple[str, int]], *, over_counted: bool) -> None:
-    gate = ctx.flash_gate()
+    gate = deps.gate
     for order in held:  # pending in Redis but written: the send landed after all (or mark_sent failed)
         if order.pending and known.get(order.order_id) in ("RESERVED", "CONFIRMED"):
             await gate.mark_sent(code, order.order_id)
@@ -84,9 +84,9 @@ async def _repair(code: str, ctx: Context, held: list[GateOrder], known: dict[st
     # over-counted, drift > 0: retire the entry WITHOUT giving back, else the gate would offer uses Postgres
     # no longer has). Only once the order's payment ended unpaid or never existed, as for the expiry: a paid
     # use is never given away, whatever the lag. Tombstone first, so a late message can never count.
-    cutoff = time.time() - ctx.reservation_ttl_seconds - GRACE_SECONDS
-    for order in await _unpaid(code, [o for o in redis_only if 0 < o.reserved_at < cutoff], ctx):
-        async with ctx.uow() as uow:
+    cutoff = time.time() - deps.reservation_ttl_seconds - GRACE_SECONDS
+    for order in await _unpaid(code, [o for o in redis_only if 0 < o.reserved_at < cutoff], deps):
+        async with deps.uow() as uow:
             if await uow.vouchers.insert_tombstone(code, order.customer_id, order.order_id, order.order_amount):
                 await uow.commit()
                 await gate.release(code, order.order_id, retire=over_counted)
@@ -97,12 +97,12 @@ async def _repair(code: str, ctx: Context, held: list[GateOrder], known: dict[st
         await gate.record(code, "adopt", 0, missing)
 
 
-async def _unpaid(code: str, orders: list[GateOrder], ctx: Context) -> list[GateOrder]:
+async def _unpaid(code: str, orders: list[GateOrder], deps: Deps) -> list[GateOrder]:
     """The orders whose payment may let their use go (model.may_expire); none if payment-service cannot tell."""
     if not orders:
         return []
     try:
-        statuses = await payment_statuses(ctx, [o.order_id for o in orders])
+        statuses = await payment_statuses(deps, [o.order_id for o in orders])
     except PaymentsUnavailable as exc:
         log_action(logger, "voucher.reconcile_payments_unavailable", f"nothing given back this run: {exc}",
                    level=logging.WARNING, code=code, orders=len(orders))

@@ -29,7 +29,7 @@ import logging
 from ticketing.logs import log_action
 
 from voucher_service.domain.errors import ReservationConfirmed, ReservationReleased
-from voucher_service.service_layer.unit_of_work import UnitOfWork
+from voucher_service.service_layer.ports import VouchersUnitOfWork
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def release_after_confirm(order_id: str, code: str | None) -> ReservationConfirm
     return ReservationConfirmed(f"reservation {order_id} is confirmed; it can no longer be released")
 
 
-async def park(uow: UnitOfWork, order_id: str, outcome: str) -> None:
+async def park(uow: VouchersUnitOfWork, order_id: str, outcome: str) -> None:
     """Park an outcome for an order not written yet; the first one parked stands."""
     standing = await uow.vouchers.park_outcome(order_id, outcome)
     if standing == outcome:

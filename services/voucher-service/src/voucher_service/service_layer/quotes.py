@@ -5,20 +5,21 @@ from __future__ import annotations
 from voucher_service.domain import commands
 from voucher_service.domain.errors import VoucherNotFound
 from voucher_service.domain.model import Quote
-from voucher_service.service_layer.context import Context
+from voucher_service.service_layer.ports import Deps
+from voucher_service.service_layer.terms import voucher_terms
 
 
-async def quote_voucher(cmd: commands.QuoteVoucher, ctx: Context) -> Quote:
+async def quote_voucher(cmd: commands.QuoteVoucher, deps: Deps) -> Quote:
     """Terms from the cached voucher; stock and the customer's quota from the flash gate where it is
     loaded (during a sale Postgres lags the gate, and its hot row is left alone), else from Postgres.
     Redis down for a flash voucher raises GateUnavailable (503), as its reservations do."""
-    voucher = await ctx.voucher(cmd.code)
-    now = ctx.clock()
+    voucher = await voucher_terms(cmd.code, deps)
+    now = deps.clock()
     if voucher.ineligibility(cmd.order_amount, now) is not None:  # the terms decide: no I/O
         return voucher.quote(cmd.order_amount, now, remaining=0, customer_uses=0)
-    standing = await ctx.flash_gate().standing(cmd.code, cmd.customer_id) if voucher.flash_sale else None
+    standing = await deps.gate.standing(cmd.code, cmd.customer_id) if voucher.flash_sale else None
     if standing is None:
-        async with ctx.uow() as uow:
+        async with deps.uow() as uow:
             standing = await uow.vouchers.standing(cmd.code, cmd.customer_id)
         if standing is None:
             raise VoucherNotFound(f"voucher {cmd.code} not found")

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 
 from ticketing.logs import log_action
 
 from voucher_service.domain.errors import GateRecovering, VoucherNotFound
-from voucher_service.service_layer.context import Context
+from voucher_service.service_layer.ports import Deps
+from voucher_service.service_layer.process_state import Recovery
 
 logger = logging.getLogger(__name__)
 CHUNK = 2000  # pairs per script call: keeps each Lua run short (Redis is single-threaded)
@@ -34,26 +34,16 @@ POLL_SECONDS = 0.25  # at most one Kafka offsets look-up per voucher and process
 STALE_SECONDS = 3.0
 
 
-@dataclass
-class Recovery:
-    """This process saw the voucher's gate missing; waiting for the writer to catch up."""
-
-    detected: float
-    mark: int | None = None  # end offset read after the fence
-    checked: float = 0.0
-    seen: float = 0.0
-
-
-async def writer_caught_up(code: str, ctx: Context) -> bool:
-    lag = ctx.writer_lag
+async def writer_caught_up(code: str, deps: Deps) -> bool:
+    lag = deps.writer_lag
     if lag is None:  # no way to know what is in flight: stay shut (undersell) rather than guess
         return False
     now = time.monotonic()
-    rec: Recovery | None = ctx.recoveries.get(code)
+    rec: Recovery | None = deps.recoveries.get(code)
     if rec is None or now - rec.seen > STALE_SECONDS:
-        rec = ctx.recoveries[code] = Recovery(now)
+        rec = deps.recoveries[code] = Recovery(now)
     rec.seen = now
-    if now < rec.detected + ctx.recovery_fence_seconds or now < rec.checked + POLL_SECONDS:
+    if now < rec.detected + deps.recovery_fence_seconds or now < rec.checked + POLL_SECONDS:
         return False
     rec.checked = now
     try:
@@ -67,17 +57,17 @@ async def writer_caught_up(code: str, ctx: Context) -> bool:
     return bool(committed >= rec.mark)
 
 
-async def warm_up(code: str, ctx: Context, *, fresh: bool = False) -> bool:
+async def warm_up(code: str, deps: Deps, *, fresh: bool = False) -> bool:
     """True if this call loaded the gate, False if it was loaded already. Raises GateRecovering while
     the writer has not caught up with the messages the lost gate admitted (unless `fresh`)."""
-    if not fresh and not await writer_caught_up(code, ctx):
-        rec = ctx.recoveries.get(code)
+    if not fresh and not await writer_caught_up(code, deps):
+        rec = deps.recoveries.get(code)
         waited = time.monotonic() - rec.detected if rec else 0.0
         raise GateRecovering(f"voucher {code}: the flash-sale gate lost its data and reopens once every "
                              f"reservation in flight has reached the database (waiting {waited:.1f} s)")
-    gate = ctx.flash_gate()
+    gate = deps.gate
     gate_live = [o for o in await gate.orders(code) if o.held]
-    async with ctx.uow() as uow:
+    async with deps.uow() as uow:
         voucher = await uow.vouchers.get(code)
         if voucher is None:
             raise VoucherNotFound(f"voucher {code} not found")
@@ -87,7 +77,7 @@ async def warm_up(code: str, ctx: Context, *, fresh: bool = False) -> bool:
     remaining = max(0, voucher.total_limit - len(live) - redis_only)
     expire_at = int(voucher.ends_at.timestamp()) + EXPIRE_AFTER_END_SECONDS
     loaded = await gate.record(code, "warm", remaining, live[:CHUNK], expire_at) >= 0
-    ctx.recoveries.pop(code, None)
+    deps.recoveries.pop(code, None)
     if not loaded:
         return False
     for start in range(CHUNK, len(live), CHUNK):
@@ -95,3 +85,20 @@ async def warm_up(code: str, ctx: Context, *, fresh: bool = False) -> bool:
     log_action(logger, "voucher.gate_warmed", code=code, remaining=remaining, live_in_postgres=len(live),
                redis_only=redis_only, fresh=fresh)
     return True
+
+
+async def warm_selling_vouchers(deps: Deps) -> None:
+    """At worker start: load every selling flash voucher the gate does not hold yet (SET NX semantics).
+    A voucher whose gate Redis lost stays shut until the writer caught up: the reconciliation retries."""
+    try:
+        async with deps.uow() as uow:
+            codes = await uow.vouchers.flash_codes()
+    except Exception as exc:  # a warm-up failure must not stop the worker
+        log_action(logger, "voucher.startup_warmup_failed", str(exc), level=logging.WARNING)
+        return
+    for code in codes:
+        try:
+            if await deps.gate.remaining(code) is None:
+                await warm_up(code, deps)
+        except Exception as exc:  # one voucher (recovering, Redis down) must not stop the others
+            log_action(logger, "voucher.startup_warmup_failed", str(exc), level=logging.WARNING, code=code)

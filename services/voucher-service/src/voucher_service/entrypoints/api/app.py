@@ -12,7 +12,7 @@ from ticketing.kafka import kafka_reachable
 from ticketing.logs import configure_logging
 
 from voucher_service.adapters.publisher import KafkaPublisher
-from voucher_service.bootstrap import resources
+from voucher_service.bootstrap import bootstrap
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.api.routes import admin, quotes, reservations
 
@@ -23,14 +23,17 @@ def get_application(settings: VoucherSettings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with resources(settings) as res:
-            app.state.ctx = res.ctx
-            app.state.readiness_checks = {
-                "postgres": lambda: res.pool.fetchval("SELECT 1"),
-                "redis": res.redis.ping,
-                "kafka": lambda: _kafka_ready(settings.kafka_bootstrap_servers, res.publisher),
-            }
+        service = await bootstrap(settings)
+        app.state.service, app.state.deps = service, service.deps
+        app.state.readiness_checks = {
+            "postgres": lambda: service.pool.fetchval("SELECT 1"),
+            "redis": service.redis.ping,
+            "kafka": lambda: _kafka_ready(settings.kafka_bootstrap_servers, service.publisher),
+        }
+        try:
             yield
+        finally:
+            await service.close()
 
     return build_app(title="voucher-service", jwt_secret=settings.jwt_secret, max_body_bytes=settings.max_body_bytes,
                      routers=[reservations.router, quotes.router, admin.router], lifespan=lifespan,

@@ -1,4 +1,4 @@
-"""FastAPI dependencies: the Context built at startup and the caller checks."""
+"""FastAPI dependencies: the handlers' `Deps` (on app.state, set by the lifespan) and the caller checks."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from ticketing.api.security import current_principal
 from ticketing.auth import Principal
 
 from voucher_service.entrypoints.api.schemas import CODE_PATTERN, ORDER_ID_PATTERN
-from voucher_service.service_layer.context import Context
+from voucher_service.service_layer.ports import Deps
 
 
-async def get_context(request: Request) -> Context:
-    ctx: Context = request.app.state.ctx
-    return ctx
+async def get_deps(request: Request) -> Deps:
+    deps: Deps = request.app.state.deps
+    return deps
 
 
-Ctx = Annotated[Context, Depends(get_context)]
+DepsDep = Annotated[Deps, Depends(get_deps)]
 
 
 async def payment_service(request: Request) -> Principal:

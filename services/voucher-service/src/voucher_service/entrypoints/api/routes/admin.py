@@ -6,8 +6,8 @@ from fastapi import APIRouter
 from ticketing.api.security import Admin
 
 from voucher_service.domain import commands
-from voucher_service.domain.errors import GateUnavailable, VoucherError, VoucherNotFound
-from voucher_service.entrypoints.api.deps import Ctx, VoucherCode
+from voucher_service.domain.errors import VoucherError
+from voucher_service.entrypoints.api.deps import DepsDep, VoucherCode
 from voucher_service.entrypoints.api.errors import to_api_error
 from voucher_service.entrypoints.api.schemas import VoucherCreate, VoucherPublic
 from voucher_service.service_layer import handlers
@@ -16,30 +16,22 @@ router = APIRouter(tags=["admin"])
 
 
 @router.post("/admin/vouchers", status_code=201, name="create_voucher")
-async def create(body: VoucherCreate, _: Admin, ctx: Ctx) -> dict[str, str]:
+async def create(body: VoucherCreate, _: Admin, deps: DepsDep) -> dict[str, str]:
     cmd = commands.CreateVoucher(body.code, body.discountAmount, body.minOrderAmount, body.totalLimit,
                                  body.perUserLimit, body.startsAt, body.endsAt, body.flashSale)
     try:
-        await handlers.create_voucher(cmd, ctx)
-    except GateUnavailable:
-        pass  # created in Postgres; the gate warms up on the first reservation (NOT_LOADED)
+        await handlers.create_voucher(cmd, deps)
     except VoucherError as exc:
         raise to_api_error(exc) from exc
     return {"code": body.code}
 
 
 @router.get("/admin/vouchers/{code}", response_model=VoucherPublic, name="get_voucher")
-async def read(code: VoucherCode, _: Admin, ctx: Ctx) -> VoucherPublic:
-    async with ctx.uow() as uow:
-        voucher = await uow.vouchers.get(code)
-        counts = await uow.vouchers.status_counts(code)
-    if voucher is None:
-        raise to_api_error(VoucherNotFound(f"voucher {code} not found"))
-    remaining = None
-    if voucher.flash_sale and ctx.gate is not None:
-        try:
-            remaining = await ctx.gate.remaining(code)
-        except GateUnavailable:
-            remaining = None
-    return VoucherPublic(code=code, totalLimit=voucher.total_limit, usedCount=voucher.used_count,
-                         gateRemaining=remaining, **counts)
+async def read(code: VoucherCode, _: Admin, deps: DepsDep) -> VoucherPublic:
+    try:
+        found = await handlers.read_voucher(commands.ReadVoucher(code), deps)
+    except VoucherError as exc:
+        raise to_api_error(exc) from exc
+    return VoucherPublic(code=code, totalLimit=found.voucher.total_limit, usedCount=found.voucher.used_count,
+                         reserved=found.reserved, confirmed=found.confirmed, released=found.released,
+                         gateRemaining=found.gate_remaining)

@@ -9,7 +9,7 @@ from ticketing.api.security import Customer
 
 from voucher_service.domain import commands
 from voucher_service.domain.errors import VoucherError
-from voucher_service.entrypoints.api.deps import Ctx, VoucherCode
+from voucher_service.entrypoints.api.deps import DepsDep, VoucherCode
 from voucher_service.entrypoints.api.errors import to_api_error
 from voucher_service.entrypoints.api.schemas import QuotePublic
 from voucher_service.service_layer.quotes import quote_voucher
@@ -19,10 +19,10 @@ OrderAmount = Annotated[int, Query(alias="orderAmount", ge=0, le=2**63 - 1, desc
 
 
 @router.get("/vouchers/{code}/quote", response_model=QuotePublic, name="quote_voucher")
-async def quote(code: VoucherCode, order_amount: OrderAmount, principal: Customer, ctx: Ctx) -> QuotePublic:
+async def quote(code: VoucherCode, order_amount: OrderAmount, principal: Customer, deps: DepsDep) -> QuotePublic:
     """The caller's own quota counts (ALREADY_USED); unknown code -> 404, bad orderAmount -> 422."""
     try:
-        found = await quote_voucher(commands.QuoteVoucher(code, principal.customer_id, order_amount), ctx)
+        found = await quote_voucher(commands.QuoteVoucher(code, principal.customer_id, order_amount), deps)
     except VoucherError as exc:
         raise to_api_error(exc) from exc
     return QuotePublic(code=found.code, eligible=found.eligible, discountAmount=found.discount_amount,

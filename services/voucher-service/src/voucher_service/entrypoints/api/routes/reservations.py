@@ -14,7 +14,7 @@ from ticketing.api.errors import ApiError
 
 from voucher_service.domain import commands
 from voucher_service.domain.errors import ReservationNotFound, VoucherError
-from voucher_service.entrypoints.api.deps import Ctx, OrderId, PaymentService, VoucherCode, payment_service
+from voucher_service.entrypoints.api.deps import DepsDep, OrderId, PaymentService, VoucherCode, payment_service
 from voucher_service.entrypoints.api.errors import to_api_error
 from voucher_service.entrypoints.api.schemas import CODE_PATTERN, ReservationCreate, ReservationPublic
 from voucher_service.service_layer import handlers
@@ -46,7 +46,7 @@ async def reserve(request: Request) -> Response:
     body = _reservation(request.path_params["code"], await request.body())
     cmd = commands.ReserveVoucher(request.path_params["code"], body.customerId, body.orderId, body.orderAmount)
     try:
-        reservation = await handlers.reserve_voucher(cmd, request.app.state.ctx)
+        reservation = await handlers.reserve_voucher(cmd, request.app.state.deps)
     except VoucherError as exc:
         raise to_api_error(exc) from exc
     body_bytes = orjson.dumps({"orderId": reservation.order_id, "discountAmount": reservation.discount_amount})
@@ -68,9 +68,9 @@ def _reservation(code: str, raw: bytes) -> ReservationCreate:
 
 
 @router.post("/vouchers/{code}/reservations/{order_id}/confirm", name="confirm_reservation")
-async def confirm(code: VoucherCode, order_id: OrderId, _: PaymentService, ctx: Ctx) -> dict[str, str]:
+async def confirm(code: VoucherCode, order_id: OrderId, _: PaymentService, deps: DepsDep) -> dict[str, str]:
     try:
-        if not await handlers.confirm_reservation(commands.ConfirmReservation(order_id, code), ctx):
+        if not await handlers.confirm_reservation(commands.ConfirmReservation(order_id, code), deps):
             raise ReservationNotFound(f"reservation {order_id} of voucher {code} not found")
     except VoucherError as exc:
         raise to_api_error(exc) from exc
@@ -78,9 +78,9 @@ async def confirm(code: VoucherCode, order_id: OrderId, _: PaymentService, ctx: 
 
 
 @router.delete("/vouchers/{code}/reservations/{order_id}", status_code=204, name="release_reservation")
-async def release(code: VoucherCode, order_id: OrderId, _: PaymentService, ctx: Ctx) -> Response:
+async def release(code: VoucherCode, order_id: OrderId, _: PaymentService, deps: DepsDep) -> Response:
     try:
-        if not await handlers.release_reservation(commands.ReleaseReservation(order_id, code), ctx):
+        if not await handlers.release_reservation(commands.ReleaseReservation(order_id, code), deps):
             raise ReservationNotFound(f"reservation {order_id} of voucher {code} not found")
     except VoucherError as exc:
         raise to_api_error(exc) from exc

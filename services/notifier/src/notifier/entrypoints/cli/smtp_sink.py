@@ -1,4 +1,4 @@
-"""`python -m notifier.smtp_sink --host 127.0.0.1 --port 1025 --dir var/mail`: the dev SMTP sink.
+"""The dev SMTP sink: `python -m notifier.entrypoints.cli.smtp_sink --port 1025 --dir var/mail`.
 
 Each accepted message is written as `<dir>/<message-id>.eml` (tmp file + rename, so a reader never sees
 half a file), after two trace lines as a delivering server adds them: `Delivered-To: <recipient>` and

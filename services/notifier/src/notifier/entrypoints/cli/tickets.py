@@ -1,14 +1,13 @@
-"""`python -m notifier.tickets`: the ticket-signing key's public half, and offline verification.
+"""`python -m notifier.entrypoints.cli.tickets`: the ticket-signing key's public half, and offline verification.
 
-    python -m notifier.tickets public-key                     print the key scanners verify with
-    python -m notifier.tickets verify '<decoded QR text>' [--public-key KEY]
+    python -m notifier.entrypoints.cli.tickets public-key      print the key scanners verify with
+    python -m notifier.entrypoints.cli.tickets verify '<decoded QR text>' [--public-key KEY]
         exit 0 and print the payload JSON if the signature holds; exit 1 and print the reason if not.
         Without --public-key the key derived from QR_SIGNING_KEY (.env) is used.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
@@ -20,6 +19,7 @@ from notifier.domain.tickets import (
     public_key_text,
     verify_ticket,
 )
+from notifier.entrypoints.cli.common import command_parser
 
 
 def _published_key() -> str:
@@ -27,9 +27,7 @@ def _published_key() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="notifier.tickets", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser, sub = command_parser("notifier.entrypoints.cli.tickets", __doc__)
     sub.add_parser("public-key", help="print the Ed25519 public key (base64url, 32 bytes)")
     verify = sub.add_parser("verify", help="verify a decoded QR ticket")
     verify.add_argument("ticket")

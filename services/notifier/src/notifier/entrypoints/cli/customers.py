@@ -1,40 +1,31 @@
-"""`python -m notifier.customers`: the operator's customer directory (where ticket e-mails go).
+"""`python -m notifier.entrypoints.cli.customers`: the operator's customer directory (where ticket e-mails go).
 
-    python -m notifier.customers upsert --id 7 --email ana@example.com --name "Ana" [--locale es]
-    python -m notifier.customers import customers.csv      (header: customer_id,email,name[,locale])
-    python -m notifier.customers list
+    python -m notifier.entrypoints.cli.customers upsert --id 7 --email ana@example.com --name "Ana" [--locale es]
+    python -m notifier.entrypoints.cli.customers import customers.csv   (header: customer_id,email,name[,locale])
+    python -m notifier.entrypoints.cli.customers list
 
 The directory lives in the notifier schema (table `customer`); it uses NOTIFIER_DATABASE_URL (.env).
 An event for a customer with no row here is processed without e-mail (log action `notify.no_contact`);
-points are still credited. Addresses are checked here, where they enter the directory: what is not an
-address is refused with the reason (nothing is written); internationalized addresses (`josé@exämple.com`,
-IDN domains) are accepted and stored normalized (NFC, lower-case domain).
+points are still credited. What is not an address is refused with the reason (nothing is written);
+internationalized addresses (`josé@exämple.com`, IDN domains) are accepted and stored normalized.
 """
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import sys
-from dataclasses import replace
 from pathlib import Path
 
-import asyncpg
-
-from notifier.adapters.repository import PgNotifierRepository
-from notifier.cli import command_parser, on_connection
 from notifier.config import NotifierSettings
-from notifier.domain.addresses import InvalidAddress, parse_address
+from notifier.domain.addresses import InvalidAddress
+from notifier.domain.commands import UpsertCustomers
 from notifier.domain.messages import Contact
+from notifier.entrypoints.cli.common import command_parser, run, with_deps
+from notifier.service_layer.customers import checked, list_customers, upsert_customers
 
 
 class InvalidDirectory(ValueError):
     """Rows that cannot enter the directory, one reason per line."""
-
-
-def checked(contact: Contact) -> Contact:
-    """The contact with its address normalized; raises InvalidAddress with the reason."""
-    return replace(contact, email=parse_address(contact.email).unicode)
 
 
 def read_csv(path: Path) -> list[Contact]:
@@ -54,23 +45,13 @@ def read_csv(path: Path) -> list[Contact]:
 
 
 async def upsert_all(dsn: str, contacts: list[Contact]) -> int:
-    contacts = [checked(c) for c in contacts]  # every path into the directory checks the address
-
-    async def write(conn: asyncpg.Connection) -> int:
-        async with conn.transaction():  # a CSV import is all-or-nothing
-            repo = PgNotifierRepository(conn)
-            for contact in contacts:
-                await repo.upsert_customer(contact)
-        return len(contacts)
-    return await on_connection(dsn, write)
-
-
-async def list_all(dsn: str) -> list[Contact]:
-    return await on_connection(dsn, lambda conn: PgNotifierRepository(conn).list_customers())
+    """Upsert into the directory at `dsn`, all or nothing (for tests and scripts)."""
+    settings = NotifierSettings(database_url=dsn)
+    return await with_deps(lambda deps: upsert_customers(UpsertCustomers(contacts), deps), settings)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, sub = command_parser("notifier.customers", __doc__)
+    parser, sub = command_parser("notifier.entrypoints.cli.customers", __doc__)
     upsert = sub.add_parser("upsert", help="create or update one customer")
     upsert.add_argument("--id", type=int, required=True)
     upsert.add_argument("--email", required=True)
@@ -79,9 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("import", help="upsert every row of a CSV file").add_argument("csv", type=Path)
     sub.add_parser("list", help="print the directory")
     args = parser.parse_args(argv)
-    dsn = NotifierSettings().database_url
     if args.command == "list":
-        for c in asyncio.run(list_all(dsn)):
+        for c in run(list_customers):
             print(f"{c.customer_id}\t{c.email}\t{c.name}\t{c.locale}")
         return 0
     try:
@@ -90,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # InvalidAddress, InvalidDirectory: nothing was written
         print(f"refused, nothing written:\n{exc}", file=sys.stderr)
         return 2
-    print(f"upserted {asyncio.run(upsert_all(dsn, contacts))} customer(s)")
+    print(f"upserted {run(lambda deps: upsert_customers(UpsertCustomers(contacts), deps))} customer(s)")
     return 0
 
 

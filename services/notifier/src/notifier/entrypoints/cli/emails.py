@@ -1,8 +1,8 @@
-"""`python -m notifier.emails`: the operator's view of the e-mail queue, and re-queuing FAILED e-mails.
+"""`python -m notifier.entrypoints.cli.emails`: the e-mail queue for operators, and re-queuing FAILED e-mails.
 
-    python -m notifier.emails list [--status FAILED] [--limit 50]
-    python -m notifier.emails retry --id 12 [--id 13 ...]
-    python -m notifier.emails retry --failed [--reason rejected]
+    python -m notifier.entrypoints.cli.emails list [--status FAILED] [--limit 50]
+    python -m notifier.entrypoints.cli.emails retry --id 12 [--id 13 ...]
+    python -m notifier.entrypoints.cli.emails retry --failed [--reason rejected]
 
 An e-mail is FAILED when the SMTP server refused it for good (5xx), when it needs SMTPUTF8 and the server
 does not offer it, when it could not be rendered (not an address), or after the retry bounds
@@ -13,34 +13,17 @@ not be re-queued (the reason is printed). Uses NOTIFIER_DATABASE_URL (.env).
 
 from __future__ import annotations
 
-import asyncio
 import sys
 
-import asyncpg
-
-from notifier.adapters.email_queue import PgEmailAdmin
-from notifier.bootstrap import notify_policy
-from notifier.cli import command_parser, on_connection
-from notifier.config import NotifierSettings
-from notifier.service_layer.requeue import Requeued, requeue
+from notifier.domain.commands import RequeueEmails
+from notifier.entrypoints.cli.common import command_parser, run
+from notifier.service_layer.requeue import email_listing, requeue_emails
 
 COLUMNS = ("id", "status", "kind", "attempts", "failure_reason", "recipient", "last_error")
 
 
-async def retry(dsn: str, ids: list[int], failed: bool, reason: str | None,
-                settings: NotifierSettings) -> list[Requeued]:
-    async def work(conn: asyncpg.Connection) -> list[Requeued]:
-        targets = await PgEmailAdmin(conn).failed_ids(reason) if failed else ids
-        return [await requeue(conn, email_id, notify_policy(settings)) for email_id in targets]
-    return await on_connection(dsn, work)
-
-
-async def listing(dsn: str, status: str | None, limit: int) -> list[dict[str, object]]:
-    return await on_connection(dsn, lambda conn: PgEmailAdmin(conn).listing(status, limit))
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser, sub = command_parser("notifier.emails", __doc__)
+    parser, sub = command_parser("notifier.entrypoints.cli.emails", __doc__)
     show = sub.add_parser("list", help="the newest e-mails with their status")
     show.add_argument("--status", choices=["PENDING", "SENT", "FAILED"])
     show.add_argument("--limit", type=int, default=50)
@@ -50,12 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--failed", action="store_true", help="every FAILED e-mail")
     again.add_argument("--reason", help="with --failed: only this failure reason")
     args = parser.parse_args(argv)
-    settings = NotifierSettings()
     if args.command == "list":
-        for row in asyncio.run(listing(settings.database_url, args.status, args.limit)):
+        for row in run(lambda deps: email_listing(args.status, args.limit, deps)):
             print("\t".join(str(row[c]) for c in COLUMNS))
         return 0
-    results = asyncio.run(retry(settings.database_url, args.ids or [], args.failed, args.reason, settings))
+    cmd = RequeueEmails(args.ids or [], all_failed=args.failed, reason=args.reason)
+    results = run(lambda deps: requeue_emails(cmd, deps))
     for r in results:
         print(f"{r.email_id}\t{'ok' if r.done else 'NOT RE-QUEUED'}\t{r.note}")
     print(f"{sum(r.done for r in results)} of {len(results)} e-mail(s) done")

@@ -1,0 +1,30 @@
+"""The customer directory (where ticket e-mails go), filled by operators. Every way into it checks the
+address: what is not one is refused with the reason and nothing is written."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from notifier.domain.addresses import parse_address
+from notifier.domain.commands import UpsertCustomers
+from notifier.domain.messages import Contact
+from notifier.service_layer.ports import Deps
+
+
+def checked(contact: Contact) -> Contact:
+    """The contact with its address normalized; raises InvalidAddress with the reason."""
+    return replace(contact, email=parse_address(contact.email).unicode)
+
+
+async def upsert_customers(cmd: UpsertCustomers, deps: Deps) -> int:
+    contacts = [checked(c) for c in cmd.contacts]  # before the transaction: a refusal writes nothing
+    async with deps.uow() as uow:
+        for contact in contacts:
+            await uow.customers.upsert(contact)
+        await uow.commit()
+    return len(contacts)
+
+
+async def list_customers(deps: Deps) -> list[Contact]:
+    async with deps.uow() as uow:
+        return await uow.customers.all()
