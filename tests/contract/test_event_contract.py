@@ -149,7 +149,8 @@ async def _compare(maps: dict) -> int:  # type: ignore[type-arg]
                 continue  # changed after (a later test), or another database's showtime
             rows = await conn.fetch("SELECT seat_code, status FROM show_seat WHERE showtime_id = $1", showtime_id)
             expected = {r["seat_code"]: r["status"] for r in rows if r["status"] != "AVAILABLE"}
-            assert {k: v for k, v in seat_map.seats.items() if v != "AVAILABLE"} == expected, showtime_id
+            rebuilt = {k: v for k, v in seat_map.seats.items() if v != "AVAILABLE"}
+            assert rebuilt == expected, (showtime_id, version, rebuilt, expected)
             checked += 1
         return checked
     finally:
