@@ -3,7 +3,7 @@
 They decide as Postgres (sql/holds.sql, migration 0004) and Redis (adapters/lua) do: lazy expiry by one
 clock, a hold all-or-nothing, the per-customer cap checked at commit, a seat-map version and an event per
 change, the rate limit's moving window and the gate's all-or-nothing keys. The same contract tests run
-against these and the real adapters (tests/integration/test_port_contracts.py), and tests reach this
+against these and the real adapters (tests/integration/test_contract_*.py), and tests reach this
 module through the `fakes` fixture of conftest.py.
 """
 

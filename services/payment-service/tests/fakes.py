@@ -4,8 +4,8 @@ The repositories decide as the named queries of sql/payments.sql do (every trans
 one-live-payment-per-hold index, the CHECKs of migration 0002); the gateway keeps sessions as the simulator
 does (open, paid, failed, expired by its clock; cancel; refunds idempotent on the payment id); the
 vouchers keep uses per orderId as voucher-service does. The port contract tests
-(tests/integration/test_port_contracts.py) run the same tests against these and the real adapters.
-Tests reach this module through the `kit` fixture (conftest.py).
+(tests/integration/test_contract_*.py) run the same tests against these and the real adapters.
+Tests reach this module as `kit.fakes` (conftest.py).
 """
 
 from __future__ import annotations
@@ -279,15 +279,20 @@ class FakeVouchers(Vouchers):
         return voucher.discount
 
     async def release(self, code: str, order_id: uuid.UUID) -> None:
-        if self._voucher(code).uses.pop(order_id, None) is not None:
+        self._reachable()
+        voucher = self.vouchers.get(code)  # an unknown voucher or order: nothing to give back
+        if voucher is not None and voucher.uses.pop(order_id, None) is not None:
             self.released.append(order_id)
 
     def _voucher(self, code: str) -> Voucher:
-        if self.down:
-            raise DependencyUnavailable("voucher-service: ConnectError")
+        self._reachable()
         if code not in self.vouchers:
             raise VoucherRejected(404, "NOT_FOUND", "no such voucher")
         return self.vouchers[code]
+
+    def _reachable(self) -> None:
+        if self.down:
+            raise DependencyUnavailable("voucher-service: ConnectError")
 
 
 @dataclass
