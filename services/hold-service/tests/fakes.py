@@ -102,8 +102,8 @@ def release_hold(tx: MemoryTransaction, hold_id: uuid.UUID, cancel_reason: str) 
     if hold is None or hold.status != "HELD":
         return None
     reason = "EXPIRED" if hold_expired(hold.status, hold.expires_at, tx.now) else cancel_reason
-    freed = [s for s in hold.seats if _seat(tx, hold.showtime_id, s).hold_id == hold_id
-             and _seat(tx, hold.showtime_id, s).status == "HELD"]
+    seats = tx["seats"]
+    freed = [c for c in hold.seats if (s := seats[(hold.showtime_id, c)]).hold_id == hold_id and s.status == "HELD"]
     for code in freed:
         tx["seats"][(hold.showtime_id, code)] = Seat()
     tx["bookings"][hold_id] = replace(hold, status="RELEASED" if reason == "CANCELLED" else "EXPIRED")
@@ -112,11 +112,6 @@ def release_hold(tx: MemoryTransaction, hold_id: uuid.UUID, cancel_reason: str) 
         version = seat_map_event(tx, "SeatsReleased", hold, {"holdId": hold_id, "seats": freed, "reason": reason})
     return Released(hold_id=hold_id, showtime_id=hold.showtime_id, seats=hold.seats, reason=reason, freed=freed,
                     version=version)
-
-
-def _seat(tx: MemoryTransaction, showtime_id: int, code: str) -> Seat:
-    seat: Seat = tx["seats"][(showtime_id, code)]
-    return seat
 
 
 # --- the ports ----------------------------------------------------------------------------------------

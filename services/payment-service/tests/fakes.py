@@ -306,14 +306,16 @@ class Session:
 
 class FakeGateway(Gateway):
     """A hosted-checkout gateway as the simulator keeps it. Switches: `down` (every call fails: 503),
-    `failing` (the names of calls that fail that way), `forget()` (a restarted gateway: unknown sessions),
-    `during_create` (runs while a session is being created, between the gateway and our database)."""
+    `failing` (the names of calls that fail that way), `refusing` (the names of calls it refuses: 409),
+    `forget()` (a restarted gateway: unknown sessions), `during_create` (runs while a session is being
+    created, between the gateway and our database)."""
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self.sessions: dict[str, Session] = {}
         self.down = False
         self.failing: set[str] = set()
+        self.refusing: set[str] = set()
         self.during_create: Callable[[], Awaitable[None]] | None = None
         self._ids = itertools.count(1)
 
@@ -358,6 +360,8 @@ class FakeGateway(Gateway):
     def _call(self, name: str) -> None:
         if self.down or name in self.failing:
             raise DependencyUnavailable("gateway: HTTP 503")
+        if name in self.refusing:
+            raise GatewayRejected(f"gateway answered 409: {name} refused")
 
     def _session(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from payment_service.domain.commands import RefundFailedBooking, StartCheckout
 from payment_service.service_layer import money, reactions
 from payment_service.service_layer.checkout import start_checkout
@@ -95,10 +96,11 @@ async def test_money_due_back_is_refunded_once_with_refund_issued(kit) -> None:
     assert (issued.type, issued.data.refundId, issued.data.amountCents) == ("RefundIssued", refund_id, 2400)
 
 
-async def test_a_refused_refund_is_retried_with_backoff_until_the_gateway_takes_it(kit) -> None:
+@pytest.mark.parametrize("switch", ["failing", "refusing"])
+async def test_a_refused_refund_is_retried_with_backoff_until_the_gateway_takes_it(kit, switch: str) -> None:
     world = kit.fakes.fake_deps(refund_retry_first_seconds=2, refund_retry_max_seconds=5)
     payment = await refund_due(world)
-    world.gateway.failing.add("refund")
+    getattr(world.gateway, switch).add("refund")  # down (503) or refusing (409): retried alike
     waits = []
     for _ in range(3):
         assert await money.issue_refunds(world.deps) == 0
@@ -107,8 +109,8 @@ async def test_a_refused_refund_is_retried_with_backoff_until_the_gateway_takes_
         world.clock.advance(waits[-1] - 0.5)
         assert await money.issue_refunds(world.deps) == 0  # not before its time
         world.clock.advance(0.5)
-    assert waits == [2, 4, 5] and world.row(payment.payment_id).refund_last_error == "gateway: HTTP 503"
-    world.gateway.failing.clear()
+    assert waits == [2, 4, 5] and world.row(payment.payment_id).refund_last_error.startswith("gateway")
+    getattr(world.gateway, switch).clear()
     assert await money.issue_refunds(world.deps) == 1
     row = world.row(payment.payment_id)
     assert (row.payment.status, row.payment.refund_attempts, row.refund_last_error) == ("REFUNDED", 3, None)

@@ -88,6 +88,16 @@ async def test_a_released_hold_paid_a_moment_earlier_is_settled_paid(kit) -> Non
     assert [e.type for e in world.events(payment.payment_id)] == ["CheckoutStarted", "PaymentSucceeded"]
 
 
+async def test_a_cancel_the_gateway_refuses_is_settled_from_the_sessions_state(kit) -> None:
+    world = kit.fakes.fake_deps()
+    payment = await started(world)
+    world.gateway.pay(payment.session_id, "failed")
+    world.gateway.refusing.add("cancel_session")  # a gateway that will not cancel a decided session
+    await consume(world, reactions.end_payment_of_released_hold, EndPaymentOfReleasedHold(payment.hold_id))
+    assert world.row(payment.payment_id).payment.status == "FAILED"
+    assert [e.data.reason for e in world.events(payment.payment_id)[1:]] == ["DECLINED"]
+
+
 async def test_a_released_hold_whose_checkout_has_no_session_yet_asks_for_a_cancel(kit) -> None:
     world = kit.fakes.fake_deps()
     hold = world.holds.add(7)
