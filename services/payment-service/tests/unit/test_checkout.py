@@ -14,7 +14,7 @@ from payment_service.domain.errors import (
     IdempotencyKeyReused,
     VoucherRejected,
 )
-from payment_service.service_layer import reactions
+from payment_service.service_layer import money, reactions
 from payment_service.service_layer.checkout import start_checkout
 
 
@@ -157,3 +157,21 @@ async def test_a_hold_released_while_its_session_is_created_cancels_the_session(
     assert row.payment.status == "EXPIRED" and world.gateway.sessions[row.payment.session_id].status == "expired"
     assert types(world, row.payment.payment_id) == ["CheckoutStarted", "PaymentFailed"]
     assert world.events(row.payment.payment_id)[1].data.reason == "EXPIRED"
+
+
+async def test_a_retry_of_a_checkout_the_reconciler_expired_meanwhile_opens_no_session(kit) -> None:
+    """The first attempt died before the gateway answered; its payment ran out of time and the reconciler
+    expired it (PaymentFailed). A retry under the key must not open a session for it nor announce it."""
+    world = kit.fakes.fake_deps(payment_session_ttl_seconds=480, reconcile_after_seconds=0)
+    hold = world.holds.add(7, ttl=600)
+    world.gateway.failing.add("create_session")
+    with pytest.raises(DependencyUnavailable):
+        await start_checkout(checkout(hold), world.deps)
+    world.gateway.failing.clear()
+    world.clock.advance(481)  # the hold is still HELD, the payment's session time is over
+    assert await money.settle_pending(world.deps) == 1
+    with pytest.raises(HoldNotActive):
+        await start_checkout(checkout(hold), world.deps)
+    (row,) = world.db.committed("payments")
+    assert (row.payment.status, row.payment.session_id, world.gateway.sessions) == ("EXPIRED", None, {})
+    assert [e.type for e in world.events(row.payment.payment_id)] == ["PaymentFailed"]
