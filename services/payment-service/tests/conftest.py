@@ -1,4 +1,5 @@
-"""Shared helpers for payment-service tests: fakes of the ports, signed callbacks, the simulator."""
+"""Shared helpers for payment-service tests (the `kit` fixture): the fakes of tests/fakes.py, signed callbacks,
+the simulator."""
 
 from __future__ import annotations
 
@@ -9,57 +10,31 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import pytest_asyncio
 import uvicorn
 from payment_service.config import Settings
-from payment_service.domain.errors import VoucherRejected
-from payment_service.domain.model import Hold
 from payment_service.domain.signature import sign
 from payment_service.entrypoints.api.app import get_application
-from payment_service.service_layer.ports import HoldDirectory, Vouchers
 from ticketing.auth import issue_token
-from ticketing.testing import free_port, service_process
+from ticketing.testing import free_port, import_path, service_process
 
 MIGRATIONS = Path(__file__).resolve().parents[1] / "src" / "payment_service" / "sql" / "migrations"
 WEBHOOK_SECRET = "whsec_tests_only_0123456789abcdef0123"
 LOGS = Path(__file__).resolve().parents[3] / "var" / "log" / "tests"
+fakes = import_path(Path(__file__).with_name("fakes.py"), "payment_service_test_fakes")  # tests: kit.fakes
 
 
-class FakeHolds(HoldDirectory):
-    def __init__(self) -> None:
-        self.holds: dict[uuid.UUID, Hold] = {}
-
-    async def get(self, hold_id: uuid.UUID) -> Hold | None:
-        return self.holds.get(hold_id)
-
-    def add(self, customer_id: int, *, amount: int = 2400, ttl: float = 600, status: str = "HELD") -> Hold:
-        """`ttl` <= 0: a hold whose time passed, which hold-service reports as EXPIRED."""
-        hold = Hold(hold_id=uuid.uuid4(), booking_id=uuid.uuid4(), customer_id=customer_id,
-                    showtime_id=900_000 + customer_id % 1000, status="EXPIRED" if ttl <= 0 else status,
-                    expires_at=datetime.now(UTC) + timedelta(seconds=ttl), amount_cents=amount)
-        self.holds[hold.hold_id] = hold
-        return hold
-
-
-class FakeVouchers(Vouchers):
-    def __init__(self) -> None:
-        self.reserved: dict[uuid.UUID, str] = {}
-        self.released: list[uuid.UUID] = []
-
-    async def reserve(self, code: str, *, customer_id: int, order_id: uuid.UUID, order_amount: int) -> int:
-        if code == "GONE":
-            raise VoucherRejected(409, "OUT_OF_STOCK", "no uses left")
-        self.reserved[order_id] = code
-        return 500
-
-    async def release(self, code: str, order_id: uuid.UUID) -> None:
-        if self.reserved.pop(order_id, None) is not None:
-            self.released.append(order_id)
+def stocked_vouchers():  # type: ignore[no-untyped-def]
+    """The vouchers the API tests use: TEN (500 off) and GONE (no use left)."""
+    vouchers = fakes.FakeVouchers()
+    vouchers.add("TEN", 500)
+    vouchers.add("GONE", 500, limit=0)
+    return vouchers
 
 
 def signed(body: dict[str, object], secret: str = WEBHOOK_SECRET, t: int | None = None) -> tuple[bytes, str]:
@@ -93,8 +68,8 @@ def simulator_url() -> Iterator[str]:
 class Api:
     url: str
     settings: Settings
-    holds: FakeHolds
-    vouchers: FakeVouchers
+    holds: Any
+    vouchers: Any
     app: object
 
     def token(self, customer_id: int) -> dict[str, str]:
@@ -117,7 +92,7 @@ async def payment_api(migrated_dsn, simulator_url) -> AsyncIterator[Api]:  # typ
     settings = Settings(database_url=dsn, gateway_webhook_secret=WEBHOOK_SECRET, gateway_url=simulator_url,
                         public_callback_url=f"http://127.0.0.1:{port}/payments/callback",
                         db_pool_max=15)
-    holds, vouchers = FakeHolds(), FakeVouchers()
+    holds, vouchers = fakes.FakeHoldDirectory(), stocked_vouchers()
     app = get_application(settings, holds=holds, vouchers=vouchers)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on"))
     task = asyncio.create_task(server.serve())

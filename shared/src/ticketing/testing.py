@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import socket
 import subprocess
@@ -11,6 +12,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -39,6 +41,19 @@ def test_dsn(dsn: str) -> str:
     """The same role's DSN pointed at the test database."""
     parts = urlsplit(dsn)
     return urlunsplit(parts._replace(path=f"/{TEST_DATABASE}"))
+
+
+def import_path(path: Path, name: str) -> ModuleType:
+    """A helper module of a tests folder, by its path: under --import-mode=importlib a test cannot
+    `import fakes`, so a conftest loads it with this and hands it out as a fixture."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # before it runs: its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
 
 
 def free_port() -> int:

@@ -1,22 +1,39 @@
-"""Fixtures: the real app in-process (lifespan managed) against the migrated test database and Redis."""
+"""Fixtures: the real app in-process (lifespan managed) against the migrated test database and Redis, and
+`open_ports`, every port of service_layer/ports.py as a fake or as the real adapter (the contract tests)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 import random
-from collections.abc import AsyncIterator, Callable
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import asyncpg
 import httpx
 import pytest
 import pytest_asyncio
+from hold_service.adapters.admission import RedisAdmission
+from hold_service.adapters.rate_limit import RedisRateLimiter
+from hold_service.adapters.redis_guard import RedisGuard, redis_client
+from hold_service.adapters.repository import PgHoldsUnitOfWork
+from hold_service.adapters.seat_gate import RedisSeatGate
+from hold_service.adapters.seat_maps import CachedSeatMaps
+from hold_service.adapters.writer import PostgresHoldWriter
 from hold_service.bootstrap import Service
 from hold_service.config import HoldSettings
+from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.entrypoints.api.app import get_application
+from hold_service.service_layer.ports import Admission, HoldsUnitOfWork, HoldWriter, SeatMaps
 from ticketing.auth import issue_token
+from ticketing.db import create_pool
 from ticketing.pytest_plugin import env
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "src" / "hold_service" / "sql" / "migrations"
@@ -106,4 +123,75 @@ def h() -> Any:
     from types import SimpleNamespace
 
     return SimpleNamespace(new_id=new_id, auth=auth, seat_rows=seat_rows,
-                           assert_single_holders=assert_single_holders)
+                           assert_single_holders=assert_single_holders, open_ports=open_ports)
+
+
+@dataclass
+class Ports:
+    """The ports of one implementation, and what a contract test needs around them: time passing (the fakes'
+    clock, or a real wait) and the events recorded for a booking (the outbox, as dicts in JSON form)."""
+
+    kind: str
+    uow: Callable[[], HoldsUnitOfWork]
+    writer: HoldWriter
+    admission: Admission
+    seat_maps: SeatMaps
+    elapse: Callable[[float], Awaitable[None]]
+    events: Callable[[uuid.UUID], Awaitable[list[dict[str, Any]]]]
+
+    async def showtime(self, seats: int = 6, price_cents: int = 1200) -> int:
+        """A new showtime with seats A1..A<seats>, created through the repository."""
+        sid = new_id()
+        async with self.uow() as uow:
+            codes = [f"A{n}" for n in range(1, seats + 1)]
+            assert await uow.holds.add_showtime(sid, "Contract", datetime(2031, 1, 1, tzinfo=UTC), price_cents, codes)
+            await uow.commit()
+        return sid
+
+    @staticmethod
+    def request(showtime_id: int, seats: list[str], customer: int | None = None, ttl: float = 600,
+                cap: int = 8, hold_id: uuid.UUID | None = None) -> TakeSeats:
+        return TakeSeats(showtime_id=showtime_id, seats=sorted(seats), hold_id=hold_id or uuid.uuid4(),
+                         customer_id=customer or new_id(), ttl_seconds=ttl, booking_id=uuid.uuid4(), cap=cap)
+
+    async def take(self, showtime_id: int, seats: list[str], **kw: Any) -> tuple[TakeSeats, Verdict]:
+        request = self.request(showtime_id, seats, **kw)
+        return request, await self.writer.take(request)
+
+    async def get(self, hold_id: uuid.UUID) -> Hold | None:
+        async with self.uow() as uow:
+            return await uow.holds.get(hold_id)
+
+
+@asynccontextmanager
+async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
+                     per_minute: int = 3) -> AsyncIterator[Ports]:
+    """`kind`: "fake" (tests/fakes.py), "real" (Postgres and Redis, wired as with the gate on: batched
+    writer, one-round-trip admission) or "real-unbatched" (the writer as with the gate off)."""
+    if kind == "fake":
+        world = fakes.fake_deps(hold_rate_limit_per_minute=per_minute)
+
+        async def advance(seconds: float) -> None:
+            world.clock.advance(seconds)
+
+        async def recorded(booking_id: uuid.UUID) -> list[dict[str, Any]]:
+            return [e.model_dump(mode="json") for e in world.outbox() if e.bookingId == booking_id]
+
+        d = world.deps
+        yield Ports(kind, d.uow, d.writer, d.admission, d.seat_maps, advance, recorded)
+        return
+    pool = await create_pool(dsn, min_size=1, max_size=8)
+    guard = RedisGuard(redis_client(redis_url, 2.0), retry_after=1.0)
+
+    async def outbox(booking_id: uuid.UUID) -> list[dict[str, Any]]:
+        rows = await pool.fetch("SELECT convert_from(payload, 'UTF8') AS e FROM outbox WHERE message_key = $1 "
+                                "ORDER BY id", str(booking_id))
+        return [json.loads(r["e"]) for r in rows]
+
+    try:
+        yield Ports(kind, lambda: PgHoldsUnitOfWork(pool), PostgresHoldWriter(pool, batched=kind == "real"),
+                    RedisAdmission(guard, RedisRateLimiter(guard, per_minute), RedisSeatGate(guard)),
+                    CachedSeatMaps(pool, guard, ttl_seconds=30), asyncio.sleep, outbox)
+    finally:
+        await guard.client.aclose()
+        await pool.close()

@@ -60,7 +60,7 @@ class ControlledGateway(HttpGateway):
 async def saga(payment_api, kit) -> AsyncIterator[tuple[Service, ControlledGateway]]:  # type: ignore[no-untyped-def]
     settings = payment_api.settings.model_copy(update={"refund_retry_first_seconds": 0.2, "reconcile_after_seconds": 0})
     gateway = ControlledGateway(ServiceClient(settings.gateway_url, jwt_secret=None, timeout=5, name="gateway"))
-    service = await bootstrap(settings, holds=payment_api.holds, vouchers=kit.FakeVouchers(), gateway=gateway)
+    service = await bootstrap(settings, holds=payment_api.holds, vouchers=kit.stocked_vouchers(), gateway=gateway)
     yield service, gateway
     await service.close()
 

@@ -50,6 +50,8 @@ async def start_checkout(cmd: StartCheckout, deps: Deps) -> Payment:
         recorded = await uow.payments.get(payment_id)
     if recorded is not None and recorded.session_id is not None:
         return recorded  # a replay: nothing else happens
+    if recorded is not None and recorded.status != "PENDING":  # settled (expired) before it got a session
+        raise errors.HoldNotActive(f"the payment is {recorded.status}")
     hold = await _active_hold(cmd, deps)
     if recorded is None:
         await _end_earlier_attempts(hold, deps)

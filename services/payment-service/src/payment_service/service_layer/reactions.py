@@ -19,7 +19,7 @@ from ticketing.logs import log_action
 
 from payment_service.domain.commands import EndPaymentOfReleasedHold, RecordBooking, RefundFailedBooking
 from payment_service.domain.errors import DependencyUnavailable, GatewayRejected
-from payment_service.service_layer.ports import Gateway, PaymentsUnitOfWork
+from payment_service.service_layer.ports import Gateway, GatewayState, PaymentsUnitOfWork
 from payment_service.service_layer.settlement import apply_gateway_state
 
 logger = logging.getLogger(__name__)
@@ -51,12 +51,20 @@ async def end_payment_of_released_hold(cmd: EndPaymentOfReleasedHold, uow: Payme
         log_action(logger, "checkout.cancel_requested", payment_id=str(payment.payment_id))
         return  # the checkout cancels the session it is creating (checkout._finish)
     try:
-        state = await gateway.cancel_session(session_id)
-    except GatewayRejected:
-        state = await gateway.get_session(session_id)
-    except DependencyUnavailable as exc:  # cancel_requested_at is set: the reconciler tries again
+        state = await _cancelled(gateway, session_id)
+    except (DependencyUnavailable, GatewayRejected) as exc:
+        # cancel_requested_at is set: the reconciler tries again. A gateway that does not know the session
+        # (restarted) is no reason to fail the event: the reconciler expires the payment once its time is over.
         log_action(logger, "checkout.cancel_deferred", str(exc), level=logging.WARNING,
                    payment_id=str(payment.payment_id))
         return
     await apply_gateway_state(uow, payment.payment_id, state)
     log_action(logger, "checkout.cancelled", payment_id=str(payment.payment_id), gateway_status=state.status)
+
+
+async def _cancelled(gateway: Gateway, session_id: str) -> GatewayState:
+    """The session's state after a cancel; a gateway that refuses the cancel (a decided session) is asked."""
+    try:
+        return await gateway.cancel_session(session_id)
+    except GatewayRejected:
+        return await gateway.get_session(session_id)

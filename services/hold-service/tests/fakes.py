@@ -1,0 +1,346 @@
+"""In-memory fakes of hold-service's ports (service_layer/ports.py) for unit tests, and `fake_deps`.
+
+They decide as Postgres (sql/holds.sql, migration 0004) and Redis (adapters/lua) do: lazy expiry by one
+clock, a hold all-or-nothing, the per-customer cap checked at commit, a seat-map version and an event per
+change, the rate limit's moving window and the gate's all-or-nothing keys. The same contract tests run
+against these and the real adapters (tests/integration/test_contract_*.py), and tests reach this
+module through the `fakes` fixture of conftest.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from hold_service.config import HoldSettings
+from hold_service.domain.errors import TooManySeatsHeld
+from hold_service.domain.model import Hold, TakeSeats, Verdict
+from hold_service.service_layer.events import SOURCE
+from hold_service.service_layer.ports import (
+    Admission,
+    Deps,
+    HoldRepository,
+    HoldsUnitOfWork,
+    HoldWriter,
+    IdempotencyRepository,
+    Released,
+    SeatMaps,
+)
+from ticketing.events import booking_event
+from ticketing.in_memory import Clock, MemoryDb, MemoryTransaction, MemoryUnitOfWork, MemoryWorld
+
+TABLES = ("showtimes", "seats", "bookings", "keys", "outbox")  # bookings: hold id -> Hold (status as stored)
+RATE_WINDOW = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class Showtime:
+    title: str
+    starts_at: datetime
+    price_cents: int
+    version: int = 0  # seatMapVersion
+
+
+@dataclass(frozen=True)
+class Seat:
+    status: str = "AVAILABLE"  # AVAILABLE | HELD | BOOKED
+    hold_id: uuid.UUID | None = None
+    expires_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Key:
+    fingerprint: str
+    created_at: datetime
+    outcome: dict[str, Any] | None = None
+
+
+def holds_db(clock: Clock | None = None) -> MemoryDb:
+    return MemoryDb(*TABLES, clock=clock)
+
+
+# --- the hold rules, each once (as the SQL functions of migration 0004) -----------------------------
+
+def hold_expired(status: str, expires_at: datetime | None, now: datetime) -> bool:
+    return status == "HELD" and expires_at is not None and expires_at < now
+
+
+def seat_is_free(seat: Seat, now: datetime) -> bool:
+    return seat.status == "AVAILABLE" or hold_expired(seat.status, seat.expires_at, now)
+
+
+def live_holds(tx: MemoryTransaction, customer_id: int, showtime_id: int) -> list[Hold]:
+    """What the cap counts: the customer's holds of the showtime that are HELD and not expired."""
+    return [b for b in tx["bookings"].values() if b.customer_id == customer_id and b.showtime_id == showtime_id
+            and b.status == "HELD" and not hold_expired(b.status, b.expires_at, tx.now)]
+
+
+def as_seen(hold: Hold | None, now: datetime) -> Hold | None:
+    """A hold with its status as customers see it (get_booking): EXPIRED once its time passed."""
+    if hold is None or not hold_expired(hold.status, hold.expires_at, now):
+        return hold
+    return replace(hold, status="EXPIRED")
+
+
+def seat_map_event(tx: MemoryTransaction, type_: str, hold: Hold, data: dict[str, Any]) -> int:
+    """append_seat_map_events: the showtime's next version, and its event to the outbox."""
+    showtime = tx["showtimes"][hold.showtime_id]
+    version = showtime.version + 1
+    tx["showtimes"][hold.showtime_id] = replace(showtime, version=version)
+    tx["outbox"][tx.db.next_id()] = booking_event(
+        type_, source=SOURCE, booking_id=hold.booking_id, showtime_id=hold.showtime_id,
+        customer_id=hold.customer_id, data={**data, "seatMapVersion": version})
+    return version
+
+
+def release_hold(tx: MemoryTransaction, hold_id: uuid.UUID, cancel_reason: str) -> Released | None:
+    hold = tx["bookings"].get(hold_id)
+    if hold is None or hold.status != "HELD":
+        return None
+    reason = "EXPIRED" if hold_expired(hold.status, hold.expires_at, tx.now) else cancel_reason
+    seats = tx["seats"]
+    freed = [c for c in hold.seats if (s := seats[(hold.showtime_id, c)]).hold_id == hold_id and s.status == "HELD"]
+    for code in freed:
+        tx["seats"][(hold.showtime_id, code)] = Seat()
+    tx["bookings"][hold_id] = replace(hold, status="RELEASED" if reason == "CANCELLED" else "EXPIRED")
+    version = None
+    if freed:
+        version = seat_map_event(tx, "SeatsReleased", hold, {"holdId": hold_id, "seats": freed, "reason": reason})
+    return Released(hold_id=hold_id, showtime_id=hold.showtime_id, seats=hold.seats, reason=reason, freed=freed,
+                    version=version)
+
+
+# --- the ports ----------------------------------------------------------------------------------------
+
+class FakeHoldRepository(HoldRepository):
+    def __init__(self, tx: MemoryTransaction) -> None:
+        self.tx = tx
+
+    async def add_showtime(self, showtime_id: int, title: str, starts_at: datetime, price_cents: int,
+                           seats: list[str]) -> bool:
+        if showtime_id in self.tx["showtimes"]:
+            return False
+        self.tx["showtimes"][showtime_id] = Showtime(title, starts_at, price_cents)
+        self.tx["seats"].update({(showtime_id, code): Seat() for code in seats})
+        return True
+
+    async def get(self, hold_id: uuid.UUID) -> Hold | None:
+        return as_seen(self.tx["bookings"].get(hold_id), self.tx.now)
+
+    async def lock_by_booking(self, booking_id: uuid.UUID) -> Hold | None:
+        found = next((b for b in self.tx["bookings"].values() if b.booking_id == booking_id), None)
+        return as_seen(found, self.tx.now)
+
+    async def release(self, hold_id: uuid.UUID, reason: str) -> Released | None:
+        return release_hold(self.tx, hold_id, reason)
+
+    async def sweep_one(self) -> Released | None:
+        expired = [b for b in self.tx["bookings"].values() if hold_expired(b.status, b.expires_at, self.tx.now)]
+        if not expired:
+            return None
+        return release_hold(self.tx, min(expired, key=lambda b: b.expires_at).hold_id, "EXPIRED")
+
+    async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
+        hold = self.tx["bookings"].get(hold_id)
+        if hold is None or hold.status != "HELD" or hold_expired(hold.status, hold.expires_at, self.tx.now):
+            return None
+        for code in hold.seats:
+            self.tx["seats"][(hold.showtime_id, code)] = Seat("BOOKED", hold_id)
+        self.tx["bookings"][hold_id] = replace(hold, status="BOOKED", payment_id=payment_id)
+        return seat_map_event(self.tx, "BookingConfirmed", hold, {
+            "holdId": hold_id, "seats": hold.seats, "amountCents": paid_cents,
+            "discountCents": max(hold.amount_cents - paid_cents, 0), "paymentId": payment_id})
+
+    async def emit(self, event: Any) -> None:
+        self.tx["outbox"][self.tx.db.next_id()] = event
+
+
+class FakeIdempotencyRepository(IdempotencyRepository):
+    def __init__(self, tx: MemoryTransaction) -> None:
+        self.tx = tx
+
+    async def claim(self, customer_id: int, key: str, fingerprint: str) -> dict[str, Any] | None:
+        stored = self.tx["keys"].get((customer_id, key))
+        if stored is None:
+            self.tx["keys"][(customer_id, key)] = Key(fingerprint, self.tx.now)
+            return None
+        return {"fingerprint": stored.fingerprint, "outcome": stored.outcome}
+
+    async def store(self, customer_id: int, key: str, outcome: dict[str, Any]) -> None:
+        stored = self.tx["keys"].get((customer_id, key))
+        if stored is not None and stored.outcome is None:
+            self.tx["keys"][(customer_id, key)] = replace(stored, outcome=outcome)
+
+    async def purge(self, retention_hours: float) -> None:
+        cutoff = self.tx.now - timedelta(hours=retention_hours)
+        for k in [k for k, v in self.tx["keys"].items() if v.created_at < cutoff]:
+            del self.tx["keys"][k]
+
+
+class FakeHoldsUnitOfWork(MemoryUnitOfWork, HoldsUnitOfWork):
+    def bind(self, tx: MemoryTransaction) -> None:
+        self.holds, self.keys = FakeHoldRepository(tx), FakeIdempotencyRepository(tx)
+
+
+class FakeHoldWriter(HoldWriter):
+    """take_seats: one hold, its own transaction; the cap is checked at its commit."""
+
+    def __init__(self, db: MemoryDb) -> None:
+        self.db = db
+
+    async def take(self, request: TakeSeats) -> Verdict:
+        await asyncio.sleep(0)  # the round trip to Postgres: other requests run meanwhile
+        tx = self.db.begin()
+        verdict = _take(tx, request)
+        if verdict.expires_at is not None and not verdict.earlier:  # written: the commit-time cap check
+            _check_cap(tx, request)
+        tx.commit()
+        return verdict
+
+
+def _take(tx: MemoryTransaction, r: TakeSeats) -> Verdict:
+    showtime = tx["showtimes"].get(r.showtime_id)
+    price = None if showtime is None else showtime.price_cents
+    earlier = r.hold_id in tx["bookings"]
+    locked = {code: seat for code in r.seats if (seat := tx["seats"].get((r.showtime_id, code))) is not None}
+    free = {code: seat_is_free(seat, tx.now) for code, seat in locked.items()}
+    taken = [c for c in sorted(locked) if not free[c] and locked[c].hold_id != r.hold_id]
+    complete = len(locked) == len(r.seats)
+    if price is None or earlier or not complete or not all(free.values()):
+        mine = complete and all(s.hold_id == r.hold_id and s.status == "HELD" and not free[c]
+                                for c, s in locked.items())
+        expires = min(s.expires_at for s in locked.values() if s.expires_at) if mine else None
+        return Verdict(price_cents=price, found=frozenset(locked), taken=taken, expires_at=expires, earlier=earlier)
+    expires_at = tx.now + timedelta(seconds=r.ttl_seconds)
+    for old_id in dict.fromkeys(s.hold_id for s in locked.values() if s.status == "HELD"):  # lazy expiry
+        seats = sorted(c for c, s in locked.items() if s.hold_id == old_id)
+        seat_map_event(tx, "SeatsReleased", tx["bookings"][old_id],
+                       {"holdId": old_id, "seats": seats, "reason": "EXPIRED"})
+    for code in r.seats:
+        tx["seats"][(r.showtime_id, code)] = Seat("HELD", r.hold_id, expires_at)
+    hold = Hold(hold_id=r.hold_id, booking_id=r.booking_id, customer_id=r.customer_id, showtime_id=r.showtime_id,
+                seats=r.seats, status="HELD", expires_at=expires_at, amount_cents=price * len(r.seats))
+    tx["bookings"][r.hold_id] = hold
+    seat_map_event(tx, "SeatsHeld", hold, {"holdId": r.hold_id, "seats": r.seats, "expiresAt": expires_at,
+                                           "amountCents": hold.amount_cents})
+    return Verdict(price_cents=price, found=frozenset(locked), taken=[], expires_at=expires_at)
+
+
+def _check_cap(tx: MemoryTransaction, r: TakeSeats) -> None:
+    """check_customer_seat_cap: over the cap, the commit fails and nothing of the hold is written."""
+    held = live_holds(tx, r.customer_id, r.showtime_id)
+    if sum(len(h.seats) for h in held) <= r.cap:
+        return
+    others = [h.expires_at for h in held if h.hold_id != r.hold_id]
+    frees_in = math.ceil((min(others) - tx.now).total_seconds()) if others else 1
+    raise TooManySeatsHeld(sum(len(h.seats) for h in held) - len(r.seats), r.cap, frees_in)
+
+
+class FakeAdmission(Admission):
+    """The rate limit (a moving window per customer) and the seat gate (keys with a TTL), in memory.
+    `forget()` is Redis losing everything: the gate then lets everything through to the writer."""
+
+    def __init__(self, clock: Clock, per_minute: int) -> None:
+        self.clock, self.per_minute = clock, per_minute
+        self._hits: dict[int, list[datetime]] = {}
+        self._keys: dict[tuple[int, str], tuple[uuid.UUID, datetime]] = {}
+
+    async def admit(self, customer_id: int, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
+                    ttl_seconds: float) -> tuple[int | None, list[str]]:
+        now = self.clock.now()
+        hits = [t for t in self._hits.get(customer_id, []) if t > now - RATE_WINDOW]
+        if len(hits) >= self.per_minute:
+            wait = hits[-self.per_minute] + RATE_WINDOW - now
+            return max(1, math.ceil(wait.total_seconds())), []
+        self._hits[customer_id] = [*hits, now]
+        taken = [s for s in seats if self._owner(showtime_id, s) not in (None, hold_id)]
+        if not taken:
+            self._keys.update({(showtime_id, s): (hold_id, now + timedelta(seconds=ttl_seconds)) for s in seats})
+        return None, taken
+
+    async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
+        for s in seats:
+            if self._owner(showtime_id, s) == hold_id:
+                del self._keys[(showtime_id, s)]
+
+    def _owner(self, showtime_id: int, seat: str) -> uuid.UUID | None:
+        key = self._keys.get((showtime_id, seat))
+        return None if key is None or key[1] <= self.clock.now() else key[0]
+
+    def forget(self) -> None:
+        self._keys.clear()
+        self._hits.clear()
+
+
+class FakeSeatMaps(SeatMaps):
+    """Built from the committed rows and cached until invalidated (the real cache also expires after a
+    moment: this one is stricter, so a missing invalidation shows in a unit test)."""
+
+    def __init__(self, db: MemoryDb) -> None:
+        self.db = db
+        self._cache: dict[int, dict[str, Any]] = {}
+
+    async def get(self, showtime_id: int) -> dict[str, Any] | None:
+        if showtime_id not in self._cache:
+            tx = self.db.begin()
+            showtime = tx["showtimes"].get(showtime_id)
+            if showtime is None:
+                return None
+            seats = sorted(((code, s) for (sid, code), s in tx["seats"].items() if sid == showtime_id),
+                           key=lambda cs: _hall_order(cs[0]))
+            self._cache[showtime_id] = {"showtimeId": showtime_id, "version": showtime.version, "seats": [
+                {"code": code, "status": "AVAILABLE" if seat_is_free(s, tx.now) else s.status} for code, s in seats]}
+        return self._cache[showtime_id]
+
+    async def invalidate(self, showtime_id: int) -> None:
+        self._cache.pop(showtime_id, None)
+
+
+def _hall_order(code: str) -> tuple[int, str, int]:
+    row = code.rstrip("0123456789")
+    return len(row), row, int(code[len(row):])
+
+
+@dataclass
+class FakeWorld(MemoryWorld):
+    """hold-service's `deps` on the fakes, with what a test arranges (the clock, Redis' gate) and reads (the
+    committed holds, seats and events)."""
+
+    deps: Deps
+    admission: FakeAdmission
+
+    def events(self, type_: str | None = None) -> list[Any]:
+        """Committed outbox events (of one type), in order."""
+        return [e for e in self.outbox() if type_ in (None, e.type)]
+
+    def holds(self) -> list[Hold]:
+        """Committed holds, status as stored."""
+        return self.db.committed("bookings")
+
+    def seats(self, showtime_id: int) -> dict[str, str]:
+        """Committed seat statuses with lazy expiry applied (as the seat map query reads them)."""
+        now = self.clock.now()
+        return {code: "AVAILABLE" if seat_is_free(s, now) else s.status
+                for (sid, code), s in self.db.tables["seats"].items() if sid == showtime_id}
+
+    async def showtime(self, rows: dict[str, int] | None = None, price_cents: int = 1200) -> int:
+        showtime_id = len(self.db.tables["showtimes"]) + 1
+        async with self.deps.uow() as uow:
+            seats = [f"{row}{n}" for row, count in (rows or {"F": 10}).items() for n in range(1, count + 1)]
+            await uow.holds.add_showtime(showtime_id, "Test", self.clock.now(), price_cents, seats)
+            await uow.commit()
+        return showtime_id
+
+
+def fake_deps(**settings: Any) -> FakeWorld:
+    """Settings as given (no environment, no .env), every port a fake on one clock."""
+    config = HoldSettings(_env_file=None, **{"hold_rate_limit_per_minute": 1000, **settings})  # type: ignore[call-arg]
+    db = holds_db()
+    admission = FakeAdmission(db.clock, config.hold_rate_limit_per_minute)
+    deps = Deps(settings=config, uow=lambda: FakeHoldsUnitOfWork(db), writer=FakeHoldWriter(db),
+                admission=admission, seat_maps=FakeSeatMaps(db))
+    return FakeWorld(db=db, deps=deps, admission=admission)

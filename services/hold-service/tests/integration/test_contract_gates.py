@@ -1,0 +1,80 @@
+"""The contracts of Admission (rate limit + seat gate) and SeatMaps, run against the fakes (tests/fakes.py)
+and the real adapters on Redis and Postgres."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import pytest_asyncio
+
+pytestmark = pytest.mark.integration
+PER_MINUTE = 3
+
+
+@pytest_asyncio.fixture(params=["fake", "real"])
+async def ports(request, h, fakes, hold_dsn, redis_url):  # type: ignore[no-untyped-def]
+    async with h.open_ports(request.param, fakes, hold_dsn, redis_url, per_minute=PER_MINUTE) as opened:
+        yield opened
+
+
+# --- Admission ------------------------------------------------------------------------------------
+
+async def test_the_gate_turns_away_seats_another_hold_has_all_or_nothing(ports, h) -> None:
+    sid, first, second, third = h.new_id(), uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    gate = ports.admission
+    assert await gate.admit(h.new_id(), sid, ["A1", "A2"], first, 600) == (None, [])
+    assert await gate.admit(h.new_id(), sid, ["A1", "A2"], first, 600) == (None, [])  # the same hold: go on
+    assert await gate.admit(h.new_id(), sid, ["A2", "A3"], second, 600) == (None, ["A2"])
+    assert await gate.admit(h.new_id(), sid, ["A3"], third, 600) == (None, [])  # the refusal took no key
+
+
+async def test_released_keys_free_the_seats_but_only_their_own_holds(ports, h) -> None:
+    sid, first, second = h.new_id(), uuid.uuid4(), uuid.uuid4()
+    gate = ports.admission
+    await gate.admit(h.new_id(), sid, ["A1"], first, 600)
+    await gate.release(sid, ["A1"], second)  # a stale hold cannot free another's seat
+    assert await gate.admit(h.new_id(), sid, ["A1"], second, 600) == (None, ["A1"])
+    await gate.release(sid, ["A1"], first)
+    assert await gate.admit(h.new_id(), sid, ["A1"], second, 600) == (None, [])
+
+
+async def test_gate_keys_last_as_long_as_the_hold(ports, h) -> None:
+    sid = h.new_id()
+    await ports.admission.admit(h.new_id(), sid, ["A1"], uuid.uuid4(), 0.3)
+    await ports.elapse(0.6)
+    assert await ports.admission.admit(h.new_id(), sid, ["A1"], uuid.uuid4(), 600) == (None, [])
+
+
+async def test_a_customer_past_the_rate_limit_waits_and_takes_no_seat(ports, h) -> None:
+    sid, customer = h.new_id(), h.new_id()
+    for n in range(1, PER_MINUTE + 1):
+        assert await ports.admission.admit(customer, sid, [f"A{n}"], uuid.uuid4(), 600) == (None, [])
+    wait, taken = await ports.admission.admit(customer, sid, ["B1"], uuid.uuid4(), 600)
+    assert 1 <= wait <= 60 and taken == []
+    assert await ports.admission.admit(h.new_id(), sid, ["B1"], uuid.uuid4(), 600) == (None, [])  # others go on
+
+
+# --- SeatMaps -------------------------------------------------------------------------------------
+
+async def test_the_seat_map_of_an_unknown_showtime_is_none(ports, h) -> None:
+    assert await ports.seat_maps.get(h.new_id()) is None
+
+
+async def test_the_seat_map_shows_committed_seats_after_an_invalidation(ports) -> None:
+    sid = await ports.showtime(seats=3)
+    fresh = await ports.seat_maps.get(sid)
+    assert fresh == {"showtimeId": sid, "version": 0, "seats": [
+        {"code": f"A{n}", "status": "AVAILABLE"} for n in (1, 2, 3)]}
+    await ports.take(sid, ["A2"], ttl=0.3)
+    await ports.seat_maps.invalidate(sid)
+    held = await ports.seat_maps.get(sid)
+    assert held["version"] == 1 and [s["status"] for s in held["seats"]] == ["AVAILABLE", "HELD", "AVAILABLE"]
+    await ports.elapse(0.6)
+    await ports.seat_maps.invalidate(sid)
+    assert {s["status"] for s in (await ports.seat_maps.get(sid))["seats"]} == {"AVAILABLE"}  # lazy expiry
+
+
+async def test_the_seat_map_lists_seats_in_hall_order(ports) -> None:
+    sid = await ports.showtime(seats=11)
+    assert [s["code"] for s in (await ports.seat_maps.get(sid))["seats"]] == [f"A{n}" for n in range(1, 12)]

@@ -1,0 +1,64 @@
+"""The contracts of HoldDirectory (hold-service) and Vouchers (voucher-service), run against the fakes
+(tests/fakes.py) and the HTTP adapters talking to a stand-in server over a real socket (conftest.py says
+why a stand-in)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from payment_service.domain.errors import DependencyUnavailable, VoucherRejected
+
+pytestmark = pytest.mark.integration
+
+
+# --- HoldDirectory ------------------------------------------------------------------------------
+
+async def test_a_known_hold_is_read_whole_and_an_unknown_one_is_none(ports) -> None:
+    hold = ports.hold_store.add(7, amount=2400, ttl=600)
+    assert await ports.holds.get(hold.hold_id) == hold
+    assert await ports.holds.get(uuid.uuid4()) is None
+
+
+async def test_hold_service_decides_the_status(ports) -> None:
+    hold = ports.hold_store.add(7)
+    ports.hold_store.end(hold.hold_id, "EXPIRED")
+    assert (await ports.holds.get(hold.hold_id)).status == "EXPIRED"
+
+
+async def test_hold_service_down_is_unavailable(ports) -> None:
+    hold = ports.hold_store.add(7)
+    ports.hold_store.down = True
+    with pytest.raises(DependencyUnavailable):
+        await ports.holds.get(hold.hold_id)
+
+
+# --- Vouchers -----------------------------------------------------------------------------------
+
+async def test_a_use_is_reserved_once_per_order_and_given_back(ports) -> None:
+    ports.voucher_store.add("ONCE", discount=500, limit=1)
+    order = uuid.uuid4()
+    assert await ports.vouchers.reserve("ONCE", customer_id=7, order_id=order, order_amount=2400) == 500
+    assert await ports.vouchers.reserve("ONCE", customer_id=7, order_id=order, order_amount=2400) == 500  # a retry
+    with pytest.raises(VoucherRejected) as rejected:
+        await ports.vouchers.reserve("ONCE", customer_id=8, order_id=uuid.uuid4(), order_amount=2400)
+    assert (rejected.value.status, rejected.value.code) == (409, "OUT_OF_STOCK")
+    await ports.vouchers.release("ONCE", order)
+    await ports.vouchers.release("ONCE", order)  # idempotent
+    assert await ports.vouchers.reserve("ONCE", customer_id=8, order_id=uuid.uuid4(), order_amount=2400) == 500
+
+
+async def test_an_unknown_voucher_is_rejected_and_has_nothing_to_give_back(ports) -> None:
+    with pytest.raises(VoucherRejected) as rejected:
+        await ports.vouchers.reserve("NOPE", customer_id=7, order_id=uuid.uuid4(), order_amount=2400)
+    assert (rejected.value.status, rejected.value.code) == (404, "NOT_FOUND")
+    await ports.vouchers.release("NOPE", uuid.uuid4())
+
+
+async def test_voucher_service_down_is_unavailable(ports) -> None:
+    ports.voucher_store.add("TEN")
+    ports.voucher_store.down = True
+    with pytest.raises(DependencyUnavailable):
+        await ports.vouchers.reserve("TEN", customer_id=7, order_id=uuid.uuid4(), order_amount=2400)
+    with pytest.raises(DependencyUnavailable):
+        await ports.vouchers.release("TEN", uuid.uuid4())

@@ -1,0 +1,177 @@
+"""start_checkout on the fakes: the hold, the voucher, the PENDING payment, the gateway session."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from payment_service.domain.commands import EndPaymentOfReleasedHold, StartCheckout
+from payment_service.domain.errors import (
+    DependencyUnavailable,
+    HoldNotActive,
+    HoldNotFound,
+    IdempotencyKeyReused,
+    VoucherRejected,
+)
+from payment_service.service_layer import money, reactions
+from payment_service.service_layer.checkout import start_checkout
+
+
+def checkout(hold, key: str = "k1", voucher: str | None = None, customer: int | None = None) -> StartCheckout:  # type: ignore[no-untyped-def]
+    return StartCheckout(hold_id=hold.hold_id, customer_id=customer or hold.customer_id, idempotency_key=key,
+                         voucher_code=voucher)
+
+
+def types(world, payment_id: uuid.UUID) -> list[str]:  # type: ignore[no-untyped-def]
+    return [e.type for e in world.events(payment_id)]
+
+
+async def test_a_checkout_records_a_pending_payment_with_its_session(kit) -> None:
+    world = kit.fakes.fake_deps(payment_session_ttl_seconds=480)
+    hold = world.holds.add(7, amount=2400, ttl=600)
+    payment = await start_checkout(checkout(hold), world.deps)
+    assert (payment.status, payment.amount_cents, payment.booking_id) == ("PENDING", 2400, hold.booking_id)
+    assert payment.expires_at == world.clock.now() + timedelta(seconds=480)
+    assert payment.redirect_url == f"https://gateway.test/pay/{payment.session_id}"
+    assert world.gateway.sessions[payment.session_id or ""].reference == str(payment.payment_id)
+    (started,) = world.events(payment.payment_id)
+    assert (started.type, started.data.amountCents, started.data.expiresAt) == (
+        "CheckoutStarted", 2400, payment.expires_at)
+
+
+async def test_the_session_never_outlives_the_hold(kit) -> None:
+    world = kit.fakes.fake_deps(payment_session_ttl_seconds=480)
+    hold = world.holds.add(7, ttl=60)
+    assert (await start_checkout(checkout(hold), world.deps)).expires_at == hold.expires_at
+
+
+async def test_a_replay_returns_the_recorded_payment_and_does_nothing_else(kit) -> None:
+    world = kit.fakes.fake_deps()
+    world.vouchers.add("TEN")
+    hold = world.holds.add(7)
+    first = await start_checkout(checkout(hold, voucher="TEN"), world.deps)
+    world.holds.end(hold.hold_id)  # a replay does not even look at the hold
+    assert await start_checkout(checkout(hold, voucher="TEN"), world.deps) == first
+    assert len(world.gateway.sessions) == 1 and types(world, first.payment_id) == ["CheckoutStarted"]
+
+
+async def test_another_body_under_the_key_is_refused(kit) -> None:
+    world = kit.fakes.fake_deps()
+    world.vouchers.add("TEN")
+    hold = world.holds.add(7)
+    first = await start_checkout(checkout(hold), world.deps)
+    with pytest.raises(IdempotencyKeyReused):
+        await start_checkout(checkout(hold, voucher="TEN"), world.deps)
+    assert world.vouchers.reserved == {} and len(world.events()) == 1 and first.discount_cents == 0
+
+
+async def test_a_checkout_retried_after_the_gateway_failed_resumes_the_same_payment(kit) -> None:
+    world = kit.fakes.fake_deps()
+    hold = world.holds.add(7)
+    world.gateway.failing.add("create_session")
+    with pytest.raises(DependencyUnavailable):
+        await start_checkout(checkout(hold), world.deps)
+    world.gateway.failing.clear()
+    payment = await start_checkout(checkout(hold), world.deps)
+    assert payment.session_id is not None and len(world.gateway.sessions) == 1
+    assert [r.payment.payment_id for r in world.db.committed("payments")] == [payment.payment_id]
+
+
+@pytest.mark.parametrize("whose", ["unknown", "another customer's"])
+async def test_a_hold_the_customer_cannot_see_is_not_found(kit, whose: str) -> None:
+    world = kit.fakes.fake_deps()
+    hold = world.holds.add(7)
+    cmd = checkout(hold, customer=8) if whose != "unknown" else StartCheckout(uuid.uuid4(), 7, "k1", None)
+    with pytest.raises(HoldNotFound):
+        await start_checkout(cmd, world.deps)
+    assert world.db.committed("payments") == [] and world.gateway.sessions == {}
+
+
+@pytest.mark.parametrize("status", ["EXPIRED", "RELEASED", "BOOKED"])
+async def test_a_hold_that_is_not_held_cannot_be_paid(kit, status: str) -> None:
+    world = kit.fakes.fake_deps()
+    hold = world.holds.add(7, status=status)
+    with pytest.raises(HoldNotActive):
+        await start_checkout(checkout(hold), world.deps)
+    assert world.db.committed("payments") == []
+
+
+async def test_the_voucher_is_reserved_for_the_payment_and_discounted(kit) -> None:
+    world = kit.fakes.fake_deps()
+    world.vouchers.add("TEN", discount=500)
+    hold = world.holds.add(7, amount=2400)
+    payment = await start_checkout(checkout(hold, voucher="TEN"), world.deps)
+    assert world.vouchers.reserved == {payment.payment_id: "TEN"}  # orderId = paymentId
+    assert (payment.amount_cents, payment.discount_cents, payment.voucher_code) == (1900, 500, "TEN")
+    assert world.gateway.sessions[payment.session_id or ""].amount_cents == 1900
+
+
+async def test_a_rejected_voucher_records_nothing(kit) -> None:
+    world = kit.fakes.fake_deps()
+    world.vouchers.add("GONE", limit=0)
+    hold = world.holds.add(7)
+    with pytest.raises(VoucherRejected) as rejected:
+        await start_checkout(checkout(hold, voucher="GONE"), world.deps)
+    assert (rejected.value.status, rejected.value.code) == (409, "OUT_OF_STOCK")
+    assert world.db.committed("payments") == [] and world.gateway.sessions == {}
+
+
+async def test_a_new_checkout_settles_a_declined_attempt_and_gives_its_voucher_use_back(kit) -> None:
+    world = kit.fakes.fake_deps()
+    world.vouchers.add("ONCE", discount=500, limit=1)
+    hold = world.holds.add(7)
+    first = await start_checkout(checkout(hold, "k1", "ONCE"), world.deps)
+    world.gateway.pay(first.session_id, "failed")  # declined; its callback has not arrived
+    second = await start_checkout(checkout(hold, "k2", "ONCE"), world.deps)  # the one use is free again
+    assert world.row(first.payment_id).payment.status == "FAILED"
+    assert types(world, first.payment_id) == ["CheckoutStarted", "PaymentFailed"]
+    assert world.vouchers.reserved == {second.payment_id: "ONCE"} and second.discount_cents == 500
+
+
+async def test_a_second_checkout_while_one_is_live_gives_its_new_voucher_use_back(kit) -> None:
+    world = kit.fakes.fake_deps()
+    world.vouchers.add("TEN", limit=2)
+    hold = world.holds.add(7)
+    first = await start_checkout(checkout(hold, "k1", "TEN"), world.deps)
+    with pytest.raises(HoldNotActive):
+        await start_checkout(checkout(hold, "k2", "TEN"), world.deps)
+    assert world.vouchers.reserved == {first.payment_id: "TEN"}
+    assert [r.payment.payment_id for r in world.db.committed("payments")] == [first.payment_id]
+
+
+async def test_a_hold_released_while_its_session_is_created_cancels_the_session(kit) -> None:
+    world = kit.fakes.fake_deps()
+    hold = world.holds.add(7)
+
+    async def seats_released_meanwhile() -> None:  # hold-service's SeatsReleased, consumed right then
+        async with world.deps.uow() as uow:
+            await reactions.end_payment_of_released_hold(EndPaymentOfReleasedHold(hold.hold_id), uow,
+                                                         world.deps.gateway)
+            await uow.commit()
+
+    world.gateway.during_create = seats_released_meanwhile
+    with pytest.raises(HoldNotActive):
+        await start_checkout(checkout(hold), world.deps)
+    (row,) = world.db.committed("payments")
+    assert row.payment.status == "EXPIRED" and world.gateway.sessions[row.payment.session_id].status == "expired"
+    assert types(world, row.payment.payment_id) == ["CheckoutStarted", "PaymentFailed"]
+    assert world.events(row.payment.payment_id)[1].data.reason == "EXPIRED"
+
+
+async def test_a_retry_of_a_checkout_the_reconciler_expired_meanwhile_opens_no_session(kit) -> None:
+    """The first attempt died before the gateway answered; its payment ran out of time and the reconciler
+    expired it (PaymentFailed). A retry under the key must not open a session for it nor announce it."""
+    world = kit.fakes.fake_deps(payment_session_ttl_seconds=480, reconcile_after_seconds=0)
+    hold = world.holds.add(7, ttl=600)
+    world.gateway.failing.add("create_session")
+    with pytest.raises(DependencyUnavailable):
+        await start_checkout(checkout(hold), world.deps)
+    world.gateway.failing.clear()
+    world.clock.advance(481)  # the hold is still HELD, the payment's session time is over
+    assert await money.settle_pending(world.deps) == 1
+    with pytest.raises(HoldNotActive):
+        await start_checkout(checkout(hold), world.deps)
+    (row,) = world.db.committed("payments")
+    assert (row.payment.status, row.payment.session_id, world.gateway.sessions) == ("EXPIRED", None, {})
+    assert [e.type for e in world.events(row.payment.payment_id)] == ["PaymentFailed"]
