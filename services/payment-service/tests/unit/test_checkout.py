@@ -129,6 +129,18 @@ async def test_a_new_checkout_settles_a_declined_attempt_and_gives_its_voucher_u
     assert world.vouchers.reserved == {second.payment_id: "ONCE"} and second.discount_cents == 500
 
 
+async def test_an_earlier_attempt_the_gateway_forgot_is_left_to_the_reconciler(kit) -> None:
+    """A gateway that lost its sessions (restarted) does not turn the next checkout into a 503: the
+    unknown attempt stays PENDING for the reconciler, and only it blocks a second live payment."""
+    world = kit.fakes.fake_deps()
+    hold = world.holds.add(7)
+    first = await start_checkout(checkout(hold, "k1"), world.deps)
+    world.gateway.forget()
+    with pytest.raises(HoldNotActive):  # not GatewayRejected: the earlier attempt is still live
+        await start_checkout(checkout(hold, "k2"), world.deps)
+    assert world.row(first.payment_id).payment.status == "PENDING"
+
+
 async def test_a_second_checkout_while_one_is_live_gives_its_new_voucher_use_back(kit) -> None:
     world = kit.fakes.fake_deps()
     world.vouchers.add("TEN", limit=2)

@@ -85,7 +85,10 @@ async def _end_earlier_attempts(hold: Hold, deps: Deps) -> None:
         earlier = await uow.payments.of_hold(hold.hold_id)
     for attempt in earlier:
         if attempt.status == "PENDING" and attempt.session_id is not None:
-            state = await deps.gateway.get_session(attempt.session_id)
+            try:
+                state = await deps.gateway.get_session(attempt.session_id)
+            except errors.GatewayRejected:
+                continue  # a gateway that forgot the session: the reconciler settles that attempt
             async with deps.uow() as uow:
                 attempt = await apply_gateway_state(uow, attempt.payment_id, state) or attempt
                 await uow.commit()
