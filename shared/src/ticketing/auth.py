@@ -49,7 +49,7 @@ def verify_token(secret: str, token: str) -> Principal:
     return Principal(sub=sub, role=role)
 
 
-# Verified tokens remembered by their exact text: PyJWT's HMAC check was ~10 % of a worker's CPU on the
+# Verified tokens remembered by their exact text: PyJWT's HMAC check was a noticeable share of a worker's CPU on the
 # hold path. A hit needs the identical token string (signature included) and secret; an entry lives until
 # the token's own `exp` or CACHE_SECONDS, whichever is sooner, so an expired token is never accepted.
 CACHE_SECONDS, MAX_CACHED_TOKENS = 60.0, 20_000

@@ -24,7 +24,7 @@ def build_app(*, title: str, jwt_secret: str, routers: list[APIRouter], max_body
     """`hot_routes`: endpoints served ahead of FastAPI's routing (why: hot_path.py); keep them in `routers`.
     `max_body_bytes`: the settings' MAX_BODY_BYTES; a larger body gets 413 before it is read (body_limit.py)."""
     # Metrics are Prometheus (/metrics); we set up no OpenTelemetry. FastAPI's native telemetry would
-    # still look up the global OTel providers on every request (~5 % of a worker under load: py-spy).
+    # still look up the global OTel providers on every request, a cost on every request under load.
     app = FastAPI(title=title, version=version, lifespan=lifespan, telemetry=NO_OTEL)
     app.state.jwt_secret = jwt_secret
     app.state.readiness_checks = {}

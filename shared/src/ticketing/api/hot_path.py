@@ -1,9 +1,8 @@
 """Serve the one or two endpoints that take nearly all the load without FastAPI's routing and middleware.
 
 Under a flash sale almost every request is the same POST (a hold, a voucher reservation) answered in
-well under a millisecond of I/O, so the framework's own per-request work is most of its cost: py-spy
-on `make bench-holds` put FastAPI's middleware layers, route matching over every route and its
-request/response wrapper at about a third of a worker's CPU. `HotPaths` is a plain ASGI middleware
+well under a millisecond of I/O, so the framework's own per-request work (its middleware layers, route
+matching over every route, its request/response wrapper) is a large part of its cost. `HotPaths` is a plain ASGI middleware
 that matches (method, path) first and calls the endpoint with a Starlette `Request`; everything else
 goes down the normal stack. A hot endpoint stays registered as a FastAPI route too, so /docs and the
 OpenAPI schema still describe it, and it must be written as `async def endpoint(request) -> Response`

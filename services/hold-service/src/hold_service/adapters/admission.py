@@ -5,7 +5,7 @@ EVALSHAs. And the requests for one showtime that arrive in the same turn of the 
 load, many: the loop reads many sockets per turn) share that round trip: one rate-limit EVALSHA per
 customer, then ONE gate script run that takes their seats one request after the other
 (ticketing.batching). On the path most requests take under load (the gate answers 409) the Redis
-client's per-call cost was the largest part of a worker's CPU after the framework (py-spy).
+client's per-call cost was the largest part of a worker's CPU after the framework (README, Benchmarks).
 Why not one script: the rate-limit key is per customer and the gate keys per showtime
 (`seat:{showtimeId}:...`); one script touching both would break Redis Cluster (a script's keys must
 share a hash slot). Each script keeps its own keys in one slot; on a Cluster the two EVALSHAs would go
@@ -118,8 +118,8 @@ class RedisAdmission(SequentialAdmission):
 
         Plain commands, not Script objects (a pipeline holding Script objects first checks and loads
         them, SCRIPT EXISTS, on every execute), and not redis-py's Pipeline either: its bookkeeping
-        (retry wrapper, observability, reset) cost about 17 µs more per call than these few lines,
-        on the path most requests take (py-spy, make bench-holds).
+        (retry wrapper, observability, reset) cost more per call than these few lines, on the path
+        most requests take (README, Benchmarks).
         """
         pool = self.guard.client.connection_pool
         conn = await pool.get_connection()  # type: ignore[no-untyped-call]

@@ -1,7 +1,7 @@
 """Per-customer hold rate limit: a moving window in Redis, one Lua call (lua/rate_limit.lua).
 
 It replaced the `limits` library here: that did the same single EVALSHA but through its own client,
-pool and wrappers, measured at ~14 % of a worker's CPU on the gate path (make bench-holds).
+pool and wrappers, a noticeable share of a worker's CPU on the gate path (README, Benchmarks).
 Fails open: with Redis down the limit is not enforced (logged); the denial-of-inventory cap lives in
 Postgres and still holds.
 """

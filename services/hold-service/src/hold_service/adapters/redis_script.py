@@ -1,7 +1,7 @@
 """A Lua script called with EVALSHA in one round trip (NOSCRIPT: load it and retry once).
 
-redis-py's `Script.__call__` does the same but pays a Protocol isinstance check on every call (about
-7 % of a worker's CPU on the gate path when measured); this is the hot path of every hold request.
+redis-py's `Script.__call__` does the same but pays a Protocol isinstance check on every call, a
+noticeable share of a worker's CPU on the gate path; this is the hot path of every hold request.
 """
 
 from __future__ import annotations
