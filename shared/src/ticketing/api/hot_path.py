@@ -1,13 +1,13 @@
 """Serve the one or two endpoints that take nearly all the load without FastAPI's routing and middleware.
 
-Under a flash sale almost every request is the same POST (a hold, a voucher reservation) answered in
-well under a millisecond of I/O, so the framework's own per-request work (its middleware layers, route
-matching over every route, its request/response wrapper) is a large part of its cost. `HotPaths` is a
-plain ASGI middleware that matches (method, path) first and calls the endpoint with a Starlette
-`Request`; everything else goes down the normal stack. A hot endpoint stays registered as a FastAPI route too, so /docs and the
-OpenAPI schema still describe it, and it must be written as `async def endpoint(request) -> Response`
-(no dependencies, no body model) so that both ways of reaching it behave the same. Its exceptions go to
-the app's own exception handlers (the contract's error body, 503 for a dependency that is down).
+Under a flash sale almost every request is the same POST (a hold, a voucher reservation) answered in well
+under a millisecond of I/O, so the framework's own per-request work (its middleware layers, route matching
+over every route, its request/response wrapper) is a large part of its cost. `HotPaths` is a plain ASGI
+middleware that matches (method, path) first and calls the endpoint with a Starlette `Request`; everything
+else goes down the normal stack. A hot endpoint stays registered as a FastAPI route too, so /docs and the
+OpenAPI schema still describe it, and it must be written as `async def endpoint(request) -> Response` (no
+dependencies, no body model) so that both ways of reaching it behave the same. Its exceptions go to the app's
+own exception handlers (the contract's error body, 503 for a dependency that is down).
 """
 
 from __future__ import annotations
