@@ -81,8 +81,9 @@ helm-lint: ## helm lint --strict with the default and the external-infrastructur
 test-unit: venv ## fast tests only (no infrastructure)
 	$(PYTEST) -m "not integration and not e2e and not reliability" -q
 
-contract-tools: ## kcat (Debian) and the AsyncAPI 3.0 JSON Schema (npm @asyncapi/specs), for tests/contract
-	@command -v kcat >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q kcat; }
+contract-tools: ## kcat, promtool (Debian) and the AsyncAPI 3.0 JSON Schema (npm @asyncapi/specs), for tests/contract
+	@command -v kcat >/dev/null && command -v promtool >/dev/null || { apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends kcat prometheus; }
 	@deploy/local/asyncapi_schema.sh
 
 bench: bench-outbox bench-holds bench-vouchers bench-body-limit ## every benchmark (prints figures; not pass/fail)

@@ -41,6 +41,7 @@ MIGRATIONS = {
     "notifier": ("NOTIFIER_DATABASE_URL", ROOT / "services/notifier/src/notifier/sql/migrations"),
 }
 SERVICES = ("smtp", "sim", "hold", "pay", "voucher", "notifier")
+WORKER_METRICS = {"hold-worker": "hold", "pay-worker": "pay", "voucher-worker": "voucher"}  # their /metrics ports
 QR_SEED = base64.b64encode(b"e2e-ticket-journey-seed-32-bytes").decode()
 WEBHOOK_SECRET = "whsec_e2e_stack_only_0123456789abcdef0123"
 
@@ -97,6 +98,12 @@ class Stack:
     procs: dict[str, Proc] = field(default_factory=dict)
     started_in: float = 0.0  # seconds from the first process started to the consumers caught up
     _exits: ExitStack = field(default_factory=ExitStack)
+
+    def metrics_urls(self) -> list[str]:
+        """Every /metrics this stack serves: the APIs, the workers (METRICS_PORT) and the notifier."""
+        names = [n for n in ("hold", "pay", "voucher", "sim", "notifier") if n in self.services]
+        names += [worker for worker, service in WORKER_METRICS.items() if service in self.services]
+        return [f"{self.url[n]}/metrics" for n in names]
 
     def consumer_groups(self) -> dict[str, list[str]]:
         """topic -> the consumer groups (Kafka group ids) this stack runs on it."""
@@ -173,13 +180,16 @@ def _plan(s: Stack, ports: dict[str, int], logs: Path) -> list[Proc]:
         "sim": [proc("simulator", ["-m", "gateway_simulator"], sim, f"{url['sim']}/healthz")],
         "hold": [proc("hold-api", _uvicorn("hold_service.entrypoints.api.app:get_application", ports["hold"]),
                       hold, f"{url['hold']}/healthz"),
-                 proc("hold-worker", ["-m", "hold_service.entrypoints.worker"], hold, None)],
+                 proc("hold-worker", ["-m", "hold_service.entrypoints.worker"],
+                      {**hold, "METRICS_PORT": str(ports["hold-worker"])}, None)],
         "voucher": [proc("voucher-api", _uvicorn("voucher_service.entrypoints.api.app:get_application",
                                                  ports["voucher"]), voucher, f"{url['voucher']}/healthz"),
-                    proc("voucher-worker", ["-m", "voucher_service.entrypoints.worker"], voucher, None)],
+                    proc("voucher-worker", ["-m", "voucher_service.entrypoints.worker"],
+                         {**voucher, "METRICS_PORT": str(ports["voucher-worker"])}, None)],
         "pay": [proc("pay-api", _uvicorn("payment_service.entrypoints.api.app:get_application", ports["pay"]),
                      pay, f"{url['pay']}/healthz"),
-                proc("pay-worker", ["-m", "payment_service.entrypoints.worker"], pay, None)],
+                proc("pay-worker", ["-m", "payment_service.entrypoints.worker"],
+                     {**pay, "METRICS_PORT": str(ports["pay-worker"])}, None)],
         "notifier": [proc("notifier-worker", ["-m", "notifier.entrypoints.worker"], notifier,
                           f"{url['notifier']}/readyz")],
     }
@@ -192,7 +202,7 @@ def start_stack(migrated_dsn: Callable[[str, Path], str], *, bootstrap: str, red
                 services: tuple[str, ...] = SERVICES) -> Iterator[Stack]:
     """Start `services` (see SERVICES), wait for readiness and consumer catch-up; stop them all on exit."""
     dsn = {name: migrated_dsn(variable, folder) for name, (variable, folder) in MIGRATIONS.items()}
-    ports = {name: free_port() for name in SERVICES}
+    ports = {name: free_port() for name in (*SERVICES, *WORKER_METRICS)}
     url = {name: f"http://127.0.0.1:{port}" for name, port in ports.items() if name != "smtp"}
     stack = Stack(url=url, dsn=dsn, mail_dir=mail_dir, jwt_secret=jwt_secret, bootstrap=bootstrap,
                   redis_url=redis_url, group_prefix=f"e2e-{uuid.uuid4().hex[:8]}-", timings=timings, services=services)

@@ -17,10 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from ticketing.events import BOOKING_EVENTS, BOOKING_EVENTS_DLQ, VOUCHER_RESERVED_DLQ
 from ticketing.pytest_plugin import env
 
+from ..observability.rules import alert_expressions, dashboard_expressions, exported, metric_names
 from .saga import Sources, check
 from .saga.offsets import KafkaView
 from .saga_run import RunConfig, describe, pause_figures, run_journeys
@@ -66,3 +69,27 @@ async def test_r14_random_journeys_keep_every_saga_invariant(saga_stack: Stack) 
     failed = ", ".join(f"{c.name} ({len(c.violations)})" for c in verdict.failed())
     assert not verdict.violations, f"{verdict.violations} violations of {len(verdict.failed())} of " \
                                    f"{len(verdict.checks)} invariants: {failed}\n{report}"
+
+
+async def test_the_metrics_operators_rely_on_exist_and_moved(saga_stack: Stack) -> None:
+    """After the journeys (this module's stack): every metric the alert rules and the dashboard name is
+    exported by some process of the platform, and the ones counting what the run did have moved."""
+    found = exported(saga_stack.metrics_urls())
+    named = set().union(*map(metric_names, alert_expressions() + dashboard_expressions()))
+    missing = named - found
+    assert not missing, f"named by the rules or the dashboard, exported by no process: {sorted(missing)}"
+    text = {url: httpx.get(url, timeout=10).text for url in saga_stack.metrics_urls()}
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for body in text.values() for family in text_string_to_metric_families(body) for s in family.samples}
+
+    def total(name: str, **labels: str) -> float:
+        return sum(v for (n, ls), v in samples.items()
+                   if n == name and all(dict(ls).get(k) == want for k, want in labels.items()))
+
+    assert total("http_requests_total", service="hold-service", route="/showtimes/{showtime_id}/holds") > 0
+    assert total("hold_decisions_total", decided_by="postgres", outcome="admitted") > 0
+    assert total("consumer_events_total", outcome="applied") > 0
+    assert total("outbox_published_total") > 0
+    assert total("payment_refunds_total", outcome="issued") > 0
+    assert total("notifier_emails_sent_total") > 0
+    assert total("voucher_reservations_total", outcome="Reserved") > 0

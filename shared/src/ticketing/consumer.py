@@ -30,7 +30,7 @@ from ticketing.dead_letter import DeadLetters
 from ticketing.inbox import BatchHandler, Event, Handler, Inbox, PoisonMessage
 from ticketing.kafka import client_options
 from ticketing.logs import log_action
-from ticketing.metrics import CONSUMED, CONSUMER_RETRIES
+from ticketing.metrics import CONSUMED, CONSUMER_LAG, CONSUMER_RETRIES, DEAD_LETTERED
 from ticketing.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
@@ -115,6 +115,14 @@ class IdempotentConsumer:
                 # redelivers the batch and the inbox absorbs the repeats (a commit per record would cost a
                 # broker round trip per event and make catching up on a backlog slow).
                 await consumer.commit({tp: records[-1].offset + 1})
+            await self._measure_lag(consumer)
+
+    async def _measure_lag(self, consumer: AIOKafkaConsumer) -> None:
+        for tp in consumer.assignment():
+            highwater = consumer.highwater(tp)
+            if highwater is not None:
+                lag = max(0, highwater - await consumer.position(tp))
+                CONSUMER_LAG.labels(self.config.name, tp.topic, str(tp.partition)).set(lag)
 
     async def process(self, record: ConsumerRecord) -> None:
         """Apply one record exactly once (or park it in the DLQ); returns when it may be committed."""
@@ -133,6 +141,7 @@ class IdempotentConsumer:
                 if isinstance(exc, PoisonMessage) or attempt >= self.config.max_attempts:
                     await self.dead_letters.send(record, exc)
                     CONSUMED.labels(self.config.name, "dead_lettered").inc()
+                    DEAD_LETTERED.labels(self.config.name, record.topic).inc()
                     return
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.config.backoff_max)

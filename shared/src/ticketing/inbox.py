@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import asyncpg
 from aiokafka import ConsumerRecord
 
+from ticketing import request_id
 from ticketing.logs import log_action
 from ticketing.outbox import QUERIES
 
@@ -49,7 +50,16 @@ class Inbox:
         self.handlers, self.batch_handlers = handlers, batch_handlers
 
     async def apply(self, record: ConsumerRecord) -> str:
-        """"applied", "duplicate" or "skipped" (a type this consumer does not handle)."""
+        """"applied", "duplicate" or "skipped" (a type this consumer does not handle). The event's request
+        id (its `x-request-id` header) is the current one meanwhile: in the logs, and on the events its
+        effect writes."""
+        token = request_id.CURRENT.set(_header(record, request_id.HEADER))
+        try:
+            return await self._apply(record)
+        finally:
+            request_id.CURRENT.reset(token)
+
+    async def _apply(self, record: ConsumerRecord) -> str:
         try:
             event = self.decode(record.value)
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
@@ -102,6 +112,11 @@ class Inbox:
             return
         for event in events:
             await self.handlers[event_type](conn, event)
+
+
+def _header(record: ConsumerRecord, name: str) -> str | None:
+    value = next((v for k, v in record.headers or () if k == name), None)
+    return None if value is None else value.decode(errors="replace")
 
 
 def _event_uuid(event: Event) -> uuid.UUID:

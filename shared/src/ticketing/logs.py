@@ -8,6 +8,17 @@ from typing import Any
 
 from pythonjsonlogger.json import JsonFormatter
 
+from ticketing import request_id
+
+
+class _RequestId(logging.Filter):
+    """Every line written while a request or an event it caused is handled names its request id."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if (rid := request_id.current()) is not None:
+            record.request_id = rid
+        return True
+
 
 def configure_logging(service: str, level: str = "INFO") -> None:
     handler = logging.StreamHandler(sys.stdout)
@@ -16,10 +27,11 @@ def configure_logging(service: str, level: str = "INFO") -> None:
         rename_fields={"asctime": "ts", "levelname": "level", "name": "logger"},
         static_fields={"service": service},
     ))
+    handler.addFilter(_RequestId())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for noisy in ("aiokafka", "kafka", "uvicorn.access"):
+    for noisy in ("aiokafka", "kafka", "uvicorn.access"):  # requests are logged by ticketing.api.telemetry
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

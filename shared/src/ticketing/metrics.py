@@ -13,3 +13,8 @@ OUTBOX_QUARANTINED = Counter("outbox_quarantined_total", "Outbox rows Kafka refu
                              ["service"])
 OUTBOX_QUARANTINED_ROWS = Gauge("outbox_quarantined_rows", "Outbox rows in quarantine now (replay them)",
                                 ["service"])
+CONSUMER_LAG = Gauge("consumer_lag_messages", "Messages on the partition not yet consumed (high watermark - position)",
+                     ["consumer", "topic", "partition"])
+OUTBOX_BACKLOG = Gauge("outbox_backlog_rows", "Committed outbox rows waiting for the relay", ["service"])
+DEAD_LETTERED = Counter("consumer_dead_lettered_total", "Messages a consumer parked in <topic>.DLQ",
+                        ["consumer", "topic"])

@@ -14,6 +14,7 @@ import asyncpg
 import orjson
 from pydantic import BaseModel
 
+from ticketing import request_id
 from ticketing.db import Queries, sql_dir
 from ticketing.events import Outgoing, outgoing
 
@@ -26,8 +27,11 @@ async def append(conn: asyncpg.Connection, event: BaseModel) -> None:
 
 
 async def append_message(conn: asyncpg.Connection, event_id: uuid.UUID, message: Outgoing) -> None:
+    """The message, with the request id of what caused it (an HTTP request, or an event that carried one)."""
     if not conn.is_in_transaction():
         raise RuntimeError("outbox append outside a transaction would publish uncommitted facts")
+    if (rid := request_id.current()) is not None:
+        message = message.model_copy(update={"headers": [*message.headers, (request_id.HEADER, rid.encode())]})
     await conn.execute(QUERIES.insert_outbox, event_id, message.topic, message.key, message.value,
                        headers_json(message))
 

@@ -66,6 +66,7 @@ from aiokafka.errors import (
 from ticketing.kafka import idempotent_producer
 from ticketing.logs import log_action
 from ticketing.metrics import (
+    OUTBOX_BACKLOG,
     OUTBOX_LAG_SECONDS,
     OUTBOX_PUBLISH_ERRORS,
     OUTBOX_PUBLISHED,
@@ -234,6 +235,7 @@ class OutboxRelay:
         oldest = counts["oldest"]
         lag = 0.0 if oldest is None else max(0.0, time.time() - oldest.timestamp())
         OUTBOX_LAG_SECONDS.labels(self.config.service).set(lag)
+        OUTBOX_BACKLOG.labels(self.config.service).set(counts["n"])
         OUTBOX_QUARANTINED_ROWS.labels(self.config.service).set(counts["quarantined"])
         if now - self._last_housekeeping >= HOUSEKEEPING_EVERY_SECONDS:
             self._last_housekeeping = now

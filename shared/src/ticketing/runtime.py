@@ -13,6 +13,8 @@ import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
+from prometheus_client import start_http_server
+
 from ticketing.logs import log_action
 
 logger = logging.getLogger(__name__)
@@ -20,7 +22,13 @@ logger = logging.getLogger(__name__)
 Role = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
 
 
-async def run_until_stopped(roles: dict[str, Role]) -> None:
+async def run_until_stopped(roles: dict[str, Role], *, metrics_port: int | None = None,
+                            metrics_host: str = "127.0.0.1") -> None:
+    """Run the roles until SIGTERM; with `metrics_port`, serve /metrics (Prometheus) there meanwhile: a
+    worker serves no API, and its relay, consumers and jobs are what an operator watches."""
+    if metrics_port:
+        start_http_server(metrics_port, addr=metrics_host)
+        log_action(logger, "runtime.metrics", port=metrics_port, host=metrics_host)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

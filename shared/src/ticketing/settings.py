@@ -65,6 +65,11 @@ class ServiceSettings(KafkaSettings):
     dependency_timeout_seconds: float = Field(default=2.0, gt=0)
     # A request body over this gets 413 PAYLOAD_TOO_LARGE before it is read whole (ticketing.api.body_limit).
     max_body_bytes: int = Field(default=65536, ge=1)
+    # A worker process serves /metrics on this port when set (README, "Metrics"); APIs serve it themselves.
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_host: str = "127.0.0.1"
+    # One log line per request (action=http.request), but for the hot paths' routine answers.
+    access_log: bool = True
 
     def secrets(self) -> dict[str, str]:
         """The secrets production mode must not run with; subclasses add theirs."""

@@ -133,8 +133,8 @@ def get_application(settings: SimulatorSettings | None = None) -> FastAPI:
         yield
         await app.state.deliverer.close()
 
-    app = build_app(title="gateway-simulator", jwt_secret=settings.jwt_secret, routers=[router],
-                    max_body_bytes=settings.max_body_bytes, lifespan=lifespan)
+    app = build_app(title="gateway-simulator", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
+                    routers=[router], max_body_bytes=settings.max_body_bytes, lifespan=lifespan)
     app.state.settings = settings
     app.state.store = SessionStore()
     app.state.deliverer = Deliverer(settings)

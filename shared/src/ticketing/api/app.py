@@ -13,6 +13,7 @@ from ticketing.api.errors import install_error_handlers
 from ticketing.api.health import router as health_router
 from ticketing.api.hot_path import HotPaths, HotRoute
 from ticketing.api.openapi import describe_errors
+from ticketing.api.telemetry import RequestTelemetry
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 NO_OTEL: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
@@ -20,7 +21,7 @@ NO_OTEL: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
 
 def build_app(*, title: str, jwt_secret: str, routers: list[APIRouter], max_body_bytes: int,
               lifespan: Lifespan | None = None, version: str = "1.0.0",
-              hot_routes: list[HotRoute] | None = None) -> FastAPI:
+              hot_routes: list[HotRoute] | None = None, access_log: bool = True) -> FastAPI:
     """`hot_routes`: endpoints served ahead of FastAPI's routing (why: hot_path.py); keep them in `routers`.
     `max_body_bytes`: the settings' MAX_BODY_BYTES; a larger body gets 413 before it is read (body_limit.py)."""
     # Metrics are Prometheus (/metrics); we set up no OpenTelemetry. FastAPI's native telemetry would
@@ -34,7 +35,9 @@ def build_app(*, title: str, jwt_secret: str, routers: list[APIRouter], max_body
         app.include_router(router)
     if hot_routes:
         app.add_middleware(HotPaths, routes=hot_routes)
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # added last: outside HotPaths too
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # outside HotPaths too
+    # Outermost: it sees every answer, the 413s included.
+    app.add_middleware(RequestTelemetry, service=title, access_log=access_log)
     describe_errors(app)
     return app
 

@@ -20,6 +20,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+HOT_ROUTE = "route_template"  # read by ticketing.api.telemetry
+
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 
@@ -40,13 +42,14 @@ class HotPaths:
 
     def __init__(self, app: ASGIApp, routes: list[HotRoute]) -> None:
         self.app = app
-        self.routes = [(r.method, r.pattern(), r.endpoint) for r in routes]
+        self.routes = [(r.method, r.pattern(), r.endpoint, r.path) for r in routes]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            for method, pattern, endpoint in self.routes:
+            for method, pattern, endpoint, template in self.routes:
                 if scope["method"] == method and (match := pattern.match(scope["path"])):
                     scope["path_params"] = match.groupdict()
+                    scope[HOT_ROUTE] = template  # the route label of the request's metrics
                     request = Request(scope, receive)
                     try:
                         response = await endpoint(request)

@@ -39,7 +39,8 @@ async def main(roles: list[str]) -> None:
         "housekeeping": periodic("idempotency-purge", HOUSEKEEPING_SECONDS, lambda: purge_keys(deps)),
     }
     try:
-        await run_until_stopped({name: available[name] for name in roles})
+        await run_until_stopped({name: available[name] for name in roles}, metrics_port=settings.metrics_port,
+                                metrics_host=settings.metrics_host)
     finally:
         await service.close()
 

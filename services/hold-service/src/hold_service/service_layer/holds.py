@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import uuid
 
+from prometheus_client import Counter
+
 from hold_service.domain.commands import CancelHold
-from hold_service.domain.errors import HoldNotActive, HoldNotFound, RateLimited, SeatsUnavailable
+from hold_service.domain.errors import HoldError, HoldNotActive, HoldNotFound, RateLimited, SeatsUnavailable
 from hold_service.domain.model import Hold, HoldSeats, TakeSeats, requested_seats
 from hold_service.service_layer.ports import Deps
+
+# Who decided each hold request: the rate limiter, the Redis gate (an early "taken"), or Postgres (the
+# conditional UPDATE, which writes or refuses). A gate that admits everything shows as Postgres' refusals.
+DECISIONS = Counter("hold_decisions_total", "Hold requests by who decided them and how", ["decided_by", "outcome"])
 
 
 async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:
@@ -17,8 +23,10 @@ async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:
     ttl = deps.settings.hold_ttl_seconds
     wait, taken = await deps.admission.admit(cmd.customer_id, cmd.showtime_id, seats, cmd.hold_id, ttl)
     if wait is not None:
+        DECISIONS.labels("limiter", "refused").inc()
         raise RateLimited(wait)
     if taken:
+        DECISIONS.labels("redis", "refused").inc()
         raise SeatsUnavailable(taken, decided_by="gate")
     request = TakeSeats(showtime_id=cmd.showtime_id, seats=seats, hold_id=cmd.hold_id, customer_id=cmd.customer_id,
                         ttl_seconds=ttl, booking_id=cmd.booking_id,
@@ -26,9 +34,12 @@ async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:
     try:
         verdict = await deps.writer.take(request)
         hold = await _earlier(request, deps) if verdict.earlier else verdict.hold(request)
-    except BaseException:
+    except BaseException as exc:
+        if isinstance(exc, HoldError):
+            DECISIONS.labels("postgres", "refused").inc()
         await deps.admission.release(cmd.showtime_id, seats, cmd.hold_id)
         raise
+    DECISIONS.labels("postgres", "admitted").inc()
     await deps.seat_maps.invalidate(cmd.showtime_id)
     return hold
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from ticketing import request_id
 from ticketing.auth import issue_token
 
 from payment_service.domain.errors import DependencyUnavailable
@@ -22,6 +23,8 @@ class ServiceClient:
             # Minted per call (cheap) so it never expires in a long-running worker.
             token = issue_token(self._jwt_secret, sub="0", role="service", ttl_seconds=300)
             headers["Authorization"] = f"Bearer {token}"
+        if (rid := request_id.current()) is not None:  # one booking followed across the services
+            headers[request_id.HEADER] = rid
         return headers
 
     async def request(self, method: str, path: str, *, json: Any = None,

@@ -48,7 +48,8 @@ async def run(roles: list[str]) -> None:
     service = await bootstrap(settings)
     try:
         factories = _roles(service)
-        await run_until_stopped({name: factories[name]() for name in roles})
+        await run_until_stopped({name: factories[name]() for name in roles}, metrics_port=settings.metrics_port,
+                                metrics_host=settings.metrics_host)
     finally:
         await service.close()
 

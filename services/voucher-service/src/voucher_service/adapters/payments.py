@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import httpx
+from ticketing import request_id
 from ticketing.auth import issue_token
 
 from voucher_service.domain.errors import PaymentsUnavailable
@@ -26,7 +27,10 @@ class HttpPayments(Payments):
         # Minted per call (cheap), so a long-running worker never sends an expired token.
         token = issue_token(self._secret, sub="0", role="service", ttl_seconds=300)
         try:
-            response = await self._client.get(f"/payments/{canonical}", headers={"Authorization": f"Bearer {token}"})
+            headers = {"Authorization": f"Bearer {token}"}
+            if (rid := request_id.current()) is not None:
+                headers[request_id.HEADER] = rid
+            response = await self._client.get(f"/payments/{canonical}", headers=headers)
         except httpx.HTTPError as exc:  # refused, timed out, reset
             raise PaymentsUnavailable(f"payment-service: {type(exc).__name__}: {exc}") from exc
         body = _json(response)

@@ -35,7 +35,8 @@ async def main(names: list[str]) -> None:
     service = await bootstrap(settings, with_producer=False)
     try:
         await warm_selling_vouchers(service.deps)
-        await run_until_stopped(build_roles(service, names))
+        await run_until_stopped(build_roles(service, names), metrics_port=settings.metrics_port,
+                                metrics_host=settings.metrics_host)
     finally:
         await service.close()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
+from prometheus_client import Counter
 from ticketing.logs import log_action
 
 from voucher_service.domain import commands
@@ -14,6 +15,7 @@ from voucher_service.domain.errors import (
     GateUnavailable,
     OutOfStock,
     RedemptionConflict,
+    VoucherError,
     VoucherExists,
     VoucherNotFound,
 )
@@ -23,6 +25,8 @@ from voucher_service.service_layer.ports import Deps
 from voucher_service.service_layer.terms import voucher_terms
 
 logger = logging.getLogger(__name__)
+# Reservation answers by mode: Reserved, or the refusal (OutOfStock, AlreadyUsed, NotEligible, GateUnavailable...).
+RESERVATIONS = Counter("voucher_reservations_total", "Voucher reservation answers", ["mode", "outcome"])
 ATTEMPTS = 3
 
 
@@ -55,10 +59,16 @@ async def read_voucher(cmd: commands.ReadVoucher, deps: Deps) -> VoucherCounters
 
 async def reserve_voucher(cmd: commands.ReserveVoucher, deps: Deps) -> Reservation:
     voucher = await voucher_terms(cmd.code, deps)
-    voucher.check_eligible(cmd.order_amount, deps.clock())
-    if voucher.flash_sale:
-        return await flash.reserve(cmd, voucher, deps)
-    return await reserve_normal(cmd, voucher, deps)
+    mode = "flash" if voucher.flash_sale else "normal"
+    try:
+        voucher.check_eligible(cmd.order_amount, deps.clock())
+        reservation = await (flash.reserve(cmd, voucher, deps) if voucher.flash_sale
+                             else reserve_normal(cmd, voucher, deps))
+    except VoucherError as exc:
+        RESERVATIONS.labels(mode, type(exc).__name__).inc()
+        raise
+    RESERVATIONS.labels(mode, "Reserved").inc()
+    return reservation
 
 
 def _replay(existing: Redemption, cmd: commands.ReserveVoucher, voucher: Voucher) -> Reservation:

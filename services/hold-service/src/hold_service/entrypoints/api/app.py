@@ -34,6 +34,6 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
         finally:
             await service.close()
 
-    return build_app(title="hold-service", jwt_secret=settings.jwt_secret, max_body_bytes=settings.max_body_bytes,
-                     routers=[showtimes.router, holds.router], lifespan=lifespan,
-                     hot_routes=[HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold)])
+    return build_app(title="hold-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
+                     max_body_bytes=settings.max_body_bytes, routers=[showtimes.router, holds.router],
+                     lifespan=lifespan, hot_routes=[HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold)])

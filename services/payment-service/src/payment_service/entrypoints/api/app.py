@@ -36,5 +36,6 @@ def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
         finally:
             await service.close()
 
-    return build_app(title="payment-service", jwt_secret=settings.jwt_secret, max_body_bytes=settings.max_body_bytes,
-                     routers=[checkout.router, callback.router], lifespan=lifespan)
+    return build_app(title="payment-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
+                     max_body_bytes=settings.max_body_bytes, routers=[checkout.router, callback.router],
+                     lifespan=lifespan)

@@ -35,7 +35,8 @@ def get_application(settings: VoucherSettings | None = None) -> FastAPI:
         finally:
             await service.close()
 
-    return build_app(title="voucher-service", jwt_secret=settings.jwt_secret, max_body_bytes=settings.max_body_bytes,
+    return build_app(title="voucher-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
+                     max_body_bytes=settings.max_body_bytes,
                      routers=[reservations.router, quotes.router, admin.router], lifespan=lifespan,
                      hot_routes=[HotRoute("POST", reservations.RESERVE_PATH, reservations.reserve)])
 

@@ -1,0 +1,23 @@
+"""The request id that follows one booking across the services: taken from `X-Request-ID` (or made) by
+the HTTP middleware (ticketing.api.telemetry), written into every log line (ticketing.logs), carried into
+the outbox as the `x-request-id` header of the events a request causes (ticketing.outbox), and taken back
+from that header by the consumers (ticketing.inbox), whose own events carry it on."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from contextvars import ContextVar
+
+HEADER = "x-request-id"
+CURRENT: ContextVar[str | None] = ContextVar("request_id", default=None)
+_ACCEPTABLE = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")  # a client's id is kept only if it is harmless
+
+
+def accept(offered: str | None) -> str:
+    """The client's id if it is a sane token, else a new one."""
+    return offered if offered and _ACCEPTABLE.match(offered) else uuid.uuid4().hex
+
+
+def current() -> str | None:
+    return CURRENT.get()
