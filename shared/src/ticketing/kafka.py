@@ -10,7 +10,6 @@ faust's broker credentials (notifier).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from functools import cache
 from typing import Any
 
@@ -105,9 +104,34 @@ async def kafka_reachable(bootstrap: str, timeout: float = 2.0) -> bool:
         await admin.close()
 
 
-def kafka_readiness(bootstrap: str) -> Callable[[], Awaitable[None]]:
+class KafkaProbe:
+    """`/readyz`'s Kafka check: one metadata request on a connection kept between probes (a probe every few
+    seconds from every kubelet must not open a connection to the broker each time). A failed request
+    drops the connection; the next probe opens a new one."""
+
+    def __init__(self, bootstrap: str, timeout: float = 2.0) -> None:
+        self.bootstrap, self.timeout = bootstrap, timeout
+        self._admin: AIOKafkaAdminClient | None = None
+        self._lock = asyncio.Lock()
+
+    async def __call__(self) -> None:
+        async with self._lock:  # concurrent probes share the one connection
+            try:
+                if self._admin is None:
+                    self._admin = AIOKafkaAdminClient(**client_options(self.bootstrap),
+                                                      request_timeout_ms=int(self.timeout * 1000))
+                    await asyncio.wait_for(self._admin.start(), self.timeout)
+                await asyncio.wait_for(self._admin.list_topics(), self.timeout)
+            except Exception as exc:
+                await self.close()
+                raise ConnectionError(f"kafka at {self.bootstrap} does not answer") from exc
+
+    async def close(self) -> None:
+        admin, self._admin = self._admin, None
+        if admin is not None:
+            await admin.close()
+
+
+def kafka_readiness(bootstrap: str) -> KafkaProbe:
     """A `/readyz` check: raises when the broker does not answer a metadata request."""
-    async def check() -> None:
-        if not await kafka_reachable(bootstrap):
-            raise ConnectionError(f"kafka at {bootstrap} does not answer")
-    return check
+    return KafkaProbe(bootstrap)

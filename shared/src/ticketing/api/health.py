@@ -8,11 +8,13 @@ answers with Redis or Kafka down must not be taken out of every Service at once 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from ticketing.api.errors import ApiError
 
@@ -44,7 +46,17 @@ async def readyz(request: Request, check: list[str] = Query(default=[])) -> JSON
 # Declared as text/plain so /openapi.json matches what Prometheus scrapes (schema fuzzing checks it).
 @router.get("/metrics", response_class=PlainTextResponse)
 async def metrics() -> Response:
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(_registry()), media_type=CONTENT_TYPE_LATEST)
+
+
+def _registry() -> CollectorRegistry:
+    """This process's metrics; with several server processes behind one port (uvicorn --workers), all of
+    theirs, added up: prometheus_client's multiprocess mode, which its own PROMETHEUS_MULTIPROC_DIR turns on."""
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return REGISTRY
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    return registry
 
 
 async def _probe(check: Check, timeout: float = 2.0) -> str:

@@ -24,14 +24,16 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service = await bootstrap(settings)
         app.state.service, app.state.deps = service, service.deps
+        kafka = kafka_readiness(settings.kafka_bootstrap_servers)
         app.state.readiness_checks = {
             "postgres": lambda: service.pool.fetchval("SELECT 1"),
             "redis": lambda: service.redis.ping(),
-            "kafka": kafka_readiness(settings.kafka_bootstrap_servers),
+            "kafka": kafka,
         }
         try:
             yield
         finally:
+            await kafka.close()
             await service.close()
 
     return build_app(title="hold-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,

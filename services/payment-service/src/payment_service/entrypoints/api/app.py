@@ -29,11 +29,12 @@ def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
         async def postgres() -> None:
             await service.pool.fetchval("SELECT 1")
 
-        app.state.readiness_checks = {"postgres": postgres,
-                                      "kafka": kafka_readiness(settings.kafka_bootstrap_servers)}
+        kafka = kafka_readiness(settings.kafka_bootstrap_servers)
+        app.state.readiness_checks = {"postgres": postgres, "kafka": kafka}
         try:
             yield
         finally:
+            await kafka.close()
             await service.close()
 
     return build_app(title="payment-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,

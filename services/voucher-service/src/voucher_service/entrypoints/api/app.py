@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
-from ticketing.kafka import kafka_reachable
+from ticketing.kafka import KafkaProbe
 from ticketing.logs import configure_logging
 
 from voucher_service.adapters.publisher import KafkaPublisher
@@ -25,14 +25,16 @@ def get_application(settings: VoucherSettings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service = await bootstrap(settings)
         app.state.service, app.state.deps = service, service.deps
+        kafka = KafkaProbe(settings.kafka_bootstrap_servers)
         app.state.readiness_checks = {
             "postgres": lambda: service.pool.fetchval("SELECT 1"),
             "redis": service.redis.ping,
-            "kafka": lambda: _kafka_ready(settings.kafka_bootstrap_servers, service.publisher),
+            "kafka": lambda: _kafka_ready(kafka, service.publisher),
         }
         try:
             yield
         finally:
+            await kafka.close()
             await service.close()
 
     return build_app(title="voucher-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
@@ -41,8 +43,7 @@ def get_application(settings: VoucherSettings | None = None) -> FastAPI:
                      hot_routes=[HotRoute("POST", reservations.RESERVE_PATH, reservations.reserve)])
 
 
-async def _kafka_ready(bootstrap: str, publisher: KafkaPublisher | None) -> None:
-    if not await kafka_reachable(bootstrap):
-        raise ConnectionError(f"kafka at {bootstrap} does not answer")
+async def _kafka_ready(probe: KafkaProbe, publisher: KafkaPublisher | None) -> None:
+    await probe()
     if publisher is not None and not publisher.ready:  # reachable again, producer not reconnected yet
         raise ConnectionError("the flash-sale producer is not connected yet")
