@@ -119,6 +119,6 @@ def traced(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any]]:
     monkeypatch.setattr(tracing, "_tracer", None)
     exporter = InMemorySpanExporter()
     provider = tracing.configure(ServiceSettings(tracing_enabled=True, service_name="traced-test"), exporter)
-    yield exporter, provider
     assert provider is not None
+    yield exporter, provider
     provider.shutdown()

@@ -9,9 +9,10 @@ events it writes and the consumers that apply them, as one trace.
 - ticketing.inbox opens a CONSUMER span per applied event, the child of the event's `traceparent`; the events
   its handler writes carry that span on.
 
-Off (the default) the SDK is never imported and every function here returns at its first line: the hot paths
-pay one comparison with None (README, "Benchmarks": the cost with it on). One process is one service:
-`configure` sets the process's tracer once, before the app or the worker is built.
+Off (the default) nothing here imports the SDK and every function returns at its first line: a request pays
+one call that compares with None (README, "Benchmarks": the cost with it on). One process is one service:
+`configure` sets the process's tracer once, before the app or the worker is built. Events applied in a batch
+(Inbox.apply_batch) get no span.
 
 What can fail: an unreachable collector. The batch processor exports from its own thread and drops spans
 when its queue is full (OTEL_BSP_MAX_QUEUE_SIZE, 2048); a request never waits for the collector.
@@ -67,7 +68,8 @@ def _exporter(settings: ServiceSettings) -> SpanExporter | None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         # As OpenTelemetry does with OTEL_EXPORTER_OTLP_ENDPOINT: the signal's path goes after the base URL.
-        return OTLPSpanExporter(endpoint=settings.otel_exporter_otlp_endpoint.rstrip("/") + "/v1/traces")
+        base = settings.otel_exporter_otlp_endpoint
+        return OTLPSpanExporter(endpoint=f"{base.rstrip('/')}/v1/traces" if base else None)
     if settings.tracing_exporter == "console":
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
@@ -87,10 +89,11 @@ class ServerSpan:
 
     def end(self, route: str, status: int) -> None:
         """Named after the route's template (bounded, as the metrics' label), once routing has found it."""
-        self.span.update_name(f"{self.method} {route}")
-        self.span.set_attributes({"http.route": route, "http.response.status_code": status})
-        if status >= 500:
-            self.span.set_status(Status(StatusCode.ERROR))
+        if self.span.is_recording():  # a span sampled out keeps nothing: skip the work
+            self.span.update_name(f"{self.method} {route}")
+            self.span.set_attributes({"http.route": route, "http.response.status_code": status})
+            if status >= 500:
+                self.span.set_status(Status(StatusCode.ERROR))
         self.span.end()
         context.detach(self._token)
 
