@@ -6,7 +6,7 @@ PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
         lint test test-unit test-deploy images compose-up compose-down helm-lint \
-        bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit token contract-tools
+        bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-tracing token contract-tools
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -86,7 +86,7 @@ contract-tools: ## kcat, promtool (Debian) and the AsyncAPI 3.0 JSON Schema (npm
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends kcat prometheus; }
 	@deploy/local/asyncapi_schema.sh
 
-bench: bench-outbox bench-holds bench-vouchers bench-body-limit ## every benchmark (prints figures; not pass/fail)
+bench: bench-outbox bench-holds bench-vouchers bench-body-limit bench-tracing ## every benchmark (prints figures; not pass/fail)
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
 	$(PY) tests/bench/bench_outbox.py
@@ -102,3 +102,6 @@ bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve through
 
 bench-body-limit: venv ## CPU per request of the MAX_BODY_BYTES guard, hot and routed POST, in-process
 	$(PY) tests/bench/bench_body_limit.py
+
+bench-tracing: venv ## CPU per request of OpenTelemetry tracing (off, on, OTLP to a local sink, 1 % sampled), in-process
+	$(PY) tests/bench/bench_tracing.py

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import asyncpg
 from aiokafka import ConsumerRecord
 
-from ticketing import request_id
+from ticketing import request_id, tracing
 from ticketing.logs import log_action
 from ticketing.outbox import QUERIES
 
@@ -52,10 +52,12 @@ class Inbox:
     async def apply(self, record: ConsumerRecord) -> str:
         """"applied", "duplicate" or "skipped" (a type this consumer does not handle). The event's request
         id (its `x-request-id` header) is the current one meanwhile: in the logs, and on the events its
-        effect writes."""
-        token = request_id.CURRENT.set(_header(record, request_id.HEADER))
+        effect writes; with tracing on, so is a consumer span, the child of the event's `traceparent`."""
+        rid = _header(record, request_id.HEADER)
+        token = request_id.CURRENT.set(rid)
         try:
-            return await self._apply(record)
+            with tracing.consumer_span(record, self.consumer, rid):
+                return await self._apply(record)
         finally:
             request_id.CURRENT.reset(token)
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -104,3 +105,20 @@ async def pg_connect() -> AsyncIterator[Callable[[str], object]]:
     yield connect
     for conn in opened:
         await conn.close()
+
+
+@pytest.fixture
+def traced(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any]]:
+    """Tracing on in this process for one test, its spans in memory: (InMemorySpanExporter, TracerProvider).
+    Configured before any app is built, so the apps' own `tracing.configure` keeps it; off again afterwards."""
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ticketing import tracing
+    from ticketing.settings import ServiceSettings
+
+    monkeypatch.setattr(tracing, "_tracer", None)
+    exporter = InMemorySpanExporter()
+    provider = tracing.configure(ServiceSettings(tracing_enabled=True, service_name="traced-test"), exporter)
+    assert provider is not None
+    yield exporter, provider
+    provider.shutdown()

@@ -70,6 +70,15 @@ class ServiceSettings(KafkaSettings):
     metrics_host: str = "127.0.0.1"
     # One log line per request (action=http.request), but for the hot paths' routine answers.
     access_log: bool = True
+    # OpenTelemetry traces (ticketing.tracing, README "Operating it"); off, nothing of the SDK is loaded.
+    # otlp: protobuf over HTTP to OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces (as OpenTelemetry names and reads it;
+    # unset: OpenTelemetry's own default, a collector beside the process on localhost:4318); console: a JSON
+    # line per span on stdout; none: spans made and propagated, not exported.
+    tracing_enabled: bool = False
+    tracing_exporter: Literal["otlp", "console", "none"] = "otlp"
+    otel_exporter_otlp_endpoint: str | None = None
+    # Of the traces that start here (a request without a sampled `traceparent`); a caller's decision is kept.
+    tracing_sample_ratio: float = Field(default=1.0, ge=0, le=1)
 
     def secrets(self) -> dict[str, str]:
         """The secrets production mode must not run with; subclasses add theirs."""

@@ -1,8 +1,9 @@
 """Every request, hot paths included: its request id (in the logs, the response and the events it causes)
 and the RED metrics of its route: `http_requests_total{service,route,method,status}` and
-`http_request_duration_seconds{service,route,method}`; and an access log line (action=http.request) for
-every request, but for the hot paths' routine answers (2xx, 4xx in under a second), which would cost more
-than the request itself under a sale: their metrics say how many there were.
+`http_request_duration_seconds{service,route,method}`; with TRACING_ENABLED, its OpenTelemetry server span
+(ticketing.tracing); and an access log line (action=http.request) for every request, but for the hot paths'
+routine answers (2xx, 4xx in under a second), which would cost more than the request itself under a sale:
+their metrics say how many there were.
 
 The outermost middleware build_app adds, so it sees what the others answer (413s, the hot paths). The
 route label is the route's template (`/holds/{hold_id}`), never the raw path (bounded cardinality); a
@@ -20,7 +21,7 @@ from typing import Any
 from prometheus_client import Counter, Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ticketing import request_id
+from ticketing import request_id, tracing
 from ticketing.api.hot_path import HOT_ROUTE
 from ticketing.logs import log_action
 
@@ -49,6 +50,7 @@ class RequestTelemetry:
         offered = next((v.decode("latin-1") for k, v in scope["headers"] if k == _HEADER), None)
         rid = request_id.accept(offered)
         token = request_id.CURRENT.set(rid)
+        span = tracing.server_span(scope["method"], scope["headers"], rid)  # None unless TRACING_ENABLED
         status = 500
 
         async def send_with_id(message: Message) -> None:
@@ -63,6 +65,8 @@ class RequestTelemetry:
         finally:
             seconds = time.perf_counter() - started
             route = self._record(scope, status, seconds)
+            if span is not None:
+                span.end(route, status)
             if self.access_log and (HOT_ROUTE not in scope or status >= 500 or seconds >= 1.0):
                 log_action(logger, "http.request", method=scope["method"], route=route, path=scope["path"],
                            status=status, ms=round(seconds * 1000, 2))

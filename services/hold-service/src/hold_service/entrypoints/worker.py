@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import uvloop
+from ticketing import tracing
 from ticketing.logs import configure_logging
 from ticketing.relay import OutboxRelay, RelayConfig
 from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
@@ -29,6 +30,7 @@ async def purge_keys(deps: Deps) -> None:
 async def main(roles: list[str]) -> None:
     settings = HoldSettings()
     configure_logging(settings.service_name, settings.log_level)
+    tracing.configure(settings)
     service = await bootstrap(settings)
     deps = service.deps
     available: dict[str, Role] = {

@@ -23,6 +23,7 @@ from faust.auth import SASLCredentials, SSLCredentials
 from faust.types.auth import CredentialsT
 from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from ticketing import tracing
 from ticketing.consumer import IdempotentConsumer
 from ticketing.events import BOOKING_EVENTS
 from ticketing.kafka import client_options, kafka_reachable
@@ -43,6 +44,7 @@ class NotifierApp(faust.App):
         await super().on_first_start()
         # faust's Worker installed its own handlers; every line must be JSON with `action`.
         configure_logging("notifier", self.notifier.deps.settings.log_level)
+        tracing.configure(self.notifier.deps.settings)
 
     async def on_start(self) -> None:
         await super().on_start()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from ticketing import request_id
+from ticketing import request_id, tracing
 from ticketing.auth import issue_token
 
 from payment_service.domain.errors import DependencyUnavailable
@@ -25,6 +25,7 @@ class ServiceClient:
             headers["Authorization"] = f"Bearer {token}"
         if (rid := request_id.current()) is not None:  # one booking followed across the services
             headers[request_id.HEADER] = rid
+        headers.update(tracing.propagation_headers())  # the callee's span is a child of ours
         return headers
 
     async def request(self, method: str, path: str, *, json: Any = None,

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Callable
 
 import uvloop
+from ticketing import tracing
 from ticketing.logs import configure_logging
 from ticketing.relay import OutboxRelay, RelayConfig
 from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
@@ -45,6 +46,7 @@ def _both(first: Role, second: Role) -> Role:
 async def run(roles: list[str]) -> None:
     settings = Settings()
     configure_logging(settings.service_name, settings.log_level)
+    tracing.configure(settings)
     service = await bootstrap(settings)
     try:
         factories = _roles(service)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import uvloop
+from ticketing import tracing
 from ticketing.logs import configure_logging
 from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
 
@@ -32,6 +33,7 @@ def build_roles(service: Service, names: list[str]) -> dict[str, Role]:
 async def main(names: list[str]) -> None:
     settings = VoucherSettings()
     configure_logging(settings.service_name, settings.log_level)
+    tracing.configure(settings)
     service = await bootstrap(settings, with_producer=False)
     try:
         await warm_selling_vouchers(service.deps)

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from ticketing import tracing
 from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
 from ticketing.kafka import kafka_readiness
@@ -19,6 +20,7 @@ from hold_service.entrypoints.api.routes import holds, showtimes
 def get_application(settings: HoldSettings | None = None) -> FastAPI:
     settings = settings or HoldSettings()
     configure_logging(settings.service_name, settings.log_level)
+    tracing.configure(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from ticketing import tracing
 from ticketing.api.app import build_app
 from ticketing.kafka import kafka_readiness
 from ticketing.logs import configure_logging
@@ -20,6 +21,7 @@ def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
     """`ports` (holds=, vouchers=, gateway=) replace real adapters in tests."""
     settings = settings or Settings()
     configure_logging(settings.service_name, settings.log_level)
+    tracing.configure(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

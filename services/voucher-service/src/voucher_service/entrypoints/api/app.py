@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from ticketing import tracing
 from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
 from ticketing.kafka import KafkaProbe
@@ -20,6 +21,7 @@ from voucher_service.entrypoints.api.routes import admin, quotes, reservations
 def get_application(settings: VoucherSettings | None = None) -> FastAPI:
     settings = settings or VoucherSettings()
     configure_logging(settings.service_name, settings.log_level)
+    tracing.configure(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
