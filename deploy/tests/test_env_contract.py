@@ -62,6 +62,8 @@ def contract(component: str, role: str) -> tuple[set[str], set[str]]:
     reads = env_names(settings) | (env_names(ApiSettings) if role == "api" else {})
     local_only = {field for field, info in settings.model_fields.items() if is_loopback(info.default)}
     local_only -= UNUSED.get(component, set())
+    if role != "worker":  # METRICS_HOST is where a worker's METRICS_PORT listens; an API serves /metrics itself
+        local_only.discard("metrics_host")
     required = {"|".join(sorted(e for e, f in reads.items() if f == field)) for field in local_only}
     return set(reads), required | set(settings.model_construct().secrets())
 
