@@ -121,6 +121,6 @@ bench-limits: infra migrate-test bench-tools limit-tools ## the machine's limits
 bench-report: venv ## var/bench/report.json, report.md and plots from the figures of the last make bench
 	$(PY) tests/bench/report.py
 
-limit-tools: ## redis-benchmark (redis-tools) and pgbench (postgresql-client), Debian
+limit-tools: ## redis-benchmark (redis-tools) and pgbench (Debian ships it in postgresql-15, which make infra installs)
 	@command -v redis-benchmark >/dev/null && command -v pgbench >/dev/null || { apt-get update -q && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-tools postgresql-client; }
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-tools postgresql; }

@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import statistics
+import sys
 import time
+from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -69,8 +71,9 @@ async def per_request_us(asgi: FastAPI, path: str) -> float:
         gc.enable()
 
 
-async def main() -> None:
+async def main() -> dict[str, dict[str, float]]:
     without, with_guard = app(False), app(True)
+    out: dict[str, dict[str, float]] = {}
     for name, path in (("hot route (HotPaths)", "/hot/42/holds"), ("FastAPI route", "/routed/42/holds")):
         pairs = []
         for round_ in range(ROUNDS):  # the two apps take turns going first
@@ -81,7 +84,13 @@ async def main() -> None:
         extra = statistics.median(g - w for w, g in pairs)
         print(f"{name:22s}: best round without the guard {bare:6.1f} us/request, with it {guarded:6.1f} "
               f"({guarded - bare:+.2f} us, {(guarded - bare) / bare:+.1%}); median difference {extra:+.2f} us")
+        out[name] = {"without_us": round(bare, 2), "with_us": round(guarded, 2), "median_extra_us": round(extra, 2)}
+    return out
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    sys.path.insert(0, str(Path(__file__).parent))
+    from results import Results
+
+    with Results("body_limit") as r:
+        r.data["per_request"] = asyncio.run(main())
