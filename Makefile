@@ -6,7 +6,8 @@ PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
         lint test test-unit test-deploy images compose-up compose-down helm-lint \
-        bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-tracing token contract-tools
+        bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-tracing bench-selloff \
+        bench-limits bench-report limit-tools demo token contract-tools
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -86,7 +87,16 @@ contract-tools: ## kcat, promtool (Debian) and the AsyncAPI 3.0 JSON Schema (npm
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends kcat prometheus; }
 	@deploy/local/asyncapi_schema.sh
 
-bench: bench-outbox bench-holds bench-vouchers bench-body-limit bench-tracing ## every benchmark (prints figures; not pass/fail)
+demo: venv ## a flash sale with a live dashboard and a checked table (after make up; ARGS='--help' for flags)
+	$(PY) -m tests.demo $(ARGS)
+
+# Every benchmark, each printing its figures and writing them to var/bench/<name>.json; then the report
+# (var/bench/report.json, report.md, plots) sets each beside the machine's limits measured in the same run.
+bench: ## every benchmark and the report against the physical limits (var/bench/; not pass/fail)
+	@rm -f var/bench/*.json
+	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit \
+	  bench-tracing bench-selloff
+	@$(MAKE) --no-print-directory bench-report
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
 	$(PY) tests/bench/bench_outbox.py
@@ -105,3 +115,16 @@ bench-body-limit: venv ## CPU per request of the MAX_BODY_BYTES guard, hot and r
 
 bench-tracing: venv ## CPU per request of OpenTelemetry tracing (off, on, OTLP to a local sink, 1 % sampled), in-process
 	$(PY) tests/bench/bench_tracing.py
+
+bench-selloff: infra topics migrate-test ## L3: showtimes of 300 seats sold out under open-loop customers (default TTL)
+	$(PY) tests/bench/bench_selloff.py
+
+bench-limits: infra migrate-test bench-tools limit-tools ## the machine's limits: bare endpoint, redis-benchmark, pgbench, Kafka producer
+	$(PY) tests/bench/bench_limits.py
+
+bench-report: venv ## var/bench/report.json, report.md and plots from the figures of the last make bench
+	$(PY) tests/bench/report.py
+
+limit-tools: ## redis-benchmark (redis-tools) and pgbench (Debian ships it in postgresql-15, which make infra installs)
+	@command -v redis-benchmark >/dev/null && command -v pgbench >/dev/null || { apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-tools postgresql; }

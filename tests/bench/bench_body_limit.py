@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -75,8 +77,9 @@ async def per_request_us(asgi: FastAPI, path: str, method: str = "POST", clock: 
         gc.enable()
 
 
-async def main() -> None:
+async def main() -> dict[str, dict[str, float]]:
     without, with_guard = app(False), app(True)
+    out: dict[str, dict[str, float]] = {}
     for name, path in (("hot route (HotPaths)", "/hot/42/holds"), ("FastAPI route", "/routed/42/holds")):
         pairs = []
         for round_ in range(ROUNDS):  # the two apps take turns going first
@@ -87,7 +90,13 @@ async def main() -> None:
         extra = statistics.median(g - w for w, g in pairs)
         print(f"{name:22s}: best round without the guard {bare:6.1f} us/request, with it {guarded:6.1f} "
               f"({guarded - bare:+.2f} us, {(guarded - bare) / bare:+.1%}); median difference {extra:+.2f} us")
+        out[name] = {"without_us": round(bare, 2), "with_us": round(guarded, 2), "median_extra_us": round(extra, 2)}
+    return out
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    sys.path.insert(0, str(Path(__file__).parent))
+    from results import Results
+
+    with Results("body_limit") as r:
+        r.data["per_request"] = asyncio.run(main())

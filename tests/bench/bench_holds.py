@@ -29,6 +29,7 @@ import orjson
 import uvloop
 from hdrh.histogram import HdrHistogram
 from open_loop import OpenLoop
+from results import Results
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env
 from ticketing.testing import apply_migrations, free_port, service_process, shared_migrations, test_dsn
@@ -36,7 +37,10 @@ from ticketing.testing import apply_migrations, free_port, service_process, shar
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATIONS = ROOT / "services/hold-service/src/hold_service/sql/migrations"
 CUSTOMERS, CONNECTIONS, ROWS = 5000, 128, "ABCDEFGHIJKLMNO"  # 15 rows x 20 seats = 300
-PROBE_SECONDS, RUN_SECONDS = 4.0, 6.0
+PROBE_SECONDS, RUN_SECONDS, SWEEP_SECONDS = 4.0, 6.0, 4.0
+# Offered load as shares of the measured capacity, for the report's throughput and p99 plot (gate on; 0.7 is
+# the 70 % run itself).
+SWEEP = [float(x) for x in os.environ.get("BENCH_HOLDS_SWEEP", "0.3,0.5,0.9,1.2").split(",") if x]
 WRK_CONNECTIONS, REQUESTS = 64, 4000  # pre-built requests, cycled
 DSN = test_dsn(env("HOLD_DATABASE_URL"))
 SECRET = env("JWT_SECRET", "dev-only-change-me")
@@ -178,8 +182,10 @@ def server(stack: ExitStack, factory: str, extra_env: dict[str, str], app_dir: s
 
 
 async def measure(name: str, factory: str, env_: dict[str, str], tokens: list[bytes], probe_rate: float,
-                  run_share: float | None, conn: asyncpg.Connection, app_dir: str | None = None) -> dict:
+                  run_share: float | None, conn: asyncpg.Connection, app_dir: str | None = None,
+                  sweep: list[float] | None = None) -> dict:
     sids = [await new_showtime(conn), await new_showtime(conn)]
+    points: list[dict] = []
     before = await pg_counters(conn)
     with ExitStack() as stack:
         port = server(stack, factory, env_, app_dir)
@@ -193,11 +199,40 @@ async def measure(name: str, factory: str, env_: dict[str, str], tokens: list[by
             run_requests = requests_for(sids[1], tokens, 2)
             await asyncio.sleep(2.5)  # the probe's holds expire: the run starts on an open showtime
             run = await open_loop(port, probe.rate * run_share, RUN_SECONDS, run_requests)
+            points.append(point(run_share, probe.rate, run))
+        for share in sweep or []:
+            sids.append(await new_showtime(conn))
+            await asyncio.sleep(2.5)
+            stats = await open_loop(port, probe.rate * share, SWEEP_SECONDS, requests_for(sids[-1], tokens, 3))
+            points.append(point(share, probe.rate, stats))
     await asyncio.sleep(0.5)  # backends flush their table statistics when they exit
     updates = await pg_counters(conn) - before
     doubles = sum([await double_holds(conn, s) for s in sids])
     await forget_events(conn, sids)
-    return {"name": name, "probe": probe, "run": run, "updates": updates, "doubles": doubles}
+    return {"name": name, "probe": probe, "run": run, "updates": updates, "doubles": doubles,
+            "sweep": sorted(points, key=lambda p: p["offered_per_s"])}
+
+
+def point(share: float, capacity: float, s: Stats) -> dict:
+    created = s.codes.get("201", 0)
+    return {"share": share, "offered_per_s": round(capacity * share), "answered_per_s": round(s.rate),
+            "created": created, "admitted_per_s": round(created * s.rate / max(1, s.done), 1),
+            "p50_ms": pct(s, 50), "p99_ms": pct(s, 99)}
+
+
+def figures(r: dict, bare: float) -> dict:
+    """One configuration's figures for var/bench/holds.json."""
+    probe, run = r["probe"], r["run"]
+    out = {"capacity_per_s": round(probe.rate), "of_bare": round(probe.rate / bare, 3), "double_holds": r["doubles"],
+           "sweep": r["sweep"]}
+    if run is not None:
+        # the sweep's holds are in the updates too (one Postgres counter over the whole phase)
+        created = probe.codes.get("201", 0) + sum(p["created"] for p in r["sweep"])
+        out.update({"run70_offered_per_s": round(probe.rate * 0.7), "run70_p50_ms": pct(run, 50),
+                    "run70_p99_ms": pct(run, 99), "run70_admitted_per_s": point(0.7, probe.rate, run)["admitted_per_s"],
+                    "gate_share": round(run.codes.get("409gate", 0) / max(1, run.done), 3),
+                    "pg_rows_per_hold": round(r["updates"] / max(1, created), 2)})
+    return out
 
 
 def report(r: dict, bare: float) -> None:
@@ -216,13 +251,13 @@ def report(r: dict, bare: float) -> None:
         print(f"            409 by gate {gate / max(1, s.done):.1%}, by Postgres {pg / max(1, s.done):.1%}; "
               f"other {({k: v for k, v in s.codes.items() if k not in ('201', '409', '409gate')})}")
     if run is not None:
-        created = probe.codes.get("201", 0) + run.codes.get("201", 0)
+        created = probe.codes.get("201", 0) + sum(p["created"] for p in r["sweep"])
         print(f"  Postgres rows updated per successful hold: {r['updates'] / max(1, created):.2f} "
               f"(show_seat + showtime + booking n_tup_upd)")
         print(f"  double holds: {r['doubles']}")
 
 
-async def main() -> None:
+async def main() -> dict:
     probe_rate = float(os.environ.get("BENCH_PROBE_RATE", "5000"))
     apply_migrations(DSN, shared_migrations(), MIGRATIONS)
     tokens = [issue_token(SECRET, sub=str(random.randint(10**9, 2**40)), role="customer").encode()
@@ -234,7 +269,7 @@ async def main() -> None:
     bare = await measure("bare FastAPI endpoint", "bare_app:get_application", {}, tokens, probe_rate,
                          None, conn, app_dir=str(Path(__file__).parent))
     gate_on = await measure("hold-service, gate ON", factory, {**service_env, "SEAT_GATE_ENABLED": "true"},
-                            tokens, probe_rate, 0.7, conn)
+                            tokens, probe_rate, 0.7, conn, sweep=SWEEP)
     gate_off = await measure("hold-service, gate OFF", factory, {**service_env, "SEAT_GATE_ENABLED": "false"},
                              tokens, probe_rate, 0.7, conn)
     await conn.close()
@@ -251,7 +286,16 @@ async def main() -> None:
     print(f"\nratios: gate-on/bare {on / base:.2f}, gate-off/bare {off / base:.2f}, "
           f"gate-on/gate-off {on / off:.2f}")
     print("targets: holds/s >= 0.50 of bare; p99 < 100 ms at 70 %; zero double holds")
+    if gate_on["sweep"]:
+        print("gate ON, offered load sweep: " + "; ".join(
+            f"{p['offered_per_s']}/s -> {p['answered_per_s']}/s p99 {p['p99_ms']:.0f} ms" for p in gate_on["sweep"]))
+    return {"bare_per_s": round(base), "gate_on": figures(gate_on, base), "gate_off": figures(gate_off, base)}
+
+
+async def run_and_save() -> None:
+    with Results("holds") as r:
+        r.data.update(await main())
 
 
 if __name__ == "__main__":
-    sys.exit(uvloop.run(main()))
+    sys.exit(uvloop.run(run_and_save()))

@@ -128,6 +128,12 @@ async def main() -> None:
     finally:
         await conn.close()
     p = histogram.get_value_at_percentile
+    from results import Results
+
+    with Results("outbox") as r:
+        r.data.update({"relay_events_per_s": round(rate), "events": THROUGHPUT_EVENTS,
+                       "commit_to_consume_p50_ms": p(50) / 1000, "commit_to_consume_p99_ms": p(99) / 1000,
+                       "latency_rate_per_s": LATENCY_RATE})
     print(f"bench-outbox on {os.cpu_count()} cores (noisy shared machine; compare runs on one machine only)")
     print(f"  relay throughput   : {rate:,.0f} events/s ({THROUGHPUT_EVENTS} committed rows drained)")
     print(f"  commit->consume    : p50 {p(50) / 1000:.1f} ms, p99 {p(99) / 1000:.1f} ms, "

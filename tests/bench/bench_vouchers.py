@@ -144,10 +144,11 @@ async def create_voucher(base: str, admin: str, flash: bool) -> str:
     return code
 
 
-async def bench(base: str, dsn: str, secret: str, api_pid: int, worker_pid: int) -> None:
+async def bench(base: str, dsn: str, secret: str, api_pid: int, worker_pid: int) -> list[dict[str, float | str]]:
     admin = issue_token(secret, sub="1", role="admin")
     service = issue_token(secret, sub="2", role="service")
     conn = await asyncpg.connect(dsn)
+    points: list[dict[str, float | str]] = []
     print(f"one hot voucher per mode and level, {DURATION:.0f} s each, API on 2 uvicorn workers; load: wrk, "
           f"closed loop, 1 thread, one connection per unit of concurrency")
     print(f"{'conc':>4} {'mode':7} {'ok':>7} {'err':>5} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
@@ -166,6 +167,9 @@ async def bench(base: str, dsn: str, secret: str, api_pid: int, worker_pid: int)
             writes = await conn.fetchval(WRITES) - writes_before
             per_req = 1000 / max(ok + errors, 1)
             results[mode] = ok / elapsed
+            points.append({"mode": mode, "concurrency": concurrency, "req_per_s": round(ok / elapsed),
+                           "p50_ms": p50, "p99_ms": p99, "errors": errors,
+                           "pg_writes_per_request": round(writes / max(ok + errors, 1), 2)})
             print(f"{concurrency:4d} {mode:7} {ok:7d} {errors:5d} {ok / elapsed:8.0f} {p50:8.1f} "
                   f"{p99:8.1f} {writes / max(ok + errors, 1):14.2f} {api_cpu * per_req:15.2f} "
                   f"{writer_cpu * per_req:18.2f}   "
@@ -173,6 +177,7 @@ async def bench(base: str, dsn: str, secret: str, api_pid: int, worker_pid: int)
         print(f"     flash / normal throughput at concurrency {concurrency}: "
               f"{results['flash'] / max(results['normal'], 1e-9):.1f}x")
     await conn.close()
+    return points
 
 
 def main() -> int:
@@ -192,7 +197,12 @@ def main() -> int:
                                "reserved-consumer"], env=child_env, cwd=ROOT, stdout=logs, stderr=logs)
     try:
         wait_http_ok(f"http://127.0.0.1:{port}/readyz", 60, api)
-        asyncio.run(bench(f"http://127.0.0.1:{port}", dsn, env["JWT_SECRET"], api.pid, worker.pid))
+        sys.path.insert(0, str(Path(__file__).parent))
+        from results import Results
+
+        with Results("vouchers") as r:
+            r.data["points"] = asyncio.run(bench(f"http://127.0.0.1:{port}", dsn, env["JWT_SECRET"], api.pid,
+                                                 worker.pid))
     finally:
         for proc in (api, worker):
             stop_process(proc)

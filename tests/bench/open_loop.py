@@ -62,6 +62,8 @@ class OpenLoop:
     def __init__(self, classify: Callable[[int, bytes], str]) -> None:
         self.classify = classify
         self.answers: list[Answer] = []  # recorded after the run: a histogram insert costs more than this
+        self.intended: list[float] = []  # each answer's intended send time, seconds from the start
+        self.start = 0.0
         self.cpu = self.seconds = 0.0  # the generator's own CPU (cores) and the run's length
         self.free: list[_Connection] = []
         self.backlog: deque[tuple[float, bytes]] = deque()
@@ -70,11 +72,13 @@ class OpenLoop:
 
     def answered(self, connection: _Connection, key: str, intended: float) -> None:
         self.answers.append((key, int((time.perf_counter() - intended) * 1e6)))
+        self.intended.append(intended - self.start)
         self._next(connection)
 
     def lost(self, connection: _Connection) -> None:
         if connection in self.in_flight:
             self.answers.append(("error", int((time.perf_counter() - connection.intended) * 1e6)))
+            self.intended.append(connection.intended - self.start)
             self.in_flight.discard(connection)
         if connection in self.free:
             self.free.remove(connection)
@@ -100,14 +104,16 @@ class OpenLoop:
             self.backlog.append((intended, request))
 
     async def run(self, host: str, port: int, connections: int, rate: float, seconds: float,
-                  requests: Sequence[bytes]) -> list[Answer]:
+                  requests: Sequence[bytes], until: Callable[[], bool] | None = None) -> list[Answer]:
+        """`until()`, checked every millisecond, ends the sending early (what was sent is still awaited)."""
         loop = asyncio.get_running_loop()
         for _ in range(connections):
             _, protocol = await loop.create_connection(lambda: _Connection(self), host, port)
             self.free.append(protocol)
             await asyncio.sleep(0.001)  # opened all at once, most would go to one server worker
         cpu0, start, sent = time.process_time(), time.perf_counter(), 0
-        while (now := time.perf_counter()) - start < seconds:
+        self.start = start
+        while (now := time.perf_counter()) - start < seconds and not (until is not None and until()):
             while start + sent / rate <= now:
                 self._submit(start + sent / rate, requests[sent % len(requests)])
                 sent += 1

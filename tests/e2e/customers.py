@@ -85,7 +85,7 @@ class Customer:
     async def take_hold(self, j: Journey, rng: random.Random) -> dict[str, Any] | None:
         """Hold 1-4 seats; now and then seats picked blind (maybe someone else's); up to 3 tries."""
         wave = self.shop.wave
-        showtime = rng.choice(sorted(wave.showtimes))
+        showtime = self.choose_showtime(wave, rng)
         j.showtime = showtime
         for _ in range(3):
             seats = await self._pick_seats(j, wave.showtimes[showtime], showtime, rng)
@@ -94,7 +94,8 @@ class Customer:
                 await self.shop.sold_out(wave, showtime)
                 return None
             r = await self.call(j, "hold", "POST", f"{self.shop.url['hold']}/showtimes/{showtime}/holds",
-                                value={"showtime": showtime, "seats": seats}, json={"seats": seats})
+                                value={"showtime": showtime, "seats": seats}, json={"seats": seats},
+                                headers=self.hold_headers(showtime))
             if r is not None and r.status_code == 201:
                 hold: dict[str, Any] = r.json()
                 j.hold_id, j.booking_id = hold["holdId"], hold["bookingId"]
@@ -104,6 +105,14 @@ class Customer:
             await asyncio.sleep(rng.uniform(0.05, 0.3))
         j.notes.append("no_hold")
         return None
+
+    def choose_showtime(self, wave: Catalogue, rng: random.Random) -> int:
+        """Which showtime this journey shops at (the demo's customers choose one they were admitted to)."""
+        return rng.choice(sorted(wave.showtimes))
+
+    def hold_headers(self, showtime: int) -> dict[str, str]:
+        """Extra headers of a hold request (the demo's: an X-Admission-Token from a waiting room)."""
+        return {}
 
     async def _pick_seats(self, j: Journey, every: list[str], showtime: int, rng: random.Random) -> list[str]:
         r = await self.call(j, "seat_map", "GET", f"{self.shop.url['hold']}/showtimes/{showtime}/seats",

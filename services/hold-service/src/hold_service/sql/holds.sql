@@ -91,6 +91,10 @@ FROM verdict;
 -- events (each hold's SeatsReleased for the expired holds it takes, then its SeatsHeld, holds in arrival
 -- order) and returned with the seats each got. The others write nothing: the caller asks each again with
 -- take_seats.
+-- Every step reads the rows of the one before it and none joins two of them on a key: the planner guesses
+-- one row for a CTE (a new showtime has no statistics), so such a join is a nested loop, seats x holds. In a
+-- wave of expired holds (a hundred holds, three hundred seats, as many SeatsReleased) those loops were
+-- 40 % of the statement, all of it with the showtime's row locked behind it (make bench-holds).
 WITH req AS (
     SELECT * FROM unnest($4::uuid[], $5::bigint[], $6::uuid[]) WITH ORDINALITY AS r(hold_id, customer_id, booking_id, n)
 ), req_seat AS (
@@ -103,62 +107,66 @@ WITH req AS (
     WHERE showtime_id = $1 AND seat_code = ANY($8::text[])
     ORDER BY seat_code
     FOR UPDATE
-), per_seat AS (
+), per_seat AS MATERIALIZED (
+    -- each requested seat, with the hold its row had when locked (a HELD seat that is free: an expired hold)
     SELECT s.n, s.seat_code, s.i, coalesce(l.free, false) AS free,
-           min(s.n) OVER (PARTITION BY s.seat_code) = s.n AS first_asked  -- by no earlier hold
+           min(s.n) OVER (PARTITION BY s.seat_code) = s.n AS first_asked,  -- by no earlier hold
+           l.status = 'HELD' AS was_held, l.hold_id AS was_hold, l.booking_id AS was_booking,
+           l.customer_id AS was_customer
     FROM req_seat s LEFT JOIN locked l USING (seat_code)
 ), wanted AS MATERIALIZED (
-    SELECT r.n, count(*) AS seats, array_agg(p.seat_code ORDER BY p.i) AS codes,
+    SELECT r.n, r.hold_id, r.customer_id, r.booking_id, count(*) AS seats, array_agg(p.seat_code ORDER BY p.i) AS codes,
            bool_and(p.free AND p.first_asked) AS seats_free,
            min(r.n) OVER (PARTITION BY r.customer_id) = r.n AS first_of_customer,
            seats_held(r.customer_id, $1) AS held
     FROM req r JOIN per_seat p USING (n)
-    GROUP BY r.n, r.customer_id
-), ok AS (
-    SELECT n, seats, codes
+    GROUP BY r.n, r.hold_id, r.customer_id, r.booking_id
+), ok AS MATERIALIZED (
+    SELECT n, hold_id, customer_id, booking_id, seats, codes,
+           now() + make_interval(secs => $2) AS expires_at, (SELECT price_cents FROM showtime_row) * seats AS amount_cents
     FROM wanted
     WHERE EXISTS (SELECT 1 FROM showtime_row) AND seats_free AND first_of_customer AND held + seats <= $3
+), ok_numbers AS (
+    SELECT coalesce(array_agg(n), '{}') AS ns, coalesce(sum(seats), 0) AS seats, count(*) AS holds FROM ok
 ), seats AS (
     UPDATE show_seat ss
-    SET status = 'HELD', hold_id = r.hold_id, customer_id = r.customer_id,
-        hold_expires_at = now() + make_interval(secs => $2), booking_id = r.booking_id
-    FROM req_seat s JOIN ok USING (n) JOIN req r USING (n)
-    WHERE ss.showtime_id = $1 AND ss.seat_code = s.seat_code AND seat_is_free(ss.status, ss.hold_expires_at)
-    RETURNING s.n
+    SET status = 'HELD', hold_id = w.hold_id, customer_id = w.customer_id, hold_expires_at = w.expires_at,
+        booking_id = w.booking_id
+    FROM (SELECT hold_id, customer_id, booking_id, expires_at, unnest(codes) AS seat_code FROM ok) w
+    WHERE ss.showtime_id = $1 AND ss.seat_code = w.seat_code AND seat_is_free(ss.status, ss.hold_expires_at)
+    RETURNING 1
 ), booking_rows AS (
     INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status,
                          expires_at, seat_cap)
-    SELECT r.hold_id, r.booking_id, r.customer_id, $1,
-           ok.codes, (SELECT price_cents FROM showtime_row) * ok.seats, 'HELD',
-           now() + make_interval(secs => $2), $3
-    FROM ok JOIN req r USING (n)
-    ORDER BY r.customer_id, r.n
-    RETURNING hold_id, expires_at, amount_cents
-), written AS (
-    SELECT ok.n, r.booking_id, r.customer_id, ok.codes, b.hold_id, b.expires_at, b.amount_cents
-    FROM booking_rows b JOIN req r USING (hold_id) JOIN ok USING (n)
+    SELECT hold_id, booking_id, customer_id, $1, codes, amount_cents, 'HELD', expires_at, $3
+    FROM ok
+    ORDER BY customer_id, n
+    RETURNING 1
 ), released AS (
-    SELECT w.n, seat_map_change('SeatsReleased', l.booking_id, l.customer_id,
-               jsonb_build_object('holdId', l.hold_id, 'seats', array_agg(l.seat_code ORDER BY l.seat_code),
+    SELECT p.n, seat_map_change('SeatsReleased', p.was_booking, p.was_customer,
+               jsonb_build_object('holdId', p.was_hold, 'seats', array_agg(p.seat_code ORDER BY p.seat_code),
                                   'reason', 'EXPIRED')) AS change
-    FROM written w JOIN req_seat s USING (n) JOIN locked l USING (seat_code)
-    WHERE l.status = 'HELD'
-    GROUP BY w.n, l.hold_id, l.booking_id, l.customer_id
+    FROM per_seat p
+    WHERE p.was_held AND p.n = ANY((SELECT ns FROM ok_numbers)::int[])
+    GROUP BY p.n, p.was_hold, p.was_booking, p.was_customer
 ), changes AS (
     SELECT n, 1 AS step, change FROM released
     UNION ALL
     SELECT n, 2, seat_map_change('SeatsHeld', booking_id, customer_id,
                jsonb_build_object('holdId', hold_id, 'seats', codes, 'expiresAt', iso_utc(expires_at),
                                   'amountCents', amount_cents))
-    FROM written
+    FROM ok
 ), versions AS (
     SELECT append_seat_map_events($1, array_agg(change ORDER BY n, step)) AS last FROM changes HAVING count(*) > 0
-), taken AS (
-    SELECT n, count(*) AS seats FROM seats GROUP BY n
+), whole AS (
+    -- seats of two holds of ok are distinct (first_asked), so all seats taken means each hold got all of its
+    SELECT must((SELECT count(*) FROM seats) = o.seats AND (SELECT count(*) FROM booking_rows) = o.holds,
+                'a hold got part of its seats') AS checked
+    FROM ok_numbers o
 )
-SELECT w.hold_id, w.expires_at, w.amount_cents, (SELECT last FROM versions) AS last_version,
-       must(coalesce(t.seats, 0) = cardinality(w.codes), 'a hold got part of its seats') AS checked
-FROM written w LEFT JOIN taken t USING (n);
+SELECT ok.hold_id, ok.expires_at, ok.amount_cents, (SELECT last FROM versions) AS last_version,
+       (SELECT checked FROM whole) AS checked
+FROM ok;
 
 -- name: get_booking
 -- One hold with its status as a customer sees it (EXPIRED when HELD and past its time: lazy expiry).

@@ -1,0 +1,164 @@
+"""make bench-report (the last step of `make bench`): every figure of var/bench/<name>.json beside the physical
+limit measured in the same run (bench_limits.py), as a ratio; writes var/bench/report.json, report.md and the
+plots (PNG) of throughput and p99 against offered load for holds, the seat map and vouchers.
+
+The seat map's slot reads var/bench/seatmap.json {"sweep": [{"offered_per_s", "answered_per_s", "p99_ms"}]}
+(`make bench-seatmap`, when it exists); without it the report says so. Figures on a shared 2-core machine
+move by tens of percent between runs: the ratios within one run are what to compare, and every benchmark's
+load average (uptime's 1/5/15 min, before and after) is in the report.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+sys.path.insert(0, str(Path(__file__).parent))
+from results import BENCH_DIR, read_all
+
+
+def get(data: dict[str, Any], *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data
+
+
+def rows(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """(our figure, the limit it cannot beat): each with its ratio."""
+    bare = get(b, "limits", "bare_endpoint", "req_per_s")
+    gate = get(b, "limits", "redis_gate_script", "calls_per_s")
+    pg_hold = get(b, "limits", "pg_hold_update", "tps")
+    pg_voucher = get(b, "limits", "pg_voucher_row", "tps")
+    kafka = get(b, "limits", "kafka_producer", "messages_per_s")
+    on, off = get(b, "holds", "gate_on") or {}, get(b, "holds", "gate_off") or {}
+    points = get(b, "vouchers", "points") or []
+    best = {mode: max((p["req_per_s"] for p in points if p["mode"] == mode), default=None)
+            for mode in ("normal", "flash")}
+    gate_answered = on["capacity_per_s"] * on["gate_share"] if on.get("gate_share") is not None else None
+    out = [
+        ("POST holds, gate on: capacity (wrk)", on.get("capacity_per_s"), "req/s", "bare FastAPI endpoint", bare),
+        ("POST holds, gate off: capacity (every hold to Postgres)", off.get("capacity_per_s"), "req/s",
+         "bare FastAPI endpoint", bare),
+        ("POST holds answered by the gate at 70 % (gate on)", gate_answered and round(gate_answered), "req/s",
+         "redis-benchmark, gate script", gate),
+        ("POST holds, gate off: capacity", off.get("capacity_per_s"), "req/s", "pgbench, conditional hold UPDATE",
+         pg_hold),
+        ("sell-out: admitted holds/s (L3)", get(b, "selloff", "admitted_per_s"), "holds/s",
+         "pgbench, conditional hold UPDATE", pg_hold),
+        ("vouchers, normal mode: best req/s (one hot row)", best["normal"], "req/s", "pgbench, hot voucher row",
+         pg_voucher),
+        ("vouchers, flash mode: best req/s", best["flash"], "req/s", "bare FastAPI endpoint", bare),
+        ("outbox relay: events/s", get(b, "outbox", "relay_events_per_s"), "events/s", "Kafka producer alone",
+         kafka),
+    ]
+    return [{"figure": name, "value": value, "unit": unit, "limit": limit_name, "limit_value": limit,
+             "ratio": round(value / limit, 3) if value and limit else None}
+            for name, value, unit, limit_name, limit in out]
+
+
+def plot_sweep(ax_rate: Any, ax_p99: Any, points: list[dict[str, Any]], label: str, x: str = "offered_per_s") -> None:
+    xs = [p[x] for p in points]
+    ax_rate.plot(xs, [p.get("answered_per_s", p.get("req_per_s")) for p in points], "o-", label=f"{label} answered")
+    if any("admitted_per_s" in p for p in points):
+        ax_rate.plot(xs, [p.get("admitted_per_s", 0) for p in points], "s--", label=f"{label} admitted")
+    ax_p99.plot(xs, [p["p99_ms"] for p in points], "o-", label=label)
+
+
+def plots(b: dict[str, dict[str, Any]]) -> list[str]:
+    made = []
+    figure, (rate, p99) = plt.subplots(1, 2, figsize=(11, 4))
+    sweep = get(b, "holds", "gate_on", "sweep") or []
+    if sweep:
+        plot_sweep(rate, p99, sweep, "gate on")
+        p99.axhline(100, color="red", linestyle=":", label="100 ms")
+    rate.set(title="POST holds: throughput vs offered (open loop)", xlabel="offered req/s", ylabel="req/s")
+    p99.set(title="POST holds: p99 vs offered", xlabel="offered req/s", ylabel="p99 ms (corrected)", yscale="log")
+    for ax in (rate, p99):
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(BENCH_DIR / "holds.png", dpi=90)
+    made.append("holds.png")
+    figure, (rate, p99) = plt.subplots(1, 2, figsize=(11, 4))
+    for mode in ("normal", "flash"):
+        points = [p for p in get(b, "vouchers", "points") or [] if p["mode"] == mode]
+        if points:
+            plot_sweep(rate, p99, points, mode, x="concurrency")
+    rate.set(title="voucher reservations: throughput vs concurrency (wrk)", xlabel="connections (closed loop)",
+             ylabel="req/s")
+    p99.set(title="voucher reservations: p99 vs concurrency", xlabel="connections (closed loop)", ylabel="p99 ms")
+    for ax in (rate, p99):
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(BENCH_DIR / "vouchers.png", dpi=90)
+    made.append("vouchers.png")
+    if seatmap := get(b, "seatmap", "sweep"):
+        figure, (rate, p99) = plt.subplots(1, 2, figsize=(11, 4))
+        plot_sweep(rate, p99, seatmap, "seat map")
+        rate.set(title="GET seat map: throughput vs offered", xlabel="offered req/s", ylabel="req/s")
+        p99.set(title="GET seat map: p99 vs offered", xlabel="offered req/s", ylabel="p99 ms", yscale="log")
+        figure.tight_layout()
+        figure.savefig(BENCH_DIR / "seatmap.png", dpi=90)
+        made.append("seatmap.png")
+    plt.close("all")
+    return made
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = ["# Benchmark report", "",
+             "Each figure beside the physical limit measured in the same run on the same machine "
+             "(`make bench-limits`), as a ratio. The machine is shared: compare ratios within one run; the load "
+             "averages say how busy it was.", "",
+             "| figure | value | limit (same run) | limit value | ratio |", "|---|---|---|---|---|"]
+    for r in report["rows"]:
+        value = "-" if r["value"] is None else f"{r['value']:,} {r['unit']}"
+        limit = "-" if r["limit_value"] is None else f"{r['limit_value']:,}"
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        lines.append(f"| {r['figure']} | {value} | {r['limit']} | {limit} | {ratio} |")
+    lines += ["", "| latency | p50 ms | p99 ms |", "|---|---|---|"]
+    for name, p50, p99 in report["latency"]:
+        lines.append(f"| {name} | {'-' if p50 is None else f'{p50:.1f}'} | {'-' if p99 is None else f'{p99:.1f}'} |")
+    lines += ["", "| benchmark | load average before (1/5/15 min) | after |", "|---|---|---|"]
+    for name, load in report["load"].items():
+        lines.append(f"| {name} | {load['before']} | {load['after']} |")
+    lines += ["", *[f"![{p}]({p})" for p in report["plots"]]]
+    if "seatmap.png" not in report["plots"]:
+        lines += ["", "Seat map: no `var/bench/seatmap.json` in this run (`make bench-seatmap` not in this tree); "
+                      "its plot appears once that benchmark writes `{\"sweep\": [{\"offered_per_s\", "
+                      "\"answered_per_s\", \"p99_ms\"}]}`."]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    b = read_all()
+    if "limits" not in b:
+        print("no var/bench/limits.json: run make bench (or make bench-limits first)", file=sys.stderr)
+        return 1
+    latency = [("POST holds at 70 % of capacity, gate on (open loop)", get(b, "holds", "gate_on", "run70_p50_ms"),
+                get(b, "holds", "gate_on", "run70_p99_ms")),
+               ("sell-out: admitted holds", get(b, "selloff", "admitted_p50_ms"), get(b, "selloff", "admitted_p99_ms")),
+               ("sell-out: refused holds", get(b, "selloff", "refused_p50_ms"), get(b, "selloff", "refused_p99_ms")),
+               ("outbox commit -> consume", get(b, "outbox", "commit_to_consume_p50_ms"),
+                get(b, "outbox", "commit_to_consume_p99_ms"))]
+    report = {"rows": rows(b), "latency": latency, "plots": plots(b),
+              "load": {name: {"before": d.get("load_before"), "after": d.get("load_after")} for name, d in b.items()},
+              "benchmarks": b}
+    (BENCH_DIR / "report.json").write_text(json.dumps(report, indent=2, default=str))
+    text = markdown(report)
+    (BENCH_DIR / "report.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""`make demo`: a flash sale anyone can watch, with a live terminal dashboard and a CHECKED closing table.
+
+    make up && make demo                                     # against make up's ports (8001-8004, 8010, 1025)
+    make demo ARGS='--customers 4000 --seats 150 --waiting-room'   # flags: make demo ARGS=--help
+
+Thousands of simulated customers race for a few showtimes through the public API only; each plays one
+part: pays, pays twice, pays late, declines then retries, abandons; some bring a flash voucher of a small
+limit (sale.py). The sale runs until every seat is BOOKED (or --seconds pass), then the saga checker
+(tests/e2e/saga) waits for rest and judges every invariant over the four schemas, the topic, the gateway
+and the mail; the closing table's rows are checks (table.py).
+
+Exit status: 0 every check passed, 1 a check failed, 2 the sale could not run (platform down, no waiting room).
+The table, the per-step figures and the history go to var/log/demo/<time>/ (report.json, history.jsonl).
+
+It lives under tests/ because it is built from the end-to-end harness (stack.py to start the platform
+when `make up` is not running, the customers and journeys of the saga run, the checker) and ships in no
+service; `make test` runs it at a small size (test_demo.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.live import Live
+
+from ..e2e.saga import check
+from .dashboard import render
+from .figures import Measures
+from .platform import DEMO_HOLD_TTL, ROOT, Platform, demo_timings, end_offsets, make_up, make_up_running, own_stack
+from .queue import RoomMissing
+from .sale import Sale, SaleConfig, run_sale
+from .table import SaleTable, judge
+
+LOGS = ROOT / "var" / "log" / "demo"
+
+
+def parse(argv: list[str] | None) -> tuple[argparse.Namespace, SaleConfig]:
+    d = SaleConfig()
+    p = argparse.ArgumentParser(prog="make demo ARGS='...' | python -m tests.demo", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--customers", type=int, default=d.customers, help="simulated customers (%(default)s)")
+    p.add_argument("--showtimes", type=int, default=d.showtimes, help="showtimes on sale (%(default)s)")
+    p.add_argument("--seats", type=int, default=d.seats, help="seats per showtime (%(default)s)")
+    p.add_argument("--seconds", type=float, default=d.seconds,
+                   help="no journey starts after this; the sale ends sooner once sold out (%(default)s)")
+    p.add_argument("--arrival-seconds", type=float, default=d.arrival_seconds,
+                   help="customers arrive spread over this (%(default)s)")
+    p.add_argument("--voucher-limit", type=int, default=d.voucher_limit, help="flash voucher uses (%(default)s)")
+    p.add_argument("--waiting-room", action="store_true", help="every showtime behind a waiting room")
+    p.add_argument("--active-limit", type=int, default=d.active_limit,
+                   help="customers choosing seats at once per showtime, with --waiting-room (%(default)s)")
+    p.add_argument("--connections", type=int, default=d.connections, help="HTTP connections (%(default)s)")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--platform", choices=("auto", "make-up", "own"), default="auto",
+                   help="make up's ports, a stack of its own (stack.py, test database), or make up if it answers")
+    p.add_argument("--hold-ttl", type=float, default=DEMO_HOLD_TTL,
+                   help="HOLD_TTL_SECONDS of a stack of its own (%(default)s; make up keeps its own)")
+    p.add_argument("--rest-timeout", type=float, default=120.0, help="seconds to wait for the saga to rest")
+    p.add_argument("--report", type=Path, help="where to write report.json (default var/log/demo/<time>/)")
+    p.add_argument("--plain", action="store_true", help="a progress line every few seconds, no live dashboard")
+    a = p.parse_args(argv)
+    cfg = SaleConfig(customers=a.customers, showtimes=a.showtimes, seats=a.seats, seconds=a.seconds,
+                     arrival_seconds=a.arrival_seconds, voucher_limit=a.voucher_limit, waiting_room=a.waiting_room,
+                     active_limit=a.active_limit, connections=a.connections, seed=a.seed)
+    return a, cfg
+
+
+async def demo(platform: Platform, cfg: SaleConfig, console: Console, plain: bool,
+               rest_timeout: float) -> tuple[Sale, SaleTable]:
+    offsets = await end_offsets(platform.bootstrap)
+    sale = Sale(cfg=cfg, platform=platform)
+    measures = Measures(sale.history)
+    last_line = [0.0]
+
+    def progress_line() -> None:
+        measures.read()
+        now = time.monotonic()
+        if now - last_line[0] >= 5 and sale.started:
+            last_line[0] = now
+            held = sum(c.held for c in sale.seats.values())
+            free = sum(c.available for c in sale.seats.values())
+            console.print(f"t={now - sale.started:5.1f}s sold {sale.booked()}/{cfg.capacity} held {held} free {free}"
+                          f" | customers {sale.arrived} arrived {sale.shopping} shopping | "
+                          f"{measures.per_second(now - sale.history.t0):.0f} req/s")
+
+    if plain:
+        await run_sale(sale, progress_line)
+    else:
+        with Live(render(sale, measures), console=console, refresh_per_second=4, transient=False) as live:
+            def tick() -> None:
+                measures.read()
+                live.update(render(sale, measures))
+            await run_sale(sale, tick)
+    measures.read()
+    console.print(f"sale over after {sale.ended - sale.started:.1f} s "
+                  f"({'sold out' if sale.sold_out.is_set() else 'time is up'}); waiting for the saga to rest "
+                  f"and checking it ...")
+    verdict = await check(sale.scope, platform.sources(offsets), sale.history, rest_timeout=rest_timeout)
+    late = [{"payment_ids": j.payment_ids} for j in sale.history.journeys.values()
+            if j.scenario == "pays late" and j.payment_ids]  # the attempts that got as far as a checkout
+    table = judge(verdict, capacity=cfg.capacity, voucher=sale.voucher, voucher_limit=cfg.voucher_limit,
+                  late_journeys=late, steps=measures.steps(), expiry_plays=sale.expiry_plays, hold_ttl=sale.hold_ttl)
+    table.facts.update({"platform": platform.name, "customers": cfg.customers, "parts": dict(sale.parts),
+                        "capacity": cfg.capacity, "hold_ttl_s": round(sale.hold_ttl, 1),
+                        "sale_seconds": round(sale.ended - sale.started, 1), "sold_out": sale.sold_out.is_set(),
+                        "showtimes": sorted(sale.catalogue.showtimes), "voucher": sale.voucher,
+                        "stack_started_in_s": round(platform.started_in, 1), "saga_report": verdict.report()})
+    return sale, table
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, cfg = parse(argv)
+    console = Console()
+    run_dir = LOGS / time.strftime("%Y%m%d-%H%M%S")
+    report = args.report or run_dir / "report.json"
+    use_make_up = args.platform == "make-up" or (args.platform == "auto" and make_up_running())
+    if args.platform == "make-up" and not make_up_running():
+        console.print("[red]make up is not answering on 8001-8003: run `make up` first, or --platform own[/red]")
+        return 2
+    try:
+        if use_make_up:
+            sale, table = asyncio.run(demo(make_up(), cfg, console, args.plain, args.rest_timeout))
+        else:
+            console.print("make up is not running: starting a stack of its own (tests/e2e/stack.py, test database)")
+            with own_stack(run_dir / "stack", demo_timings(args.hold_ttl)) as platform:
+                console.print(f"stack ready in {platform.started_in:.0f} s")
+                sale, table = asyncio.run(demo(platform, cfg, console, args.plain, args.rest_timeout))
+    except RoomMissing as exc:
+        console.print(f"[red]{exc}[/red]")
+        return 2
+    sale.history.dump(report.parent / "history.jsonl")
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text(table.to_json())
+    console.print(table.render())
+    console.print(f"report: {report}")
+    if table.failed:
+        console.print(f"[bold red]{len(table.failed)} check(s) failed[/bold red]: "
+                      + "; ".join(r.check for r in table.failed))
+        console.print(table.facts["saga_report"])
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

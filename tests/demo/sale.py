@@ -1,0 +1,318 @@
+"""The scripted flash sale: a catalogue, a cast of customers, a monitor; every call recorded in a History.
+
+Customers arrive within the first seconds and race for a few showtimes through the public API. Each plays
+one part for good (drawn by the seed), built from the saga run's journeys (tests/e2e/journeys.py):
+
+    pays               hold, check out (a voucher half of the time), pay: page, callback, twice or delayed
+    pays twice         the Pay button pressed twice at once, then a duplicated callback
+    declines, retries  the card is declined; once FAILED, a new checkout of the same hold, paid
+    pays late          paid in time but the callback comes after the hold expired (refund), or the Pay
+                       button pressed after it expired (the gateway refuses)
+    abandons           cancels, or walks away after the hold or the checkout (the hold expires)
+
+The flash voucher (small limit) is offered at checkout; who gets it first gets it. A customer who finds no
+free seat waits and looks again (seats come back as holds end) until the sale is over: every seat BOOKED,
+or --seconds passed. Parts that need a hold to expire (pays late, walks away) play only when holds expire
+within the sale; on a `make up` stack with the production hold TTL (600 s) those customers cancel instead,
+and the closing table says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+from notifier.domain.messages import Contact
+from notifier.entrypoints.cli.customers import upsert_all
+from ticketing.auth import issue_token
+
+from ..e2e import journeys
+from ..e2e.customers import Catalogue, Customer, Shop, seconds_until
+from ..e2e.saga.history import History, Journey
+from ..e2e.saga.scope import Scope
+from . import queue
+from .platform import Platform
+
+PRICE_CENTS = 1200
+ROW_LENGTH = 20
+Step = journeys.Step
+
+
+@dataclass(frozen=True)
+class SaleConfig:
+    customers: int = 2000
+    showtimes: int = 3
+    seats: int = 100  # per showtime
+    seconds: float = 75.0  # no journey starts after this; the sale ends sooner when every seat is BOOKED
+    arrival_seconds: float = 5.0  # customers arrive spread over this
+    voucher_limit: int = 20
+    known_share: float = 2 / 3  # customers with an e-mail address in the notifier
+    waiting_room: bool = False
+    active_limit: int = 150  # customers choosing seats at once per showtime, with --waiting-room
+    connections: int = 200
+    seed: int = 1
+
+    @property
+    def capacity(self) -> int:
+        return self.showtimes * self.seats
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    weight: float
+    steps: tuple[Step, ...]  # one drawn per journey
+    needs_expiry: bool = False  # plays only when holds expire within the sale
+
+
+CAST = (
+    Part("pays", 50, (journeys.book,)),
+    Part("pays twice", 8, (journeys.pay_twice,)),
+    Part("declines, retries", 12, (journeys.decline_then_retry,)),
+    Part("pays late", 10, (journeys.late_callback, journeys.late_callback, journeys.pay_late), needs_expiry=True),
+    Part("abandons", 12, (journeys.cancel, journeys.never_pay), needs_expiry=True),
+)
+FALLBACK: dict[str, tuple[Step, ...]] = {"abandons": (journeys.cancel,), "pays late": (journeys.cancel,)}
+
+
+def cast_for(rng: random.Random) -> Part:
+    return rng.choices(CAST, weights=[p.weight for p in CAST])[0]
+
+
+def rows_for(seats: int) -> dict[str, int]:
+    rows, n = {}, 0
+    while seats > 0:
+        rows[chr(ord("A") + n)] = min(ROW_LENGTH, seats)
+        seats -= rows[chr(ord("A") + n)]
+        n += 1
+    return rows
+
+
+@dataclass
+class SeatCounts:
+    available: int = 0
+    held: int = 0
+    booked: int = 0
+    version: int = 0
+
+
+@dataclass
+class Sale:
+    """Everything the dashboard shows and the closing table judges."""
+
+    cfg: SaleConfig
+    platform: Platform
+    history: History = field(default_factory=History)
+    catalogue: Catalogue = field(default_factory=Catalogue)
+    voucher: str = ""
+    customers: list[int] = field(default_factory=list)
+    known: set[int] = field(default_factory=set)
+    parts: Counter[str] = field(default_factory=Counter)  # customers per part
+    hold_ttl: float = 0.0
+    expiry_plays: bool = True
+    seats: dict[int, SeatCounts] = field(default_factory=dict)  # showtime -> last seat-map counts
+    rooms: dict[int, dict[str, Any]] = field(default_factory=dict)  # showtime -> the room's figures
+    arrived: int = 0
+    shopping: int = 0
+    done: int = 0
+    started: float = 0.0
+    ended: float = 0.0
+    sold_out: asyncio.Event = field(default_factory=asyncio.Event)
+    deadline: float = 0.0
+    # Calls in flight at most (--connections): httpx's pool scans every queued request per answer, so
+    # thousands queued in it cost the demo's one core more than the platform's answers.
+    in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(200))
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(showtimes=set(self.catalogue.showtimes), vouchers={self.voucher})
+
+    def free_showtimes(self) -> list[int]:
+        return sorted(s for s, c in self.seats.items() if c.available > 0)
+
+    def booked(self) -> int:
+        return sum(c.booked for c in self.seats.values())
+
+
+def admin_headers(platform: Platform) -> dict[str, str]:
+    return {"Authorization": f"Bearer {issue_token(platform.jwt_secret, sub='1', role='admin')}"}
+
+
+async def measure_hold_ttl(client: httpx.AsyncClient, platform: Platform, admin: dict[str, str], base: int) -> float:
+    """Hold one seat of a one-seat probe showtime (outside the sale) and read how long holds last here."""
+    showtime = base + 99
+    r = await client.post(f"{platform.url['hold']}/admin/showtimes", headers=admin, json={
+        "showtimeId": showtime, "title": "demo: hold TTL probe", "startsAt": "2031-01-01T20:00:00Z",
+        "priceCents": PRICE_CENTS, "rows": {"A": 1}})
+    r.raise_for_status()
+    token = issue_token(platform.jwt_secret, sub=str(base % 10**12 + 7), role="customer")
+    auth = {"Authorization": f"Bearer {token}"}
+    r = await client.post(f"{platform.url['hold']}/showtimes/{showtime}/holds", headers=auth, json={"seats": ["A1"]})
+    if r.status_code == 403 and "ADMISSION" in r.text:
+        return 0.0  # a hold-service whose rooms are on by default: the sale's holds tell
+    r.raise_for_status()
+    ttl = seconds_until(r.json()["expiresAt"])
+    await client.delete(f"{platform.url['hold']}/holds/{r.json()['holdId']}", headers=auth)
+    return max(0.0, ttl)
+
+
+async def open_sale(sale: Sale, client: httpx.AsyncClient) -> None:
+    """The showtimes, the flash voucher, the customers (two in three known to the notifier), the rooms."""
+    cfg, platform = sale.cfg, sale.platform
+    admin = admin_headers(platform)
+    base = (10**9 + uuid.uuid4().int % 10**9) * 1000
+    sale.hold_ttl = await measure_hold_ttl(client, platform, admin, base)
+    sale.expiry_plays = 0 < sale.hold_ttl <= cfg.seconds / 2  # a hold ends, its seats sell again
+    rows = rows_for(cfg.seats)
+    for k in range(cfg.showtimes):
+        showtime = base + k
+        r = await client.post(f"{platform.url['hold']}/admin/showtimes", headers=admin, json={
+            "showtimeId": showtime, "title": f"Flash sale {k + 1}", "startsAt": "2031-01-01T20:00:00Z",
+            "priceCents": PRICE_CENTS, "rows": rows})
+        r.raise_for_status()
+        sale.catalogue.showtimes[showtime] = [f"{row}{n}" for row, count in rows.items() for n in range(1, count + 1)]
+        sale.seats[showtime] = SeatCounts(available=cfg.seats)
+        if cfg.waiting_room:
+            await queue.open_room(client, platform.url["hold"], admin, showtime, cfg.active_limit)
+    now = datetime.now(UTC)
+    sale.voucher = f"FLASH{uuid.uuid4().hex[:8].upper()}"
+    body = {"code": sale.voucher, "discountAmount": 300, "minOrderAmount": 0, "totalLimit": cfg.voucher_limit,
+            "perUserLimit": 1, "startsAt": (now - timedelta(hours=1)).isoformat(),
+            "endsAt": (now + timedelta(days=1)).isoformat(), "flashSale": True}
+    r = await client.post(f"{platform.url['voucher']}/admin/vouchers", headers=admin, json=body)
+    r.raise_for_status()
+    sale.catalogue.vouchers[sale.voucher] = body
+    first = 10**11 + uuid.uuid4().int % 10**11
+    sale.customers = [first + i for i in range(cfg.customers)]
+    rng = random.Random(f"{cfg.seed}:known")
+    sale.known = {c for c in sale.customers if rng.random() < cfg.known_share}
+    await upsert_all(platform.dsn["notifier"],
+                     [Contact(c, f"c{c}@example.com", f"Customer {c}") for c in sorted(sale.known)])
+
+
+class SaleCustomer(Customer):
+    """A customer of the sale: shops at a showtime with a free seat, through its waiting room if it has one."""
+
+    def __init__(self, sale: Sale, shop: Shop, index: int, customer_id: int) -> None:
+        super().__init__(shop, index, customer_id, sale.cfg.seed)
+        self.sale = sale
+        self.showtime = 0
+        self.admissions = queue.Admissions(rooms=set(sale.catalogue.showtimes) if sale.cfg.waiting_room else set())
+
+    def choose_showtime(self, wave: Catalogue, rng: random.Random) -> int:
+        return self.showtime
+
+    async def call(self, j: Journey, f: str, method: str, url: str, *, value: dict[str, Any] | None = None,
+                   auth: bool = True, **kwargs: Any) -> httpx.Response | None:
+        async with self.sale.in_flight:  # latency counts from the send, as the platform sees the call
+            return await super().call(j, f, method, url, value=value, auth=auth, **kwargs)
+
+    def hold_headers(self, showtime: int) -> dict[str, str]:
+        return self.admissions.headers(showtime)
+
+    async def enter(self, j: Journey, rng: random.Random) -> bool:
+        """Pick a showtime with a free seat (as the dashboard last saw them); through its room if it has one."""
+        free = self.sale.free_showtimes()
+        if not free:
+            return False
+        self.showtime = rng.choice(free)
+        if self.showtime in self.admissions.rooms and self.showtime not in self.admissions.tokens:
+            token = await queue.wait_admitted(self.shop.history, self.process, j, self.shop.client,
+                                              self.shop.url["hold"], self.auth, self.showtime, self.sale.deadline)
+            if token is None:
+                return False
+            self.admissions.tokens[self.showtime] = token
+        return True
+
+
+def over(sale: Sale) -> bool:
+    return sale.sold_out.is_set() or time.monotonic() >= sale.deadline
+
+
+async def shop_until_served(sale: Sale, c: SaleCustomer, part: Part, arrival: float) -> None:
+    """Arrive, then try the part's journey until it got a hold (then leave) or the sale is over."""
+    await asyncio.sleep(arrival)
+    sale.arrived += 1
+    sale.shopping += 1
+    steps = part.steps if sale.expiry_plays or part.name not in FALLBACK else FALLBACK[part.name]
+    attempt = 0
+    try:
+        while not over(sale):
+            rng = c.rng(attempt)
+            step = rng.choice(steps)
+            j = c.shop.history.journey(c.id, part.name)
+            if await c.enter(j, rng):
+                await step(c, j, rng)
+                if j.hold_id:
+                    return
+            attempt += 1
+            # No seat this time: look again a little later (seats come back as holds end).
+            await asyncio.sleep(rng.uniform(0.5, 2.0) if sale.free_showtimes() else rng.uniform(1.0, 3.0))
+    finally:
+        sale.shopping -= 1
+        sale.done += 1
+
+
+async def watch(sale: Sale, client: httpx.AsyncClient, interval: float = 0.5) -> None:
+    """Read each showtime's seat map (and room) until cancelled; set sold_out when every seat is BOOKED."""
+    admin = admin_headers(sale.platform)
+    hold = sale.platform.url["hold"]
+    while True:
+        for showtime in sale.catalogue.showtimes:
+            try:
+                # With a token: DESIGN.md says public, this hold-service still asks for one.
+                r = await client.get(f"{hold}/showtimes/{showtime}/seats", headers=admin, timeout=5)
+            except httpx.HTTPError:
+                continue
+            if r.status_code == 200:
+                body = r.json()
+                statuses = Counter(s["status"] for s in body["seats"])
+                sale.seats[showtime] = SeatCounts(statuses["AVAILABLE"], statuses["HELD"], statuses["BOOKED"],
+                                                  body.get("version", 0))
+            if sale.cfg.waiting_room and (figures := await queue.room_figures(client, hold, admin, showtime)):
+                sale.rooms[showtime] = figures
+        if sale.booked() >= sale.cfg.capacity:
+            sale.sold_out.set()
+        await asyncio.sleep(interval)
+
+
+async def run_sale(sale: Sale, on_tick: Any = None) -> None:
+    """Open the sale, let the customers in, run until sold out or --seconds; `on_tick()` refreshes a view."""
+    cfg = sale.cfg
+    limits = httpx.Limits(max_connections=cfg.connections, max_keepalive_connections=cfg.connections)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as client, \
+            httpx.AsyncClient(timeout=10) as monitor_client:
+        sale.in_flight = asyncio.Semaphore(cfg.connections)
+        await open_sale(sale, client)
+        shop = Shop(url=sale.platform.url, client=client, history=sale.history, jwt_secret=sale.platform.jwt_secret,
+                    hold_ttl=max(sale.hold_ttl, 5.0))
+        shop.wave = sale.catalogue
+        rng = random.Random(f"{cfg.seed}:cast")
+        cast = [cast_for(rng) for _ in sale.customers]
+        sale.parts = Counter(p.name for p in cast)
+        sale.started = time.monotonic()
+        sale.deadline = sale.started + cfg.seconds
+        watcher = asyncio.create_task(watch(sale, monitor_client))
+        ticker = asyncio.create_task(_tick(on_tick)) if on_tick else None
+        try:
+            await asyncio.gather(*(
+                shop_until_served(sale, SaleCustomer(sale, shop, i, c), part, rng.uniform(0, cfg.arrival_seconds))
+                for i, (c, part) in enumerate(zip(sale.customers, cast, strict=True))))
+        finally:
+            sale.ended = sale.ended or time.monotonic()
+            for task in (watcher, ticker):
+                if task is not None:
+                    task.cancel()
+
+
+async def _tick(on_tick: Any, interval: float = 0.25) -> None:
+    while True:
+        on_tick()
+        await asyncio.sleep(interval)

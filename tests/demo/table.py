@@ -1,0 +1,124 @@
+"""The closing table: each row a check over what the databases, the topic, the gateway and the mail say after
+the saga came to rest (the saga checker's facts and verdict), never over what customers were told.
+
+    seats sold = capacity                     BOOKED seats of the sale's showtimes
+    double sales = 0                          seats.single_owner + seats.booked_once
+    voucher uses <= limit                     used_count, CONFIRMED uses and discounted bookings vs the limit
+    every late payment refunded               a late payer's money the gateway took: booked, else REFUNDED
+    e-mails sent = bookings of known customers  ticket e-mails vs BOOKED bookings of customers with an address
+    every saga invariant                      all of tests/e2e/saga, violations 0
+    p50 / p99 per step                        figures (timing goals live in benchmarks, not in checks)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from ..e2e.saga import Verdict
+from ..e2e.saga.outcomes import outcomes
+from .figures import STEPS, StepFigures
+
+
+@dataclass
+class Row:
+    check: str
+    figure: str
+    ok: bool | None  # None: a figure, not a check
+
+
+@dataclass
+class SaleTable:
+    rows: list[Row] = field(default_factory=list)
+    steps: dict[str, StepFigures] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[Row]:
+        return [r for r in self.rows if r.ok is False]
+
+    def to_json(self) -> str:
+        return json.dumps({"passed": not self.failed, "rows": [asdict(r) for r in self.rows],
+                           "steps": {f: asdict(s) for f, s in self.steps.items()}, "facts": self.facts},
+                          indent=2, default=str)
+
+    def render(self) -> Table:
+        table = Table(title="CHECKED", title_style="bold", show_lines=False)
+        table.add_column("check")
+        table.add_column("figure")
+        table.add_column("", justify="center")
+        for r in self.rows:
+            mark = Text("-", style="dim") if r.ok is None else Text("PASS", style="bold green") if r.ok \
+                else Text("FAIL", style="bold red")
+            table.add_row(r.check, r.figure, mark)
+        for f, s in self.steps.items():
+            table.add_row(f"p50 / p99: {STEPS[f]}", f"{s.p50_ms:.1f} / {s.p99_ms:.1f} ms  ({s.count} calls, "
+                                                   f"{s.refused} refused, {s.failed} no answer or 5xx)",
+                          Text("-", style="dim"))
+        return table
+
+
+def _violations(verdict: Verdict, *names: str) -> int:
+    return sum(len(c.violations) for c in verdict.checks if c.name in names)
+
+
+def judge(verdict: Verdict, *, capacity: int, voucher: str, voucher_limit: int, late_journeys: list[dict[str, Any]],
+          steps: dict[str, StepFigures], expiry_plays: bool, hold_ttl: float) -> SaleTable:
+    """`late_journeys`: the history's journeys of the part "pays late" (their payment ids)."""
+    f = verdict.facts
+    t = SaleTable(steps=steps)
+    booked = sum(1 for s in f.seats if s["status"] == "BOOKED")
+    t.rows.append(Row("seats sold = capacity", f"{booked} / {capacity}", booked == capacity))
+
+    doubles = _violations(verdict, "seats.single_owner", "seats.booked_once")
+    t.rows.append(Row("double sales = 0", str(doubles), doubles == 0))
+
+    v = f.vouchers.get(voucher, {})
+    uses = [r for r in f.redemptions if r["voucher_code"] == voucher]
+    confirmed = sum(1 for r in uses if r["status"] == "CONFIRMED")
+    discounted = sum(1 for p in f.payments.values() if p["voucher_code"] == voucher and p["discount_cents"] > 0
+                     and f.bookings.get(p["booking_id"], {}).get("payment_id") == p["payment_id"])
+    used = int(v.get("used_count", -1))
+    voucher_bad = _violations(verdict, "voucher.counters", "voucher.discounts", "voucher.order_is_payment")
+    t.rows.append(Row("voucher uses <= limit",
+                      f"used_count {used}, confirmed {confirmed}, discounted bookings {discounted}; limit "
+                      f"{voucher_limit}",
+                      bool(v) and 0 <= used <= voucher_limit and confirmed <= voucher_limit
+                      and discounted <= voucher_limit and voucher_bad == 0))
+
+    sessions = {s["reference"]: s for s in f.sessions.values()}
+    late_payments = [pid for j in late_journeys for pid in j["payment_ids"]]
+    taken = [pid for pid in late_payments if sessions.get(pid, {}).get("status") == "paid"]
+    booked_late = [pid for pid in taken if f.bookings.get(f.payments[pid]["booking_id"], {}).get("payment_id") == pid]
+    refunded = [pid for pid in taken if f.payments[pid]["status"] == "REFUNDED"]
+    unresolved = _violations(verdict, "money.paid_resolved")
+    if expiry_plays:
+        t.rows.append(Row("every late payment refunded",
+                          f"{len(late_journeys)} late payers: money taken {len(taken)}, refunded {len(refunded)}, "
+                          f"booked before the hold ended {len(booked_late)}, refused at the gateway "
+                          f"{len(late_payments) - len(taken)}; paid and unresolved (all payments) {unresolved}",
+                          len(refunded) + len(booked_late) == len(taken) and unresolved == 0))
+    else:
+        t.rows.append(Row("every late payment refunded",
+                          f"no late payer: holds last {hold_ttl:.0f} s here, too long to end within the sale "
+                          f"(README: make demo); paid and unresolved (all payments) {unresolved}", unresolved == 0))
+
+    known_booked = sum(1 for b in f.bookings.values() if b["status"] == "BOOKED" and b["customer_id"] in f.contacts)
+    tickets = len({m["booking"] for m in f.mail if m["kind"] == "ticket"}) + verdict.foreign_mail
+    mail_bad = _violations(verdict, "mail.one_ticket")
+    t.rows.append(Row("e-mails sent = bookings of known customers", f"{tickets} = {known_booked}"
+                      + (f" ({verdict.foreign_mail} sent by another run's notifier)" if verdict.foreign_mail else ""),
+                      tickets == known_booked and mail_bad == 0))
+
+    failed = verdict.failed()
+    t.rows.append(Row(f"every saga invariant ({len(verdict.checks)})",
+                      f"violations {verdict.violations}" + (f": {', '.join(c.name for c in failed)}" if failed else "")
+                      + ("" if verdict.rest.reached else f"; rest NOT reached: {verdict.rest.unsettled}"),
+                      verdict.violations == 0))
+    t.facts = {"outcomes": outcomes(f), "bookings": len(f.bookings), "payments": len(f.payments),
+               "events": len(f.events), "rest_seconds": round(verdict.rest.waited, 1)}
+    return t

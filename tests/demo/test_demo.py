@@ -1,0 +1,46 @@
+"""`make demo` at a small size, as `make test` runs it: the CLI starts a stack of its own (stack.py, the test
+database, free ports, so it runs beside other tests), sells every seat, and its CHECKED table passes.
+
+    .venv/bin/pytest -p no:cacheprovider tests/demo/test_demo.py -q
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+ROOT = Path(__file__).resolve().parents[2]
+CHECKS = ("seats sold = capacity", "double sales = 0", "voucher uses <= limit", "every late payment refunded",
+          "e-mails sent = bookings of known customers")
+# 24 seats for 80 customers, a voucher of 3 uses, holds of 8 s: late payers and walk-aways play, and the
+# seats they give back sell again within the 30 s.
+SMALL = ["--platform", "own", "--customers", "80", "--showtimes", "2", "--seats", "12", "--voucher-limit", "3",
+         "--seconds", "30", "--arrival-seconds", "2", "--hold-ttl", "8", "--plain", "--rest-timeout", "90"]
+
+
+def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstrap: str, redis_url: str) -> None:
+    report = tmp_path / "report.json"
+    run = subprocess.run([sys.executable, "-m", "tests.demo", *SMALL, "--report", str(report)], cwd=ROOT,
+                         env={**os.environ, "COLUMNS": "160"}, capture_output=True, text=True, timeout=420)
+    print(run.stdout[-6000:], run.stderr[-3000:])
+    assert run.returncode == 0, f"make demo exited {run.returncode}:\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
+    table = json.loads(report.read_text())
+    rows = {r["check"]: r for r in table["rows"]}
+    assert table["passed"]
+    for name in CHECKS:
+        assert rows[name]["ok"] is True, rows[name]
+    assert any(name.startswith("every saga invariant") and r["ok"] for name, r in rows.items())
+    assert rows["seats sold = capacity"]["figure"] == "24 / 24"
+    facts = table["facts"]
+    assert facts["sold_out"] and facts["hold_ttl_s"] <= 8
+    assert set(facts["parts"]) == {"pays", "pays twice", "declines, retries", "pays late", "abandons"}
+    assert "no late payer" not in rows["every late payment refunded"]["figure"]  # they played
+    assert {"seat_map", "hold", "checkout"} <= set(table["steps"])
+    assert all(s["p99_ms"] >= s["p50_ms"] > 0 for s in table["steps"].values())

@@ -1,0 +1,170 @@
+"""The demo's parts without the platform: the CHECKED table's rules on hand-made facts (a failed row makes the
+exit status 1), and the waiting-room hook against a stand-in of the room's contract (DESIGN.md section 3)."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ..e2e.customers import Shop
+from ..e2e.saga import Verdict
+from ..e2e.saga.facts import Facts
+from ..e2e.saga.quiesce import Rest
+from ..e2e.saga.scope import Scope
+from . import queue
+from .platform import Platform
+from .sale import Sale, SaleConfig, SaleCustomer, SeatCounts
+from .table import judge
+
+VOUCHER = "FLASHX"
+
+
+def sold_out_facts() -> Facts:
+    """Two seats, both BOOKED by known customers, one with the voucher; a late payer refunded."""
+    f = Facts()
+    f.seats = [{"seat_code": "A1", "status": "BOOKED"}, {"seat_code": "A2", "status": "BOOKED"}]
+    f.bookings = {"b1": {"booking_id": "b1", "customer_id": 1, "status": "BOOKED", "payment_id": "p1"},
+                  "b2": {"booking_id": "b2", "customer_id": 2, "status": "BOOKED", "payment_id": "p2"},
+                  "b3": {"booking_id": "b3", "customer_id": 3, "status": "EXPIRED", "payment_id": None}}
+    f.payments = {"p1": {"payment_id": "p1", "booking_id": "b1", "voucher_code": VOUCHER, "discount_cents": 300,
+                         "status": "SUCCEEDED"},
+                  "p2": {"payment_id": "p2", "booking_id": "b2", "voucher_code": None, "discount_cents": 0,
+                         "status": "SUCCEEDED"},
+                  "p3": {"payment_id": "p3", "booking_id": "b3", "voucher_code": None, "discount_cents": 0,
+                         "status": "REFUNDED"}}
+    f.sessions = {f"s{i}": {"reference": f"p{i}", "status": "paid"} for i in (1, 2, 3)}
+    f.vouchers = {VOUCHER: {"code": VOUCHER, "total_limit": 1, "used_count": 1}}
+    f.redemptions = [{"voucher_code": VOUCHER, "customer_id": 1, "order_id": "p1", "status": "CONFIRMED"}]
+    f.contacts = {1, 2}
+    f.mail = [{"booking": "b1", "kind": "ticket"}, {"booking": "b2", "kind": "ticket"}]
+    return f
+
+
+def table_of(facts: Facts, expiry_plays: bool = True) -> list[str]:
+    verdict = Verdict(scope=Scope(), rest=Rest(True, 0.0), facts=facts, checks=[])
+    t = judge(verdict, capacity=2, voucher=VOUCHER, voucher_limit=1, late_journeys=[{"payment_ids": ["p3"]}],
+              steps={}, expiry_plays=expiry_plays, hold_ttl=600)
+    return [r.check for r in t.failed]
+
+
+def test_a_sold_out_sale_passes_every_row() -> None:
+    assert table_of(sold_out_facts()) == []
+    assert table_of(sold_out_facts(), expiry_plays=False) == []
+
+
+def test_each_broken_rule_fails_its_row() -> None:
+    unsold = sold_out_facts()
+    unsold.seats[1]["status"] = "AVAILABLE"
+    assert table_of(unsold) == ["seats sold = capacity"]
+
+    over_limit = sold_out_facts()
+    over_limit.vouchers[VOUCHER]["used_count"] = 2
+    assert table_of(over_limit) == ["voucher uses <= limit"]
+
+    kept_money = sold_out_facts()
+    kept_money.payments["p3"]["status"] = "SUCCEEDED"
+    assert table_of(kept_money) == ["every late payment refunded"]
+
+    lost_mail = sold_out_facts()
+    lost_mail.mail.pop()
+    assert table_of(lost_mail) == ["e-mails sent = bookings of known customers"]
+
+
+class StandInRoom:
+    """hold-service's waiting room as DESIGN.md section 3 states it, served through httpx's transport hook:
+    the queue admits a ticket on its `admit_after`-th poll; a hold needs the token the room gave."""
+
+    def __init__(self, *, routes: bool = True, admit_after: int = 2, sold_out: bool = False) -> None:
+        self.routes, self.admit_after, self.sold_out = routes, admit_after, sold_out
+        self.polls: dict[str, int] = {}
+        self.tokens: set[str] = set()
+        self.holds_seen: list[str | None] = []
+        self.configured: list[dict[str, Any]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        path, method = request.url.path, request.method
+        if path.endswith("/seats") and method == "GET":
+            return httpx.Response(200, json={"version": 1, "seats": [{"code": "A1", "status": "AVAILABLE"},
+                                                                     {"code": "A2", "status": "AVAILABLE"}]})
+        if path.endswith("/holds") and method == "POST":
+            token = request.headers.get(queue.TOKEN_HEADER)
+            self.holds_seen.append(token)
+            if token not in self.tokens:
+                return httpx.Response(403, json={"error": "ADMISSION_REQUIRED", "message": "join the queue"})
+            return httpx.Response(201, json={"holdId": "h1", "bookingId": "b1", "seats": ["A1"],
+                                             "expiresAt": "2031-01-01T00:00:00Z", "amountCents": 1200})
+        if not self.routes:
+            return httpx.Response(404, json={"error": "NOT_FOUND", "message": "Not Found"})
+        if path.endswith("/waiting-room") and method == "PUT":
+            self.configured.append(json.loads(request.content))
+            return httpx.Response(200, json={"enabled": True, "queueLength": 0})
+        if path.endswith("/queue") and method == "POST":
+            ticket = f"t{len(self.polls)}"
+            self.polls[ticket] = 0
+            return httpx.Response(202, json={"ticket": ticket, "position": 5, "soldOut": self.sold_out,
+                                             "opensAt": None})
+        if path.startswith("/queue/"):
+            ticket = path.rsplit("/", 1)[1]
+            self.polls[ticket] += 1
+            if self.polls[ticket] < self.admit_after:
+                return httpx.Response(200, json={"admitted": False, "position": 1, "estimatedWaitSeconds": 1})
+            self.tokens.add(f"adm-{ticket}")
+            return httpx.Response(200, json={"admitted": True, "admissionToken": f"adm-{ticket}",
+                                             "position": 0, "soldOut": False})
+        return httpx.Response(404, json={"error": "NOT_FOUND", "message": "Not Found"})
+
+
+def customer_in(room: StandInRoom, client: httpx.AsyncClient, waiting_room: bool = True) -> SaleCustomer:
+    platform = Platform(name="stand-in", url={"hold": "http://hold", "pay": "http://pay", "voucher": "http://v",
+                                              "sim": "http://sim"}, dsn={}, jwt_secret="x" * 32, bootstrap="",
+                        group_prefix="", mail_dir=Path("/nonexistent"))
+    sale = Sale(cfg=SaleConfig(showtimes=1, seats=2, waiting_room=waiting_room), platform=platform)
+    sale.catalogue.showtimes[42] = ["A1", "A2"]
+    sale.seats[42] = SeatCounts(available=2)
+    sale.deadline = time.monotonic() + 30
+    shop = Shop(url=platform.url, client=client, history=sale.history, jwt_secret=platform.jwt_secret, hold_ttl=30)
+    shop.wave = sale.catalogue
+    return SaleCustomer(sale, shop, 0, 7)
+
+
+async def test_a_customer_queues_then_holds_with_the_admission_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(queue, "POLL_SECONDS", (0.01, 0.01))
+    room = StandInRoom(admit_after=3)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(room)) as client:
+        await queue.open_room(client, "http://hold", {}, 42, active_limit=10)
+        c = customer_in(room, client)
+        j = c.shop.history.journey(c.id, "pays")
+        assert await c.enter(j, random.Random(1))
+        hold = await c.take_hold(j, random.Random(1))
+    assert room.configured == [{"enabled": True, "activeLimit": 10}]
+    assert hold is not None and hold["holdId"] == "h1"
+    assert room.holds_seen == ["adm-t0"] and room.polls == {"t0": 3}
+    assert [op["f"] for op in c.shop.history.ops if op["type"] == "ok"] == \
+        ["queue_join", "queue_poll", "queue_poll", "queue_poll", "seat_map", "hold"]
+
+
+async def test_without_a_room_no_token_is_sent_and_a_missing_room_stops_the_demo() -> None:
+    room = StandInRoom(routes=False)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(room)) as client:
+        with pytest.raises(queue.RoomMissing):
+            await queue.open_room(client, "http://hold", {}, 42, active_limit=10)
+        c = customer_in(room, client, waiting_room=False)
+        j = c.shop.history.journey(c.id, "pays")
+        assert await c.enter(j, random.Random(1))
+        assert await c.take_hold(j, random.Random(1)) is None  # the stand-in wants a token; none was sent
+    assert room.holds_seen[0] is None
+
+
+async def test_a_sold_out_room_sends_the_customer_away() -> None:
+    room = StandInRoom(sold_out=True)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(room)) as client:
+        c = customer_in(room, client)
+        j = c.shop.history.journey(c.id, "pays")
+        assert not await c.enter(j, random.Random(1))
+    assert "sold_out" in j.notes and room.holds_seen == []
