@@ -47,7 +47,9 @@ def journey(migrated_dsn: Any, kafka_bootstrap: str, redis_url: str,
     with start_stack(migrated_dsn, bootstrap=kafka_bootstrap, redis_url=redis_url, jwt_secret=env("JWT_SECRET"),
                      mail_dir=tmp_path_factory.mktemp("journey-mail"), logs=LOGS,
                      services=("smtp", "sim", "hold", "pay", "notifier")) as stack:
-        yield {"url": stack.url, "dsn": {"NOTIFIER_DATABASE_URL": stack.dsn["notifier"]},
+        yield {"url": stack.url, "dsn": {"NOTIFIER_DATABASE_URL": stack.dsn["notifier"],
+                                         "HOLD_DATABASE_URL": stack.dsn["hold"],
+                                         "PAYMENT_DATABASE_URL": stack.dsn["payment"]},
                "mail_dir": stack.mail_dir, "jwt": stack.jwt_secret}
 
 
@@ -103,6 +105,68 @@ async def test_hold_checkout_pay_then_ticket_email_and_points(journey: dict[str,
     payload = verify_ticket(text, key)
     assert (payload.booking_id, payload.showtime_id) == (booking, showtime)
     assert sorted(payload.seats) == ["F5", "F6"]
+
+
+async def test_one_request_id_follows_a_booking_through_every_service(journey: dict[str, Any]) -> None:
+    """The X-Request-ID of the request that caused an event is the event's `x-request-id` header, and the
+    consumers carry it on: hold -> SeatsHeld; the gateway's callback -> PaymentSucceeded -> BookingConfirmed
+    (written by hold-service's SQL, from the event's id) -> the notifier's log lines; cancel -> SeatsReleased."""
+    url, dsn, secret = journey["url"], journey["dsn"], journey["jwt"]
+    showtime, customer = 10**9 + uuid.uuid4().int % 10**9, 10**11 + uuid.uuid4().int % 10**11
+    await upsert_all(dsn["NOTIFIER_DATABASE_URL"], [Contact(customer, f"r{customer}@example.com", "Traced")])
+    rid = {step: f"e2e-{step}-{uuid.uuid4().hex[:12]}" for step in ("hold", "checkout", "cancel-hold", "cancel")}
+    async with httpx.AsyncClient(timeout=30) as c:
+        r = await c.post(f"{url['hold']}/admin/showtimes", headers=_auth(secret, 1, "admin"), json={
+            "showtimeId": showtime, "title": "Traced", "startsAt": "2031-01-01T20:00:00Z",
+            "priceCents": 900, "rows": {"G": 4}})
+        assert r.status_code == 201, r.text
+        r = await c.post(f"{url['hold']}/showtimes/{showtime}/holds", json={"seats": ["G1"]},
+                         headers={**_auth(secret, customer), "X-Request-ID": rid["hold"]})
+        assert r.status_code == 201 and r.headers["X-Request-ID"] == rid["hold"], r.text
+        hold = r.json()
+        r = await c.post(f"{url['pay']}/holds/{hold['holdId']}/checkout", json={},
+                         headers={**_auth(secret, customer), "Idempotency-Key": uuid.uuid4().hex,
+                                  "X-Request-ID": rid["checkout"]})
+        assert r.status_code == 201, r.text
+        session_id = urlsplit(r.json()["redirectUrl"]).path.rstrip("/").rsplit("/", 1)[-1]
+        r = await c.post(f"{url['sim']}/sim/sessions/{session_id}/pay",
+                         json={"outcome": "succeeded", "delivery": "normal"})
+        assert r.status_code == 200, r.text
+        r = await c.post(f"{url['hold']}/showtimes/{showtime}/holds", json={"seats": ["G3"]},
+                         headers={**_auth(secret, customer), "X-Request-ID": rid["cancel-hold"]})
+        assert r.status_code == 201, r.text
+        other = r.json()
+        r = await c.delete(f"{url['hold']}/holds/{other['holdId']}",
+                           headers={**_auth(secret, customer), "X-Request-ID": rid["cancel"]})
+        assert r.status_code == 204, r.text
+    booking = hold["bookingId"]
+    await eventually(lambda: _sent(dsn["NOTIFIER_DATABASE_URL"], journey["mail_dir"], booking), timeout=90)
+
+    held = await _request_ids(dsn["HOLD_DATABASE_URL"], booking)
+    paid = await _request_ids(dsn["PAYMENT_DATABASE_URL"], booking)
+    assert held["SeatsHeld"] == [rid["hold"]]
+    [callback] = paid["PaymentSucceeded"]  # the gateway's callback request's id (the gateway sent none)
+    assert callback and held["BookingConfirmed"] == [callback]
+    released = await _request_ids(dsn["HOLD_DATABASE_URL"], other["bookingId"])
+    assert released == {"SeatsHeld": [rid["cancel-hold"]], "SeatsReleased": [rid["cancel"]]}
+    notifier_log = (LOGS / "notifier-worker.log").read_text()
+    assert any(callback in line and "BookingConfirmed" in line for line in notifier_log.splitlines())
+
+
+async def _request_ids(dsn: str, booking: str) -> dict[str, list[str | None]]:
+    """type -> the x-request-id header of each of the booking's outbox rows, in order."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        rows = await conn.fetch(
+            "SELECT convert_from(payload, 'UTF8')::jsonb->>'type' AS type,"
+            " (SELECT h->>1 FROM jsonb_array_elements(headers) h WHERE h->>0 = 'x-request-id') AS rid"
+            " FROM outbox WHERE convert_from(payload, 'UTF8')::jsonb->>'bookingId' = $1 ORDER BY id", booking)
+    finally:
+        await conn.close()
+    found: dict[str, list[str | None]] = {}
+    for row in rows:
+        found.setdefault(row["type"], []).append(row["rid"])
+    return found
 
 
 async def _sent(dsn: str, mail_dir: Path, booking: str) -> bool:

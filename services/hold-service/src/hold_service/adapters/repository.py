@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
-from ticketing import outbox
+from ticketing import outbox, request_id
 from ticketing.db import Queries, sql_dir
 from ticketing.unit_of_work import Conn, PostgresUnitOfWork
 
@@ -50,7 +50,8 @@ async def take(conn: Conn, request: TakeSeats) -> Verdict:
     """One hold, one statement (sql take_seats); raises TooManySeatsHeld when the cap refuses at COMMIT."""
     try:
         row = await conn.fetchrow(Q.take_seats, request.showtime_id, request.seats, request.hold_id,
-                                  request.customer_id, request.ttl_seconds, request.booking_id, request.cap)
+                                  request.customer_id, request.ttl_seconds, request.booking_id, request.cap,
+                                  request.request_id)
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
@@ -68,7 +69,8 @@ async def take_together(conn: Conn, showtime_id: int, requests: list[TakeSeats])
         rows = await conn.fetch(
             Q.take_seats_together, showtime_id, first.ttl_seconds, first.cap, [r.hold_id for r in requests],
             [r.customer_id for r in requests], [r.booking_id for r in requests],
-            [n for n, r in enumerate(requests, 1) for _ in r.seats], [s for r in requests for s in r.seats])
+            [n for n, r in enumerate(requests, 1) for _ in r.seats], [s for r in requests for s in r.seats],
+            [r.request_id for r in requests])
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
@@ -98,7 +100,13 @@ class PgHoldRepository(HoldRepository):
         row = await self.conn.fetchrow(Q.lock_booking_by_booking_id, booking_id)
         return None if row is None else _hold(row)
 
+    async def _carry_request_id(self) -> None:
+        """The events this transaction writes in SQL carry the current request id (migration 0007)."""
+        if (rid := request_id.current()) is not None:
+            await self.conn.execute(Q.set_request_id, rid)
+
     async def release(self, hold_id: uuid.UUID, reason: str) -> Released | None:
+        await self._carry_request_id()
         return _released(hold_id, await self.conn.fetchrow(Q.release_hold, hold_id, reason))
 
     async def sweep_one(self) -> Released | None:
@@ -106,6 +114,7 @@ class PgHoldRepository(HoldRepository):
         return None if row is None else _released(row["hold_id"], row)
 
     async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
+        await self._carry_request_id()
         version: int | None = await self.conn.fetchval(Q.confirm_hold, hold_id, payment_id, paid_cents)
         return version
 

@@ -77,6 +77,7 @@ class TakeSeats:
     ttl_seconds: float
     booking_id: uuid.UUID
     cap: int  # seats the customer may hold at once on the showtime, checked at COMMIT
+    request_id: str | None = None  # the x-request-id its events carry (ticketing.request_id)
 
 
 @dataclass(frozen=True)

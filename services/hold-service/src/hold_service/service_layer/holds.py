@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from prometheus_client import Counter
+from ticketing import request_id
 
 from hold_service.domain.commands import CancelHold
 from hold_service.domain.errors import HoldError, HoldNotActive, HoldNotFound, RateLimited, SeatsUnavailable
@@ -30,7 +31,7 @@ async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:
         raise SeatsUnavailable(taken, decided_by="gate")
     request = TakeSeats(showtime_id=cmd.showtime_id, seats=seats, hold_id=cmd.hold_id, customer_id=cmd.customer_id,
                         ttl_seconds=ttl, booking_id=cmd.booking_id,
-                        cap=deps.settings.max_seats_held_per_customer_showtime)
+                        cap=deps.settings.max_seats_held_per_customer_showtime, request_id=request_id.current())
     try:
         verdict = await deps.writer.take(request)
         hold = await _earlier(request, deps) if verdict.earlier else verdict.hold(request)

@@ -12,7 +12,7 @@ SELECT $1, unnest($2::text[]);
 
 -- name: take_seats
 -- One hold in ONE statement, its own transaction ($1 showtime, $2 sorted seats, $3 hold id, $4 customer,
--- $5 TTL s, $6 booking id, $7 cap). The seats are locked in seat-code order (every path does: no
+-- $5 TTL s, $6 booking id, $7 cap, $8 the request id its events carry). The seats are locked in seat-code order (every path does: no
 -- deadlock; FOR UPDATE returns the latest committed version after a wait); then the conditional UPDATE,
 -- the source of truth: every seat must exist and be free (lazy expiry), else nothing is written
 -- (all-or-nothing). The booking's expires_at is the seats' (one clock: Postgres' now()). The expired holds
@@ -61,15 +61,17 @@ WITH showtime_row AS (
 ), released AS (
     SELECT seat_map_change('SeatsReleased', booking_id, customer_id,
                            jsonb_build_object('holdId', hold_id, 'seats', array_agg(seat_code ORDER BY seat_code),
-                                              'reason', 'EXPIRED')) AS change
+                                              'reason', 'EXPIRED')) || jsonb_build_object('requestId', $8::text)
+               AS change
     FROM locked
     WHERE status = 'HELD' AND EXISTS (SELECT 1 FROM booking_row)
     GROUP BY hold_id, booking_id, customer_id
 ), changes AS (
     SELECT append_seat_map_events($1, ARRAY(SELECT change FROM released)
-               || seat_map_change('SeatsHeld', $6, $4,
-                      jsonb_build_object('holdId', $3, 'seats', $2::text[], 'expiresAt', iso_utc(expires_at),
-                                         'amountCents', amount_cents))) AS version
+               || (seat_map_change('SeatsHeld', $6, $4,
+                       jsonb_build_object('holdId', $3, 'seats', $2::text[], 'expiresAt', iso_utc(expires_at),
+                                          'amountCents', amount_cents)) || jsonb_build_object('requestId', $8::text)))
+               AS version
     FROM booking_row
 )
 SELECT (SELECT price_cents FROM showtime_row) AS price_cents, verdict.found, verdict.taken, verdict.mine,
@@ -83,7 +85,8 @@ FROM verdict;
 -- name: take_seats_together
 -- Several holds of one showtime in ONE statement, its own transaction (the hold writer's batches; take_seats
 -- for one): $1 showtime, $2 TTL s, $3 cap; per hold, in arrival order: $4 hold ids, $5 customers, $6 booking
--- ids; per requested seat: $7 its hold's position (1-based), $8 its code. The decision of take_seats, made
+-- ids, $9 request ids (what their events carry); per requested seat: $7 its hold's position (1-based), $8 its
+-- code. The decision of take_seats, made
 -- for each hold, and conservatively: every seat exists and is free (all the batch's rows locked in seat-code
 -- order, as take_seats locks, so latest versions), the customer stays within the cap, and no seat and no
 -- customer of the hold is in an earlier hold of the batch. The holds that pass are written (bookings in
@@ -96,7 +99,8 @@ FROM verdict;
 -- wave of expired holds (a hundred holds, three hundred seats, as many SeatsReleased) those loops were
 -- 40 % of the statement, all of it with the showtime's row locked behind it (make bench-holds).
 WITH req AS (
-    SELECT * FROM unnest($4::uuid[], $5::bigint[], $6::uuid[]) WITH ORDINALITY AS r(hold_id, customer_id, booking_id, n)
+    SELECT * FROM unnest($4::uuid[], $5::bigint[], $6::uuid[], $9::text[])
+                  WITH ORDINALITY AS r(hold_id, customer_id, booking_id, request_id, n)
 ), req_seat AS (
     SELECT * FROM unnest($7::int[], $8::text[]) WITH ORDINALITY AS s(n, seat_code, i)
 ), showtime_row AS (
@@ -115,14 +119,15 @@ WITH req AS (
            l.customer_id AS was_customer
     FROM req_seat s LEFT JOIN locked l USING (seat_code)
 ), wanted AS MATERIALIZED (
-    SELECT r.n, r.hold_id, r.customer_id, r.booking_id, count(*) AS seats, array_agg(p.seat_code ORDER BY p.i) AS codes,
+    SELECT r.n, r.hold_id, r.customer_id, r.booking_id, r.request_id, count(*) AS seats,
+           array_agg(p.seat_code ORDER BY p.i) AS codes,
            bool_and(p.free AND p.first_asked) AS seats_free,
            min(r.n) OVER (PARTITION BY r.customer_id) = r.n AS first_of_customer,
            seats_held(r.customer_id, $1) AS held
     FROM req r JOIN per_seat p USING (n)
-    GROUP BY r.n, r.hold_id, r.customer_id, r.booking_id
+    GROUP BY r.n, r.hold_id, r.customer_id, r.booking_id, r.request_id
 ), ok AS MATERIALIZED (
-    SELECT n, hold_id, customer_id, booking_id, seats, codes,
+    SELECT n, hold_id, customer_id, booking_id, request_id, seats, codes,
            now() + make_interval(secs => $2) AS expires_at, (SELECT price_cents FROM showtime_row) * seats AS amount_cents
     FROM wanted
     WHERE EXISTS (SELECT 1 FROM showtime_row) AND seats_free AND first_of_customer AND held + seats <= $3
@@ -150,11 +155,12 @@ WITH req AS (
     WHERE p.was_held AND p.n = ANY((SELECT ns FROM ok_numbers)::int[])
     GROUP BY p.n, p.was_hold, p.was_booking, p.was_customer
 ), changes AS (
-    SELECT n, 1 AS step, change FROM released
+    SELECT r.n, 1 AS step, r.change || jsonb_build_object('requestId', ok.request_id) AS change
+    FROM released r, ok WHERE ok.n = r.n
     UNION ALL
     SELECT n, 2, seat_map_change('SeatsHeld', booking_id, customer_id,
                jsonb_build_object('holdId', hold_id, 'seats', codes, 'expiresAt', iso_utc(expires_at),
-                                  'amountCents', amount_cents))
+                                  'amountCents', amount_cents)) || jsonb_build_object('requestId', request_id)
     FROM ok
 ), versions AS (
     SELECT append_seat_map_events($1, array_agg(change ORDER BY n, step)) AS last FROM changes HAVING count(*) > 0
@@ -181,6 +187,10 @@ SELECT hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, expir
        CASE WHEN hold_expired(status, expires_at) THEN 'EXPIRED' ELSE status END AS status
 FROM booking WHERE booking_id = $1
 FOR UPDATE;
+
+-- name: set_request_id
+-- The request id the events of this transaction carry (append_seat_map_events; migration 0007).
+SELECT set_config('ticketing.request_id', $1, true);
 
 -- name: release_hold
 -- End a HELD hold (sql function release_hold, migration 0004): $1 hold id, $2 the reason if it has not
