@@ -29,7 +29,6 @@ async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:
     except BaseException:
         await deps.admission.release(cmd.showtime_id, seats, cmd.hold_id)
         raise
-    await deps.seat_maps.invalidate(cmd.showtime_id)
     return hold
 
 
@@ -63,4 +62,3 @@ async def cancel_hold(cmd: CancelHold, deps: Deps) -> None:
         await uow.commit()
     if released is not None:
         await deps.admission.release(hold.showtime_id, hold.seats, hold.hold_id)
-        await deps.seat_maps.invalidate(hold.showtime_id)
