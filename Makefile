@@ -6,7 +6,8 @@ PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
         lint test test-unit test-deploy images compose-up compose-down helm-lint \
-        bench bench-tools bench-outbox bench-holds bench-vouchers token
+        bench bench-tools bench-outbox bench-holds bench-vouchers token \
+        bench-seatmap browser
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -47,6 +48,9 @@ migrate-test:
 topics: ## create the Kafka topics (idempotent)
 	@.venv/bin/ticketing topics
 
+browser: ## Debian's chromium and chromium-driver for the page tests (apt, installed if missing)
+	@deploy/local/browser.sh
+
 token: ## print a dev JWT (make token SUB=7 ROLE=customer)
 	@.venv/bin/ticketing token --sub $(or $(SUB),7) --role $(or $(ROLE),customer)
 
@@ -57,7 +61,7 @@ lint: venv ## ruff, mypy (strict) and the import-linter architecture contracts
 
 # The deployment tests (images, compose, chart) run in the background beside lint and the main suite; `make
 # test` fails if either fails.
-test: infra topics migrate-test ## infra (idempotent) + lint + every test against real Kafka, Postgres, Redis
+test: infra topics migrate-test browser ## infra (idempotent) + lint + every test against real Kafka, Postgres, Redis
 	@deploy/tests/background.sh start
 	@rc=0; $(MAKE) --no-print-directory lint && $(PYTEST) -p no:cacheprovider || rc=$$?; \
 	  deploy/tests/background.sh wait || rc=1; exit $$rc
@@ -81,7 +85,7 @@ helm-lint: ## helm lint --strict with the default and the external-infrastructur
 test-unit: venv ## fast tests only (no infrastructure)
 	$(PYTEST) -m "not integration and not e2e and not reliability" -q
 
-bench: bench-outbox bench-holds bench-vouchers ## every benchmark (prints figures; not pass/fail)
+bench: bench-outbox bench-holds bench-vouchers bench-seatmap ## every benchmark (prints figures; not pass/fail)
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
 	$(PY) tests/bench/bench_outbox.py
@@ -94,3 +98,6 @@ bench-holds: infra topics migrate-test bench-tools ## hold throughput and latenc
 
 bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve throughput and p99, normal vs flash mode
 	$(PY) tests/bench/bench_vouchers.py
+
+bench-seatmap: infra topics migrate-test bench-tools ## seat map GET (full body, 304) vs bare endpoints; stream fan-out per process
+	$(PY) tests/bench/bench_seatmap.py

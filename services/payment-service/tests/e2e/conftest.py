@@ -4,7 +4,6 @@ as real processes on free ports, on the TEST database and real Kafka, with short
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -12,11 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
-from ticketing.events import BOOKING_EVENTS
 from ticketing.pytest_plugin import env
-from ticketing.testing import free_port, service_process
+from ticketing.testing import consumers_caught_up, free_port, service_process
 
 ROOT = Path(__file__).resolve().parents[4]
 LOGS = ROOT / "var" / "log" / "tests" / "e2e"
@@ -36,34 +32,6 @@ class Stack:
     pay_dsn: str
     pay_env: dict[str, str]
     jwt_secret: str
-
-
-async def _caught_up(bootstrap: str, groups: list[str], timeout: float = 180) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
-    await admin.start()
-    await consumer.start()
-    try:
-        # Not consumer.partitions_for_topic: a consumer subscribed to nothing has no metadata, gives None,
-        # and every lag below would be a vacuous 0.
-        (topic,) = await admin.describe_topics([BOOKING_EVENTS])
-        parts = [TopicPartition(BOOKING_EVENTS, p["partition"]) for p in topic["partitions"]]
-        if not parts:
-            raise RuntimeError(f"topic {BOOKING_EVENTS} has no partitions")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ends = await consumer.end_offsets(parts)
-            lags = []
-            for group in groups:
-                done = await admin.list_consumer_group_offsets(group)
-                lags.append(sum(ends[tp] - (done[tp].offset if tp in done else 0) for tp in parts))
-            if max(lags) < 20:
-                return
-            await asyncio.sleep(1)
-        raise TimeoutError(f"consumers did not catch up: lags {lags}")
-    finally:
-        await consumer.stop()
-        await admin.close()
 
 
 def _uvicorn(module: str, port: int) -> list[str]:
@@ -99,7 +67,7 @@ def stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[Stack]:  # type:
         start("pay-worker", ["-m", "payment_service.entrypoints.worker"], pay_env, None)
         # A fresh consumer group starts at the earliest offset of the shared topic: wait until both
         # consumers have caught up, or short hold TTLs would run out while they read history.
-        asyncio.run(_caught_up(kafka_bootstrap, [f"{prefix}hold-service.payments",
+        asyncio.run(consumers_caught_up(kafka_bootstrap, [f"{prefix}hold-service.payments",
                                                  f"{prefix}payment-service.booking-events"]))
         yield Stack(hold_url=urls["hold"], pay_url=urls["pay"], sim_url=urls["sim"], hold_dsn=hold_dsn,
                     pay_dsn=pay_dsn, pay_env=pay_env, jwt_secret=env("JWT_SECRET"))

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from ticketing.api.app import build_app
 from ticketing.kafka import kafka_readiness
 from ticketing.logs import configure_logging
@@ -36,5 +37,9 @@ def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
         finally:
             await service.close()
 
-    return build_app(title="payment-service", jwt_secret=settings.jwt_secret,
-                     routers=[checkout.router, callback.router], lifespan=lifespan)
+    app = build_app(title="payment-service", jwt_secret=settings.jwt_secret,
+                    routers=[checkout.router, callback.router], lifespan=lifespan)
+    if origins := [o.strip() for o in settings.cors_allowed_origins.split(",") if o.strip()]:
+        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
+                           allow_headers=["authorization", "content-type", "idempotency-key"], max_age=600)
+    return app

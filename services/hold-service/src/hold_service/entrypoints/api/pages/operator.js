@@ -1,12 +1,11 @@
 // The operator's page of one showtime: AVAILABLE / HELD / BOOKED counts and the map, live from the same
-// stream customers get, and holds, bookings and releases per minute counted from its changes (each change
-// is one hold taken, booked or released: DESIGN.md section 4) over the last minute. The counts come from
-// every version in order, so they are exact; the rates start when the page opens.
+// stream customers get, and the holds, bookings and releases of the last minute, counted from its changes
+// (each change is one hold taken, booked or released: DESIGN.md section 4). The counts come from every
+// version in order, so they are exact; the per-minute counts start when the page opens.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const WINDOW_MS = 60000;
-const opened = Date.now();
 const seen = { HELD: [], BOOKED: [], AVAILABLE: [] };  // arrival times of changes, by the status they set
 const cells = new Map();
 
@@ -43,10 +42,8 @@ function changed(map, change) {
 }
 
 function perMinute(times) {
-  const now = Date.now();
-  while (times.length && times[0] < now - WINDOW_MS) times.shift();
-  const span = Math.min(WINDOW_MS, Math.max(1000, now - opened));
-  return Math.round((times.length * WINDOW_MS) / span);
+  while (times.length && times[0] < Date.now() - WINDOW_MS) times.shift();
+  return times.length;
 }
 
 function drawRates() {

@@ -37,6 +37,12 @@ async function api(url, { method = "GET", body, headers = {} } = {}) {
   return { status: response.status, body: json, date: Date.parse(response.headers.get("date")) };
 }
 
+// The countdown runs on the server's clock: its Date header against ours. The header is whole seconds and
+// may be up to a second old, so the server's time is taken as the middle of that range.
+function clockOffset(date) {
+  return Number.isNaN(date) ? 0 : date + 1000 - Date.now();
+}
+
 function say(text) { $("message").textContent = text; }
 
 function saveHold(hold) {
@@ -118,8 +124,7 @@ async function hold() {
   const r = await api(`/showtimes/${showtimeId}/holds`, { method: "POST", body: { seats }, headers });
   if (r.status === 201) {
     state.picked.clear();
-    // The countdown runs on the server's clock: its Date header against ours (to the second).
-    saveHold({ ...r.body, status: "HELD", attempt: 0, offsetMs: Number.isNaN(r.date) ? 0 : r.date - Date.now() });
+    saveHold({ ...r.body, status: "HELD", attempt: 0, offsetMs: clockOffset(r.date) });
     say("");
   } else if (r.status === 409 && r.body && r.body.seats) {
     say(`Taken meanwhile: ${r.body.seats.join(", ")}.`);
@@ -213,7 +218,7 @@ async function resume() {  // a reload of the page: the hold kept in this browse
   const r = await api(`/holds/${state.hold.holdId}`);
   if (r.status !== 200 || r.body.status === "EXPIRED" || r.body.status === "RELEASED") return saveHold(null);
   if (r.body.status === "BOOKED") return showResult("BOOKED");
-  saveHold({ ...state.hold, offsetMs: Number.isNaN(r.date) ? 0 : r.date - Date.now() });
+  saveHold({ ...state.hold, offsetMs: clockOffset(r.date) });
   if (state.hold.paymentId) watchPayment(state.hold.paymentId);
 }
 

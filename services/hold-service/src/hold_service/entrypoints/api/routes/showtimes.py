@@ -25,6 +25,10 @@ SEAT_MAP_STREAM_PATH = "/showtimes/{showtime_id}/seats/stream"
 _SHOWTIME_PARAMETER = {"name": "showtime_id", "in": "path", "required": True,
                        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SHOWTIME_ID}}
 _IF_NONE_MATCH = {"name": "If-None-Match", "in": "header", "required": False, "schema": {"type": "string"}}
+_STREAM_EVENTS = {"text/event-stream": {"schema": {  # each event, as OpenAPI 3.2 describes Server-Sent Events
+    "type": "object", "required": ["event", "id", "data"],
+    "properties": {"event": {"type": "string", "enum": ["snapshot", "change"]}, "id": {"type": "string"},
+                   "retry": {"type": "integer"}, "data": {"type": "string"}}}}}
 
 
 @router.post("/admin/showtimes", status_code=201, response_model=ShowtimePublic, name="create_showtime")
@@ -53,7 +57,8 @@ async def seat_map(request: Request) -> Response:
 
 
 @router.get(SEAT_MAP_STREAM_PATH, response_class=EventSourceResponse, name="seat_map_stream",
-            responses={404: {}, 422: {}, 503: {}}, openapi_extra={"parameters": [_SHOWTIME_PARAMETER]})
+            responses={404: {}, 422: {}, 503: {}},
+            openapi_extra={"parameters": [_SHOWTIME_PARAMETER], "responses": {"200": {"content": _STREAM_EVENTS}}})
 async def seat_map_stream(request: Request) -> Response:
     """Public Server-Sent Events: `snapshot` (the seat map), then one `change` per version
     `{"version", "seats": [{"code", "status"}]}` in version order, and a `: heartbeat` comment every 15 s."""
