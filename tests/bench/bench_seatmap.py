@@ -10,14 +10,16 @@ second (holds and releases written by the real SQL, as other processes' holds wo
 
 Fan-out: one uvicorn process (its pid, so its RSS and CPU are read from /proc). STREAMS streams are opened
 by a lean client (raw asyncio protocols); memory per 1,000 idle streams is the RSS growth; idle CPU is read
-over a heartbeat period; then CHANGES changes are made at CHANGE_RATE/s and every stream must receive each
-version in order (gaps counted), with the delivery latency from each change's commit and the server's CPU
-per change delivered (above idle). Figures, never pass/fail; the machine is shared and noisy.
+over a heartbeat period; then changes are made for CHANGE_SECONDS at each rate of DELIVERIES, by another
+process (the Changer), and every stream must receive each version in order (gaps counted), with the delivery
+latency from each change's commit and the server's CPU per change delivered (above idle; the changes of a
+flush window go to a stream in one write). Figures, never pass/fail; the machine is shared and noisy.
 """
 
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 import random
 import re
@@ -25,6 +27,7 @@ import shutil
 import sys
 import time
 import uuid
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -41,8 +44,14 @@ from ticketing.testing import apply_migrations, free_port, service_process, shar
 MIGRATIONS = Path(__file__).resolve().parents[2] / "services/hold-service/src/hold_service/sql/migrations"
 PROBE_SECONDS, RUN_SECONDS = 4.0, 6.0
 STREAMS = [int(n) for n in os.environ.get("BENCH_STREAMS", "1000,4000").split(",")]
-CHANGES, CHANGE_RATE = int(os.environ.get("BENCH_CHANGES", "100")), float(os.environ.get("BENCH_CHANGE_RATE", "20"))
+CHANGE_RATE = 20.0  # the read path's "map changing" run
+# Fan-out: changes a second to how many streams (the bench's own client reads every stream: 4,000 streams at
+# 200 changes/s would measure the client).
+DELIVERIES = [(float(rate), int(streams)) for rate, streams in
+              (p.split("x") for p in os.environ.get("BENCH_DELIVERIES", "20x4000,200x1000").split(","))]
+CHANGE_SECONDS = 5.0
 IDLE_SECONDS = 16.0  # one heartbeat period (15 s) and a little
+# BENCH_PHASES=reads or =fanout runs one of the two.
 SERVICE_ENV = {"HOLD_DATABASE_URL": DSN, "LOG_LEVEL": "WARNING", "APP_ENV": "test", "SEAT_MAP_MAX_STREAMS": "100000"}
 APP_DIR = str(Path(__file__).parent)
 
@@ -79,6 +88,14 @@ class Changer:
         finally:
             await conn.close()
         return made
+
+
+def change_in_process(sid: int, rate: float, count: int) -> dict[int, float]:
+    """In a process of its own, off the loop that reads the streams: {version: commit time (perf_counter,
+    CLOCK_MONOTONIC, the same clock in every process)}."""
+    changer = Changer(sid)
+    asyncio.run(changer.run(rate, count=count))
+    return changer.committed
 
 
 async def measure_reads(conn: asyncpg.Connection) -> None:
@@ -161,7 +178,7 @@ class Fanout:
         self.arrivals: list[tuple[int, float]] = []
         self.target, self.reached = -1, asyncio.Event()
 
-    def progress(self, stream: _Stream) -> None:
+    def progress(self, _: _Stream | None = None) -> None:
         if self.target >= 0 and all(s.version >= self.target for s in self.streams):
             self.reached.set()
 
@@ -182,10 +199,15 @@ class Fanout:
                 raise TimeoutError("streams did not get there")
             await asyncio.sleep(0.05)
 
-    def close(self) -> None:
-        for stream in self.streams:
+    def keep(self, count: int) -> None:
+        """Close all but `count` streams."""
+        for stream in self.streams[count:]:
             if stream.transport is not None:
                 stream.transport.close()
+        del self.streams[count:]
+
+    def close(self) -> None:
+        self.keep(0)
 
 
 def rss_mb(pid: int) -> float:
@@ -218,22 +240,12 @@ async def measure_fanout(conn: asyncpg.Connection) -> None:
         await asyncio.sleep(IDLE_SECONDS)
         idle = (cpu_seconds(proc.pid) - cpu0) / (time.perf_counter() - t0)
         beats = sum(s.heartbeats for s in fan.streams) - beats0
-        changer, client0 = Changer(sid), time.process_time()
-        cpu0, t0 = cpu_seconds(proc.pid), time.perf_counter()
-        made = await changer.run(CHANGE_RATE, count=CHANGES)
-        fan.target = max(changer.committed)
-        fan.progress(fan.streams[0])
-        await asyncio.wait_for(fan.reached.wait(), 120)
-        elapsed = time.perf_counter() - t0
-        busy = cpu_seconds(proc.pid) - cpu0 - idle * elapsed
-        client = (time.process_time() - client0) / elapsed
+        lines = []
+        for rate, count in DELIVERIES:
+            fan.keep(count)
+            lines.append(await deliver(fan, proc.pid, sid, rate, idle))
         fan.close()
     await forget_events(conn, [sid])
-    hist = HdrHistogram(1, 60_000_000, 3)
-    for version, at in fan.arrivals:
-        if version in changer.committed:
-            hist.record_value(max(1, int((at - changer.committed[version]) * 1e6)))
-    deliveries = made * streams
     print(f"\n== stream fan-out: one uvicorn process, {streams} streams of one showtime")
     (_, base), *grown = rss
     for n, mb in grown:
@@ -241,22 +253,49 @@ async def measure_fanout(conn: asyncpg.Connection) -> None:
               f"(none: {base:.1f} MB)")
     print(f"  idle CPU: {idle * 100:5.2f} % of a core for {streams} streams = {idle * 100 / streams * 1000:5.3f} % "
           f"per 1,000 ({beats} heartbeats in {IDLE_SECONDS:.0f} s)")
-    print(f"  {made} changes at {CHANGE_RATE:.0f}/s -> {deliveries} deliveries in {elapsed:.1f} s: server CPU "
-          f"{busy / deliveries * 1e6:5.1f} us per change delivered ({busy / elapsed * 100:.0f} % of a core above idle; "
-          f"client {client * 100:.0f} %)")
-    print(f"  commit -> received: p50 {hist.get_value_at_percentile(50) / 1000:6.1f} ms, "
-          f"p99 {hist.get_value_at_percentile(99) / 1000:6.1f} ms, max {hist.get_max_value() / 1000:6.1f} ms; "
-          f"gaps {sum(s.gaps for s in fan.streams)}; streams that got every version "
-          f"{sum(s.version == fan.target for s in fan.streams)}/{streams}")
+    for line in lines:
+        print(line)
 
+
+async def deliver(fan: Fanout, pid: int, sid: int, rate: float, idle: float) -> str:
+    """CHANGE_SECONDS of changes at `rate`/s to every stream: server CPU per delivery, commit -> arrival."""
+    client0, count = time.process_time(), round(rate * CHANGE_SECONDS)
+    fan.arrivals.clear()
+    cpu0, t0 = cpu_seconds(pid), time.perf_counter()
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        committed = await asyncio.wrap_future(pool.submit(change_in_process, sid, rate, count))
+    made = len(committed)
+    fan.target = max(committed)
+    fan.reached.clear()
+    fan.progress()
+    await asyncio.wait_for(fan.reached.wait(), 120)
+    elapsed = time.perf_counter() - t0
+    busy = cpu_seconds(pid) - cpu0 - idle * elapsed
+    client = (time.process_time() - client0) / elapsed
+    hist = HdrHistogram(1, 60_000_000, 3)
+    for version, at in fan.arrivals:
+        if version in committed:
+            hist.record_value(max(1, int((at - committed[version]) * 1e6)))
+    streams = len(fan.streams)
+    deliveries = made * streams
+    return (f"  {made} changes at {rate:.0f}/s -> {deliveries} deliveries in {elapsed:.1f} s: server CPU "
+            f"{busy / deliveries * 1e6:5.1f} us per change delivered ({busy / elapsed * 100:.0f} % of a core above "
+            f"idle; client {client * 100:.0f} %)\n"
+            f"      commit -> received: p50 {hist.get_value_at_percentile(50) / 1000:6.1f} ms, "
+            f"p99 {hist.get_value_at_percentile(99) / 1000:6.1f} ms, max {hist.get_max_value() / 1000:6.1f} ms; "
+            f"gaps {sum(s.gaps for s in fan.streams)}; streams with every version "
+            f"{sum(s.version == fan.target for s in fan.streams)}/{streams}")
 
 async def main() -> None:
     apply_migrations(DSN, shared_migrations(), MIGRATIONS)
     conn = await asyncpg.connect(DSN)
     client = "wrk" if shutil.which("wrk") else "no wrk: make bench-tools"
     print(f"machine: {os.cpu_count()} cores; capacity: {client}; one 300-seat showtime per phase")
-    await measure_reads(conn)
-    await measure_fanout(conn)
+    phases = os.environ.get("BENCH_PHASES", "reads,fanout").split(",")
+    if "reads" in phases:
+        await measure_reads(conn)
+    if "fanout" in phases:
+        await measure_fanout(conn)
     await conn.close()
     print("\ntargets: full body and 304 >= 0.8 of bare; p99 < 50 ms at 70 %; memory and CPU per 1,000 streams small")
 

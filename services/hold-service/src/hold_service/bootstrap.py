@@ -68,7 +68,8 @@ async def bootstrap(settings: HoldSettings) -> Service:
                              missing_seconds=settings.seat_map_missing_seconds,
                              stale_seconds=settings.seat_map_stale_seconds,
                              stream_buffer_bytes=settings.seat_map_stream_buffer_bytes,
-                             max_streams=settings.seat_map_max_streams)
+                             max_streams=settings.seat_map_max_streams,
+                             flush_seconds=settings.seat_map_stream_flush_seconds)
     deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool),
                 writer=PostgresHoldWriter(pool, batched=settings.seat_gate_enabled), admission=admission,
                 seat_maps=seat_maps)

@@ -34,6 +34,7 @@ class HoldSettings(ServiceSettings):
     seat_map_stream_buffer_bytes: int = Field(default=256 * 1024, ge=4096)  # a stream further behind is dropped
     seat_map_stream_send_timeout_seconds: float = Field(default=30.0, gt=0)  # a write stuck this long is dropped
     seat_map_heartbeat_seconds: float = Field(default=15.0, gt=0)
+    seat_map_stream_flush_seconds: float = Field(default=0.1, ge=0)  # changes this close go to a stream in one write
     seat_map_max_streams: int = Field(default=20000, ge=1)  # per process; past it a new stream gets 503
     # The customer page's checkout: payment-service's public base URL ("" = the page's own origin, behind an
     # ingress that routes /holds/{id}/checkout there); payment-service must allow the page's origin (CORS).

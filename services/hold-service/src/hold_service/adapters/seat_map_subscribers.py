@@ -50,7 +50,8 @@ class Subscriber(SeatMapSubscription):
         self.sending_since = 0.0  # loop time a write began; 0: not writing
         self.task = asyncio.current_task()  # the request's task: cancelled to end a write that hangs
 
-    def push(self, frame: bytes) -> None:
+    def push(self, frame: bytes, wake: bool = True) -> None:
+        """`wake=False`: queued only, sent at the next `wake()` (changes that come close together go in one write)."""
         if self.closed:
             return
         self.size += len(frame)
@@ -58,7 +59,8 @@ class Subscriber(SeatMapSubscription):
             self.close("slow")
             return
         self.frames.append(frame)
-        self._wake()
+        if wake:
+            self.wake()
 
     async def next(self) -> bytes | None:
         while not self.frames and not self.closed:
@@ -92,9 +94,9 @@ class Subscriber(SeatMapSubscription):
         if self.sending_since and reason != "gone" and self.task is not None:
             self.task.cancel()
         else:
-            self._wake()
+            self.wake()
 
-    def _wake(self) -> None:
+    def wake(self) -> None:
         waiter = self.waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)

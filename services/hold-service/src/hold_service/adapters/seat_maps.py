@@ -37,10 +37,16 @@ class FeedDown(ConnectionError):
 
 
 class _Live:
-    __slots__ = ("_view", "map", "subscribers")
+    __slots__ = ("_view", "flush", "map", "subscribers")
 
     def __init__(self, seat_map: SeatMap) -> None:
         self.map, self.subscribers, self._view = seat_map, set[Subscriber](), SeatMapView(-1, b"")
+        self.flush: asyncio.TimerHandle | None = None  # the wake-up of its streams, once per flush window
+
+    def wake_streams(self) -> None:
+        self.flush = None
+        for subscriber in list(self.subscribers):
+            subscriber.wake()
 
     def view(self) -> SeatMapView:
         if self._view.version != self.map.version:
@@ -55,10 +61,10 @@ def _retrieved(task: asyncio.Task[_Live | None]) -> None:
 
 class LiveSeatMaps(SeatMaps):
     def __init__(self, source: SeatMapSource, *, capacity: int, missing_seconds: float, stale_seconds: float,
-                 stream_buffer_bytes: int, max_streams: int) -> None:
+                 stream_buffer_bytes: int, max_streams: int, flush_seconds: float = 0.0) -> None:
         self.source, self.capacity, self.max_streams = source, capacity, max_streams
         self.missing_seconds, self.stale_seconds = missing_seconds, stale_seconds
-        self.buffer_bytes = stream_buffer_bytes
+        self.buffer_bytes, self.flush_seconds = stream_buffer_bytes, flush_seconds
         self.maps: OrderedDict[int, _Live] = OrderedDict()  # least recently read first
         self.loads: dict[int, tuple[asyncio.Task[_Live | None], list[SeatChange]]] = {}
         self.missing: dict[int, float] = {}  # showtime -> loop time until which it is known not to exist
@@ -101,9 +107,13 @@ class LiveSeatMaps(SeatMaps):
             return
         step = live.map.apply(change)
         if step is Step.APPLIED and live.subscribers:
+            # Framed once for every stream, sent at the end of the flush window: the changes of a window go in
+            # one write per stream (a write, not a change, is what a delivery costs).
             frame = change_frame(change)
             for subscriber in list(live.subscribers):
-                subscriber.push(frame)
+                subscriber.push(frame, wake=False)
+            if live.flush is None:
+                live.flush = asyncio.get_running_loop().call_later(self.flush_seconds, live.wake_streams)
         elif step is Step.GAP:
             log_action(logger, "seatmap.gap", level=logging.WARNING, showtime_id=change.showtime_id,
                        version=live.map.version, received=change.version)

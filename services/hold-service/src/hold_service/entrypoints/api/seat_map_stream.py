@@ -54,10 +54,11 @@ class SeatMapStream(Response):
         watcher = asyncio.ensure_future(_until_gone(receive, sub))
         try:
             await self._write(send, {"type": "http.response.start", "status": 200, "headers": HEADERS})
-            frames: bytes | None = snapshot_frame(sub.snapshot)
-            while frames is not None:
-                await self._write(send, {"type": "http.response.body", "body": frames, "more_body": True})
-                frames = await sub.next()
+            # Not kept in a local while the stream waits: an idle stream would hold its snapshot (~10 KB).
+            await self._write(send, _chunk(snapshot_frame(sub.snapshot)))
+            while (frames := await sub.next()) is not None:
+                await self._write(send, _chunk(frames))
+                del frames
             if sub.closed not in ("gone", "shutdown"):
                 log_action(logger, "seatmap.stream_ended", reason=sub.closed, showtime_id=self.showtime_id)
             last = send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -78,6 +79,10 @@ class SeatMapStream(Response):
             await send(message)
         finally:
             self.subscription.sending(False)
+
+
+def _chunk(frames: bytes) -> Message:
+    return {"type": "http.response.body", "body": frames, "more_body": True}
 
 
 async def _until_gone(receive: Receive, sub: SeatMapSubscription) -> None:
