@@ -290,14 +290,16 @@ async def main() -> None:
     apply_migrations(DSN, shared_migrations(), MIGRATIONS)
     conn = await asyncpg.connect(DSN)
     client = "wrk" if shutil.which("wrk") else "no wrk: make bench-tools"
-    print(f"machine: {os.cpu_count()} cores; capacity: {client}; one 300-seat showtime per phase")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start (others' work "
+          f"included); capacity: {client}; one 300-seat showtime per phase")
     phases = os.environ.get("BENCH_PHASES", "reads,fanout").split(",")
     if "reads" in phases:
         await measure_reads(conn)
     if "fanout" in phases:
         await measure_fanout(conn)
     await conn.close()
-    print("\ntargets: full body and 304 >= 0.8 of bare; p99 < 50 ms at 70 %; memory and CPU per 1,000 streams small")
+    print(f"\ntargets: full body and 304 >= 0.8 of bare; p99 < 50 ms at 70 %; memory and CPU per 1,000 streams "
+          f"small (load average at the end {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":

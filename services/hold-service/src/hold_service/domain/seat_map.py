@@ -51,9 +51,3 @@ class SeatMap:
             self.seats[code] = change.status
         self.version = change.version
         return Step.APPLIED
-
-    def counts(self) -> dict[str, int]:
-        counted = dict.fromkeys(sorted(SEAT_STATUSES), 0)
-        for status in self.seats.values():
-            counted[status] += 1
-        return counted
