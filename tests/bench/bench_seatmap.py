@@ -176,11 +176,20 @@ class Fanout:
     def __init__(self) -> None:
         self.streams: list[_Stream] = []
         self.arrivals: list[tuple[int, float]] = []
-        self.target, self.reached = -1, asyncio.Event()
+        self.target, self.at_target, self.reached = -1, set[int](), asyncio.Event()
 
-    def progress(self, _: _Stream | None = None) -> None:
-        if self.target >= 0 and all(s.version >= self.target for s in self.streams):
+    def aim(self, version: int) -> None:
+        """Wait for every stream to reach `version` (-1: for nothing)."""
+        self.target, self.reached = version, asyncio.Event()
+        self.at_target = {id(s) for s in self.streams if version >= 0 and s.version >= version}
+        if version >= 0 and len(self.at_target) == len(self.streams):
             self.reached.set()
+
+    def progress(self, stream: _Stream) -> None:
+        if self.target >= 0 and stream.version >= self.target:
+            self.at_target.add(id(stream))
+            if len(self.at_target) == len(self.streams):
+                self.reached.set()
 
     async def open(self, port: int, path: str, count: int) -> None:
         loop, request = asyncio.get_running_loop(), get(path)
@@ -261,13 +270,12 @@ async def deliver(fan: Fanout, pid: int, sid: int, rate: float, idle: float) -> 
     """CHANGE_SECONDS of changes at `rate`/s to every stream: server CPU per delivery, commit -> arrival."""
     client0, count = time.process_time(), round(rate * CHANGE_SECONDS)
     fan.arrivals.clear()
+    fan.aim(-1)
     cpu0, t0 = cpu_seconds(pid), time.perf_counter()
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         committed = await asyncio.wrap_future(pool.submit(change_in_process, sid, rate, count))
     made = len(committed)
-    fan.target = max(committed)
-    fan.reached.clear()
-    fan.progress()
+    fan.aim(max(committed))
     await asyncio.wait_for(fan.reached.wait(), 120)
     elapsed = time.perf_counter() - t0
     busy = cpu_seconds(pid) - cpu0 - idle * elapsed

@@ -78,6 +78,7 @@ async def test_two_customers_hold_pay_and_see_each_other_live(browser, page_stac
     await expect(operator.locator("#count-HELD")).to_have_text("2")
     await expect(operator.locator("#holds-per-minute")).not_to_have_text("0")
     await first.screenshot(path=str(screenshots / "seat-map-held.png"), full_page=True)
+    await second.screenshot(path=str(screenshots / "seat-map-held-by-another.png"), full_page=True)
 
     async with first.expect_popup() as popup:
         await first.click("#checkout")
