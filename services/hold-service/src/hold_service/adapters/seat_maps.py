@@ -24,9 +24,10 @@ from collections import OrderedDict
 from ticketing.logs import log_action
 from ticketing.transient import TRANSIENT_ERRORS
 
-from hold_service.adapters.seat_map_source import SeatMapSource, seat_map_body
-from hold_service.adapters.seat_map_subscribers import HEARTBEAT, Subscriber, change_frame
-from hold_service.domain.seat_map import SeatChange, SeatMap, Step
+from hold_service.adapters.seat_map_live import LiveMap
+from hold_service.adapters.seat_map_source import SeatMapSource
+from hold_service.adapters.seat_map_subscribers import Subscriber
+from hold_service.domain.seat_map import SeatChange, Step
 from hold_service.service_layer.ports import SeatMaps, SeatMapView
 
 logger = logging.getLogger(__name__)
@@ -36,25 +37,7 @@ class FeedDown(ConnectionError):
     """This process does not receive the seat changes now (answered 503, like any dependency down)."""
 
 
-class _Live:
-    __slots__ = ("_view", "flush", "map", "subscribers")
-
-    def __init__(self, seat_map: SeatMap) -> None:
-        self.map, self.subscribers, self._view = seat_map, set[Subscriber](), SeatMapView(-1, b"")
-        self.flush: asyncio.TimerHandle | None = None  # the wake-up of its streams, once per flush window
-
-    def wake_streams(self) -> None:
-        self.flush = None
-        for subscriber in list(self.subscribers):
-            subscriber.wake()
-
-    def view(self) -> SeatMapView:
-        if self._view.version != self.map.version:
-            self._view = SeatMapView(self.map.version, seat_map_body(self.map))
-        return self._view
-
-
-def _retrieved(task: asyncio.Task[_Live | None]) -> None:
+def _retrieved(task: asyncio.Task[LiveMap | None]) -> None:
     if not task.cancelled():
         task.exception()
 
@@ -65,8 +48,8 @@ class LiveSeatMaps(SeatMaps):
         self.source, self.capacity, self.max_streams = source, capacity, max_streams
         self.missing_seconds, self.stale_seconds = missing_seconds, stale_seconds
         self.buffer_bytes, self.flush_seconds = stream_buffer_bytes, flush_seconds
-        self.maps: OrderedDict[int, _Live] = OrderedDict()  # least recently read first
-        self.loads: dict[int, tuple[asyncio.Task[_Live | None], list[SeatChange]]] = {}
+        self.maps: OrderedDict[int, LiveMap] = OrderedDict()  # least recently read first
+        self.loads: dict[int, tuple[asyncio.Task[LiveMap | None], list[SeatChange]]] = {}
         self.missing: dict[int, float] = {}  # showtime -> loop time until which it is known not to exist
         self.listening, self.lost_at, self.generation, self.streams = False, 0.0, 0, 0
 
@@ -106,14 +89,8 @@ class LiveSeatMaps(SeatMaps):
         if live is None:
             return
         step = live.map.apply(change)
-        if step is Step.APPLIED and live.subscribers:
-            # Framed once for every stream, sent at the end of the flush window: the changes of a window go in
-            # one write per stream (a write, not a change, is what a delivery costs).
-            frame = change_frame(change)
-            for subscriber in list(live.subscribers):
-                subscriber.push(frame, wake=False)
-            if live.flush is None:
-                live.flush = asyncio.get_running_loop().call_later(self.flush_seconds, live.wake_streams)
+        if step is Step.APPLIED:
+            live.publish(change, self.flush_seconds)
         elif step is Step.GAP:
             log_action(logger, "seatmap.gap", level=logging.WARNING, showtime_id=change.showtime_id,
                        version=live.map.version, received=change.version)
@@ -135,19 +112,14 @@ class LiveSeatMaps(SeatMaps):
         if not self.listening and now - self.lost_at >= self.stale_seconds:
             self.close_streams("reset")
         elif heartbeat:
-            for live in self.maps.values():
-                for subscriber in list(live.subscribers):
-                    if subscriber.stuck(now, send_timeout):
-                        subscriber.close("stuck")
-                    elif not subscriber.frames:
-                        subscriber.push(HEARTBEAT)
+            for live in list(self.maps.values()):
+                live.heartbeat(now, send_timeout)
 
     def close_streams(self, reason: str) -> None:
         for live in list(self.maps.values()):
-            for subscriber in list(live.subscribers):
-                subscriber.close(reason)
+            live.close_streams(reason)
 
-    async def _load(self, showtime_id: int) -> _Live | None:
+    async def _load(self, showtime_id: int) -> LiveMap | None:
         if self.missing.get(showtime_id, 0.0) > self._now():
             return None
         if (load := self.loads.get(showtime_id)) is None:
@@ -156,7 +128,7 @@ class LiveSeatMaps(SeatMaps):
             self.loads[showtime_id] = load  # changes from now on are kept for it
         return await asyncio.shield(load[0])  # a reader that gives up does not cancel the others' load
 
-    async def _load_now(self, showtime_id: int) -> _Live | None:
+    async def _load_now(self, showtime_id: int) -> LiveMap | None:
         generation = self.generation
         try:
             seat_map = await self.source.load(showtime_id)
@@ -167,14 +139,14 @@ class LiveSeatMaps(SeatMaps):
             return None
         for change in sorted(arrived, key=lambda c: c.version):
             if seat_map.apply(change) is Step.GAP:  # a change was missed: serve the snapshot, keep nothing
-                return _Live(seat_map)
-        live = _Live(seat_map)
+                return LiveMap(seat_map)
+        live = LiveMap(seat_map)
         if generation == self.generation:  # else it may predate the feed's LISTEN: not followed, not kept
             self._forget(showtime_id, "reset")
             self._keep(showtime_id, live)
         return live
 
-    def _keep(self, showtime_id: int, live: _Live) -> None:
+    def _keep(self, showtime_id: int, live: LiveMap) -> None:
         self.maps[showtime_id] = live
         for old_id in list(self.maps):
             if len(self.maps) <= self.capacity:
@@ -183,9 +155,8 @@ class LiveSeatMaps(SeatMaps):
                 del self.maps[old_id]
 
     def _forget(self, showtime_id: int, reason: str) -> None:
-        live = self.maps.pop(showtime_id, None)
-        for subscriber in list(live.subscribers if live else ()):
-            subscriber.close(reason)
+        if (live := self.maps.pop(showtime_id, None)) is not None:
+            live.close_streams(reason)
 
     def _closed(self, subscriber: Subscriber) -> None:
         live = self.maps.get(subscriber.showtime_id)
