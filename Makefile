@@ -7,7 +7,8 @@ PYTEST := .venv/bin/pytest
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
         lint test test-unit test-deploy images compose-up compose-down helm-lint \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-tracing bench-selloff \
-        bench-limits bench-report limit-tools demo token contract-tools
+        bench-limits bench-report limit-tools demo token contract-tools \
+        bench-seatmap browser
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -48,6 +49,9 @@ migrate-test:
 topics: ## create the Kafka topics (idempotent)
 	@.venv/bin/ticketing topics
 
+browser: ## Debian's chromium and chromium-driver for the page tests (apt, installed if missing)
+	@deploy/local/browser.sh
+
 token: ## print a dev JWT (make token SUB=7 ROLE=customer)
 	@.venv/bin/ticketing token --sub $(or $(SUB),7) --role $(or $(ROLE),customer)
 
@@ -58,7 +62,7 @@ lint: venv ## ruff, mypy (strict) and the import-linter architecture contracts
 
 # The deployment tests (images, compose, chart) run in the background beside lint and the main suite; `make
 # test` fails if either fails.
-test: infra topics migrate-test contract-tools ## infra (idempotent) + lint + every test against real Kafka, Postgres, Redis
+test: infra topics migrate-test contract-tools browser ## infra (idempotent) + lint + every test against real Kafka, Postgres, Redis
 	@deploy/tests/background.sh start
 	@rc=0; $(MAKE) --no-print-directory lint && $(PYTEST) -p no:cacheprovider || rc=$$?; \
 	  deploy/tests/background.sh wait || rc=1; exit $$rc
@@ -95,7 +99,7 @@ demo: venv ## a flash sale with a live dashboard and a checked table (after make
 bench: ## every benchmark and the report against the physical limits (var/bench/; not pass/fail)
 	@rm -f var/bench/*.json
 	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit \
-	  bench-tracing bench-selloff
+	  bench-tracing bench-selloff bench-seatmap
 	@$(MAKE) --no-print-directory bench-report
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
@@ -128,3 +132,6 @@ bench-report: venv ## var/bench/report.json, report.md and plots from the figure
 limit-tools: ## redis-benchmark (redis-tools) and pgbench (Debian ships it in postgresql-15, which make infra installs)
 	@command -v redis-benchmark >/dev/null && command -v pgbench >/dev/null || { apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-tools postgresql; }
+
+bench-seatmap: infra topics migrate-test bench-tools ## seat map GET (full body, 304) vs bare endpoints; stream fan-out per process
+	$(PY) tests/bench/bench_seatmap.py

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+import orjson
 from hold_service.config import HoldSettings
 from hold_service.domain.errors import TooManySeatsHeld
 from hold_service.domain.model import Hold, TakeSeats, Verdict
@@ -29,7 +30,10 @@ from hold_service.service_layer.ports import (
     IdempotencyRepository,
     Released,
     SeatMaps,
+    SeatMapSubscription,
+    SeatMapView,
 )
+from hold_service.service_layer.showtimes import seat_map
 from ticketing.events import booking_event
 from ticketing.in_memory import Clock, MemoryDb, MemoryTransaction, MemoryUnitOfWork, MemoryWorld
 
@@ -277,27 +281,26 @@ class FakeAdmission(Admission):
 
 
 class FakeSeatMaps(SeatMaps):
-    """Built from the committed rows and cached until invalidated (the real cache also expires after a
-    moment: this one is stricter, so a missing invalidation shows in a unit test)."""
+    """The committed rows as the map, statuses as recorded (a lapsed hold stays HELD until its release is
+    written), at once: the real maps follow the changes a few milliseconds after COMMIT. No streams here
+    (subscribe raises as the real one does without its feed); the stream tests run the real process."""
 
     def __init__(self, db: MemoryDb) -> None:
         self.db = db
-        self._cache: dict[int, dict[str, Any]] = {}
 
-    async def get(self, showtime_id: int) -> dict[str, Any] | None:
-        if showtime_id not in self._cache:
-            tx = self.db.begin()
-            showtime = tx["showtimes"].get(showtime_id)
-            if showtime is None:
-                return None
-            seats = sorted(((code, s) for (sid, code), s in tx["seats"].items() if sid == showtime_id),
-                           key=lambda cs: _hall_order(cs[0]))
-            self._cache[showtime_id] = {"showtimeId": showtime_id, "version": showtime.version, "seats": [
-                {"code": code, "status": "AVAILABLE" if seat_is_free(s, tx.now) else s.status} for code, s in seats]}
-        return self._cache[showtime_id]
+    async def get(self, showtime_id: int) -> SeatMapView | None:
+        tx = self.db.begin()
+        showtime = tx["showtimes"].get(showtime_id)
+        if showtime is None:
+            return None
+        seats = sorted(((code, s) for (sid, code), s in tx["seats"].items() if sid == showtime_id),
+                       key=lambda cs: _hall_order(cs[0]))
+        body = {"showtimeId": showtime_id, "version": showtime.version,
+                "seats": [{"code": code, "status": s.status} for code, s in seats]}
+        return SeatMapView(showtime.version, orjson.dumps(body))
 
-    async def invalidate(self, showtime_id: int) -> None:
-        self._cache.pop(showtime_id, None)
+    async def subscribe(self, showtime_id: int) -> SeatMapSubscription | None:
+        raise ConnectionError("the fakes keep no seat-map streams")
 
 
 def _hall_order(code: str) -> tuple[int, str, int]:
@@ -321,8 +324,12 @@ class FakeWorld(MemoryWorld):
         """Committed holds, status as stored."""
         return self.db.committed("bookings")
 
+    async def seat_map(self, showtime_id: int) -> dict[str, Any]:
+        """The public seat map (service_layer.showtimes.seat_map) as its JSON body reads."""
+        return dict(orjson.loads((await seat_map(showtime_id, self.deps)).body))
+
     def seats(self, showtime_id: int) -> dict[str, str]:
-        """Committed seat statuses with lazy expiry applied (as the seat map query reads them)."""
+        """Committed seat statuses with lazy expiry applied (as a hold request finds them)."""
         now = self.clock.now()
         return {code: "AVAILABLE" if seat_is_free(s, now) else s.status
                 for (sid, code), s in self.db.tables["seats"].items() if sid == showtime_id}

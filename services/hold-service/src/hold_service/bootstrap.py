@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 
 import asyncpg
 import redis.asyncio as aioredis
@@ -13,7 +14,9 @@ from hold_service.adapters.rate_limit import RedisRateLimiter
 from hold_service.adapters.redis_guard import RedisGuard, redis_client
 from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate
-from hold_service.adapters.seat_maps import CachedSeatMaps
+from hold_service.adapters.seat_map_feed import PgSeatMapFeed, maintain
+from hold_service.adapters.seat_map_source import PgSeatMapSource
+from hold_service.adapters.seat_maps import LiveSeatMaps
 from hold_service.adapters.writer import PostgresHoldWriter
 from hold_service.config import HoldSettings
 from hold_service.service_layer.ports import Admission, Deps
@@ -26,8 +29,26 @@ class Service:
     deps: Deps
     pool: asyncpg.Pool
     redis: aioredis.Redis
+    seat_maps: LiveSeatMaps
+    seat_map_feed: PgSeatMapFeed
+    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    async def follow_seat_changes(self, wait_seconds: float = 5.0) -> None:
+        """API processes: the seat-map feed (one LISTEN) and the maps' clock run until close(). Waits for the
+        first LISTEN (streams are refused without it); Postgres down at startup: the feed keeps trying."""
+        settings = self.deps.settings
+        self._tasks += [asyncio.create_task(self.seat_map_feed.run(self._stop)),
+                        asyncio.create_task(maintain(self.seat_maps, self._stop, settings.seat_map_heartbeat_seconds,
+                                                     settings.seat_map_stream_send_timeout_seconds))]
+        try:
+            await asyncio.wait_for(self.seat_map_feed.listening.wait(), wait_seconds)
+        except TimeoutError:
+            pass
 
     async def close(self) -> None:
+        self._stop.set()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.redis.aclose()
         await self.pool.close()
 
@@ -43,7 +64,14 @@ async def bootstrap(settings: HoldSettings) -> Service:
         admission = RedisAdmission(guard, limiter, RedisSeatGate(guard))  # both in one round trip
     else:
         admission = SequentialAdmission(limiter, SeatGate())
+    seat_maps = LiveSeatMaps(PgSeatMapSource(pool), capacity=settings.seat_map_showtimes,
+                             missing_seconds=settings.seat_map_missing_seconds,
+                             stale_seconds=settings.seat_map_stale_seconds,
+                             stream_buffer_bytes=settings.seat_map_stream_buffer_bytes,
+                             max_streams=settings.seat_map_max_streams,
+                             flush_seconds=settings.seat_map_stream_flush_seconds)
     deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool),
                 writer=PostgresHoldWriter(pool, batched=settings.seat_gate_enabled), admission=admission,
-                seat_maps=CachedSeatMaps(pool, guard, settings.seat_map_cache_seconds))
-    return Service(deps=deps, pool=pool, redis=guard.client)
+                seat_maps=seat_maps)
+    return Service(deps=deps, pool=pool, redis=guard.client, seat_maps=seat_maps,
+                   seat_map_feed=PgSeatMapFeed(settings.database_url, seat_maps))

@@ -25,7 +25,9 @@ from hold_service.adapters.rate_limit import RedisRateLimiter
 from hold_service.adapters.redis_guard import RedisGuard, redis_client
 from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.adapters.seat_gate import RedisSeatGate
-from hold_service.adapters.seat_maps import CachedSeatMaps
+from hold_service.adapters.seat_map_feed import PgSeatMapFeed
+from hold_service.adapters.seat_map_source import PgSeatMapSource
+from hold_service.adapters.seat_maps import LiveSeatMaps
 from hold_service.adapters.writer import PostgresHoldWriter
 from hold_service.bootstrap import Service
 from hold_service.config import HoldSettings
@@ -188,10 +190,18 @@ async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
                                 "ORDER BY id", str(booking_id))
         return [json.loads(r["e"]) for r in rows]
 
+    # The seat maps as an API process keeps them: loaded from Postgres, moved on by the notified changes.
+    seat_maps = LiveSeatMaps(PgSeatMapSource(pool), capacity=100, missing_seconds=0.0, stale_seconds=2.0,
+                             stream_buffer_bytes=1 << 16, max_streams=10)
+    feed, stop = PgSeatMapFeed(dsn, seat_maps), asyncio.Event()
+    following = asyncio.create_task(feed.run(stop))
     try:
+        await asyncio.wait_for(feed.listening.wait(), 10)
         yield Ports(kind, lambda: PgHoldsUnitOfWork(pool), PostgresHoldWriter(pool, batched=kind == "real"),
                     RedisAdmission(guard, RedisRateLimiter(guard, per_minute), RedisSeatGate(guard)),
-                    CachedSeatMaps(pool, guard, ttl_seconds=30), asyncio.sleep, outbox)
+                    seat_maps, asyncio.sleep, outbox)
     finally:
+        stop.set()
+        await following
         await guard.client.aclose()
         await pool.close()

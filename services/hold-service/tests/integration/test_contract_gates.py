@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import uuid
 
+import orjson
 import pytest
 import pytest_asyncio
+from ticketing.testing import eventually
 
 pytestmark = pytest.mark.integration
 PER_MINUTE = 3
@@ -61,20 +63,30 @@ async def test_the_seat_map_of_an_unknown_showtime_is_none(ports, h) -> None:
     assert await ports.seat_maps.get(h.new_id()) is None
 
 
-async def test_the_seat_map_shows_committed_seats_after_an_invalidation(ports) -> None:
+async def _seat_map(ports, sid: int, version: int) -> dict:
+    """The map once it shows `version` (the real maps follow the changes a moment after COMMIT)."""
+    async def shown() -> dict | None:
+        view = await ports.seat_maps.get(sid)
+        return None if view.version < version else orjson.loads(view.body)
+    found = await eventually(shown, timeout=10)
+    assert found["version"] == version  # no change skipped, none invented
+    return found
+
+
+async def test_the_seat_map_follows_the_committed_changes_statuses_as_recorded(ports, h) -> None:
     sid = await ports.showtime(seats=3)
-    fresh = await ports.seat_maps.get(sid)
-    assert fresh == {"showtimeId": sid, "version": 0, "seats": [
+    assert await _seat_map(ports, sid, 0) == {"showtimeId": sid, "version": 0, "seats": [
         {"code": f"A{n}", "status": "AVAILABLE"} for n in (1, 2, 3)]}
     await ports.take(sid, ["A2"], ttl=0.3)
-    await ports.seat_maps.invalidate(sid)
-    held = await ports.seat_maps.get(sid)
-    assert held["version"] == 1 and [s["status"] for s in held["seats"]] == ["AVAILABLE", "HELD", "AVAILABLE"]
+    held = await _seat_map(ports, sid, 1)
+    assert [s["status"] for s in held["seats"]] == ["AVAILABLE", "HELD", "AVAILABLE"]
     await ports.elapse(0.6)
-    await ports.seat_maps.invalidate(sid)
-    assert {s["status"] for s in (await ports.seat_maps.get(sid))["seats"]} == {"AVAILABLE"}  # lazy expiry
+    # Lapsed but not yet recorded: still HELD at version 1 (one ETag, one body; snapshot + changes = GET).
+    assert orjson.loads((await ports.seat_maps.get(sid)).body) == held
+    await ports.take(sid, ["A2"])  # the re-hold records the release (version 2), then its own hold (3)
+    assert [s["status"] for s in (await _seat_map(ports, sid, 3))["seats"]] == ["AVAILABLE", "HELD", "AVAILABLE"]
 
 
 async def test_the_seat_map_lists_seats_in_hall_order(ports) -> None:
     sid = await ports.showtime(seats=11)
-    assert [s["code"] for s in (await ports.seat_maps.get(sid))["seats"]] == [f"A{n}" for n in range(1, 12)]
+    assert [s["code"] for s in (await _seat_map(ports, sid, 0))["seats"]] == [f"A{n}" for n in range(1, 12)]

@@ -7,6 +7,7 @@ import json
 import uuid
 
 import pytest
+from ticketing.testing import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -109,8 +110,11 @@ async def test_seat_map_has_version_and_follows_changes(start, h) -> None:
         before = (await svc.client.get(url, headers=auth)).json()
         assert before["version"] == 0 and {s["status"] for s in before["seats"]} == {"AVAILABLE"}
         assert (await svc.hold(sid, ["F2"])).status_code == 201
-        after = (await svc.client.get(url, headers=auth)).json()  # the change refreshed the cache
-        assert after["version"] == 1
+
+        async def moved() -> dict:  # the change reaches the process' map as Postgres notifies it
+            after = (await svc.client.get(url, headers=auth)).json()
+            return after if after["version"] == 1 else {}
+        after = await eventually(moved, timeout=5, interval=0.02)
         assert {s["code"]: s["status"] for s in after["seats"]}["F2"] == "HELD"
 
 

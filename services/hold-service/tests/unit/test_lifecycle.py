@@ -8,7 +8,6 @@ from hold_service.domain.commands import CancelHold, ConfirmBooking
 from hold_service.domain.model import HoldSeats
 from hold_service.service_layer.holds import cancel_hold, get_hold, hold_seats
 from hold_service.service_layer.lifecycle import confirm_booking, sweep_expired
-from hold_service.service_layer.showtimes import seat_map
 
 
 async def hold(world, sid: int, customer: int, *seats: str):  # type: ignore[no-untyped-def]
@@ -29,12 +28,11 @@ async def test_the_sweeper_ends_expired_holds_only(fakes) -> None:
     old = await hold(world, sid, 7, "F1", "F2")
     world.clock.advance(30)
     live = await hold(world, sid, 8, "F3")
-    await seat_map(sid, world.deps)
     world.clock.advance(31)
     assert await sweep_expired(world.deps) == 1
     assert await sweep_expired(world.deps) == 0
     assert [(h.hold_id, h.status) for h in world.holds()] == [(old.hold_id, "EXPIRED"), (live.hold_id, "HELD")]
-    assert [s["status"] for s in (await seat_map(sid, world.deps))["seats"][:3]] == ["AVAILABLE", "AVAILABLE", "HELD"]
+    assert [s["status"] for s in (await world.seat_map(sid))["seats"][:3]] == ["AVAILABLE", "AVAILABLE", "HELD"]
     (released,) = world.events("SeatsReleased")
     assert (released.data.holdId, released.data.seats, released.data.reason) == (old.hold_id, ["F1", "F2"], "EXPIRED")
     assert (await hold(world, sid, 9, "F1")).status == "HELD"  # the gate let go of the swept seats

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from hold_service.domain.commands import CreateShowtime
 from hold_service.domain.errors import InvalidSeats, ShowtimeExists, ShowtimeNotFound
-from hold_service.service_layer.showtimes import create_showtime, seat_map
+from hold_service.service_layer.showtimes import create_showtime
 
 
 def premiere(showtime_id: int, rows: dict[str, int]) -> CreateShowtime:
@@ -18,7 +18,7 @@ def premiere(showtime_id: int, rows: dict[str, int]) -> CreateShowtime:
 async def test_a_showtime_is_created_with_every_seat_available_in_hall_order(fakes) -> None:
     world = fakes.fake_deps()
     assert await create_showtime(premiere(42, {"B": 1, "A": 10}), world.deps) == 11
-    shown = await seat_map(42, world.deps)
+    shown = await world.seat_map(42)
     assert (shown["showtimeId"], shown["version"]) == (42, 0)
     codes = [s["code"] for s in shown["seats"]]
     assert codes == [*(f"A{n}" for n in range(1, 11)), "B1"]  # A2 before A10
@@ -38,4 +38,4 @@ async def test_a_bad_layout_creates_nothing(fakes) -> None:
     with pytest.raises(InvalidSeats):
         await create_showtime(premiere(42, {"a": 2}), world.deps)
     with pytest.raises(ShowtimeNotFound):
-        await seat_map(42, world.deps)
+        await world.seat_map(42)

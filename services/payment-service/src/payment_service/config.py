@@ -34,5 +34,10 @@ class Settings(ServiceSettings):
     refund_retry_max_seconds: float = Field(default=300.0, gt=0)
     refund_alert_seconds: float = Field(default=900.0, gt=0)
 
+    # Web pages of other origins that may call this API from a browser (CORS), comma-separated: hold-service's
+    # seat-map page starts its checkout here (dev: http://127.0.0.1:8001). None by default: behind one
+    # ingress the page and this API share an origin.
+    cors_allowed_origins: str = ""
+
     def secrets(self) -> dict[str, str]:
         return {**super().secrets(), "GATEWAY_WEBHOOK_SECRET": self.gateway_webhook_secret}

@@ -59,6 +59,17 @@ async def test_quote_reasons_and_nothing_reserved(api: httpx.AsyncClient, pool: 
     assert await _reason(api, ended, buyer) == "ENDED"
 
 
+@pytest.mark.parametrize("flash", [False, True])
+async def test_a_window_to_the_ends_of_time_is_read_back_in_utc(api: httpx.AsyncClient, flash: bool) -> None:
+    """Postgres stores 0001-01-01T00:00Z as -infinity and the last microsecond of 9999 as +infinity;
+    asyncpg reads them back without a time zone (a quote and a reservation answered 500 before)."""
+    code = await create(api, flashSale=flash, startsAt="0001-01-01T00:00:00Z", endsAt="9999-12-31T23:59:59.999999Z")
+    customer = unique_customer()
+    assert await _reason(api, code, customer) is None
+    await _reserve(api, code, customer)
+    assert await _reason(api, code, customer) == "ALREADY_USED"
+
+
 async def test_a_flash_quote_answers_from_the_gate_where_loaded(api: httpx.AsyncClient, pool: asyncpg.Pool,
                                                                 redis: aioredis.Redis) -> None:
     """The gate took the last use and Postgres has not written it yet: the gate's answer (OUT_OF_STOCK),

@@ -1,48 +1,175 @@
-"""The seat map: read from Redis when cached, else from Postgres (then cached), at most `ttl` stale.
+"""The seat maps of one API process, in memory, ready to send, moved on by the seat changes.
 
-Every committed seat change drops the entry (so the next read rebuilds it); the short TTL bounds staleness
-when that drop is lost (Redis down, or a rebuild that read before the change committed). Redis down:
-every read goes to Postgres.
+A map is loaded from Postgres the first time the process is asked for it (one load per showtime at a
+time, however many ask), then only the changes move it: the feed (seat_map_feed.py) hands every change
+of every showtime, in version order per showtime, to `apply`. A read is a dict lookup and bytes built
+once per version; a stream gets each change's frame (seat_map_subscribers.py). Changes that arrive
+while a map loads are kept and applied after it, those already in its snapshot skipped.
+
+What can go wrong:
+- a gap (a version missed): the map is dropped, its streams closed (their clients reconnect to a fresh
+  snapshot) and the next read reloads it;
+- the feed is lost: changes may be missed until it is back, when every map is dropped and every stream
+  closed. Meanwhile maps are served for `stale_seconds` (the contract's staleness), then read from
+  Postgres per request; if Postgres is down too, the last map is served (no seat can change then).
+  No new stream is opened without the feed (503); open ones are closed after `stale_seconds`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import logging
+from collections import OrderedDict
 
-import asyncpg
-import orjson
-from ticketing.batching import TickBatcher
+from ticketing.logs import log_action
+from ticketing.transient import TRANSIENT_ERRORS
 
-from hold_service.adapters.redis_guard import RedisGuard
-from hold_service.adapters.repository import Q
-from hold_service.service_layer.ports import SeatMaps
+from hold_service.adapters.seat_map_live import LiveMap
+from hold_service.adapters.seat_map_source import SeatMapSource
+from hold_service.adapters.seat_map_subscribers import Subscriber
+from hold_service.domain.seat_map import SeatChange, Step
+from hold_service.service_layer.ports import SeatMaps, SeatMapView
+
+logger = logging.getLogger(__name__)
 
 
-def cache_key(showtime_id: int) -> str:
-    return f"seatmap:{{{showtime_id}}}"
+class FeedDown(ConnectionError):
+    """This process does not receive the seat changes now (answered 503, like any dependency down)."""
 
 
-class CachedSeatMaps(SeatMaps):
-    def __init__(self, pool: asyncpg.Pool, guard: RedisGuard, ttl_seconds: float) -> None:
-        self.pool, self.guard, self.ttl_ms = pool, guard, int(ttl_seconds * 1000)
-        # Holds committing together (a wave of freed seats) drop their showtime's entry with one DEL.
-        self._drops: TickBatcher[int, None, None] = TickBatcher(self._drop)
+def _retrieved(task: asyncio.Task[LiveMap | None]) -> None:
+    if not task.cancelled():
+        task.exception()
 
-    async def get(self, showtime_id: int) -> dict[str, Any] | None:
-        raw = await self.guard.call("seatmap.get", self.guard.client.get(cache_key(showtime_id)))
-        if raw is not None:
-            return dict(orjson.loads(raw))
-        async with self.pool.acquire() as conn:
-            row = await conn.fetchrow(Q.seat_map, showtime_id)
-        if row is None:
+
+class LiveSeatMaps(SeatMaps):
+    def __init__(self, source: SeatMapSource, *, capacity: int, missing_seconds: float, stale_seconds: float,
+                 stream_buffer_bytes: int, max_streams: int, flush_seconds: float = 0.0) -> None:
+        self.source, self.capacity, self.max_streams = source, capacity, max_streams
+        self.missing_seconds, self.stale_seconds = missing_seconds, stale_seconds
+        self.buffer_bytes, self.flush_seconds = stream_buffer_bytes, flush_seconds
+        self.maps: OrderedDict[int, LiveMap] = OrderedDict()  # least recently read first
+        self.loads: dict[int, tuple[asyncio.Task[LiveMap | None], list[SeatChange]]] = {}
+        self.missing: dict[int, float] = {}  # showtime -> loop time until which it is known not to exist
+        self.listening, self.lost_at, self.generation, self.streams = False, 0.0, 0, 0
+
+    async def get(self, showtime_id: int) -> SeatMapView | None:
+        live = self.maps.get(showtime_id)
+        if live is not None and (self.listening or self._now() - self.lost_at < self.stale_seconds):
+            self.maps.move_to_end(showtime_id)
+            return live.view()
+        try:
+            loaded = await self._load(showtime_id)
+        except TRANSIENT_ERRORS:
+            if live is None:
+                raise
+            return live.view()  # Postgres is down: no seat can change until it is back
+        return None if loaded is None else loaded.view()
+
+    async def subscribe(self, showtime_id: int) -> Subscriber | None:
+        if not self.listening:
+            raise FeedDown("the seat-map feed is reconnecting")
+        live = self.maps.get(showtime_id) or await self._load(showtime_id)
+        if live is None:
             return None
-        fresh = {"showtimeId": showtime_id, "version": row["version"], "seats": row["seats"]}
-        await self.guard.call("seatmap.put", self.guard.client.set(
-            cache_key(showtime_id), orjson.dumps(fresh), px=self.ttl_ms))
-        return fresh
+        if self.maps.get(showtime_id) is not live:  # not kept (a gap while loading, the feed reconnected)
+            raise FeedDown("the seat map is reloading")
+        if self.streams >= self.max_streams:
+            raise FeedDown(f"this process serves {self.streams} streams, its limit")
+        subscriber = Subscriber(showtime_id, live.view(), self.buffer_bytes, self._closed)
+        live.subscribers.add(subscriber)
+        self.streams += 1
+        return subscriber
 
-    async def invalidate(self, showtime_id: int) -> None:
-        await self._drops.add(showtime_id, None)
+    def apply(self, change: SeatChange) -> None:
+        """From the feed, in version order per showtime."""
+        if (load := self.loads.get(change.showtime_id)) is not None:
+            load[1].append(change)
+        live = self.maps.get(change.showtime_id)
+        if live is None:
+            return
+        step = live.map.apply(change)
+        if step is Step.APPLIED:
+            live.publish(change, self.flush_seconds)
+        elif step is Step.GAP:
+            log_action(logger, "seatmap.gap", level=logging.WARNING, showtime_id=change.showtime_id,
+                       version=live.map.version, received=change.version)
+            self._forget(change.showtime_id, "reset")
 
-    async def _drop(self, showtime_id: int, _: list[None]) -> None:
-        await self.guard.call("seatmap.invalidate", self.guard.client.delete(cache_key(showtime_id)))
+    def feed_up(self) -> None:
+        """Listening again: whatever was missed meanwhile is unknown, so every map is reloaded when read."""
+        self.listening, self.generation = True, self.generation + 1
+        for showtime_id in list(self.maps):
+            self._forget(showtime_id, "reset")
+
+    def feed_down(self) -> None:
+        self.listening, self.lost_at = False, self._now()
+
+    def tick(self, heartbeat: bool, send_timeout: float) -> None:
+        """Every second: streams closed once the feed has been lost too long; with `heartbeat`, a comment
+        to idle streams and writes stuck past `send_timeout` ended."""
+        now = self._now()
+        if not self.listening and now - self.lost_at >= self.stale_seconds:
+            self.close_streams("reset")
+        elif heartbeat:
+            for live in list(self.maps.values()):
+                live.heartbeat(now, send_timeout)
+
+    def close_streams(self, reason: str) -> None:
+        for live in list(self.maps.values()):
+            live.close_streams(reason)
+
+    async def _load(self, showtime_id: int) -> LiveMap | None:
+        if self.missing.get(showtime_id, 0.0) > self._now():
+            return None
+        if (load := self.loads.get(showtime_id)) is None:
+            load = (asyncio.ensure_future(self._load_now(showtime_id)), [])
+            load[0].add_done_callback(_retrieved)  # its readers may all have left: no "never retrieved"
+            self.loads[showtime_id] = load  # changes from now on are kept for it
+        return await asyncio.shield(load[0])  # a reader that gives up does not cancel the others' load
+
+    async def _load_now(self, showtime_id: int) -> LiveMap | None:
+        generation = self.generation
+        try:
+            seat_map = await self.source.load(showtime_id)
+        finally:
+            _, arrived = self.loads.pop(showtime_id)
+        if seat_map is None:
+            self._remember_missing(showtime_id)
+            return None
+        for change in sorted(arrived, key=lambda c: c.version):
+            if seat_map.apply(change) is Step.GAP:  # a change was missed: serve the snapshot, keep nothing
+                return LiveMap(seat_map)
+        live = LiveMap(seat_map)
+        if generation == self.generation:  # else it may predate the feed's LISTEN: not followed, not kept
+            self._forget(showtime_id, "reset")
+            self._keep(showtime_id, live)
+        return live
+
+    def _keep(self, showtime_id: int, live: LiveMap) -> None:
+        self.maps[showtime_id] = live
+        for old_id in list(self.maps):
+            if len(self.maps) <= self.capacity:
+                break
+            if not self.maps[old_id].subscribers:
+                del self.maps[old_id]
+
+    def _forget(self, showtime_id: int, reason: str) -> None:
+        if (live := self.maps.pop(showtime_id, None)) is not None:
+            live.close_streams(reason)
+
+    def _closed(self, subscriber: Subscriber) -> None:
+        live = self.maps.get(subscriber.showtime_id)
+        if live is not None:
+            live.subscribers.discard(subscriber)
+        self.streams -= 1
+
+    def _remember_missing(self, showtime_id: int) -> None:
+        now = self._now()
+        if len(self.missing) > 10_000:
+            self.missing = {sid: until for sid, until in self.missing.items() if until > now}
+        self.missing[showtime_id] = now + self.missing_seconds
+
+    @staticmethod
+    def _now() -> float:
+        return asyncio.get_running_loop().time()

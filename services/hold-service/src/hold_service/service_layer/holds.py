@@ -41,7 +41,6 @@ async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:
         await deps.admission.release(cmd.showtime_id, seats, cmd.hold_id)
         raise
     DECISIONS.labels("postgres", "admitted").inc()
-    await deps.seat_maps.invalidate(cmd.showtime_id)
     return hold
 
 
@@ -75,4 +74,3 @@ async def cancel_hold(cmd: CancelHold, deps: Deps) -> None:
         await uow.commit()
     if released is not None:
         await deps.admission.release(hold.showtime_id, hold.seats, hold.hold_id)
-        await deps.seat_maps.invalidate(hold.showtime_id)

@@ -34,7 +34,6 @@ async def sweep_expired(deps: Deps) -> int:
             break
         swept += 1
         await deps.admission.release(released.showtime_id, released.seats, released.hold_id)
-        await deps.seat_maps.invalidate(released.showtime_id)
     if swept:
         log_action(logger, "hold.swept", swept=swept)
     return swept

@@ -102,15 +102,43 @@ class Admission(abc.ABC):
         """Forget the gate's keys of this hold (Postgres refused it, or it ended)."""
 
 
-class SeatMaps(abc.ABC):
-    """The public seat map, served from a cache and rebuilt from Postgres."""
+@dataclass(frozen=True)
+class SeatMapView:
+    """A seat map ready to send: the contract's JSON body of `GET /showtimes/{id}/seats` at `version`."""
+
+    version: int
+    body: bytes
+
+
+class SeatMapSubscription(abc.ABC):
+    """One client's stream of a showtime's seat map: `snapshot`, then every later version in order."""
+
+    __slots__ = ()  # thousands per process: no per-instance dict
+    snapshot: SeatMapView
+    closed: str | None  # why it ended (the client left, it fell behind, a reset, a shutdown); None: open
 
     @abc.abstractmethod
-    async def get(self, showtime_id: int) -> dict[str, Any] | None:
+    async def next(self) -> bytes | None:
+        """The Server-Sent Events frames to send next (changes, heartbeats), joined; None once closed."""
+
+    @abc.abstractmethod
+    def sending(self, started: bool) -> None:
+        """Around each write to the client: a write that does not finish is how a slow client shows."""
+
+    @abc.abstractmethod
+    def close(self, reason: str) -> None: ...
+
+
+class SeatMaps(abc.ABC):
+    """The public seat maps, kept by each API process from the seat changes (no Postgres per read)."""
+
+    @abc.abstractmethod
+    async def get(self, showtime_id: int) -> SeatMapView | None:
         """None: no such showtime."""
 
     @abc.abstractmethod
-    async def invalidate(self, showtime_id: int) -> None: ...
+    async def subscribe(self, showtime_id: int) -> SeatMapSubscription | None:
+        """None: no such showtime. Raises ConnectionError (503) while this process cannot follow the changes."""
 
 
 @dataclass

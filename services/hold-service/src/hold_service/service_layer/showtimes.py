@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from hold_service.domain.commands import CreateShowtime
 from hold_service.domain.errors import ShowtimeExists, ShowtimeNotFound
 from hold_service.domain.model import seat_codes
-from hold_service.service_layer.ports import Deps
+from hold_service.service_layer.ports import Deps, SeatMapSubscription, SeatMapView
 
 
 async def create_showtime(cmd: CreateShowtime, deps: Deps) -> int:
@@ -20,8 +18,16 @@ async def create_showtime(cmd: CreateShowtime, deps: Deps) -> int:
     return len(seats)
 
 
-async def seat_map(showtime_id: int, deps: Deps) -> dict[str, Any]:
+async def seat_map(showtime_id: int, deps: Deps) -> SeatMapView:
     found = await deps.seat_maps.get(showtime_id)
     if found is None:
         raise ShowtimeNotFound(f"showtime {showtime_id}")
     return found
+
+
+async def follow_seat_map(showtime_id: int, deps: Deps) -> SeatMapSubscription:
+    """The map now and every change after it, in version order (until the subscription is closed)."""
+    subscription = await deps.seat_maps.subscribe(showtime_id)
+    if subscription is None:
+        raise ShowtimeNotFound(f"showtime {showtime_id}")
+    return subscription

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 import asyncpg
@@ -15,6 +16,16 @@ from voucher_service.domain.model import Redemption, Voucher
 from voucher_service.service_layer.ports import VoucherRepository, VouchersUnitOfWork
 
 QUERIES = Queries.load(sql_dir(voucher_service.__file__) / "vouchers.sql")
+
+
+def _voucher(row: asyncpg.Record) -> Voucher:
+    """asyncpg reads the ends of time (a window from 0001-01-01T00:00Z, stored as -infinity; to the last
+    microsecond of 9999, +infinity) as naive datetime.min/max: they are UTC like every other value."""
+    values = dict(row)
+    for name in ("starts_at", "ends_at"):
+        if values[name].tzinfo is None:
+            values[name] = values[name].replace(tzinfo=UTC)
+    return Voucher(**values)
 
 
 def _redemption(row: asyncpg.Record | None) -> Redemption | None:
@@ -36,7 +47,7 @@ class PgVoucherRepository(VoucherRepository):
 
     async def get(self, code: str) -> Voucher | None:
         row = await self.conn.fetchrow(QUERIES.get_voucher, code)
-        return Voucher(**dict(row)) if row else None
+        return _voucher(row) if row else None
 
     async def take_use(self, code: str) -> bool:
         return await self.conn.fetchval(QUERIES.take_use, code) is not None

@@ -14,13 +14,15 @@ from ticketing.logs import configure_logging
 
 from hold_service.bootstrap import bootstrap
 from hold_service.config import HoldSettings
-from hold_service.entrypoints.api.routes import holds, showtimes
+from hold_service.entrypoints.api.routes import holds, pages, showtimes
+from hold_service.entrypoints.api.seat_map_stream import end_streams_on_signal, quiet_dropped_streams
 
 
 def get_application(settings: HoldSettings | None = None) -> FastAPI:
     settings = settings or HoldSettings()
     configure_logging(settings.service_name, settings.log_level)
     tracing.configure(settings)
+    quiet_dropped_streams()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -32,12 +34,19 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
             "redis": lambda: service.redis.ping(),
             "kafka": kafka,
         }
+        # The seat map: this process' LISTEN and its streams, closed on SIGTERM before uvicorn waits for them.
+        await service.follow_seat_changes()
+        restore_signals = end_streams_on_signal(service.seat_maps.close_streams)
         try:
             yield
         finally:
+            restore_signals()
             await kafka.close()
             await service.close()
 
     return build_app(title="hold-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
-                     max_body_bytes=settings.max_body_bytes, routers=[showtimes.router, holds.router],
-                     lifespan=lifespan, hot_routes=[HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold)])
+                     max_body_bytes=settings.max_body_bytes, routers=[showtimes.router, holds.router, pages.router],
+                     lifespan=lifespan,
+                     hot_routes=[HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold),
+                                 HotRoute("GET", showtimes.SEAT_MAP_PATH, showtimes.seat_map),
+                                 HotRoute("GET", showtimes.SEAT_MAP_STREAM_PATH, showtimes.seat_map_stream)])

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from ticketing import tracing
 from ticketing.api.app import build_app
 from ticketing.kafka import kafka_readiness
@@ -39,6 +40,11 @@ def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
             await kafka.close()
             await service.close()
 
-    return build_app(title="payment-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
-                     max_body_bytes=settings.max_body_bytes, routers=[checkout.router, callback.router],
-                     lifespan=lifespan)
+    app = build_app(title="payment-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
+                    max_body_bytes=settings.max_body_bytes, routers=[checkout.router, callback.router],
+                    lifespan=lifespan)
+    if origins := [o.strip() for o in settings.cors_allowed_origins.split(",") if o.strip()]:
+        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
+                           allow_headers=["authorization", "content-type", "idempotency-key", "x-request-id"],
+                           expose_headers=["x-request-id"], max_age=600)
+    return app

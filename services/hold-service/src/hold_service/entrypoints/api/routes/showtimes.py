@@ -1,23 +1,34 @@
-"""Admin showtime creation and the public seat map."""
+"""Admin showtime creation; the public seat map and its stream (both served ahead of FastAPI's routing)."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import orjson
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from ticketing.api.security import Admin, AnyPrincipal
+from fastapi.sse import EventSourceResponse
+from ticketing.api.security import Admin
 
 from hold_service.domain.commands import CreateShowtime
 from hold_service.domain.errors import HoldError
 from hold_service.domain.model import MAX_SHOWTIME_ID
+from hold_service.entrypoints.api import hold_request
 from hold_service.entrypoints.api.deps import DepsDep
-from hold_service.entrypoints.api.errors import api_error
+from hold_service.entrypoints.api.errors import api_error, error_body
+from hold_service.entrypoints.api.hold_request import json_response
 from hold_service.entrypoints.api.schemas import SeatMapPublic, ShowtimeCreate, ShowtimePublic
+from hold_service.entrypoints.api.seat_map_stream import SeatMapStream
 from hold_service.service_layer import showtimes
+from hold_service.service_layer.ports import Deps, SeatMapView
 
 router = APIRouter(tags=["showtimes"])
+SEAT_MAP_PATH = "/showtimes/{showtime_id}/seats"
+SEAT_MAP_STREAM_PATH = "/showtimes/{showtime_id}/seats/stream"
+_SHOWTIME_PARAMETER = {"name": "showtime_id", "in": "path", "required": True,
+                       "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SHOWTIME_ID}}
+_IF_NONE_MATCH = {"name": "If-None-Match", "in": "header", "required": False, "schema": {"type": "string"}}
+_STREAM_EVENTS = {"text/event-stream": {"schema": {  # each event, as OpenAPI 3.2 describes Server-Sent Events
+    "type": "object", "required": ["event", "id", "data"],
+    "properties": {"event": {"type": "string", "enum": ["snapshot", "change"]}, "id": {"type": "string"},
+                   "retry": {"type": "integer"}, "data": {"type": "string"}}}}}
 
 
 @router.post("/admin/showtimes", status_code=201, response_model=ShowtimePublic, name="create_showtime")
@@ -31,12 +42,50 @@ async def create_showtime(body: ShowtimeCreate, _: Admin, deps: DepsDep) -> Show
                           priceCents=body.priceCents, seatCount=count)
 
 
-@router.get("/showtimes/{showtime_id}/seats", response_model=SeatMapPublic, name="seat_map")
-async def seat_map(showtime_id: Annotated[int, Path(ge=1, le=MAX_SHOWTIME_ID)], _: AnyPrincipal,
-                   deps: DepsDep) -> Response:
+@router.get(SEAT_MAP_PATH, response_model=SeatMapPublic, name="seat_map",
+            responses={304: {"description": "If-None-Match named the current version"}, 404: {}, 422: {}},
+            openapi_extra={"parameters": [_SHOWTIME_PARAMETER, _IF_NONE_MATCH]})
+async def seat_map(request: Request) -> Response:
+    """Public. From this process' memory, at most seconds stale; `ETag` is the version."""
+    # The most requested thing the platform serves: a hot route (ticketing.api.hot_path), no token, no
+    # body model, the JSON built once per version (adapters/seat_maps.py).
     try:
-        found = await showtimes.seat_map(showtime_id, deps)
+        view = await showtimes.seat_map(*_showtime(request))
     except HoldError as exc:
-        raise api_error(exc) from exc
-    # Served as stored: the cache holds the contract JSON already, no re-validation per read.
-    return Response(orjson.dumps(found), media_type="application/json")
+        return json_response(*error_body(exc))
+    return seat_map_response(view, request.headers.get("if-none-match"))
+
+
+@router.get(SEAT_MAP_STREAM_PATH, response_class=EventSourceResponse, name="seat_map_stream",
+            responses={404: {}, 422: {}, 503: {}},
+            openapi_extra={"parameters": [_SHOWTIME_PARAMETER], "responses": {"200": {"content": _STREAM_EVENTS}}})
+async def seat_map_stream(request: Request) -> Response:
+    """Public Server-Sent Events: `snapshot` (the seat map), then one `change` per version
+    `{"version", "seats": [{"code", "status"}]}` in version order, and a `: heartbeat` comment every 15 s."""
+    sid, deps = _showtime(request)
+    try:
+        subscription = await showtimes.follow_seat_map(sid, deps)
+    except HoldError as exc:
+        return json_response(*error_body(exc))
+    return SeatMapStream(subscription, sid)
+
+
+def _showtime(request: Request) -> tuple[int, Deps]:
+    """The showtime of the path (422 when it is not one) and the handlers' Deps."""
+    return hold_request.showtime_id(request), request.app.state.deps
+
+
+def seat_map_response(view: SeatMapView, if_none_match: str | None) -> Response:
+    etag = f'"{view.version}"'
+    headers = {"etag": etag, "cache-control": "no-cache"}
+    if if_none_match is not None and _matches(if_none_match, etag):
+        return Response(status_code=304, headers=headers)
+    return Response(view.body, media_type="application/json", headers=headers)
+
+
+def _matches(if_none_match: str, etag: str) -> bool:
+    """RFC 9110 weak comparison: `"17"`, `W/"17"`, a list of them, or `*`."""
+    if if_none_match == etag:
+        return True
+    tags = [t.strip().removeprefix("W/") for t in if_none_match.split(",")]
+    return etag in tags or "*" in tags

@@ -1,0 +1,53 @@
+"""The seat-map pages for customers and operators: plain HTML, CSS and JavaScript (entrypoints/api/pages/),
+served as they are, no build step. They read everything else from the public API and the stream."""
+
+from __future__ import annotations
+
+from pathlib import Path as FilePath
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+from fastapi.responses import Response
+from ticketing.api.errors import not_found
+
+from hold_service.domain.model import MAX_SHOWTIME_ID
+from hold_service.entrypoints.api.deps import DepsDep
+
+router = APIRouter(tags=["pages"], include_in_schema=False)
+PAGES = FilePath(__file__).resolve().parents[1] / "pages"
+MEDIA = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css"}
+FILES = {path.name: (path.read_bytes(), MEDIA[path.suffix]) for path in PAGES.iterdir() if path.suffix in MEDIA}
+ShowtimeId = Annotated[int, Path(ge=1, le=MAX_SHOWTIME_ID)]
+
+
+def _page(name: str, deps: DepsDep) -> Response:
+    body, media = FILES[name]
+    payments = deps.settings.payment_public_url
+    return Response(body, media_type=media, headers={
+        "cache-control": "no-cache",
+        # Scripts and styles from here only; calls to here and to payment-service (the checkout).
+        "content-security-policy": f"default-src 'self'; connect-src 'self' {payments}; frame-ancestors 'none'",
+    })
+
+
+@router.get("/pages/showtimes/{showtime_id}", name="seat_map_page")
+async def seat_map_page(showtime_id: ShowtimeId, deps: DepsDep) -> Response:
+    return _page("seat-map.html", deps)
+
+
+@router.get("/pages/showtimes/{showtime_id}/operator", name="operator_page")
+async def operator_page(showtime_id: ShowtimeId, deps: DepsDep) -> Response:
+    return _page("operator.html", deps)
+
+
+@router.get("/pages/assets/{name}", name="page_asset")
+async def page_asset(name: str, deps: DepsDep) -> Response:
+    if name not in FILES or name.endswith(".html"):
+        raise not_found("file")
+    return _page(name, deps)
+
+
+@router.get("/pages/config.json", name="page_config")
+async def page_config(deps: DepsDep) -> dict[str, str]:
+    """What the pages need to know of the deployment: where checkout is (payment-service)."""
+    return {"paymentUrl": deps.settings.payment_public_url}

@@ -1,0 +1,314 @@
+"""make bench-seatmap: the seat map's read path and its stream's fan-out, against a 300-seat showtime.
+
+Read path: hold-service (2 uvicorn workers, test database) with two bare endpoints of the same app and the
+seat map's payload size (seatmap_bench_app.py): an ordinary FastAPI route, and one served ahead of routing
+as the seat map is. Capacity of each (and of GET .../seats with a full body and with a matching
+If-None-Match, 304) by `wrk` (closed loop, 64 connections, 1 thread; two rounds, interleaved); then p50/p99
+at 70 % of each capacity by the open-loop generator (tests/bench/open_loop.py: latency from the intended
+send time), with the map quiet, and for the full body again while the map changes CHANGE_RATE times a
+second (holds and releases written by the real SQL, as other processes' holds would be).
+
+Fan-out: one uvicorn process (its pid, so its RSS and CPU are read from /proc). STREAMS streams are opened
+by a lean client (raw asyncio protocols); memory per 1,000 idle streams is the RSS growth; idle CPU is read
+over a heartbeat period; then changes are made for CHANGE_SECONDS at each rate of DELIVERIES, by another
+process (the Changer), and every stream must receive each version in order (gaps counted), with the delivery
+latency from each change's commit and the server's CPU per change delivered (above idle; the changes of a
+flush window go to a stream in one write). Figures, never pass/fail; the machine is shared and noisy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import random
+import re
+import shutil
+import sys
+import time
+import uuid
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+
+import asyncpg
+import httpx
+import uvloop
+from bench_holds import DSN, ROWS, Stats, forget_events, new_showtime, open_loop, pct, server, wrk_capacity
+from hdrh.histogram import HdrHistogram
+from hold_service.adapters.repository import Q
+from hold_service.adapters.seat_map_source import seat_map_body
+from hold_service.domain.seat_map import SeatMap
+from ticketing.testing import apply_migrations, free_port, service_process, shared_migrations
+
+MIGRATIONS = Path(__file__).resolve().parents[2] / "services/hold-service/src/hold_service/sql/migrations"
+PROBE_SECONDS, RUN_SECONDS = 4.0, 6.0
+STREAMS = [int(n) for n in os.environ.get("BENCH_STREAMS", "1000,4000").split(",")]
+CHANGE_RATE = 20.0  # the read path's "map changing" run
+# Fan-out: changes a second to how many streams (the bench's own client reads every stream: 4,000 streams at
+# 200 changes/s would measure the client).
+DELIVERIES = [(float(rate), int(streams)) for rate, streams in
+              (p.split("x") for p in os.environ.get("BENCH_DELIVERIES", "20x4000,200x1000").split(","))]
+CHANGE_SECONDS = 5.0
+IDLE_SECONDS = 16.0  # one heartbeat period (15 s) and a little
+# BENCH_PHASES=reads or =fanout runs one of the two.
+SERVICE_ENV = {"HOLD_DATABASE_URL": DSN, "LOG_LEVEL": "WARNING", "APP_ENV": "test", "SEAT_MAP_MAX_STREAMS": "100000"}
+APP_DIR = str(Path(__file__).parent)
+
+
+def get(path: str, etag: int | None = None) -> bytes:
+    condition = b'If-None-Match: "%d"\r\n' % etag if etag is not None else b""
+    return b"GET %s HTTP/1.1\r\nHost: bench\r\n%s\r\n" % (path.encode(), condition)
+
+
+class Changer:
+    """Seat changes through the real SQL (take_seats, release_hold), one connection, `rate` a second."""
+
+    def __init__(self, sid: int) -> None:
+        self.sid, self.held, self.committed = sid, dict[str, uuid.UUID](), dict[int, float]()
+        self.rng = random.Random(7)
+
+    async def run(self, rate: float, count: int | None = None, stop: asyncio.Event | None = None) -> int:
+        conn = await asyncpg.connect(DSN)
+        made, start = 0, time.perf_counter()
+        try:
+            while (count is None or made < count) and not (stop and stop.is_set()):
+                seat = f"{self.rng.choice(ROWS)}{self.rng.randint(1, 20)}"
+                if seat in self.held:
+                    row = await conn.fetchrow(Q.release_hold, self.held.pop(seat), "CANCELLED")
+                else:
+                    hold = uuid.uuid4()
+                    row = await conn.fetchrow(Q.take_seats, self.sid, [seat], hold, self.rng.randint(1, 10**9),
+                                              600.0, uuid.uuid4(), 8)
+                    self.held[seat] = hold
+                if row is not None and row["version"] is not None:
+                    self.committed[row["version"]] = time.perf_counter()
+                    made += 1
+                await asyncio.sleep(max(0.0, start + made / rate - time.perf_counter()))
+        finally:
+            await conn.close()
+        return made
+
+
+def change_in_process(sid: int, rate: float, count: int) -> dict[int, float]:
+    """In a process of its own, off the loop that reads the streams: {version: commit time (perf_counter,
+    CLOCK_MONOTONIC, the same clock in every process)}."""
+    changer = Changer(sid)
+    asyncio.run(changer.run(rate, count=count))
+    return changer.committed
+
+
+async def measure_reads(conn: asyncpg.Connection) -> None:
+    sid = await new_showtime(conn)
+    seats_path = f"/showtimes/{sid}/seats"
+    fresh = SeatMap(sid, 0, {f"{row}{n}": "AVAILABLE" for row in ROWS for n in range(1, 21)})
+    body_size = len(seat_map_body(fresh))  # what GET .../seats sends, checked below
+    with ExitStack() as stack:
+        port = server(stack, "seatmap_bench_app:get_application", {**SERVICE_ENV, "BENCH_BARE_BYTES": str(body_size)},
+                      APP_DIR)
+        first = httpx.get(f"http://127.0.0.1:{port}{seats_path}")
+        assert len(first.content) == body_size, (len(first.content), body_size)
+        version = first.json()["version"]
+        targets = {"bare FastAPI route": [get("/bench/bare")], "bare, ahead of routing": [get("/bench/bare-hot")],
+                   "seat map, full body": [get(seats_path)], "seat map, 304": [get(seats_path, version)]}
+        capacity: dict[str, list[Stats]] = {name: [] for name in targets}
+        for _ in range(2):
+            for name, requests in targets.items():
+                capacity[name].append(await asyncio.to_thread(wrk_capacity, port, requests, PROBE_SECONDS))
+        rate = {name: sum(s.rate for s in runs) / len(runs) for name, runs in capacity.items()}
+        latency = {name: await open_loop(port, 0.7 * rate[name], RUN_SECONDS, targets[name])
+                   for name in ("bare FastAPI route", "seat map, full body", "seat map, 304")}
+        stop, changer = asyncio.Event(), Changer(sid)
+        changing = asyncio.ensure_future(changer.run(CHANGE_RATE, stop=stop))
+        churn = await open_loop(port, 0.7 * rate["seat map, full body"], RUN_SECONDS, targets["seat map, full body"])
+        stop.set()
+        changes = await changing
+    await forget_events(conn, [sid])
+    bare = rate["bare FastAPI route"]
+    print(f"\n== read path: GET /showtimes/{{id}}/seats, 300 seats, {body_size} bytes; 2 uvicorn workers")
+    print("capacity (wrk, closed loop, 64 connections; mean of 2 rounds, responses/s); p50/p99 at 70 % (open loop)")
+    for name in targets:
+        runs = capacity[name]
+        line = (f"  {name:24s} {rate[name]:8.0f}/s = {rate[name] / bare:4.2f} of bare  "
+                f"(rounds {', '.join(f'{s.rate:.0f}' for s in runs)}; codes {runs[0].codes})")
+        if name in latency:
+            s = latency[name]
+            line += (f"\n  {'':24s} at 70 %: {s.rate:6.0f}/s, p50 {pct(s, 50):6.1f} ms, p99 {pct(s, 99):6.1f} ms, "
+                     f"codes {s.codes}; load generator {s.client_cpu:.2f} core")
+        print(line)
+    print(f"  {'full body, map changing':24s} at 70 %: {churn.rate:6.0f}/s while {changes / RUN_SECONDS:.0f} "
+          f"changes/s: p50 {pct(churn, 50):6.1f} ms, p99 {pct(churn, 99):6.1f} ms, codes {churn.codes}; "
+          f"load generator {churn.client_cpu:.2f} core")
+
+
+class _Stream(asyncio.Protocol):
+    """One SSE stream read raw: the versions it receives (`id:` lines) with their arrival times."""
+
+    ID = re.compile(rb"^id: (\d+)$", re.MULTILINE)
+
+    def __init__(self, fan: Fanout) -> None:
+        self.fan, self.buffer, self.head_done = fan, b"", False
+        self.version, self.gaps, self.heartbeats = -1, 0, 0
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        now = time.perf_counter()
+        self.buffer += data
+        end = self.buffer.rfind(b"\n\n")
+        if end < 0:
+            return
+        done, self.buffer = self.buffer[:end + 2], self.buffer[end + 2:]
+        self.heartbeats += done.count(b": heartbeat")
+        for match in self.ID.finditer(done):
+            version = int(match[1])
+            if self.version >= 0 and version != self.version + 1:
+                self.gaps += 1
+            if self.version >= 0:
+                self.fan.arrivals.append((version, now))
+            self.version = version
+        self.fan.progress(self)
+
+
+class Fanout:
+    def __init__(self) -> None:
+        self.streams: list[_Stream] = []
+        self.arrivals: list[tuple[int, float]] = []
+        self.target, self.at_target, self.reached = -1, set[int](), asyncio.Event()
+
+    def aim(self, version: int) -> None:
+        """Wait for every stream to reach `version` (-1: for nothing)."""
+        self.target, self.reached = version, asyncio.Event()
+        self.at_target = {id(s) for s in self.streams if version >= 0 and s.version >= version}
+        if version >= 0 and len(self.at_target) == len(self.streams):
+            self.reached.set()
+
+    def progress(self, stream: _Stream) -> None:
+        if self.target >= 0 and stream.version >= self.target:
+            self.at_target.add(id(stream))
+            if len(self.at_target) == len(self.streams):
+                self.reached.set()
+
+    async def open(self, port: int, path: str, count: int) -> None:
+        loop, request = asyncio.get_running_loop(), get(path)
+        for _ in range(count // 100):
+            made = await asyncio.gather(*(loop.create_connection(lambda: _Stream(self), "127.0.0.1", port)
+                                          for _ in range(100)))
+            for transport, protocol in made:
+                transport.write(request)
+                self.streams.append(protocol)
+        await self.until(lambda: all(s.version >= 0 for s in self.streams))
+
+    async def until(self, check, timeout: float = 120.0) -> None:  # type: ignore[no-untyped-def]
+        deadline = time.perf_counter() + timeout
+        while not check():
+            if time.perf_counter() > deadline:
+                raise TimeoutError("streams did not get there")
+            await asyncio.sleep(0.05)
+
+    def keep(self, count: int) -> None:
+        """Close all but `count` streams."""
+        for stream in self.streams[count:]:
+            if stream.transport is not None:
+                stream.transport.close()
+        del self.streams[count:]
+
+    def close(self) -> None:
+        self.keep(0)
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure_fanout(conn: asyncpg.Connection) -> None:
+    sid = await new_showtime(conn)
+    port, path = free_port(), f"/showtimes/{sid}/seats/stream"
+    args = ["-m", "uvicorn", "--factory", "hold_service.entrypoints.api.app:get_application", "--host", "127.0.0.1",
+            "--port", str(port), "--no-access-log", "--log-level", "warning"]
+    with service_process(args, SERVICE_ENV, ready_url=f"http://127.0.0.1:{port}/healthz") as proc:
+        httpx.get(f"http://127.0.0.1:{port}/showtimes/{sid}/seats")
+        fan, rss = Fanout(), [(0, rss_mb(proc.pid))]
+        for count in STREAMS:
+            await fan.open(port, path, count - len(fan.streams))
+            await asyncio.sleep(1.0)
+            rss.append((count, rss_mb(proc.pid)))
+        streams = len(fan.streams)
+        cpu0, t0 = cpu_seconds(proc.pid), time.perf_counter()
+        beats0 = sum(s.heartbeats for s in fan.streams)
+        await asyncio.sleep(IDLE_SECONDS)
+        idle = (cpu_seconds(proc.pid) - cpu0) / (time.perf_counter() - t0)
+        beats = sum(s.heartbeats for s in fan.streams) - beats0
+        lines = []
+        for rate, count in DELIVERIES:
+            fan.keep(count)
+            lines.append(await deliver(fan, proc.pid, sid, rate, idle))
+        fan.close()
+    await forget_events(conn, [sid])
+    print(f"\n== stream fan-out: one uvicorn process, {streams} streams of one showtime")
+    (_, base), *grown = rss
+    for n, mb in grown:
+        print(f"  RSS with {n:5d} idle streams: {mb:7.1f} MB, +{(mb - base) / n * 1000:5.1f} MB per 1,000 "
+              f"(none: {base:.1f} MB)")
+    print(f"  idle CPU: {idle * 100:5.2f} % of a core for {streams} streams = {idle * 100 / streams * 1000:5.3f} % "
+          f"per 1,000 ({beats} heartbeats in {IDLE_SECONDS:.0f} s)")
+    for line in lines:
+        print(line)
+
+
+async def deliver(fan: Fanout, pid: int, sid: int, rate: float, idle: float) -> str:
+    """CHANGE_SECONDS of changes at `rate`/s to every stream: server CPU per delivery, commit -> arrival."""
+    client0, count = time.process_time(), round(rate * CHANGE_SECONDS)
+    fan.arrivals.clear()
+    fan.aim(-1)
+    cpu0, t0 = cpu_seconds(pid), time.perf_counter()
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        committed = await asyncio.wrap_future(pool.submit(change_in_process, sid, rate, count))
+    made = len(committed)
+    fan.aim(max(committed))
+    await asyncio.wait_for(fan.reached.wait(), 120)
+    elapsed = time.perf_counter() - t0
+    busy = cpu_seconds(pid) - cpu0 - idle * elapsed
+    client = (time.process_time() - client0) / elapsed
+    hist = HdrHistogram(1, 60_000_000, 3)
+    for version, at in fan.arrivals:
+        if version in committed:
+            hist.record_value(max(1, int((at - committed[version]) * 1e6)))
+    streams = len(fan.streams)
+    deliveries = made * streams
+    return (f"  {made} changes at {rate:.0f}/s -> {deliveries} deliveries in {elapsed:.1f} s: server CPU "
+            f"{busy / deliveries * 1e6:5.1f} us per change delivered ({busy / elapsed * 100:.0f} % of a core above "
+            f"idle; client {client * 100:.0f} %)\n"
+            f"      commit -> received: p50 {hist.get_value_at_percentile(50) / 1000:6.1f} ms, "
+            f"p99 {hist.get_value_at_percentile(99) / 1000:6.1f} ms, max {hist.get_max_value() / 1000:6.1f} ms; "
+            f"gaps {sum(s.gaps for s in fan.streams)}; streams with every version "
+            f"{sum(s.version == fan.target for s in fan.streams)}/{streams}")
+
+async def main() -> None:
+    apply_migrations(DSN, shared_migrations(), MIGRATIONS)
+    conn = await asyncpg.connect(DSN)
+    client = "wrk" if shutil.which("wrk") else "no wrk: make bench-tools"
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start (others' work "
+          f"included); capacity: {client}; one 300-seat showtime per phase")
+    phases = os.environ.get("BENCH_PHASES", "reads,fanout").split(",")
+    if "reads" in phases:
+        await measure_reads(conn)
+    if "fanout" in phases:
+        await measure_fanout(conn)
+    await conn.close()
+    print(f"\ntargets: full body and 304 >= 0.8 of bare; p99 < 50 ms at 70 %; memory and CPU per 1,000 streams "
+          f"small (load average at the end {os.getloadavg()[0]:.1f})")
+
+
+if __name__ == "__main__":
+    sys.exit(uvloop.run(main()))

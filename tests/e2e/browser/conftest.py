@@ -1,0 +1,89 @@
+"""The stack the seat-map page needs, as real processes on free ports (test database, real Kafka): hold-service
+(API + worker), payment-service (API + worker) and the gateway simulator; and Debian's chromium, driven by
+Playwright through `executable_path` (`make browser` installs it)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from ticketing.pytest_plugin import env
+from ticketing.testing import REPO_ROOT, consumers_caught_up, free_port, require, service_process, wait_http_ok
+
+LOGS = REPO_ROOT / "var" / "log" / "tests" / "browser"
+SCREENSHOTS = REPO_ROOT / "var" / "screenshots"
+MIGRATIONS = {"HOLD_DATABASE_URL": REPO_ROOT / "services/hold-service/src/hold_service/sql/migrations",
+              "PAYMENT_DATABASE_URL": REPO_ROOT / "services/payment-service/src/payment_service/sql/migrations"}
+WEBHOOK_SECRET = "whsec_browser_only_0123456789abcdef0123"
+
+
+@dataclass
+class PageStack:
+    hold_url: str
+    pay_url: str
+    jwt_secret: str
+
+
+def _worker(package: str, roles: str) -> list[str]:
+    """Only the roles a booking needs: the relays and hold-service's PaymentSucceeded consumer."""
+    return ["-m", f"{package}.entrypoints.worker", "--roles", roles]
+
+
+def _api(package: str, port: int) -> list[str]:
+    return ["-m", "uvicorn", "--factory", f"{package}.entrypoints.api.app:get_application",
+            "--host", "127.0.0.1", "--port", str(port), "--no-access-log"]
+
+
+@pytest.fixture(scope="session")
+def page_stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[PageStack]:  # type: ignore[no-untyped-def]
+    dsn = {name: migrated_dsn(name, path) for name, path in MIGRATIONS.items()}
+    ports = {name: free_port() for name in ("hold", "pay", "sim")}
+    url = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
+    prefix = f"browser-{uuid.uuid4().hex[:8]}-"
+    common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "KAFKA_GROUP_PREFIX": prefix, "REDIS_URL": redis_url,
+              "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "APP_ENV": "test", "LOG_LEVEL": "WARNING"}
+    hold = {**common, "HOLD_DATABASE_URL": dsn["HOLD_DATABASE_URL"], "PAYMENT_PUBLIC_URL": url["pay"],
+            "HOLD_RATE_LIMIT_PER_MINUTE": "10000"}
+    pay = {**common, "PAYMENT_DATABASE_URL": dsn["PAYMENT_DATABASE_URL"], "HOLD_SERVICE_URL": url["hold"],
+           "GATEWAY_URL": url["sim"], "PUBLIC_CALLBACK_URL": f"{url['pay']}/payments/callback",
+           "CORS_ALLOWED_ORIGINS": url["hold"]}
+    sim = {**common, "GATEWAY_SIMULATOR_PORT": str(ports["sim"]), "GATEWAY_PUBLIC_URL": url["sim"]}
+    LOGS.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as procs:
+        for name, args, env_ in (("simulator", ["-m", "gateway_simulator"], sim),
+                                 ("hold-api", _api("hold_service", ports["hold"]), hold),
+                                 ("hold-worker", _worker("hold_service", "relay,consumer"), hold),
+                                 ("pay-api", _api("payment_service", ports["pay"]), pay),
+                                 ("pay-worker", _worker("payment_service", "relay"), pay)):
+            procs.enter_context(service_process(args, env_, log_path=LOGS / f"{name}.log"))  # started together
+        for name in ("sim", "hold", "pay"):
+            wait_http_ok(f"{url[name]}/healthz", 90)
+        # The one consumer a booking needs (PaymentSucceeded); a fresh group reads the topic from its start.
+        asyncio.run(consumers_caught_up(kafka_bootstrap, [f"{prefix}hold-service.payments"]))
+        yield PageStack(hold_url=url["hold"], pay_url=url["pay"], jwt_secret=env("JWT_SECRET"))
+
+
+@pytest_asyncio.fixture(scope="session")
+async def browser() -> AsyncIterator[Any]:
+    chromium = shutil.which("chromium")
+    require("Chromium", chromium is not None, "no chromium on PATH; run `make browser`")
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        yield launched
+        await launched.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS

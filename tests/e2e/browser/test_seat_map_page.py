@@ -1,0 +1,120 @@
+"""The seat-map pages in a real browser (Debian's chromium, Playwright): two customers on one showtime, the
+operator's page beside them.
+
+One customer holds seats: the other sees them turn HELD within a second, without reloading. The first pays
+on the gateway's hosted page: both see them BOOKED, the first sees the result. Screenshots go to
+var/screenshots/. Every wait is for a condition on the page, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import Page, expect
+from ticketing.auth import issue_token
+
+pytestmark = pytest.mark.e2e
+
+BOOKING_TIMEOUT_MS = 60_000  # gateway callback -> payment-service -> Kafka -> hold-service's consumer
+
+
+def _seat(page: Page, code: str) -> Any:
+    return page.locator(f'#map [data-code="{code}"]')
+
+
+async def _showtime(stack: Any) -> int:
+    sid = random.randint(10**9, 2**52)
+    admin = issue_token(stack.jwt_secret, sub="1", role="admin")
+    async with httpx.AsyncClient() as client:
+        r = await client.post(f"{stack.hold_url}/admin/showtimes", headers={"Authorization": f"Bearer {admin}"},
+                              json={"showtimeId": sid, "title": "Browser", "startsAt": "2031-05-01T20:00:00Z",
+                                    "priceCents": 1250, "rows": {"A": 8, "B": 8}})
+    assert r.status_code == 201, r.text
+    return sid
+
+
+async def _customer_page(browser: Any, stack: Any, sid: int, customer: int) -> Page:
+    """A browser session of its own (its own localStorage), signed in as the README says: a pasted token."""
+    context = await browser.new_context(viewport={"width": 1100, "height": 720})
+    page = await context.new_page()
+    await page.goto(f"{stack.hold_url}/pages/showtimes/{sid}")
+    await page.fill("#token", issue_token(stack.jwt_secret, sub=str(customer), role="customer"))
+    await page.click("#save-token")
+    await expect(page.locator("#live")).to_have_attribute("data-state", "live")
+    await expect(_seat(page, "A1")).to_have_attribute("data-status", "AVAILABLE")
+    await expect(page.locator("#customer")).to_have_text(str(customer))
+    return page
+
+
+async def test_two_customers_hold_pay_and_see_each_other_live(browser, page_stack, screenshots) -> None:
+    sid = await _showtime(page_stack)
+    ana, ben = random.randint(10**6, 10**9), random.randint(10**6, 10**9)
+    first, second = await _customer_page(browser, page_stack, sid, ana), await _customer_page(browser, page_stack,
+                                                                                               sid, ben)
+    operator = await (await browser.new_context()).new_page()
+    await operator.goto(f"{page_stack.hold_url}/pages/showtimes/{sid}/operator")
+    await expect(operator.locator("#count-AVAILABLE")).to_have_text("16")
+    await second.evaluate("window.notReloaded = true")
+
+    await _seat(first, "A3").click()
+    await _seat(first, "A4").click()
+    await expect(first.locator("#picked")).to_have_text("Picked: A3, A4")
+    async with first.expect_response(lambda r: r.url.endswith("/holds") and r.request.method == "POST") as held:
+        await first.click("#hold")
+    assert (await held.value).status == 201
+    answered = time.monotonic()
+    for code in ("A3", "A4"):  # the other customer's page, live: within a second of the hold's answer
+        await expect(_seat(second, code)).to_have_attribute("data-status", "HELD", timeout=1000)
+    print(f"\nseen HELD on the other page {1000 * (time.monotonic() - answered):.0f} ms after the hold's 201")
+    assert await second.evaluate("window.notReloaded") is True
+    await expect(_seat(second, "A3")).to_have_attribute("data-mine", "false")
+    await expect(_seat(first, "A3")).to_have_attribute("data-mine", "true")
+    await expect(first.locator("#my-hold")).to_be_visible()
+    await expect(first.locator("#countdown")).to_have_text(_countdown())
+    await expect(operator.locator("#count-HELD")).to_have_text("2")
+    await expect(operator.locator("#holds-per-minute")).not_to_have_text("0")
+    await first.screenshot(path=str(screenshots / "seat-map-held.png"), full_page=True)
+    await second.screenshot(path=str(screenshots / "seat-map-held-by-another.png"), full_page=True)
+
+    async with first.expect_popup() as popup:
+        await first.click("#checkout")
+    payment = await popup.value
+    await payment.wait_for_load_state()
+    await expect(payment.locator("h1")).to_have_text("Simulated checkout")
+    await payment.click("button[value=pay]")
+    await expect(payment.locator("h1")).to_have_text("Payment paid")
+
+    for page in (first, second, operator):
+        for code in ("A3", "A4"):
+            await expect(_seat(page, code)).to_have_attribute("data-status", "BOOKED", timeout=BOOKING_TIMEOUT_MS)
+    await expect(first.locator("#result")).to_have_text("Booked: A3, A4. Your tickets are on their way by e-mail.",
+                                                        timeout=BOOKING_TIMEOUT_MS)
+    await expect(_seat(first, "A3")).to_have_attribute("data-mine", "true")
+    await expect(operator.locator("#count-BOOKED")).to_have_text("2")
+    await expect(operator.locator("#count-HELD")).to_have_text("0")
+    await first.screenshot(path=str(screenshots / "seat-map-booked.png"), full_page=True)
+    await second.screenshot(path=str(screenshots / "seat-map-other-customer.png"), full_page=True)
+    await operator.screenshot(path=str(screenshots / "seat-map-operator.png"), full_page=True)
+    assert (screenshots / "seat-map-booked.png").stat().st_size > 10_000
+
+
+async def test_a_gap_in_versions_makes_the_page_reload_the_map(browser, page_stack) -> None:
+    sid = await _showtime(page_stack)
+    page = await _customer_page(browser, page_stack, sid, random.randint(10**6, 10**9))
+    version = await page.evaluate("live.version")
+    # A change two versions ahead, as if one had been lost on the way: the page must not apply it.
+    await page.evaluate("live.change({version: live.version + 2, seats: [{code: 'A1', status: 'BOOKED'}]})")
+    await expect(page.locator("#live")).to_have_attribute("data-state", "live")
+    await page.wait_for_function("live.reloads === 1 && live.version !== null")
+    assert await page.evaluate("live.version") == version  # the server's snapshot, not the bogus change
+    await expect(_seat(page, "A1")).to_have_attribute("data-status", "AVAILABLE")
+
+
+def _countdown() -> Any:
+    import re
+
+    return re.compile(r"^(09|10):[0-5][0-9]$")  # HOLD_TTL_SECONDS is 600 here
