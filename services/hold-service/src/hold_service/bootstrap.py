@@ -12,6 +12,9 @@ from hold_service.adapters.admission import RedisAdmission, SequentialAdmission
 from hold_service.adapters.rate_limit import RedisRateLimiter
 from hold_service.adapters.redis_guard import RedisGuard, redis_client
 from hold_service.adapters.repository import PgHoldsUnitOfWork
+from hold_service.adapters.room_credentials import SignedCredentials
+from hold_service.adapters.room_queue import RedisRoomQueue
+from hold_service.adapters.room_store import PgRoomStore
 from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate
 from hold_service.adapters.seat_maps import CachedSeatMaps
 from hold_service.adapters.writer import PostgresHoldWriter
@@ -37,13 +40,17 @@ async def bootstrap(settings: HoldSettings) -> Service:
                              command_timeout=settings.dependency_timeout_seconds * 5)
     guard = RedisGuard(redis_client(settings.redis_url, settings.redis_socket_timeout_seconds),
                        settings.redis_retry_after_seconds)
-    limiter = RedisRateLimiter(guard, settings.hold_rate_limit_per_minute)
+    limiter = RedisRateLimiter(guard, settings.hold_rate_limit_per_minute, settings.hold_rate_limit_per_ip_per_minute)
+    queue = RedisRoomQueue(guard, settings.waiting_room_step_seconds, settings.waiting_room_abandon_seconds)
     admission: Admission
     if settings.seat_gate_enabled:
-        admission = RedisAdmission(guard, limiter, RedisSeatGate(guard))  # both in one round trip
+        admission = RedisAdmission(guard, limiter, RedisSeatGate(guard), queue)  # all in one round trip
     else:
-        admission = SequentialAdmission(limiter, SeatGate())
+        admission = SequentialAdmission(limiter, SeatGate(), queue)
     deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool),
                 writer=PostgresHoldWriter(pool, batched=settings.seat_gate_enabled), admission=admission,
-                seat_maps=CachedSeatMaps(pool, guard, settings.seat_map_cache_seconds))
+                seat_maps=CachedSeatMaps(pool, guard, settings.seat_map_cache_seconds),
+                # The waiting room.
+                rooms=PgRoomStore(pool, settings.waiting_room_cache_seconds), queue=queue,
+                credentials=SignedCredentials(settings.jwt_secret))
     return Service(deps=deps, pool=pool, redis=guard.client)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from hold_service.config import HoldSettings
 from hold_service.entrypoints.api.app import get_application
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env
+from ticketing.testing import eventually
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "src" / "hold_service" / "sql" / "migrations"
 SECRET = env("JWT_SECRET", "dev-only-change-me")
@@ -37,9 +39,14 @@ def hold_dsn(migrated_dsn: Callable[[str, Path | None], str]) -> str:
 
 
 class Running:
-    def __init__(self, client: httpx.AsyncClient, service: Service) -> None:
-        self.client, self.service = client, service
+    def __init__(self, client: httpx.AsyncClient, service: Service, app: Any = None) -> None:
+        self.client, self.service, self.app = client, service, app
         self.deps, self.redis = service.deps, service.redis
+
+    def client_from(self, address: str) -> httpx.AsyncClient:
+        """Another client of the same app, whose requests come from `address` (the TCP peer)."""
+        transport = httpx.ASGITransport(app=self.app, client=(address, 40000))
+        return httpx.AsyncClient(transport=transport, base_url="http://hold", timeout=30)
 
     async def showtime(self, rows: dict[str, int] | None = None, price: int = 1200) -> int:
         sid = new_id()
@@ -60,6 +67,8 @@ async def start(hold_dsn: str, redis_url: str) -> AsyncIterator[Callable[..., An
     """`async with start(hold_ttl_seconds=2) as svc:` runs the app with those settings."""
     @asynccontextmanager
     async def run(**overrides: Any) -> AsyncIterator[Running]:
+        # Every test client is 127.0.0.1: the per-address limit is high unless a test sets it.
+        overrides.setdefault("hold_rate_limit_per_ip_per_minute", 10**9)
         settings = HoldSettings(database_url=hold_dsn, redis_url=overrides.pop("redis_url", redis_url),
                                 jwt_secret=SECRET, db_pool_max=20, **overrides)
         app = get_application(settings)
@@ -67,7 +76,7 @@ async def start(hold_dsn: str, redis_url: str) -> AsyncIterator[Callable[..., An
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://hold", timeout=30) as client:
-                yield Running(client, app.state.service)
+                yield Running(client, app.state.service, app)
     yield run
 
 
@@ -107,3 +116,52 @@ def h() -> Any:
 
     return SimpleNamespace(new_id=new_id, auth=auth, seat_rows=seat_rows,
                            assert_single_holders=assert_single_holders)
+
+
+class Rooms:
+    """The waiting room through its API (tests/integration/test_waiting_room*.py)."""
+
+    @staticmethod
+    async def configure(svc: Running, sid: int, limit: int, opens_at: str | None = None,
+                        enabled: bool = True) -> httpx.Response:
+        body: dict[str, Any] = {"enabled": enabled, "activeLimit": limit}
+        if opens_at is not None:
+            body["opensAt"] = opens_at
+        r = await svc.client.put(f"/admin/showtimes/{sid}/waiting-room", json=body, headers=auth(1, "admin"))
+        assert r.status_code == 200, r.text
+        return r
+
+    @staticmethod
+    async def join(client: httpx.AsyncClient, sid: int, customer: int) -> httpx.Response:
+        return await client.post(f"/showtimes/{sid}/queue", headers=auth(customer))
+
+    @staticmethod
+    async def poll(client: httpx.AsyncClient, ticket: str, customer: int) -> httpx.Response:
+        return await client.get(f"/queue/{ticket}", headers=auth(customer))
+
+    @classmethod
+    async def admitted(cls, client: httpx.AsyncClient, ticket: str, customer: int, timeout: float = 10) -> str:
+        """Poll until admitted; the admission token."""
+        async def token() -> str | None:
+            r = await cls.poll(client, ticket, customer)
+            assert r.status_code == 200, r.text
+            return r.json()["admissionToken"] if r.json()["admitted"] else None
+        found: str = await eventually(token, timeout=timeout, interval=0.05)
+        return found
+
+    @staticmethod
+    async def pay(svc: Running, hold: dict[str, Any], customer: int) -> None:
+        """PaymentSucceeded for the hold, through the consumer's handler, in a transaction (as the consumer)."""
+        from hold_service.entrypoints.consumer import on_payment_succeeded
+        from ticketing.events import booking_event
+
+        event = booking_event("PaymentSucceeded", source="payment-service", booking_id=hold["bookingId"],
+                              showtime_id=hold["showtimeId"], customer_id=customer,
+                              data={"paymentId": str(uuid.uuid4()), "amountCents": hold["amountCents"]})
+        async with svc.service.pool.acquire() as conn, conn.transaction():
+            await on_payment_succeeded(svc.deps)(conn, event)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def rooms() -> type[Rooms]:
+    return Rooms

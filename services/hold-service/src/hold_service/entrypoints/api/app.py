@@ -13,7 +13,8 @@ from ticketing.logs import configure_logging
 
 from hold_service.bootstrap import bootstrap
 from hold_service.config import HoldSettings
-from hold_service.entrypoints.api.routes import holds, showtimes
+from hold_service.entrypoints.api.client_address import ClientAddress
+from hold_service.entrypoints.api.routes import holds, showtimes, waiting_room
 
 
 def get_application(settings: HoldSettings | None = None) -> FastAPI:
@@ -24,6 +25,7 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service = await bootstrap(settings)
         app.state.service, app.state.deps = service, service.deps
+        app.state.client_address = ClientAddress(settings.trusted_proxies)  # for the per-address limit
         app.state.readiness_checks = {
             "postgres": lambda: service.pool.fetchval("SELECT 1"),
             "redis": lambda: service.redis.ping(),
@@ -35,5 +37,9 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
             await service.close()
 
     return build_app(title="hold-service", jwt_secret=settings.jwt_secret,
-                     routers=[showtimes.router, holds.router], lifespan=lifespan,
-                     hot_routes=[HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold)])
+                     routers=[showtimes.router, holds.router,
+                              waiting_room.router],
+                     lifespan=lifespan,
+                     hot_routes=[HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold),
+                                 HotRoute("GET", waiting_room.POLL_PATH, waiting_room.queue_position),
+                                 HotRoute("POST", waiting_room.JOIN_PATH, waiting_room.join_queue)])

@@ -1,0 +1,90 @@
+"""The waiting rooms in Postgres (sql/waiting_room.sql): the operator's configuration, the lease and the seed.
+
+Every hold request asks whether its showtime's room is on, so each process keeps the answer for
+WAITING_ROOM_CACHE_SECONDS (rooms that do not exist too): an operator's change reaches every process within
+that time. The requests of one showtime that find the entry stale in the same loop turn share one query;
+while Postgres cannot answer, the last answer is kept (a room does not switch off because Postgres blinked).
+An admission step reads fresh facts every time (`facts`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime
+
+import asyncpg
+from ticketing.batching import TickBatcher
+from ticketing.db import Queries, sql_dir
+from ticketing.logs import log_action
+from ticketing.transient import TRANSIENT_ERRORS
+
+import hold_service
+from hold_service.domain.commands import ConfigureRoom
+from hold_service.domain.waiting_room import RoomConfig, RoomFacts, to_ms
+from hold_service.service_layer.ports import RoomStore
+
+Q = Queries.load(sql_dir(hold_service.__file__) / "waiting_room.sql")
+logger = logging.getLogger(__name__)
+
+
+def _config(row: asyncpg.Record) -> RoomConfig:
+    return RoomConfig(showtime_id=row["showtime_id"], enabled=row["enabled"], active_limit=row["active_limit"],
+                      opens_at=row["opens_at"])
+
+
+class PgRoomStore(RoomStore):
+    def __init__(self, pool: asyncpg.Pool, cache_seconds: float) -> None:
+        self.pool, self.cache_seconds = pool, cache_seconds
+        self._cached: dict[int, tuple[RoomConfig | None, float]] = {}  # showtime -> (config, read at)
+        self._loads: TickBatcher[int, None, RoomConfig | None] = TickBatcher(self._load)
+
+    async def configure(self, cmd: ConfigureRoom) -> RoomConfig | None:
+        async with self.pool.acquire() as conn:
+            row = await conn.fetchrow(Q.configure_room, cmd.showtime_id, cmd.enabled, cmd.active_limit,
+                                      cmd.opens_at)
+        config = None if row is None else _config(row)
+        if config is not None:
+            self._cached[cmd.showtime_id] = (config, time.monotonic())  # this process sees it at once
+        return config
+
+    async def config(self, showtime_id: int) -> RoomConfig | None:
+        hit = self._cached.get(showtime_id)
+        if hit is not None and time.monotonic() - hit[1] < self.cache_seconds:
+            return hit[0]
+        try:
+            return await self._loads.add(showtime_id, None)
+        except TRANSIENT_ERRORS as exc:
+            if hit is None:
+                raise
+            log_action(logger, "room.config_stale", str(exc), level=logging.WARNING, showtime_id=showtime_id)
+            return hit[0]
+
+    async def _load(self, showtime_id: int, waiting: list[None]) -> list[RoomConfig | None]:
+        async with self.pool.acquire() as conn:
+            row = await conn.fetchrow(Q.get_room, showtime_id)
+        config = None if row is None else _config(row)
+        if len(self._cached) > 10_000:
+            self._cached.clear()  # showtimes nobody asks about any more; the hot ones come back at once
+        self._cached[showtime_id] = (config, time.monotonic())
+        return [config] * len(waiting)
+
+    async def facts(self, showtime_id: int) -> RoomFacts | None:
+        async with self.pool.acquire() as conn:
+            row = await conn.fetchrow(Q.room_facts, showtime_id)
+        if row is None:
+            return None
+        config = RoomConfig(showtime_id=showtime_id, enabled=row["enabled"], active_limit=row["active_limit"],
+                            opens_at=row["opens_at"])
+        return RoomFacts(config=config, lease_ms=to_ms(row["admitted_until"]), seed=row["shuffle_seed"],
+                         available=row["available"], held=row["held"], holders=row["holders"])
+
+    async def extend_lease(self, showtime_id: int, seconds: float) -> int:
+        async with self.pool.acquire() as conn:
+            until: datetime | None = await conn.fetchval(Q.extend_room_lease, showtime_id, seconds)
+        return to_ms(until)
+
+    async def fix_seed(self, showtime_id: int, seed: str) -> str:
+        async with self.pool.acquire() as conn:
+            fixed: str = await conn.fetchval(Q.fix_room_seed, showtime_id, seed)
+        return fixed
