@@ -6,7 +6,7 @@ PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
         lint test test-unit test-deploy images compose-up compose-down helm-lint \
-        bench bench-tools bench-outbox bench-holds bench-vouchers token
+        bench bench-tools bench-outbox bench-holds bench-vouchers bench-queue token
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -81,7 +81,7 @@ helm-lint: ## helm lint --strict with the default and the external-infrastructur
 test-unit: venv ## fast tests only (no infrastructure)
 	$(PYTEST) -m "not integration and not e2e and not reliability" -q
 
-bench: bench-outbox bench-holds bench-vouchers ## every benchmark (prints figures; not pass/fail)
+bench: bench-outbox bench-holds bench-vouchers bench-queue ## every benchmark (prints figures; not pass/fail)
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
 	$(PY) tests/bench/bench_outbox.py
@@ -94,3 +94,6 @@ bench-holds: infra topics migrate-test bench-tools ## hold throughput and latenc
 
 bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve throughput and p99, normal vs flash mode
 	$(PY) tests/bench/bench_vouchers.py
+
+bench-queue: infra migrate-test bench-tools ## waiting room: joins/s and polls/s against bare endpoints, opening to first N admitted
+	$(PY) tests/bench/bench_queue.py

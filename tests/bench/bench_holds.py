@@ -229,6 +229,7 @@ async def main() -> None:
               for _ in range(CUSTOMERS)]
     conn = await asyncpg.connect(DSN)
     service_env = {"HOLD_DATABASE_URL": DSN, "HOLD_TTL_SECONDS": "2", "HOLD_RATE_LIMIT_PER_MINUTE": "1000000",
+                   "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "1000000000",
                    "LOG_LEVEL": "WARNING", "DB_POOL_MAX": "20", "APP_ENV": "test"}
     factory = "hold_service.entrypoints.api.app:get_application"
     bare = await measure("bare FastAPI endpoint", "bare_app:get_application", {}, tokens, probe_rate,

@@ -63,7 +63,7 @@ def journey(migrated_dsn: Any, kafka_bootstrap: str, redis_url: str,
     common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REDIS_URL": redis_url, "APP_ENV": "test",
               "KAFKA_GROUP_PREFIX": f"e2e-journey-{uuid.uuid4().hex[:8]}-",
               "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, **dsn}
-    hold_env = {**common, "HOLD_RATE_LIMIT_PER_MINUTE": "10000"}
+    hold_env = {**common, "HOLD_RATE_LIMIT_PER_MINUTE": "10000", "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "1000000"}
     pay_env = {**common, "HOLD_SERVICE_URL": url["hold"], "GATEWAY_URL": url["sim"],
                "PUBLIC_CALLBACK_URL": f"{url['pay']}/payments/callback"}
     sim_env = {**common, "GATEWAY_SIMULATOR_PORT": str(ports["sim"]), "GATEWAY_PUBLIC_URL": url["sim"]}

@@ -69,7 +69,7 @@ async def test_never_more_than_n_admitted_with_10n_polling_two_processes(start, 
         print(f"\n{len(customers)} customers, limit {n}: {most['samples']} samples, at most {most['customers']} "
               f"admitted customers and {most['slots']} live slots at once; outcomes "
               f"{ {o: list(outcome.values()).count(o) for o in set(outcome.values())} }")
-        assert most["customers"] <= n and most["slots"] <= n and most["samples"] > 50
+        assert most["customers"] <= n and most["slots"] <= n and most["samples"] > 20
         assert sorted(outcome.values()) == ["seat"] * seats + ["sold out"] * (10 * n - seats)
     assert await db.fetchval("SELECT count(*) FROM show_seat WHERE showtime_id = $1 AND status = 'BOOKED'",
                              sid) == seats

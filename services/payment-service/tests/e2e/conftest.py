@@ -81,7 +81,8 @@ def stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[Stack]:  # type:
     common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "KAFKA_GROUP_PREFIX": prefix, "REDIS_URL": redis_url,
               "GATEWAY_WEBHOOK_SECRET": SECRET, "APP_ENV": "test"}
     hold_env = {**common, "HOLD_DATABASE_URL": hold_dsn, "HOLD_TTL_SECONDS": str(HOLD_TTL),
-                "SWEEP_INTERVAL_SECONDS": "1", "HOLD_RATE_LIMIT_PER_MINUTE": "10000"}
+                "SWEEP_INTERVAL_SECONDS": "1", "HOLD_RATE_LIMIT_PER_MINUTE": "10000",
+                "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "1000000"}
     pay_env = {**common, "PAYMENT_DATABASE_URL": pay_dsn, "HOLD_SERVICE_URL": urls["hold"],
                "GATEWAY_URL": urls["sim"], "PUBLIC_CALLBACK_URL": f"{urls['pay']}/payments/callback",
                "RECONCILE_INTERVAL_SECONDS": "1", "RECONCILE_AFTER_SECONDS": str(RECONCILE_AFTER),

@@ -12,7 +12,7 @@ was the largest part of a worker's CPU after the framework (py-spy).
 Why not one script: the rate-limit keys are per customer and per address and the gate keys per showtime
 (`seat:{showtimeId}:...`); one script touching them all would break Redis Cluster (a script's keys must
 share a hash slot). Each script keeps its own keys in one slot; on a Cluster the EVALSHAs would go
-to their nodes through a cluster pipeline instead of `_pipelined` (one connection, one node).
+to their nodes through a cluster pipeline instead of `pipelined` (one connection, one node).
 MULTI is not needed: no script depends on another's result.
 The price: the gate script runs even when a limiter says no. Its keys are then released at once
 (a rare extra round trip), and a refused customer (or address) is refused in-process until the limiter's
@@ -27,12 +27,11 @@ import time
 import uuid
 from typing import Any
 
-from redis.exceptions import NoScriptError, ResponseError
 from ticketing.batching import TickBatcher
 
 from hold_service.adapters.rate_limit import RateLimiter, RedisRateLimiter, log_refusal
 from hold_service.adapters.redis_guard import RedisGuard
-from hold_service.adapters.redis_script import LuaScript
+from hold_service.adapters.redis_script import Call, pipelined, run_together
 from hold_service.adapters.room_queue import room_key
 from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate, seat_key
 from hold_service.domain.waiting_room import AdmissionPass
@@ -134,18 +133,18 @@ class RedisAdmission(SequentialAdmission):
         then ONE gate script for all of them (taken in arrival order), in one round trip."""
         showtime_id, ttl_ms = batch
         limit = self.redis_limiter
-        calls: list[tuple[LuaScript, tuple[list[str], list[Any]]]] = []
+        calls: list[Call] = []
         for customer, _, _, address, _ in requests:
-            calls.append((limit.script, limit.call(customer)))
+            calls.append((limit.script, *limit.call(customer)))
             if address is not None:
-                calls.append((limit.address_script, limit.address_call(address)))
+                calls.append((limit.address_script, *limit.address_call(address)))
         gate_keys = [seat_key(showtime_id, s) for _, seats, _, _, _ in requests for s in seats]
         gate_keys += [room_key(showtime_id, "active"), room_key(showtime_id, "state")]
         gate_args: list[Any] = [ttl_ms]
         for customer, seats, hold_id, _, slot in requests:
             gate_args += [len(seats), str(hold_id), customer, "" if slot is None else slot.slot_ms]
-        calls.append((self.redis_gate.try_hold_script, (gate_keys, gate_args)))
-        results = await self.guard.call("admission", self._run(calls))
+        calls.append((self.redis_gate.try_hold_script, gate_keys, gate_args))
+        results = await self.guard.call("admission", run_together(calls, self._pipelined))
         if results is None:
             return None
         answers: list[Answer] = []
@@ -156,40 +155,8 @@ class RedisAdmission(SequentialAdmission):
             answers.append((customer_ms, address_ms, gate))
         return answers
 
-    async def _run(self, calls: list[tuple[LuaScript, tuple[list[str], list[Any]]]]) -> list[Any]:
-        results = await self._pipelined([("EVALSHA", s.sha, len(k), *k, *a) for s, (k, a) in calls])
-        for i, (script, (keys, args)) in enumerate(calls):
-            if isinstance(results[i], NoScriptError):  # a restarted or flushed Redis: that one did not run
-                results[i] = await script(keys, args)  # loads it, runs it
-            elif isinstance(results[i], Exception):
-                raise results[i]
-        return results
-
     async def _pipelined(self, commands: list[tuple[Any, ...]]) -> list[Any]:
-        """The EVALSHAs in one round trip on one pooled connection, replies read in order; an error
-        reply (NOSCRIPT) comes back as its exception, for the caller.
-
-        Plain commands, not Script objects (a pipeline holding Script objects first checks and loads
-        them, SCRIPT EXISTS, on every execute), and not redis-py's Pipeline either: its bookkeeping
-        (retry wrapper, observability, reset) cost about 17 µs more per call than these few lines,
-        on the path most requests take (py-spy, make bench-holds).
-        """
-        pool = self.guard.client.connection_pool
-        conn = await pool.get_connection()  # type: ignore[no-untyped-call]
-        try:
-            await conn.send_packed_command(conn.pack_commands(commands))
-            results: list[Any] = []
-            for _ in commands:
-                try:
-                    results.append(await conn.read_response())
-                except ResponseError as exc:  # the reply was read whole: the connection stays usable
-                    results.append(exc)
-            return results
-        except BaseException:
-            await conn.disconnect()  # a reply may be left unread: never hand this socket out again
-            raise
-        finally:
-            await pool.release(conn)
+        return await pipelined(self.guard.client, commands)  # a method: a test counts the exchanges
 
 
 def _longer(a: int | None, b: int | None) -> int | None:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ticketing.batching import TickBatcher
+
 from hold_service.adapters.redis_guard import RedisGuard
-from hold_service.adapters.redis_script import LuaScript
+from hold_service.adapters.redis_script import LuaScript, pipelined, run_together
 from hold_service.domain.waiting_room import (
     AdmissionPass,
     Joined,
@@ -49,6 +51,9 @@ class RedisRoomQueue(RoomQueue):
         self._join, self._poll = LuaScript(client, "room_join.lua"), LuaScript(client, "room_poll.lua")
         self._step, self._leave = LuaScript(client, "room_step.lua"), LuaScript(client, "room_leave.lua")
         self._slot = LuaScript(client, "room_slot.lua")
+        # Polls of one showtime arriving in the same loop turn go to Redis in one round trip (as holds do,
+        # admission.py): at an opening, thousands of customers poll the same room.
+        self._polls: TickBatcher[int, list[Any], list[Any]] = TickBatcher(self._poll_many)
 
     async def join(self, ticket: Ticket, opens_at_ms: int) -> Joined | None:
         got = await self.guard.call("room.join", self._join(
@@ -62,8 +67,8 @@ class RedisRoomQueue(RoomQueue):
         return Joined(ticket=mine, position=None if position < 0 else int(position), sold_out=bool(sold_out))
 
     async def poll(self, ticket: Ticket, opens_at_ms: int) -> QueueView | None:
-        got = await self.guard.call("room.poll", self._poll(room_keys(ticket.showtime_id), [
-            ticket.customer_id, f"{ticket.nonce}:{ticket.joined_us}", ticket.joined_us, opens_at_ms, self.step_ms]))
+        got = await self._polls.add(ticket.showtime_id, [
+            ticket.customer_id, f"{ticket.nonce}:{ticket.joined_us}", ticket.joined_us, opens_at_ms, self.step_ms])
         if got is None:
             return None
         what, value, sold_out, rate, paused_until, now, due = got
@@ -72,10 +77,17 @@ class RedisRoomQueue(RoomQueue):
                          rate_per_minute=float(rate), paused_until_ms=int(paused_until), now_ms=int(now),
                          step_due=bool(due))
 
+    async def _poll_many(self, showtime_id: int, polls: list[list[Any]]) -> list[list[Any]] | None:
+        keys = room_keys(showtime_id)
+        sent = run_together([(self._poll, keys, args) for args in polls],
+                            lambda commands: pipelined(self.guard.client, commands))
+        return await self.guard.call("room.poll", sent)
+
     async def step(self, facts: RoomFacts, slot_seconds: float) -> StepOutcome | str | None:
         config = facts.config
         args: list[Any] = [config.active_limit, to_ms(config.opens_at), facts.lease_ms, facts.seed or "",
-                           facts.available, facts.held, facts.holders, int(slot_seconds * 1000), self.abandon_ms,
+                           facts.available, facts.held, ",".join(map(str, facts.holders)), int(slot_seconds * 1000),
+                           self.abandon_ms,
                            MAX_SCAN, KEEP_MS]
         got = await self.guard.call("room.step", self._step(room_keys(config.showtime_id), args))
         if got is None:

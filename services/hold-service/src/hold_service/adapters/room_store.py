@@ -77,7 +77,7 @@ class PgRoomStore(RoomStore):
         config = RoomConfig(showtime_id=showtime_id, enabled=row["enabled"], active_limit=row["active_limit"],
                             opens_at=row["opens_at"])
         return RoomFacts(config=config, lease_ms=to_ms(row["admitted_until"]), seed=row["shuffle_seed"],
-                         available=row["available"], held=row["held"], holders=row["holders"])
+                         available=row["available"], held=row["held"], holders=list(row["holders"]))
 
     async def extend_lease(self, showtime_id: int, seconds: float) -> int:
         async with self.pool.acquire() as conn:

@@ -42,7 +42,7 @@ class RoomFacts:
     seed: str | None  # the opening's shuffle seed, once fixed
     available: int  # seats a newcomer could get now (lazy expiry applied)
     held: int  # seats in live holds (they may come back)
-    holders: int  # customers with live holds (an admitted customer who holds seats is no longer choosing)
+    holders: list[int]  # customers with live holds (an admitted customer who holds seats is paying, not choosing)
 
     @property
     def sold_out(self) -> bool:

@@ -21,8 +21,9 @@ SELECT r.enabled, r.active_limit, r.opens_at, r.admitted_until, r.shuffle_seed,
        count(s.seat_code) FILTER (WHERE seat_is_free(s.status, s.hold_expires_at)) AS available,
        count(s.seat_code) FILTER (WHERE s.status = 'HELD' AND NOT hold_expired(s.status, s.hold_expires_at))
            AS held,
-       count(DISTINCT s.customer_id)
-           FILTER (WHERE s.status = 'HELD' AND NOT hold_expired(s.status, s.hold_expires_at)) AS holders
+       coalesce(array_agg(DISTINCT s.customer_id)
+                    FILTER (WHERE s.status = 'HELD' AND NOT hold_expired(s.status, s.hold_expires_at)), '{}')
+           AS holders
 FROM waiting_room r LEFT JOIN show_seat s ON s.showtime_id = r.showtime_id
 WHERE r.showtime_id = $1
 GROUP BY r.showtime_id;

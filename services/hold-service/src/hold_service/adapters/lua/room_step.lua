@@ -1,8 +1,8 @@
 -- One admission step of a showtime's waiting room: the whole decision, atomically, so any number of API
 -- processes can take steps (one normally does, see room_poll.lua) and the room never admits past its limit.
 -- KEYS: as room_join.lua. ARGV: [1] active limit, [2] opening time ms (0: open), [3] lease ms (no slot may end
--- after it), [4] shuffle seed ('' if not fixed yet), [5] seats available, [6] seats held, [7] customers holding
--- them, [8] slot length ms, [9] abandon ms, [10] most queue entries looked at, [11] how long the room's keys
+-- after it), [4] shuffle seed ('' if not fixed yet), [5] seats available, [6] seats held, [7] the customers
+-- holding them (comma-separated), [8] slot length ms, [9] abandon ms, [10] most queue entries looked at, [11] how long the room's keys
 -- outlive its last step (ms).
 -- Returns {'ok', admitted, dropped, queued, active, admissions per minute, sold out} or {'need_seed'} /
 -- {'need_lease'}: Postgres must fix the seed / extend the lease first (then the caller steps again).
@@ -11,7 +11,7 @@ local state, pre, queue, active, tickets, seen, pickup, admits =
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit, opens, lease = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local available, held, holders = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local available, held = tonumber(ARGV[5]), tonumber(ARGV[6])
 local slot_ms, abandon = tonumber(ARGV[8]), tonumber(ARGV[9])
 
 local st = redis.call('HMGET', state, 'since', 'opened', 'paused_until', 'filled_at')
@@ -50,13 +50,15 @@ for _, c in ipairs(redis.call('ZRANGEBYSCORE', pickup, '-inf', now - abandon)) d
 end
 
 -- Admission, first in the queue first: up to the limit, and no more customers choosing than seats left to
--- choose from (admitted customers who hold seats are paying, not choosing; `holders` counts every customer
--- with a live hold, so this errs towards admitting). Queued customers who stopped polling are dropped when
--- their turn comes (never a slot).
+-- choose from (admitted customers who hold seats are paying, not choosing). Queued customers who stopped
+-- polling are dropped when their turn comes (never a slot).
 local admitted = 0
 if opened and sold_out == 0 and now >= (tonumber(st[3]) or 0) then
-  local inside = redis.call('ZCARD', active)
-  local room = math.min(limit - inside, available - math.max(0, inside - holders))
+  local inside, paying = redis.call('ZCARD', active), 0
+  for holder in string.gmatch(ARGV[7], '[^,]+') do
+    if redis.call('ZSCORE', active, holder) then paying = paying + 1 end
+  end
+  local room = math.min(limit - inside, available - (inside - paying))
   if room > 0 and redis.call('ZCARD', queue) > 0 then
     local slot_end = now + slot_ms
     if slot_end > lease then return {'need_lease'} end
