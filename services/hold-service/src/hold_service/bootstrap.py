@@ -29,9 +29,12 @@ class Service:
     deps: Deps
     pool: asyncpg.Pool
     redis: aioredis.Redis
+    room_redis: aioredis.Redis | None = None  # the waiting room's own client
 
     async def close(self) -> None:
         await self.redis.aclose()
+        if self.room_redis is not None:
+            await self.room_redis.aclose()
         await self.pool.close()
 
 
@@ -41,7 +44,11 @@ async def bootstrap(settings: HoldSettings) -> Service:
     guard = RedisGuard(redis_client(settings.redis_url, settings.redis_socket_timeout_seconds),
                        settings.redis_retry_after_seconds)
     limiter = RedisRateLimiter(guard, settings.hold_rate_limit_per_minute, settings.hold_rate_limit_per_ip_per_minute)
-    queue = RedisRoomQueue(guard, settings.waiting_room_step_seconds, settings.waiting_room_abandon_seconds)
+    # The waiting room's own client and guard: its calls may take longer than a hold's, and a slow answer to
+    # one of them does not make the other skip Redis.
+    room_guard = RedisGuard(redis_client(settings.redis_url, settings.waiting_room_redis_timeout_seconds),
+                            settings.redis_retry_after_seconds)
+    queue = RedisRoomQueue(room_guard, settings.waiting_room_step_seconds, settings.waiting_room_abandon_seconds)
     admission: Admission
     if settings.seat_gate_enabled:
         admission = RedisAdmission(guard, limiter, RedisSeatGate(guard), queue)  # all in one round trip
@@ -53,4 +60,4 @@ async def bootstrap(settings: HoldSettings) -> Service:
                 # The waiting room.
                 rooms=PgRoomStore(pool, settings.waiting_room_cache_seconds), queue=queue,
                 credentials=SignedCredentials(settings.jwt_secret))
-    return Service(deps=deps, pool=pool, redis=guard.client)
+    return Service(deps=deps, pool=pool, redis=guard.client, room_redis=room_guard.client)

@@ -41,6 +41,7 @@ class HoldSettings(ServiceSettings):
     # has not come for his token in this time loses the slot.
     waiting_room_abandon_seconds: float = Field(default=30, gt=0)
     waiting_room_cache_seconds: float = Field(default=1.0, ge=0)  # how old a process's view of a room may be
+    waiting_room_redis_timeout_seconds: float = Field(default=1.0, gt=0)  # the queue's Redis calls (holds: 0.2)
 
     @field_validator("trusted_proxies", mode="before")
     @classmethod

@@ -104,7 +104,8 @@ async def test_paying_and_cancelling_end_the_slot_for_the_next_in_line(start, h,
         token_b = await rooms.admitted(svc.client, tickets[b], b)  # a cancelled: b's turn
         stale = await svc.hold(sid, ["F2"], a, **{"X-Admission-Token": token_a})
         assert stale.status_code == 403 and stale.json()["error"] == "ADMISSION_REQUIRED"
-        assert (await rooms.poll(svc.client, tickets[a], a)).status_code == 404  # his place ended
+        for _ in range(2):  # his place ended, and it stays ended (no comeback at his old place)
+            assert (await rooms.poll(svc.client, tickets[a], a)).status_code == 404
         held = (await svc.hold(sid, ["F2"], b, **{"X-Admission-Token": token_b})).json()
         await rooms.pay(svc, held, b)
         await rooms.admitted(svc.client, tickets[c], c)  # b paid: c's turn
@@ -118,8 +119,7 @@ async def test_abandoned_entries_never_stall_the_queue(start, h, rooms) -> None:
         sid = await svc.showtime()
         await rooms.configure(svc, sid, 1)
         gone = [h.new_id() for _ in range(3)]
-        for x in gone:
-            await rooms.join(svc.client, sid, x)  # and never poll again
+        gone_tickets = [(await rooms.join(svc.client, sid, x)).json()["ticket"] for x in gone]  # never polled
         live = h.new_id()
         ticket = (await rooms.join(svc.client, sid, live)).json()["ticket"]
         started = time.monotonic()
@@ -129,6 +129,8 @@ async def test_abandoned_entries_never_stall_the_queue(start, h, rooms) -> None:
         assert time.monotonic() - started < 5
         overview = (await svc.client.get(f"/admin/showtimes/{sid}/waiting-room", headers=h.auth(1, "admin"))).json()
         assert overview["active"] == 1 and overview["queueLength"] == 0 and overview["admittedTotal"] == 2
+        comeback = await rooms.poll(svc.client, gone_tickets[1], gone[1])
+        assert comeback.status_code == 404  # dropped: he joins again, at the back
 
 
 async def test_sold_out_reaches_every_queued_customer_within_a_second(start, h, rooms) -> None:

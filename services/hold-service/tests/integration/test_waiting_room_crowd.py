@@ -5,6 +5,7 @@ come, first served."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 import statistics
 import time
@@ -84,11 +85,13 @@ def spearman(xs: list[int], ys: list[int]) -> float:
 
 async def test_the_opening_shuffles_early_joiners_once_then_first_come_first_served(start, db, h, rooms) -> None:
     """200 customers join before the opening, one after the other. At the opening both processes step at
-    once: the shuffle happens once (both see the same order) and the order is unrelated to arrival: the
-    rank correlation with the joining order is within +-0.3 (for a random order its standard deviation is
-    1/sqrt(199) = 0.07: 4 of them; arrival order would be 1). Then 20 later joiners queue in arrival order."""
+    once: the shuffle happens once (both see the same order, the seed's, moved in chunks of 37) and the order is
+    unrelated to arrival: the rank correlation with the joining order is within +-0.3 (for a random order its
+    standard deviation is 1/sqrt(199) = 0.07: 4 of them; arrival order would be 1). Then 20 later joiners queue
+    in arrival order."""
     early_count = 200
     async with start(waiting_room_step_seconds=60) as one, start(waiting_room_step_seconds=60) as two:
+        one.deps.queue.max_scan = two.deps.queue.max_scan = 37
         sid = await one.showtime({"A": 50})
         await rooms.configure(one, sid, 1, opens_at="2030-01-01T00:00:00Z")
         early = [h.new_id() for _ in range(early_count)]
@@ -116,8 +119,10 @@ async def test_the_opening_shuffles_early_joiners_once_then_first_come_first_ser
         positions = [(await rooms.join((one, two)[i % 2].client, sid, c)).json()["position"]
                      for i, c in enumerate(late)]
         assert positions == list(range(early_count, early_count + 20))  # after everyone early, in arrival order
-    seed = await db.fetchval("SELECT shuffle_seed FROM waiting_room WHERE showtime_id = $1", sid)
-    assert seed and await one.redis.hget(room_key(sid, "state"), "seed") == seed  # fixed once, in Postgres
+        seed = await db.fetchval("SELECT shuffle_seed FROM waiting_room WHERE showtime_id = $1", sid)
+        assert seed and await one.redis.hget(room_key(sid, "state"), "seed") == seed  # fixed once, in Postgres
+    by_seed = sorted(early, key=lambda c: int(hashlib.sha1(f"{seed}:{c}".encode()).hexdigest()[:13], 16))
+    assert [seen_one[early.index(c)] for c in by_seed] == list(range(early_count))  # nobody in before the last chunk
 
 
 async def test_late_joiners_are_admitted_first_come_first_served(start, h, rooms) -> None:

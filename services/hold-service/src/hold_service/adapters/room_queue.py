@@ -32,7 +32,7 @@ from hold_service.service_layer.ports import RoomQueue
 
 ROOM_KEYS = ("state", "pre", "queue", "active", "tickets", "seen", "pickup", "admits")
 KEEP_MS = 2 * 86_400_000  # a room's keys outlive its last step by two days
-MAX_SCAN = 5_000  # queue entries one step looks at (dropped ones included): bounds a script's run time
+MAX_SCAN = 5_000  # queue entries one script run looks at or moves at the opening: bounds its run time
 
 
 def room_keys(showtime_id: int) -> list[str]:
@@ -47,6 +47,7 @@ class RedisRoomQueue(RoomQueue):
     def __init__(self, guard: RedisGuard, step_seconds: float, abandon_seconds: float) -> None:
         self.guard = guard
         self.step_ms, self.abandon_ms = int(step_seconds * 1000), int(abandon_seconds * 1000)
+        self.max_scan = MAX_SCAN
         client = guard.client
         self._join, self._poll = LuaScript(client, "room_join.lua"), LuaScript(client, "room_poll.lua")
         self._step, self._leave = LuaScript(client, "room_step.lua"), LuaScript(client, "room_leave.lua")
@@ -87,8 +88,7 @@ class RedisRoomQueue(RoomQueue):
         config = facts.config
         args: list[Any] = [config.active_limit, to_ms(config.opens_at), facts.lease_ms, facts.seed or "",
                            facts.available, facts.held, ",".join(map(str, facts.holders)), int(slot_seconds * 1000),
-                           self.abandon_ms,
-                           MAX_SCAN, KEEP_MS]
+                           self.abandon_ms, self.max_scan, KEEP_MS, int(facts.started)]
         got = await self.guard.call("room.step", self._step(room_keys(config.showtime_id), args))
         if got is None:
             return None

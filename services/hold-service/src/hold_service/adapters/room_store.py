@@ -77,12 +77,17 @@ class PgRoomStore(RoomStore):
         config = RoomConfig(showtime_id=showtime_id, enabled=row["enabled"], active_limit=row["active_limit"],
                             opens_at=row["opens_at"])
         return RoomFacts(config=config, lease_ms=to_ms(row["admitted_until"]), seed=row["shuffle_seed"],
-                         available=row["available"], held=row["held"], holders=list(row["holders"]))
+                         available=row["available"], held=row["held"], holders=list(row["holders"]),
+                         started=row["started"])
 
     async def extend_lease(self, showtime_id: int, seconds: float) -> int:
         async with self.pool.acquire() as conn:
             until: datetime | None = await conn.fetchval(Q.extend_room_lease, showtime_id, seconds)
         return to_ms(until)
+
+    async def mark_started(self, showtime_id: int) -> None:
+        async with self.pool.acquire() as conn:
+            await conn.execute(Q.mark_room_started, showtime_id)
 
     async def fix_seed(self, showtime_id: int, seed: str) -> str:
         async with self.pool.acquire() as conn:

@@ -43,6 +43,7 @@ class RoomFacts:
     available: int  # seats a newcomer could get now (lazy expiry applied)
     held: int  # seats in live holds (they may come back)
     holders: list[int]  # customers with live holds (an admitted customer who holds seats is paying, not choosing)
+    started: bool = True  # the room's queue was set up in Redis before (so setting it up again is a rebuild)
 
     @property
     def sold_out(self) -> bool:

@@ -159,6 +159,10 @@ class RoomStore(abc.ABC):
         """Tokens of the room may now last until at least `seconds` from now; the lease (epoch ms)."""
 
     @abc.abstractmethod
+    async def mark_started(self, showtime_id: int) -> None:
+        """The room's queue is about to be set up in Redis for the first time."""
+
+    @abc.abstractmethod
     async def fix_seed(self, showtime_id: int, seed: str) -> str:
         """The opening's shuffle seed: `seed` if none was fixed before, else that one."""
 

@@ -30,6 +30,7 @@ from hold_service.service_layer.ports import Deps
 
 logger = logging.getLogger(__name__)
 LEASE_SLOTS = 1.25  # how far one extension of the lease reaches, in slot lengths
+MAX_RUNS = 100  # script runs in one step: an opening of 100 chunks (adapters/room_queue.py) fits in one
 
 QUEUED = Gauge("waiting_room_queue_length", "Customers waiting in a room's queue (at its last step)", ["showtime"])
 ACTIVE = Gauge("waiting_room_active", "Customers choosing seats (admitted, slot not over)", ["showtime"])
@@ -57,9 +58,13 @@ async def _step(showtime_id: int, deps: Deps) -> StepOutcome | None:
     facts = await deps.rooms.facts(showtime_id)
     if facts is None or not facts.config.enabled:
         return None
+    if not facts.started:
+        await deps.rooms.mark_started(showtime_id)  # before Redis has it: a later setup is then a rebuild
     settings = deps.settings
-    for _ in range(3):  # at most: fix the seed, extend the lease, step
+    for _ in range(MAX_RUNS):  # fix the seed, move the pre-opening joiners chunk by chunk, extend the lease, step
         got = await deps.queue.step(facts, settings.admission_token_ttl_seconds)
+        if got == "opening":
+            continue
         if got == "need_seed":
             facts = replace(facts, seed=await deps.rooms.fix_seed(showtime_id, secrets.token_hex(16)))
         elif got == "need_lease":

@@ -18,6 +18,7 @@ SELECT showtime_id, enabled, active_limit, opens_at FROM waiting_room WHERE show
 -- live holds, `holders` the customers who hold them. One scan of the showtime's few hundred seats, once per
 -- step for the whole cluster (one process takes a step at a time), never per poll.
 SELECT r.enabled, r.active_limit, r.opens_at, r.admitted_until, r.shuffle_seed,
+       r.queue_started_at IS NOT NULL AS started,
        count(s.seat_code) FILTER (WHERE seat_is_free(s.status, s.hold_expires_at)) AS available,
        count(s.seat_code) FILTER (WHERE s.status = 'HELD' AND NOT hold_expired(s.status, s.hold_expires_at))
            AS held,
@@ -34,6 +35,10 @@ UPDATE waiting_room
 SET admitted_until = greatest(admitted_until, now() + make_interval(secs => $2))
 WHERE showtime_id = $1
 RETURNING admitted_until;
+
+-- name: mark_room_started
+-- The room's queue is being set up in Redis for the first time (a later setup is a rebuild after a loss).
+UPDATE waiting_room SET queue_started_at = coalesce(queue_started_at, now()) WHERE showtime_id = $1;
 
 -- name: fix_room_seed
 -- The shuffle seed of the opening: the first one offered wins, every later caller gets that one.

@@ -2,10 +2,11 @@
 -- processes can take steps (one normally does, see room_poll.lua) and the room never admits past its limit.
 -- KEYS: as room_join.lua. ARGV: [1] active limit, [2] opening time ms (0: open), [3] lease ms (no slot may end
 -- after it), [4] shuffle seed ('' if not fixed yet), [5] seats available, [6] seats held, [7] the customers
--- holding them (comma-separated), [8] slot length ms, [9] abandon ms, [10] most queue entries looked at, [11] how long the room's keys
--- outlive its last step (ms).
--- Returns {'ok', admitted, dropped, queued, active, admissions per minute, sold out} or {'need_seed'} /
--- {'need_lease'}: Postgres must fix the seed / extend the lease first (then the caller steps again).
+-- holding them (comma-separated), [8] slot length ms, [9] abandon ms, [10] most queue entries looked at,
+-- [11] how long the room's keys outlive its last step (ms), [12] 1 if the room was set up in Redis before.
+-- Returns {'ok', admitted, dropped, queued, active, admissions per minute, sold out}, or {'need_seed'} /
+-- {'need_lease'}: Postgres must fix the seed / extend the lease first, or {'opening'}: the opening is under
+-- way; in each case the caller steps again.
 local state, pre, queue, active, tickets, seen, pickup, admits =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local t = redis.call('TIME')
@@ -18,22 +19,27 @@ local st = redis.call('HMGET', state, 'since', 'opened', 'paused_until', 'filled
 if not st[1] then
   -- The room's first step, or Redis lost it. Tokens handed out before may still be valid, up to the lease:
   -- nobody is admitted until then, so they and the newly admitted are never more than the limit together.
+  -- After a loss, `since` tells the tickets from before (they get their places back) from ended ones.
   st[3] = lease > now and lease or 0
-  redis.call('HSET', state, 'since', now, 'paused_until', st[3])
+  redis.call('HSET', state, 'since', ARGV[12] == '1' and now or 0, 'paused_until', st[3])
 end
 local sold_out = (available == 0 and held == 0) and 1 or 0
 redis.call('HSET', state, 'limit', limit, 'available', available, 'held', held, 'sold_out', sold_out)
 
 -- The opening: the pre-opening joiners go first, in the order of a hash of the seed and the customer, a
 -- uniformly random order nobody knew before (the seed is drawn at the opening and fixed once in Postgres).
+-- They are moved a chunk per script run, so Redis answers everyone else in between (the order does not
+-- depend on the chunks); nobody is admitted before the last chunk is in.
 local opened = st[2] == '1'
 if not opened and (opens == 0 or now >= opens) then
   if ARGV[4] == '' then return {'need_seed'} end
-  for _, c in ipairs(redis.call('ZRANGE', pre, 0, -1)) do
+  local chunk = redis.call('ZRANGE', pre, 0, tonumber(ARGV[10]) - 1)
+  for _, c in ipairs(chunk) do
     local h = redis.sha1hex(ARGV[4] .. ':' .. c)
     redis.call('ZADD', queue, tonumber(string.sub(h, 1, 13), 16) / 4503599627370496, c)  -- in [0, 1)
   end
-  redis.call('DEL', pre)
+  if #chunk > 0 then redis.call('ZREMRANGEBYRANK', pre, 0, #chunk - 1) end
+  if redis.call('ZCARD', pre) > 0 then return {'opening'} end
   redis.call('HSET', state, 'opened', 1, 'seed', ARGV[4], 'opened_at', now)
   opened = true
 end

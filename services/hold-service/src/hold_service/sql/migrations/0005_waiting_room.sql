@@ -11,13 +11,16 @@
 -- - shuffle_seed: fixed once, when the room opens; the pre-opening joiners' order follows from it, so the
 --   shuffle is the same whichever process runs it, and a customer who rejoins after a Redis loss gets his
 --   place back.
+-- - queue_started_at: when the room's queue was first set up in Redis. A room set up again after that is one
+--   Redis lost: only then do tickets from before get their places back.
 
 CREATE TABLE waiting_room (
-    showtime_id    BIGINT PRIMARY KEY REFERENCES showtime (showtime_id),
-    enabled        BOOLEAN     NOT NULL,
-    active_limit   INTEGER     NOT NULL CHECK (active_limit BETWEEN 1 AND 100000),
-    opens_at       TIMESTAMPTZ,
-    admitted_until TIMESTAMPTZ,
-    shuffle_seed   TEXT,
-    updated_at     TIMESTAMPTZ NOT NULL DEFAULT now()
+    showtime_id      BIGINT PRIMARY KEY REFERENCES showtime (showtime_id),
+    enabled          BOOLEAN     NOT NULL,
+    active_limit     INTEGER     NOT NULL CHECK (active_limit BETWEEN 1 AND 100000),
+    opens_at         TIMESTAMPTZ,
+    admitted_until   TIMESTAMPTZ,
+    shuffle_seed     TEXT,
+    queue_started_at TIMESTAMPTZ,
+    updated_at       TIMESTAMPTZ NOT NULL DEFAULT now()
 );
