@@ -169,12 +169,18 @@ def pct(stats: Stats, q: float) -> float:
 
 
 def server(stack: ExitStack, factory: str, extra_env: dict[str, str], app_dir: str | None = None) -> int:
+    return started_server(stack, factory, extra_env, app_dir)[0]
+
+
+def started_server(stack: ExitStack, factory: str, extra_env: dict[str, str],
+                   app_dir: str | None = None) -> tuple[int, int]:
+    """(port, pid): 2 uvicorn workers, stopped with the stack."""
     port = free_port()
     args = ["-m", "uvicorn", "--factory", factory, "--workers", "2", "--host", "127.0.0.1",
             "--port", str(port), "--no-access-log", "--log-level", "warning"]
-    stack.enter_context(service_process(args + (["--app-dir", app_dir] if app_dir else []), extra_env,
-                                        ready_url=f"http://127.0.0.1:{port}/healthz", timeout=60))
-    return port
+    proc = stack.enter_context(service_process(args + (["--app-dir", app_dir] if app_dir else []), extra_env,
+                                               ready_url=f"http://127.0.0.1:{port}/healthz", timeout=60))
+    return port, proc.pid
 
 
 async def measure(name: str, factory: str, env_: dict[str, str], tokens: list[bytes], probe_rate: float,

@@ -27,7 +27,8 @@ import httpx
 import orjson
 import redis.asyncio as aioredis
 import uvloop
-from bench_holds import DSN, MIGRATIONS, SECRET, new_showtime, server, wrk_capacity
+from bench_holds import DSN, MIGRATIONS, SECRET, new_showtime, started_server, wrk_capacity
+from bench_vouchers import cpu_seconds
 from open_loop import OpenLoop
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env
@@ -82,28 +83,31 @@ async def join_all(client: httpx.AsyncClient, sid: int, customers: list[int]) ->
     return tickets
 
 
-def capacity(port: int, requests: list[bytes]) -> float:
-    return wrk_capacity(port, requests, PROBE_SECONDS).rate
+Figure = tuple[float, float]  # responses/s, the server's CPU per response in µs (what survives a noisy machine)
 
 
-async def bare_figures(stack: ExitStack) -> tuple[float, float]:
-    port = server(stack, "bare_app:get_application", {}, app_dir=str(Path(__file__).parent))
+async def capacity(port: int, pid: int, requests: list[bytes]) -> Figure:
+    before = cpu_seconds(pid)
+    stats = await asyncio.to_thread(wrk_capacity, port, requests, PROBE_SECONDS)
+    return stats.rate, (cpu_seconds(pid) - before) * 1e6 / max(1, stats.done)
+
+
+async def bare_figures(stack: ExitStack) -> tuple[Figure, Figure]:
+    port, pid = started_server(stack, "bare_app:get_application", {}, app_dir=str(Path(__file__).parent))
     token = bearer(1)
-    joins = await asyncio.to_thread(capacity, port, [join_request(1, token)])
-    polls = await asyncio.to_thread(capacity, port, [poll_request("t" * 60, token)])
-    return joins, polls
+    return (await capacity(port, pid, [join_request(1, token)]),
+            await capacity(port, pid, [poll_request("t" * 60, token)]))
 
 
-async def service_figures(port: int, client: httpx.AsyncClient, conn: asyncpg.Connection) -> tuple[float, float]:
+async def service_figures(port: int, pid: int, client: httpx.AsyncClient,
+                          conn: asyncpg.Connection) -> tuple[Figure, Figure]:
     sid = await new_showtime(conn)
     await room(client, sid)
     pollers = [random.randint(10**9, 2**50) for _ in range(POLLERS)]
     tickets = await join_all(client, sid, pollers)
     joins = [join_request(sid, bearer(random.randint(10**9, 2**50))) for _ in range(JOINERS)]
-    join_rate = await asyncio.to_thread(capacity, port, joins)
-    polls = [poll_request(tickets[c], bearer(c)) for c in pollers]
-    poll_rate = await asyncio.to_thread(capacity, port, polls)
-    return join_rate, poll_rate
+    join = await capacity(port, pid, joins)
+    return join, await capacity(port, pid, [poll_request(tickets[c], bearer(c)) for c in pollers])
 
 
 async def opening(port: int, client: httpx.AsyncClient, conn: asyncpg.Connection, redis: aioredis.Redis,
@@ -187,6 +191,12 @@ async def forget(conn: asyncpg.Connection) -> None:
                        "WHERE title = 'bench' AND created_at > now() - interval '1 hour')")
 
 
+def line(what: str, bare: Figure, ours: Figure, note: str) -> str:
+    return (f"{what:6s} bare {bare[0]:6.0f}/s {bare[1]:5.0f} us CPU   hold-service {ours[0]:6.0f}/s "
+            f"{ours[1]:5.0f} us CPU   = {ours[0] / bare[0]:5.1%} of bare's rate, {ours[1] / bare[1]:4.1f}x its CPU "
+            f"({note})")
+
+
 async def main() -> None:
     if not shutil.which("wrk"):
         sys.exit("bench-queue needs wrk (make bench-tools)")
@@ -198,21 +208,19 @@ async def main() -> None:
     with ExitStack() as stack:
         bare_join, bare_poll = await bare_figures(stack)
     with ExitStack() as stack:
-        port = server(stack, "hold_service.entrypoints.api.app:get_application", service_env)
+        port, pid = started_server(stack, "hold_service.entrypoints.api.app:get_application", service_env)
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
-            join_rate, poll_rate = await service_figures(port, client, conn)
-            poll_rate_used = poll_rate * POLL_SHARE
+            join, poll = await service_figures(port, pid, client, conn)
+            poll_rate_used = poll[0] * POLL_SHARE
             opened = await opening(port, client, conn, redis, poll_rate_used)
     shuffle, longest, runs, admit = await big_opening_step()
     await forget(conn)
     await conn.close()
     await redis.aclose()
     print(f"machine: {os.cpu_count()} cores; wrk closed loop, 1 thread, 64 connections, {PROBE_SECONDS:.0f} s; "
-          f"hold-service 2 uvicorn workers")
-    print(f"\njoins/s   bare {bare_join:8.0f}   hold-service {join_rate:8.0f}   = {join_rate / bare_join:5.1%} of bare "
-          f"({JOINERS} distinct customers, then their repeats: idempotent)")
-    print(f"polls/s   bare {bare_poll:8.0f}   hold-service {poll_rate:8.0f}   = {poll_rate / bare_poll:5.1%} of bare "
-          f"({POLLERS} tickets, the room stepping meanwhile)")
+          f"2 uvicorn workers; CPU: the server's user+system time per response")
+    print("\n" + line("joins", bare_join, join, f"{JOINERS} distinct customers, then their repeats: idempotent"))
+    print(line("polls", bare_poll, poll, f"{POLLERS} tickets, the room stepping meanwhile"))
     print(f"\nopening: {EARLY} customers joined before it, activeLimit {LIMIT}, polls at {poll_rate_used:.0f}/s "
           f"({POLL_SHARE:.0%} of capacity: each customer about every {EARLY / poll_rate_used:.1f} s), open loop")
     print(f"  shuffle + first admissions done (Redis):      {opened['opened']:6.3f} s after opensAt")
@@ -226,7 +234,7 @@ async def main() -> None:
           f"{admit * 1000:.1f} ms")
     if unavailable:
         print(f"(setup: {len(unavailable)} joins answered 503 and were retried: Redis skipped after a slow answer)")
-    print(orjson.dumps({"bare_join": bare_join, "join": join_rate, "bare_poll": bare_poll, "poll": poll_rate, **opened,
+    print(orjson.dumps({"bare_join": bare_join, "join": join, "bare_poll": bare_poll, "poll": poll, **opened,
                         "big_shuffle_s": shuffle, "big_longest_run_s": longest, "big_admit_s": admit}).decode())
 
 

@@ -238,3 +238,18 @@ async def test_per_address_limit_with_and_without_a_trusted_proxy(start, h, room
         assert joins == [429, 202, 202, 202, 429]  # joining the queue is counted too
         await direct.aclose()
         await via_proxy.aclose()
+
+
+async def test_an_operators_change_reaches_every_process_within_the_cache_time(start, h, rooms) -> None:
+    async with start(waiting_room_cache_seconds=0.3) as one, start(waiting_room_cache_seconds=0.3) as two:
+        sid = await one.showtime({"F": 20})
+        assert (await two.hold(sid, ["F1"])).status_code == 201  # two now remembers "no room"
+        await rooms.configure(one, sid, 5)
+        changed = time.monotonic()
+        for seat in range(2, 21):  # two still answers from its cache (no token needed) for at most 0.3 s
+            r = await two.hold(sid, [f"F{seat}"])
+            if r.status_code == 403:
+                break
+            assert r.status_code == 201 and time.monotonic() - changed < 0.3 + 0.5
+            await asyncio.sleep(0.05)
+        assert r.status_code == 403 and r.json()["error"] == "ADMISSION_REQUIRED"

@@ -2,19 +2,20 @@
 
 Every hold request asks whether its showtime's room is on, so each process keeps the answer for
 WAITING_ROOM_CACHE_SECONDS (rooms that do not exist too): an operator's change reaches every process within
-that time. The requests of one showtime that find the entry stale in the same loop turn share one query;
-while Postgres cannot answer, the last answer is kept (a room does not switch off because Postgres blinked).
+that time (and one query). The requests of one showtime that find the entry stale while it is being read
+share that one query; while Postgres cannot answer, the last answer is kept (a room does not switch off
+because Postgres blinked).
 An admission step reads fresh facts every time (`facts`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from datetime import datetime
 
 import asyncpg
-from ticketing.batching import TickBatcher
 from ticketing.db import Queries, sql_dir
 from ticketing.logs import log_action
 from ticketing.transient import TRANSIENT_ERRORS
@@ -37,7 +38,7 @@ class PgRoomStore(RoomStore):
     def __init__(self, pool: asyncpg.Pool, cache_seconds: float) -> None:
         self.pool, self.cache_seconds = pool, cache_seconds
         self._cached: dict[int, tuple[RoomConfig | None, float]] = {}  # showtime -> (config, read at)
-        self._loads: TickBatcher[int, None, RoomConfig | None] = TickBatcher(self._load)
+        self._loading: dict[int, asyncio.Future[RoomConfig | None]] = {}  # showtime -> the query under way
 
     async def configure(self, cmd: ConfigureRoom) -> RoomConfig | None:
         async with self.pool.acquire() as conn:
@@ -52,22 +53,31 @@ class PgRoomStore(RoomStore):
         hit = self._cached.get(showtime_id)
         if hit is not None and time.monotonic() - hit[1] < self.cache_seconds:
             return hit[0]
+        loading = self._loading.get(showtime_id)
+        if loading is None:
+            loading = self._loading[showtime_id] = asyncio.ensure_future(self._load(showtime_id))
+            loading.add_done_callback(lambda done: self._loaded(showtime_id, done))
         try:
-            return await self._loads.add(showtime_id, None)
+            return await asyncio.shield(loading)  # a caller that goes away does not cancel the others' query
         except TRANSIENT_ERRORS as exc:
             if hit is None:
                 raise
             log_action(logger, "room.config_stale", str(exc), level=logging.WARNING, showtime_id=showtime_id)
             return hit[0]
 
-    async def _load(self, showtime_id: int, waiting: list[None]) -> list[RoomConfig | None]:
+    async def _load(self, showtime_id: int) -> RoomConfig | None:
         async with self.pool.acquire() as conn:
             row = await conn.fetchrow(Q.get_room, showtime_id)
         config = None if row is None else _config(row)
         if len(self._cached) > 10_000:
             self._cached.clear()  # showtimes nobody asks about any more; the hot ones come back at once
         self._cached[showtime_id] = (config, time.monotonic())
-        return [config] * len(waiting)
+        return config
+
+    def _loaded(self, showtime_id: int, done: asyncio.Future[RoomConfig | None]) -> None:
+        self._loading.pop(showtime_id, None)
+        if not done.cancelled():
+            done.exception()  # retrieved: no "never retrieved" warning when every caller left
 
     async def facts(self, showtime_id: int) -> RoomFacts | None:
         async with self.pool.acquire() as conn:
