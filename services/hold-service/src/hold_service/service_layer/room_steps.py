@@ -7,7 +7,8 @@ atomic script), only wasteful.
 
 A step reads the room's facts fresh (one query: configuration, lease, seed, and the seats available and
 held, lazy expiry included): that is what makes admission inventory-aware, and what tells the queue "sold
-out" within a step of the last seat being booked. Postgres decides twice, when the queue asks:
+out" within a step of the last seat being booked. Postgres records what must outlive Redis:
+- that the room's queue was set up once (so a later setup is a rebuild after a loss);
 - the shuffle seed, once, at the opening (the first process to get there fixes it; the rest use it);
 - the lease: before a slot would end after it, it is extended (rarely: by a slot and a quarter). After a
   Redis loss the rebuilt room admits nobody until the lease has passed, so the tokens handed out before the
