@@ -110,8 +110,9 @@ class RedisAdmission(SequentialAdmission):
         if (wait := self._remembered(address, now)) is not None:
             return wait
         limit = self.redis_limiter
-        wait_ms = await self.guard.call("ratelimit.address", limit.address_script(*limit.address_call(address)))
-        return self._refuse(address, int(wait_ms), now) if wait_ms else None
+        got = await self.guard.call("ratelimit.address", run_together(
+            [(limit.address_script, *limit.address_call(address))], self._pipelined))
+        return self._refuse(address, int(got[0]), now) if got and got[0] else None
 
     def _remembered(self, who: int | str, now: float) -> int | None:
         until = self._refused.get(who)

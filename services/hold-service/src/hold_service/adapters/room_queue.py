@@ -57,8 +57,8 @@ class RedisRoomQueue(RoomQueue):
         self._polls: TickBatcher[int, list[Any], list[Any]] = TickBatcher(self._poll_many)
 
     async def join(self, ticket: Ticket, opens_at_ms: int) -> Joined | None:
-        got = await self.guard.call("room.join", self._join(
-            room_keys(ticket.showtime_id), [ticket.customer_id, ticket.nonce, opens_at_ms]))
+        got = await self.guard.call("room.join", self._run(
+            self._join, room_keys(ticket.showtime_id), [ticket.customer_id, ticket.nonce, opens_at_ms]))
         if got is None:
             return None
         value, position, sold_out = got
@@ -80,9 +80,15 @@ class RedisRoomQueue(RoomQueue):
 
     async def _poll_many(self, showtime_id: int, polls: list[list[Any]]) -> list[list[Any]] | None:
         keys = room_keys(showtime_id)
-        sent = run_together([(self._poll, keys, args) for args in polls],
-                            lambda commands: pipelined(self.guard.client, commands))
-        return await self.guard.call("room.poll", sent)
+        return await self.guard.call("room.poll", run_together([(self._poll, keys, args) for args in polls],
+                                                               self._send))
+
+    async def _run(self, script: LuaScript, keys: list[str], args: list[Any]) -> Any:
+        """One script call over the raw connection (redis-py's command path costs more than the script)."""
+        return (await run_together([(script, keys, args)], self._send))[0]
+
+    async def _send(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        return await pipelined(self.guard.client, commands)
 
     async def step(self, facts: RoomFacts, slot_seconds: float) -> StepOutcome | str | None:
         config = facts.config
