@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-unit test-deploy images compose-up compose-down helm-lint \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo token contract-tools \
-        bench-seatmap browser
+        bench-seatmap browser bench-queue
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -99,7 +99,7 @@ demo: venv ## a flash sale with a live dashboard and a checked table (after make
 bench: ## every benchmark and the report against the physical limits (var/bench/; not pass/fail)
 	@rm -f var/bench/*.json
 	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit \
-	  bench-tracing bench-selloff bench-seatmap
+	  bench-tracing bench-selloff bench-seatmap bench-queue
 	@$(MAKE) --no-print-directory bench-report
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
@@ -135,3 +135,6 @@ limit-tools: ## redis-benchmark (redis-tools) and pgbench (Debian ships it in po
 
 bench-seatmap: infra topics migrate-test bench-tools ## seat map GET (full body, 304) vs bare endpoints; stream fan-out per process
 	$(PY) tests/bench/bench_seatmap.py
+
+bench-queue: infra migrate-test bench-tools ## waiting room: joins/s and polls/s against bare endpoints, opening to first N admitted
+	$(PY) tests/bench/bench_queue.py

@@ -1,4 +1,5 @@
-"""A bare FastAPI endpoint of the same shape as POST /showtimes/{id}/holds: the framework's ceiling.
+"""Bare FastAPI endpoints of the same shapes as POST /showtimes/{id}/holds (bench-holds) and the waiting
+room's join and poll (bench-queue): the framework's ceiling.
 
 Same framework settings as the services (ticketing.api.app.build_app): no OpenTelemetry.
 """
@@ -22,6 +23,16 @@ def get_application() -> FastAPI:
     @app.post("/showtimes/{showtime_id}/holds", status_code=201)
     async def hold(showtime_id: int, body: Body) -> dict[str, object]:
         return {"holdId": str(uuid.uuid4()), "showtimeId": showtime_id, "seats": body.seats}
+
+    # The waiting room's two customer endpoints (bench-queue), same shapes.
+    @app.post("/showtimes/{showtime_id}/queue", status_code=202)
+    async def join(showtime_id: int) -> dict[str, object]:
+        return {"ticket": uuid.uuid4().hex, "position": 1, "soldOut": False, "opensAt": None}
+
+    @app.get("/queue/{ticket}")
+    async def poll(ticket: str) -> dict[str, object]:
+        return {"admitted": False, "position": 1, "estimatedWaitSeconds": 10, "admissionToken": None,
+                "expiresAt": None, "soldOut": False, "opensAt": None}
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

@@ -173,12 +173,18 @@ def pct(stats: Stats, q: float) -> float:
 
 
 def server(stack: ExitStack, factory: str, extra_env: dict[str, str], app_dir: str | None = None) -> int:
+    return started_server(stack, factory, extra_env, app_dir)[0]
+
+
+def started_server(stack: ExitStack, factory: str, extra_env: dict[str, str],
+                   app_dir: str | None = None) -> tuple[int, int]:
+    """(port, pid): 2 uvicorn workers, stopped with the stack."""
     port = free_port()
     args = ["-m", "uvicorn", "--factory", factory, "--workers", "2", "--host", "127.0.0.1",
             "--port", str(port), "--no-access-log", "--log-level", "warning"]
-    stack.enter_context(service_process(args + (["--app-dir", app_dir] if app_dir else []), extra_env,
-                                        ready_url=f"http://127.0.0.1:{port}/healthz", timeout=60))
-    return port
+    proc = stack.enter_context(service_process(args + (["--app-dir", app_dir] if app_dir else []), extra_env,
+                                               ready_url=f"http://127.0.0.1:{port}/healthz", timeout=60))
+    return port, proc.pid
 
 
 async def measure(name: str, factory: str, env_: dict[str, str], tokens: list[bytes], probe_rate: float,
@@ -264,6 +270,7 @@ async def main() -> dict:
               for _ in range(CUSTOMERS)]
     conn = await asyncpg.connect(DSN)
     service_env = {"HOLD_DATABASE_URL": DSN, "HOLD_TTL_SECONDS": "2", "HOLD_RATE_LIMIT_PER_MINUTE": "1000000",
+                   "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "1000000000",
                    "LOG_LEVEL": "WARNING", "DB_POOL_MAX": "20", "APP_ENV": "test"}
     factory = "hold_service.entrypoints.api.app:get_application"
     bare = await measure("bare FastAPI endpoint", "bare_app:get_application", {}, tokens, probe_rate,

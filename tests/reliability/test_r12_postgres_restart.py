@@ -29,7 +29,8 @@ def hold_api(migrated_dsn, redis_url, kafka_bootstrap):
     dsn = migrated_dsn("HOLD_DATABASE_URL", MIGRATIONS)
     port = free_port()
     env_vars = {"HOLD_DATABASE_URL": dsn, "DATABASE_URL": dsn, "REDIS_URL": redis_url, "JWT_SECRET": env("JWT_SECRET"),
-                "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "HOLD_RATE_LIMIT_PER_MINUTE": "1000"}
+                "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "HOLD_RATE_LIMIT_PER_MINUTE": "1000",
+                "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "1000000"}
     args = ["-m", "uvicorn", "--factory", "hold_service.entrypoints.api.app:get_application",
             "--host", "127.0.0.1", "--port", str(port)]
     log = REPO_ROOT / "var/log/tests/r12-hold-api.log"

@@ -17,18 +17,33 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
+from hold_service.adapters.room_credentials import SignedCredentials
 from hold_service.config import HoldSettings
+from hold_service.domain.commands import ConfigureRoom
 from hold_service.domain.errors import TooManySeatsHeld
 from hold_service.domain.model import Hold, TakeSeats, Verdict
+from hold_service.domain.waiting_room import (
+    AdmissionPass,
+    Joined,
+    QueueView,
+    RoomConfig,
+    RoomFacts,
+    RoomFigures,
+    StepOutcome,
+    Ticket,
+)
 from hold_service.service_layer.events import SOURCE
 from hold_service.service_layer.ports import (
     Admission,
+    Admitted,
     Deps,
     HoldRepository,
     HoldsUnitOfWork,
     HoldWriter,
     IdempotencyRepository,
     Released,
+    RoomQueue,
+    RoomStore,
     SeatMaps,
     SeatMapSubscription,
     SeatMapView,
@@ -245,26 +260,42 @@ def _check_cap(tx: MemoryTransaction, r: TakeSeats) -> None:
 
 
 class FakeAdmission(Admission):
-    """The rate limit (a moving window per customer) and the seat gate (keys with a TTL), in memory.
-    `forget()` is Redis losing everything: the gate then lets everything through to the writer."""
+    """The rate limits (a moving window per customer and per address), the waiting room's slot (the fake
+    queue's live slots) and the seat gate (keys with a TTL), in memory. `forget()` is Redis losing
+    everything: the gate then lets everything through to the writer."""
 
-    def __init__(self, clock: Clock, per_minute: int) -> None:
-        self.clock, self.per_minute = clock, per_minute
-        self._hits: dict[int, list[datetime]] = {}
+    def __init__(self, clock: Clock, per_minute: int, per_address_per_minute: int, queue: FakeRoomQueue) -> None:
+        self.clock, self.per_minute, self.per_address, self.queue = clock, per_minute, per_address_per_minute, queue
+        self._hits: dict[int | str, list[datetime]] = {}
         self._keys: dict[tuple[int, str], tuple[uuid.UUID, datetime]] = {}
 
     async def admit(self, customer_id: int, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
-                    ttl_seconds: float) -> tuple[int | None, list[str]]:
+                    ttl_seconds: float, *, address: str | None = None,
+                    slot: AdmissionPass | None = None) -> Admitted:
+        waits = [self._count(customer_id, self.per_minute)]
+        if address is not None:
+            waits.append(self._count(address, self.per_address))
+        if any(w is not None for w in waits):
+            return Admitted(max(w for w in waits if w is not None), [])
+        if slot is not None and not self.queue.live(slot):
+            return Admitted(None, [], slot_ended=True)
         now = self.clock.now()
-        hits = [t for t in self._hits.get(customer_id, []) if t > now - RATE_WINDOW]
-        if len(hits) >= self.per_minute:
-            wait = hits[-self.per_minute] + RATE_WINDOW - now
-            return max(1, math.ceil(wait.total_seconds())), []
-        self._hits[customer_id] = [*hits, now]
         taken = [s for s in seats if self._owner(showtime_id, s) not in (None, hold_id)]
         if not taken:
             self._keys.update({(showtime_id, s): (hold_id, now + timedelta(seconds=ttl_seconds)) for s in seats})
-        return None, taken
+        return Admitted(None, taken)
+
+    async def address_wait(self, address: str) -> int | None:
+        return self._count(address, self.per_address)
+
+    def _count(self, who: int | str, per_minute: int) -> int | None:
+        """Seconds to wait, or None and this request counted."""
+        now = self.clock.now()
+        hits = [t for t in self._hits.get(who, []) if t > now - RATE_WINDOW]
+        if len(hits) >= per_minute:
+            return max(1, math.ceil((hits[-per_minute] + RATE_WINDOW - now).total_seconds()))
+        self._hits[who] = [*hits, now]
+        return None
 
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
         for s in seats:
@@ -301,6 +332,84 @@ class FakeSeatMaps(SeatMaps):
 
     async def subscribe(self, showtime_id: int) -> SeatMapSubscription | None:
         raise ConnectionError("the fakes keep no seat-map streams")
+
+
+class FakeRoomStore(RoomStore):
+    """The rooms' configuration and decisions, beside the fake holds (the facts are read from them)."""
+
+    def __init__(self, db: MemoryDb) -> None:
+        self.db = db
+        self.rooms: dict[int, RoomConfig] = {}
+        self.leases: dict[int, int] = {}
+        self.seeds: dict[int, str] = {}
+        self.started: set[int] = set()
+
+    async def configure(self, cmd: ConfigureRoom) -> RoomConfig | None:
+        if cmd.showtime_id not in self.db.begin()["showtimes"]:
+            return None
+        self.rooms[cmd.showtime_id] = RoomConfig(cmd.showtime_id, cmd.enabled, cmd.active_limit, cmd.opens_at)
+        return self.rooms[cmd.showtime_id]
+
+    async def config(self, showtime_id: int) -> RoomConfig | None:
+        return self.rooms.get(showtime_id)
+
+    async def facts(self, showtime_id: int) -> RoomFacts | None:
+        config = self.rooms.get(showtime_id)
+        if config is None:
+            return None
+        tx = self.db.begin()
+        seats = [s for (sid, _), s in tx["seats"].items() if sid == showtime_id]
+        live = [s for s in seats if s.status == "HELD" and not seat_is_free(s, tx.now)]
+        holders = sorted({b.customer_id for b in tx["bookings"].values()
+                          if b.showtime_id == showtime_id and as_seen(b, tx.now).status == "HELD"})
+        return RoomFacts(config, self.leases.get(showtime_id, 0), self.seeds.get(showtime_id),
+                         available=sum(seat_is_free(s, tx.now) for s in seats), held=len(live), holders=holders,
+                         started=showtime_id in self.started)
+
+    async def extend_lease(self, showtime_id: int, seconds: float) -> int:
+        until = int((self.db.clock.now().timestamp() + seconds) * 1000)
+        self.leases[showtime_id] = max(self.leases.get(showtime_id, 0), until)
+        return self.leases[showtime_id]
+
+    async def mark_started(self, showtime_id: int) -> None:
+        self.started.add(showtime_id)
+
+    async def fix_seed(self, showtime_id: int, seed: str) -> str:
+        return self.seeds.setdefault(showtime_id, seed)
+
+
+class FakeRoomQueue(RoomQueue):
+    """The admitted customers' slots only: what holds and cancels touch. The queue itself (joins, polls,
+    the steps' shuffle and order) is Lua in Redis and is tested there (tests/integration/test_waiting_room*)."""
+
+    def __init__(self) -> None:
+        self.slots: dict[tuple[int, int], int] = {}  # (showtime, customer) -> the end of his slot (epoch ms)
+        self.left: list[tuple[int, int]] = []
+
+    def admit(self, admission: AdmissionPass) -> None:
+        self.slots[(admission.showtime_id, admission.customer_id)] = admission.slot_ms
+
+    def live(self, admission: AdmissionPass) -> bool:
+        return self.slots.get((admission.showtime_id, admission.customer_id)) == admission.slot_ms
+
+    async def join(self, ticket: Ticket, opens_at_ms: int) -> Joined | None:
+        raise NotImplementedError("the queue is tested on Redis")
+
+    async def poll(self, ticket: Ticket, opens_at_ms: int) -> QueueView | None:
+        raise NotImplementedError("the queue is tested on Redis")
+
+    async def step(self, facts: RoomFacts, slot_seconds: float) -> StepOutcome | str | None:
+        raise NotImplementedError("the queue is tested on Redis")
+
+    async def leave(self, showtime_id: int, customer_id: int) -> None:
+        self.slots.pop((showtime_id, customer_id), None)
+        self.left.append((showtime_id, customer_id))
+
+    async def slot_live(self, admission: AdmissionPass) -> bool | None:
+        return self.live(admission)
+
+    async def figures(self, showtime_id: int) -> RoomFigures | None:
+        return None
 
 
 def _hall_order(code: str) -> tuple[int, str, int]:
@@ -347,7 +456,10 @@ def fake_deps(**settings: Any) -> FakeWorld:
     """Settings as given (no environment, no .env), every port a fake on one clock."""
     config = HoldSettings(_env_file=None, **{"hold_rate_limit_per_minute": 1000, **settings})  # type: ignore[call-arg]
     db = holds_db()
-    admission = FakeAdmission(db.clock, config.hold_rate_limit_per_minute)
+    queue = FakeRoomQueue()
+    admission = FakeAdmission(db.clock, config.hold_rate_limit_per_minute,
+                              config.hold_rate_limit_per_ip_per_minute, queue)
     deps = Deps(settings=config, uow=lambda: FakeHoldsUnitOfWork(db), writer=FakeHoldWriter(db),
-                admission=admission, seat_maps=FakeSeatMaps(db))
+                admission=admission, seat_maps=FakeSeatMaps(db), rooms=FakeRoomStore(db), queue=queue,
+                credentials=SignedCredentials(config.jwt_secret))
     return FakeWorld(db=db, deps=deps, admission=admission)

@@ -65,8 +65,11 @@ def command(component: str, role: str, args: list[str]) -> list[str]:
     if role == "api":
         s = ApiSettings()
         # uvicorn takes WEB_CONCURRENCY (worker processes, default 1) from the environment itself.
+        # --no-proxy-headers: uvicorn would otherwise believe X-Forwarded-For from 127.0.0.1 and hide the real
+        # peer; the apps decide whom to believe (hold-service: TRUSTED_PROXIES, DESIGN.md).
         return [sys.executable, "-m", "uvicorn", "--factory", f"{c.package}.entrypoints.api.app:get_application",
-                "--host", s.http_host, "--port", str(s.http_port or c.http_port), "--no-access-log", *args]
+                "--host", s.http_host, "--port", str(s.http_port or c.http_port), "--no-access-log",
+                "--no-proxy-headers", *args]
     if role == "worker":
         return [sys.executable, "-m", f"{c.package}.entrypoints.worker", *args]
     if role == "smtp-sink":

@@ -49,6 +49,7 @@ def test_launcher_runs_the_real_entrypoints(monkeypatch: pytest.MonkeyPatch) -> 
     api = command("payment-service", "api", [])
     assert api[1:6] == ["-m", "uvicorn", "--factory", "payment_service.entrypoints.api.app:get_application",
                         "--host"] and api[6:9] == ["0.0.0.0", "--port", "9001"]
+    assert "--no-proxy-headers" in api  # the app, not uvicorn, decides whose X-Forwarded-For to believe
     assert command("voucher-service", "worker", ["--roles", "expiry"])[1:] == [
         "-m", "voucher_service.entrypoints.worker", "--roles", "expiry"]
     with pytest.raises(SystemExit):

@@ -13,6 +13,9 @@ from hold_service.adapters.admission import RedisAdmission, SequentialAdmission
 from hold_service.adapters.rate_limit import RedisRateLimiter
 from hold_service.adapters.redis_guard import RedisGuard, redis_client
 from hold_service.adapters.repository import PgHoldsUnitOfWork
+from hold_service.adapters.room_credentials import SignedCredentials
+from hold_service.adapters.room_queue import RedisRoomQueue
+from hold_service.adapters.room_store import PgRoomStore
 from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate
 from hold_service.adapters.seat_map_feed import PgSeatMapFeed, maintain
 from hold_service.adapters.seat_map_source import PgSeatMapSource
@@ -31,6 +34,7 @@ class Service:
     redis: aioredis.Redis
     seat_maps: LiveSeatMaps
     seat_map_feed: PgSeatMapFeed
+    room_redis: aioredis.Redis | None = None  # the waiting room's own client
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -50,6 +54,8 @@ class Service:
         self._stop.set()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.redis.aclose()
+        if self.room_redis is not None:
+            await self.room_redis.aclose()
         await self.pool.close()
 
 
@@ -58,12 +64,17 @@ async def bootstrap(settings: HoldSettings) -> Service:
                              command_timeout=settings.dependency_timeout_seconds * 5)
     guard = RedisGuard(redis_client(settings.redis_url, settings.redis_socket_timeout_seconds),
                        settings.redis_retry_after_seconds)
-    limiter = RedisRateLimiter(guard, settings.hold_rate_limit_per_minute)
+    limiter = RedisRateLimiter(guard, settings.hold_rate_limit_per_minute, settings.hold_rate_limit_per_ip_per_minute)
+    # The waiting room's own client and guard: its calls may take longer than a hold's, and a slow answer to
+    # one of them does not make the other skip Redis.
+    room_guard = RedisGuard(redis_client(settings.redis_url, settings.waiting_room_redis_timeout_seconds),
+                            settings.redis_retry_after_seconds)
+    queue = RedisRoomQueue(room_guard, settings.waiting_room_step_seconds, settings.waiting_room_abandon_seconds)
     admission: Admission
     if settings.seat_gate_enabled:
-        admission = RedisAdmission(guard, limiter, RedisSeatGate(guard))  # both in one round trip
+        admission = RedisAdmission(guard, limiter, RedisSeatGate(guard), queue)  # all in one round trip
     else:
-        admission = SequentialAdmission(limiter, SeatGate())
+        admission = SequentialAdmission(limiter, SeatGate(), queue)
     seat_maps = LiveSeatMaps(PgSeatMapSource(pool), capacity=settings.seat_map_showtimes,
                              missing_seconds=settings.seat_map_missing_seconds,
                              stale_seconds=settings.seat_map_stale_seconds,
@@ -72,6 +83,9 @@ async def bootstrap(settings: HoldSettings) -> Service:
                              flush_seconds=settings.seat_map_stream_flush_seconds)
     deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool),
                 writer=PostgresHoldWriter(pool, batched=settings.seat_gate_enabled), admission=admission,
-                seat_maps=seat_maps)
+                seat_maps=seat_maps,
+                # The waiting room.
+                rooms=PgRoomStore(pool, settings.waiting_room_cache_seconds), queue=queue,
+                credentials=SignedCredentials(settings.jwt_secret))
     return Service(deps=deps, pool=pool, redis=guard.client, seat_maps=seat_maps,
-                   seat_map_feed=PgSeatMapFeed(settings.database_url, seat_maps))
+                   seat_map_feed=PgSeatMapFeed(settings.database_url, seat_maps), room_redis=room_guard.client)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field
+import ipaddress
+from typing import Annotated
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import NoDecode
 from ticketing.settings import ServiceSettings
 
 
@@ -39,3 +43,24 @@ class HoldSettings(ServiceSettings):
     # The customer page's checkout: payment-service's public base URL ("" = the page's own origin, behind an
     # ingress that routes /holds/{id}/checkout there); payment-service must allow the page's origin (CORS).
     payment_public_url: str = ""
+
+    # The per-address limit and the waiting room (service_layer/waiting_room.py; README, "Waiting room").
+    hold_rate_limit_per_ip_per_minute: int = Field(default=120, ge=1)  # holds and queue joins per address
+    # Peers whose X-Forwarded-For is believed: addresses or CIDRs, comma-separated (none by default).
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    admission_token_ttl_seconds: float = Field(default=180, gt=0)  # an admitted customer's slot, and his token
+    waiting_room_step_seconds: float = Field(default=0.25, gt=0)  # how often a room admits (cluster-wide)
+    # A queued customer who has not polled for this long is dropped when his turn comes; an admitted one who
+    # has not come for his token in this time loses the slot.
+    waiting_room_abandon_seconds: float = Field(default=30, gt=0)
+    waiting_room_cache_seconds: float = Field(default=1.0, ge=0)  # how old a process's view of a room may be
+    waiting_room_redis_timeout_seconds: float = Field(default=1.0, gt=0)  # the queue's Redis calls (holds: 0.2)
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _proxies(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [p.strip() for p in value.split(",") if p.strip()]
+        for proxy in value if isinstance(value, list) else []:
+            ipaddress.ip_network(proxy, strict=False)  # ValueError: refused at start, not at the first request
+        return value

@@ -24,6 +24,7 @@ from hold_service.adapters.admission import RedisAdmission
 from hold_service.adapters.rate_limit import RedisRateLimiter
 from hold_service.adapters.redis_guard import RedisGuard, redis_client
 from hold_service.adapters.repository import PgHoldsUnitOfWork
+from hold_service.adapters.room_queue import RedisRoomQueue
 from hold_service.adapters.seat_gate import RedisSeatGate
 from hold_service.adapters.seat_map_feed import PgSeatMapFeed
 from hold_service.adapters.seat_map_source import PgSeatMapSource
@@ -37,6 +38,7 @@ from hold_service.service_layer.ports import Admission, HoldsUnitOfWork, HoldWri
 from ticketing.auth import issue_token
 from ticketing.db import create_pool
 from ticketing.pytest_plugin import env
+from ticketing.testing import eventually
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "src" / "hold_service" / "sql" / "migrations"
 SECRET = env("JWT_SECRET", "dev-only-change-me")
@@ -56,9 +58,14 @@ def hold_dsn(migrated_dsn: Callable[[str, Path | None], str]) -> str:
 
 
 class Running:
-    def __init__(self, client: httpx.AsyncClient, service: Service) -> None:
-        self.client, self.service = client, service
+    def __init__(self, client: httpx.AsyncClient, service: Service, app: Any = None) -> None:
+        self.client, self.service, self.app = client, service, app
         self.deps, self.redis = service.deps, service.redis
+
+    def client_from(self, address: str) -> httpx.AsyncClient:
+        """Another client of the same app, whose requests come from `address` (the TCP peer)."""
+        transport = httpx.ASGITransport(app=self.app, client=(address, 40000))
+        return httpx.AsyncClient(transport=transport, base_url="http://hold", timeout=30)
 
     async def showtime(self, rows: dict[str, int] | None = None, price: int = 1200) -> int:
         sid = new_id()
@@ -79,6 +86,8 @@ async def start(hold_dsn: str, redis_url: str) -> AsyncIterator[Callable[..., An
     """`async with start(hold_ttl_seconds=2) as svc:` runs the app with those settings."""
     @asynccontextmanager
     async def run(**overrides: Any) -> AsyncIterator[Running]:
+        # Every test client is 127.0.0.1: the per-address limit is high unless a test sets it.
+        overrides.setdefault("hold_rate_limit_per_ip_per_minute", 10**9)
         settings = HoldSettings(database_url=hold_dsn, redis_url=overrides.pop("redis_url", redis_url),
                                 jwt_secret=SECRET, db_pool_max=20, **overrides)
         app = get_application(settings)
@@ -86,7 +95,7 @@ async def start(hold_dsn: str, redis_url: str) -> AsyncIterator[Callable[..., An
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://hold", timeout=30) as client:
-                yield Running(client, app.state.service)
+                yield Running(client, app.state.service, app)
     yield run
 
 
@@ -167,11 +176,11 @@ class Ports:
 
 @asynccontextmanager
 async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
-                     per_minute: int = 3) -> AsyncIterator[Ports]:
+                     per_minute: int = 3, per_address: int = 10**6) -> AsyncIterator[Ports]:
     """`kind`: "fake" (tests/fakes.py), "real" (Postgres and Redis, wired as with the gate on: batched
     writer, one-round-trip admission) or "real-unbatched" (the writer as with the gate off)."""
     if kind == "fake":
-        world = fakes.fake_deps(hold_rate_limit_per_minute=per_minute)
+        world = fakes.fake_deps(hold_rate_limit_per_minute=per_minute, hold_rate_limit_per_ip_per_minute=per_address)
 
         async def advance(seconds: float) -> None:
             world.clock.advance(seconds)
@@ -198,10 +207,60 @@ async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
     try:
         await asyncio.wait_for(feed.listening.wait(), 10)
         yield Ports(kind, lambda: PgHoldsUnitOfWork(pool), PostgresHoldWriter(pool, batched=kind == "real"),
-                    RedisAdmission(guard, RedisRateLimiter(guard, per_minute), RedisSeatGate(guard)),
+                    RedisAdmission(guard, RedisRateLimiter(guard, per_minute, per_address), RedisSeatGate(guard),
+                                   RedisRoomQueue(guard, 0.25, 30)),
                     seat_maps, asyncio.sleep, outbox)
     finally:
         stop.set()
         await following
         await guard.client.aclose()
         await pool.close()
+
+
+class Rooms:
+    """The waiting room through its API (tests/integration/test_waiting_room*.py)."""
+
+    @staticmethod
+    async def configure(svc: Running, sid: int, limit: int, opens_at: str | None = None,
+                        enabled: bool = True) -> httpx.Response:
+        body: dict[str, Any] = {"enabled": enabled, "activeLimit": limit}
+        if opens_at is not None:
+            body["opensAt"] = opens_at
+        r = await svc.client.put(f"/admin/showtimes/{sid}/waiting-room", json=body, headers=auth(1, "admin"))
+        assert r.status_code == 200, r.text
+        return r
+
+    @staticmethod
+    async def join(client: httpx.AsyncClient, sid: int, customer: int) -> httpx.Response:
+        return await client.post(f"/showtimes/{sid}/queue", headers=auth(customer))
+
+    @staticmethod
+    async def poll(client: httpx.AsyncClient, ticket: str, customer: int) -> httpx.Response:
+        return await client.get(f"/queue/{ticket}", headers=auth(customer))
+
+    @classmethod
+    async def admitted(cls, client: httpx.AsyncClient, ticket: str, customer: int, timeout: float = 10) -> str:
+        """Poll until admitted; the admission token."""
+        async def token() -> str | None:
+            r = await cls.poll(client, ticket, customer)
+            assert r.status_code == 200, r.text
+            return r.json()["admissionToken"] if r.json()["admitted"] else None
+        found: str = await eventually(token, timeout=timeout, interval=0.05)
+        return found
+
+    @staticmethod
+    async def pay(svc: Running, hold: dict[str, Any], customer: int) -> None:
+        """PaymentSucceeded for the hold, through the consumer's handler, in a transaction (as the consumer)."""
+        from hold_service.entrypoints.consumer import on_payment_succeeded
+        from ticketing.events import booking_event
+
+        event = booking_event("PaymentSucceeded", source="payment-service", booking_id=hold["bookingId"],
+                              showtime_id=hold["showtimeId"], customer_id=customer,
+                              data={"paymentId": str(uuid.uuid4()), "amountCents": hold["amountCents"]})
+        async with svc.service.pool.acquire() as conn, conn.transaction():
+            await on_payment_succeeded(svc.deps)(conn, event)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def rooms() -> type[Rooms]:
+    return Rooms

@@ -8,6 +8,7 @@ import uuid
 import orjson
 import pytest
 import pytest_asyncio
+from hold_service.service_layer.ports import Admitted
 from ticketing.testing import eventually
 
 pytestmark = pytest.mark.integration
@@ -16,7 +17,8 @@ PER_MINUTE = 3
 
 @pytest_asyncio.fixture(params=["fake", "real"])
 async def ports(request, h, fakes, hold_dsn, redis_url):  # type: ignore[no-untyped-def]
-    async with h.open_ports(request.param, fakes, hold_dsn, redis_url, per_minute=PER_MINUTE) as opened:
+    async with h.open_ports(request.param, fakes, hold_dsn, redis_url, per_minute=PER_MINUTE,
+                            per_address=PER_MINUTE) as opened:
         yield opened
 
 
@@ -25,10 +27,10 @@ async def ports(request, h, fakes, hold_dsn, redis_url):  # type: ignore[no-unty
 async def test_the_gate_turns_away_seats_another_hold_has_all_or_nothing(ports, h) -> None:
     sid, first, second, third = h.new_id(), uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
     gate = ports.admission
-    assert await gate.admit(h.new_id(), sid, ["A1", "A2"], first, 600) == (None, [])
-    assert await gate.admit(h.new_id(), sid, ["A1", "A2"], first, 600) == (None, [])  # the same hold: go on
-    assert await gate.admit(h.new_id(), sid, ["A2", "A3"], second, 600) == (None, ["A2"])
-    assert await gate.admit(h.new_id(), sid, ["A3"], third, 600) == (None, [])  # the refusal took no key
+    assert await gate.admit(h.new_id(), sid, ["A1", "A2"], first, 600) == Admitted(None, [])
+    assert await gate.admit(h.new_id(), sid, ["A1", "A2"], first, 600) == Admitted(None, [])  # the same hold: go on
+    assert await gate.admit(h.new_id(), sid, ["A2", "A3"], second, 600) == Admitted(None, ["A2"])
+    assert await gate.admit(h.new_id(), sid, ["A3"], third, 600) == Admitted(None, [])  # the refusal took no key
 
 
 async def test_released_keys_free_the_seats_but_only_their_own_holds(ports, h) -> None:
@@ -36,25 +38,37 @@ async def test_released_keys_free_the_seats_but_only_their_own_holds(ports, h) -
     gate = ports.admission
     await gate.admit(h.new_id(), sid, ["A1"], first, 600)
     await gate.release(sid, ["A1"], second)  # a stale hold cannot free another's seat
-    assert await gate.admit(h.new_id(), sid, ["A1"], second, 600) == (None, ["A1"])
+    assert await gate.admit(h.new_id(), sid, ["A1"], second, 600) == Admitted(None, ["A1"])
     await gate.release(sid, ["A1"], first)
-    assert await gate.admit(h.new_id(), sid, ["A1"], second, 600) == (None, [])
+    assert await gate.admit(h.new_id(), sid, ["A1"], second, 600) == Admitted(None, [])
 
 
 async def test_gate_keys_last_as_long_as_the_hold(ports, h) -> None:
     sid = h.new_id()
     await ports.admission.admit(h.new_id(), sid, ["A1"], uuid.uuid4(), 0.3)
     await ports.elapse(0.6)
-    assert await ports.admission.admit(h.new_id(), sid, ["A1"], uuid.uuid4(), 600) == (None, [])
+    assert await ports.admission.admit(h.new_id(), sid, ["A1"], uuid.uuid4(), 600) == Admitted(None, [])
 
 
 async def test_a_customer_past_the_rate_limit_waits_and_takes_no_seat(ports, h) -> None:
     sid, customer = h.new_id(), h.new_id()
     for n in range(1, PER_MINUTE + 1):
-        assert await ports.admission.admit(customer, sid, [f"A{n}"], uuid.uuid4(), 600) == (None, [])
-    wait, taken = await ports.admission.admit(customer, sid, ["B1"], uuid.uuid4(), 600)
-    assert 1 <= wait <= 60 and taken == []
-    assert await ports.admission.admit(h.new_id(), sid, ["B1"], uuid.uuid4(), 600) == (None, [])  # others go on
+        assert await ports.admission.admit(customer, sid, [f"A{n}"], uuid.uuid4(), 600) == Admitted(None, [])
+    refused = await ports.admission.admit(customer, sid, ["B1"], uuid.uuid4(), 600)
+    assert 1 <= refused.wait <= 60 and refused.taken == []
+    assert await ports.admission.admit(h.new_id(), sid, ["B1"], uuid.uuid4(), 600) == Admitted(None, [])  # others go on
+
+
+async def test_an_address_past_its_limit_waits_whoever_asks_and_takes_no_seat(ports, h) -> None:
+    sid, address = h.new_id(), f"198.51.100.{h.new_id() % 250}"
+    for n in range(1, PER_MINUTE + 1):
+        assert await ports.admission.admit(h.new_id(), sid, [f"A{n}"], uuid.uuid4(), 600,
+                                           address=address) == Admitted(None, [])
+    refused = await ports.admission.admit(h.new_id(), sid, ["B1"], uuid.uuid4(), 600, address=address)
+    assert 1 <= refused.wait <= 60 and refused.taken == []
+    assert 1 <= await ports.admission.address_wait(address) <= 60  # a queue join from it waits too
+    assert await ports.admission.admit(h.new_id(), sid, ["B1"], uuid.uuid4(), 600,
+                                       address=f"{address}1") == Admitted(None, [])  # other addresses go on
 
 
 # --- SeatMaps -------------------------------------------------------------------------------------

@@ -82,7 +82,7 @@ async def test_a_batch_writes_only_the_first_hold_of_a_seat_and_of_a_customer(st
     the batch writes only the first of each; the others are decided alone, one after the other."""
     async with start(hold_rate_limit_per_minute=1000, max_seats_held_per_customer_showtime=3) as svc:
         sid = await svc.showtime({"F": 10})
-        svc.deps.admission = SequentialAdmission(RateLimiter(), SeatGate())  # no limit, a gate that lets all in
+        svc.deps.admission = SequentialAdmission(RateLimiter(), SeatGate(), svc.deps.queue)  # no limit, no gate
         x, y, z = h.new_id(), h.new_id(), h.new_id()
         statements.clear()
         a, b, c, d = await asyncio.gather(svc.hold(sid, ["F1", "F2"], x), svc.hold(sid, ["F2", "F3"], y),

@@ -100,7 +100,7 @@ async def test_stale_release_cannot_free_another_holds_key(start, redis_url) -> 
 
 async def test_requests_arriving_together_share_one_round_trip_and_gate_run(start, h) -> None:
     """Admission batches the requests of one showtime per loop turn: one pipelined exchange with each
-    customer's rate-limit script and ONE gate script, which takes them in arrival order (all or
+    request's rate-limit scripts (customer, address) and ONE gate script, which takes them in arrival order (all or
     nothing each): here A1+A2 wins, A2+A3 loses on A2, A4 wins, and a second showtime is its own batch."""
     async with start(hold_rate_limit_per_minute=1000) as svc:
         sid, other = await svc.showtime({"A": 6}), await svc.showtime({"A": 6})
@@ -114,6 +114,8 @@ async def test_requests_arriving_together_share_one_round_trip_and_gate_run(star
 
         admission._pipelined = counted
         asks = [(sid, ["A1", "A2"]), (sid, ["A2", "A3"]), (sid, ["A4"]), (other, ["A2"])]
-        got = await asyncio.gather(*(admission.admit(h.new_id(), s, seats, uuid.uuid4(), 60) for s, seats in asks))
-        assert got == [(None, []), (None, ["A2"]), (None, []), (None, [])]
-        assert sorted(exchanges) == [2, 4]  # 3 rate-limit runs + 1 gate run; 1 + 1 for the other showtime
+        got = await asyncio.gather(*(admission.admit(h.new_id(), s, seats, uuid.uuid4(), 60, address="192.0.2.7")
+                                     for s, seats in asks))
+        assert [(a.wait, a.taken) for a in got] == [(None, []), (None, ["A2"]), (None, []), (None, [])]
+        # Per request its customer's and its address's rate-limit runs, then 1 gate run; 2 + 1 for the other
+        assert sorted(exchanges) == [3, 7]

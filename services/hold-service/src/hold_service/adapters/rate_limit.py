@@ -1,15 +1,18 @@
-"""Per-customer hold rate limit: a moving window in Redis, one Lua call (lua/rate_limit.lua).
+"""Hold rate limits, per customer and per client address, each one Lua call in Redis.
 
-It replaced the `limits` library here: that did the same single EVALSHA but through its own client,
-pool and wrappers, a noticeable share of a worker's CPU on the gate path (README, Benchmarks).
+The per-customer one (lua/rate_limit.lua) replaced the `limits` library here: that did the same single
+EVALSHA but through its own client, pool and wrappers, a noticeable share of a worker's CPU on the gate
+path (README, Benchmarks).
 Fails open: with Redis down the limit is not enforced (logged); the denial-of-inventory cap lives in
-Postgres and still holds.
+Postgres and still holds. The per-address limit (DESIGN.md) is here too; the route finds the address
+(entrypoints/api/client_address.py).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from typing import Any
 
 from ticketing.logs import log_action
 
@@ -27,22 +30,46 @@ class RateLimiter:
         """None when admitted, else seconds to wait."""
         return None
 
+    async def retry_after_address(self, address: str) -> int | None:
+        """The same for a client address (HOLD_RATE_LIMIT_PER_IP_PER_MINUTE)."""
+        return None
+
 
 class RedisRateLimiter(RateLimiter):
-    def __init__(self, guard: RedisGuard, per_minute: int) -> None:
+    """Per customer: the moving window of rate_limit.lua (exact; its cost grows with the limit, 5 a minute).
+    Per address: the sliding-window counter of address_rate_limit.lua, O(1) at any limit, since one address
+    (a NAT, an office) may carry many customers and a high limit."""
+
+    def __init__(self, guard: RedisGuard, per_minute: int, per_address_per_minute: int) -> None:
         self.guard, self.per_minute = guard, per_minute  # the guard: "Redis is down, skip it a moment"
+        self.per_address_per_minute = per_address_per_minute
         self.script = LuaScript(guard.client, "rate_limit.lua")  # also pipelined by admission.py
+        self.address_script = LuaScript(guard.client, "address_rate_limit.lua")  # so is this one
+
+    def call(self, customer_id: int) -> tuple[list[str], list[Any]]:
+        return [f"ratelimit:holds:{customer_id}"], [self.per_minute, WINDOW_MS]
+
+    def address_call(self, address: str) -> tuple[list[str], list[Any]]:
+        return [f"ratelimit:address:{{{address}}}"], [self.per_address_per_minute, WINDOW_MS]
 
     async def retry_after(self, customer_id: int) -> int | None:
-        wait_ms = await self.guard.call("ratelimit.hit", self.script(
-            [f"ratelimit:holds:{customer_id}"], [self.per_minute, WINDOW_MS]))
+        wait_ms = await self.guard.call("ratelimit.hit", self.script(*self.call(customer_id)))
         if not wait_ms:
             return None  # admitted, or Redis unavailable (fail open)
         return log_refusal(customer_id, int(wait_ms))
 
+    async def retry_after_address(self, address: str) -> int | None:
+        wait_ms = await self.guard.call("ratelimit.address", self.address_script(*self.address_call(address)))
+        if not wait_ms:
+            return None
+        return log_refusal(address, int(wait_ms))
 
-def log_refusal(customer_id: int, wait_ms: int) -> int:
+
+def log_refusal(who: int | str, wait_ms: int) -> int:
     """The Retry-After in whole seconds (at least 1), logged."""
     wait = max(1, math.ceil(wait_ms / 1000))
-    log_action(logger, "hold.rate_limited", customer_id=customer_id, retry_after=wait)
+    if isinstance(who, int):
+        log_action(logger, "hold.rate_limited", customer_id=who, retry_after=wait)
+    else:
+        log_action(logger, "hold.rate_limited", address=who, retry_after=wait)
     return wait

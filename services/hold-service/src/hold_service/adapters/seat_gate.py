@@ -11,6 +11,7 @@ import uuid
 
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.redis_script import LuaScript
+from hold_service.adapters.room_queue import room_key
 
 
 def seat_key(showtime_id: int, seat: str) -> str:
@@ -38,9 +39,10 @@ class RedisSeatGate(SeatGate):
 
     async def try_hold(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
                        ttl_seconds: float) -> list[str]:
-        keys = [seat_key(showtime_id, s) for s in seats]
+        # The script's last two keys are the waiting room's; unused without a slot to check ('').
+        keys = [seat_key(showtime_id, s) for s in seats] + [room_key(showtime_id, n) for n in ("active", "state")]
         answers = await self.guard.call("gate.try_hold", self.try_hold_script(
-            keys, [int(ttl_seconds * 1000), len(seats), str(hold_id)]))
+            keys, [int(ttl_seconds * 1000), len(seats), str(hold_id), "", ""]))
         return [seats[int(i) - 1] for i in (answers[0] if answers else [])]
 
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:

@@ -29,3 +29,20 @@ class ConfirmBooking:
     booking_id: uuid.UUID
     payment_id: uuid.UUID
     paid_cents: int
+
+
+@dataclass(frozen=True)
+class ConfigureRoom:
+    """The operator turns a showtime's waiting room on or off."""
+
+    showtime_id: int
+    enabled: bool
+    active_limit: int
+    opens_at: datetime | None
+
+
+@dataclass(frozen=True)
+class JoinQueue:
+    showtime_id: int
+    customer_id: int
+    address: str | None  # the client's address, for the per-address rate limit (None: not limited)

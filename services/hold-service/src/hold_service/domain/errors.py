@@ -51,3 +51,22 @@ class RateLimited(HoldError):
 
 class IdempotencyKeyReused(HoldError):
     pass
+
+
+# The waiting room (domain/waiting_room.py).
+
+
+class AdmissionRequired(HoldError):
+    """The showtime's waiting room is on and the request carries no valid admission of this customer."""
+
+
+class RoomNotFound(HoldError):
+    """The showtime has no waiting room turned on (or does not exist)."""
+
+
+class TicketNotFound(HoldError):
+    """Not a ticket of this customer, or one whose place has ended (admission over, dropped)."""
+
+
+class QueueUnavailable(HoldError):
+    """Redis, where the queue lives, cannot be reached: the room pauses, the customer retries."""

@@ -50,6 +50,8 @@ class HoldSeats:
     idempotency_key: str | None = None
     hold_id: uuid.UUID = field(default_factory=uuid.uuid4)
     booking_id: uuid.UUID = field(default_factory=uuid.uuid4)
+    address: str | None = None  # the client's address, for the per-address rate limit (None: not limited)
+    admission_token: str | None = None  # X-Admission-Token: needed while the showtime's waiting room is on
 
     def fingerprint(self) -> str:
         """What makes two requests under one Idempotency-Key the same request."""

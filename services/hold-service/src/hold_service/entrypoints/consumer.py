@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
@@ -12,20 +13,27 @@ from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.config import HoldSettings
 from hold_service.domain.commands import ConfirmBooking
 from hold_service.service_layer.lifecycle import confirm_booking
+from hold_service.service_layer.ports import Deps
+from hold_service.service_layer.waiting_room import end_slot
 
 
-async def on_payment_succeeded(conn: asyncpg.Connection, event: PaymentSucceeded) -> None:
-    """Runs inside the consumer's transaction, beside its inbox row."""
-    cmd = ConfirmBooking(event.bookingId, event.data.paymentId, event.data.amountCents)
-    await confirm_booking(cmd, PgHoldsUnitOfWork(conn=conn))
+def on_payment_succeeded(deps: Deps) -> Callable[[asyncpg.Connection, PaymentSucceeded], Awaitable[None]]:
+    async def handle(conn: asyncpg.Connection, event: PaymentSucceeded) -> None:
+        """Runs inside the consumer's transaction, beside its inbox row."""
+        cmd = ConfirmBooking(event.bookingId, event.data.paymentId, event.data.amountCents)
+        if await confirm_booking(cmd, PgHoldsUnitOfWork(conn=conn)) == "confirmed":
+            # Paying ends the customer's waiting-room slot. Redis is told before the transaction commits:
+            # should the commit fail, the slot ended early for a customer who paid, and nothing else.
+            await end_slot(event.showtimeId, event.customerId, deps)
+    return handle
 
 
 def consumer_name(settings: HoldSettings) -> str:
     return f"{settings.kafka_group_prefix}hold-service.payments"
 
 
-def payment_consumer(settings: HoldSettings, pool: asyncpg.Pool) -> IdempotentConsumer:
-    handlers: dict[str, Any] = {"PaymentSucceeded": on_payment_succeeded}
+def payment_consumer(settings: HoldSettings, pool: asyncpg.Pool, deps: Deps) -> IdempotentConsumer:
+    handlers: dict[str, Any] = {"PaymentSucceeded": on_payment_succeeded(deps)}
     return IdempotentConsumer(ConsumerConfig(
         name=consumer_name(settings), topics=[BOOKING_EVENTS], bootstrap=settings.kafka_bootstrap_servers,
         decode=decode_booking_event, handlers=handlers), pool)

@@ -36,7 +36,7 @@ async def main(roles: list[str]) -> None:
     available: dict[str, Role] = {
         "relay": OutboxRelay(RelayConfig(service=settings.service_name, dsn=settings.database_url,
                                          bootstrap=settings.kafka_bootstrap_servers)).run,
-        "consumer": payment_consumer(settings, service.pool).run,
+        "consumer": payment_consumer(settings, service.pool, deps).run,
         "sweeper": periodic("sweeper", settings.sweep_interval_seconds, lambda: sweep_expired(deps)),
         "housekeeping": periodic("idempotency-purge", HOUSEKEEPING_SECONDS, lambda: purge_keys(deps)),
     }

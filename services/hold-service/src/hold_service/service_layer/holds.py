@@ -8,9 +8,17 @@ from prometheus_client import Counter
 from ticketing import request_id
 
 from hold_service.domain.commands import CancelHold
-from hold_service.domain.errors import HoldError, HoldNotActive, HoldNotFound, RateLimited, SeatsUnavailable
+from hold_service.domain.errors import (
+    AdmissionRequired,
+    HoldError,
+    HoldNotActive,
+    HoldNotFound,
+    RateLimited,
+    SeatsUnavailable,
+)
 from hold_service.domain.model import Hold, HoldSeats, TakeSeats, requested_seats
 from hold_service.service_layer.ports import Deps
+from hold_service.service_layer.waiting_room import admission_for, end_slot
 
 # Who decided each hold request: the rate limiter, the Redis gate (an early "taken"), or Postgres (the
 # conditional UPDATE, which writes or refuses). A gate that admits everything shows as Postgres' refusals.
@@ -18,17 +26,22 @@ DECISIONS = Counter("hold_decisions_total", "Hold requests by who decided them a
 
 
 async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:
-    """The rate limit and the seat gate (one Redis round trip), then the writer's conditional UPDATE; the
-    gate's keys go if Postgres says no."""
+    """The waiting room's admission token (while the room is on), the rate limits, the slot and the seat gate
+    (one Redis round trip), then the writer's conditional UPDATE; the gate's keys go if Postgres says no."""
     seats = requested_seats(cmd.seats, deps.settings.max_seats_per_hold)
+    slot = await admission_for(cmd, deps)
     ttl = deps.settings.hold_ttl_seconds
-    wait, taken = await deps.admission.admit(cmd.customer_id, cmd.showtime_id, seats, cmd.hold_id, ttl)
-    if wait is not None:
+    got = await deps.admission.admit(cmd.customer_id, cmd.showtime_id, seats, cmd.hold_id, ttl,
+                                     address=cmd.address, slot=slot)
+    if got.wait is not None:
         DECISIONS.labels("limiter", "refused").inc()
-        raise RateLimited(wait)
-    if taken:
+        raise RateLimited(got.wait)
+    if got.slot_ended:
+        DECISIONS.labels("waiting_room", "refused").inc()
+        raise AdmissionRequired("your admission has ended (paid, cancelled or lapsed): join the queue again")
+    if got.taken:
         DECISIONS.labels("redis", "refused").inc()
-        raise SeatsUnavailable(taken, decided_by="gate")
+        raise SeatsUnavailable(got.taken, decided_by="gate")
     request = TakeSeats(showtime_id=cmd.showtime_id, seats=seats, hold_id=cmd.hold_id, customer_id=cmd.customer_id,
                         ttl_seconds=ttl, booking_id=cmd.booking_id,
                         cap=deps.settings.max_seats_held_per_customer_showtime, request_id=request_id.current())
@@ -74,3 +87,4 @@ async def cancel_hold(cmd: CancelHold, deps: Deps) -> None:
         await uow.commit()
     if released is not None:
         await deps.admission.release(hold.showtime_id, hold.seats, hold.hold_id)
+    await end_slot(hold.showtime_id, hold.customer_id, deps)  # cancelling ends his waiting-room slot

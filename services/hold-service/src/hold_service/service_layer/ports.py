@@ -17,7 +17,18 @@ from typing import Any
 from ticketing.unit_of_work import UnitOfWork
 
 from hold_service.config import HoldSettings
+from hold_service.domain.commands import ConfigureRoom
 from hold_service.domain.model import Hold, TakeSeats, Verdict
+from hold_service.domain.waiting_room import (
+    AdmissionPass,
+    Joined,
+    QueueView,
+    RoomConfig,
+    RoomFacts,
+    RoomFigures,
+    StepOutcome,
+    Ticket,
+)
 
 
 @dataclass(frozen=True)
@@ -89,13 +100,28 @@ class HoldWriter(abc.ABC):
         """Postgres' verdict; raises TooManySeatsHeld when the commit-time cap check refuses."""
 
 
+@dataclass(frozen=True)
+class Admitted:
+    """Admission's answer to one hold request."""
+
+    wait: int | None  # seconds to wait: a rate limit (the customer's or the address's) refused it
+    taken: list[str]  # the seats the gate knows are taken; [] = go on to Postgres
+    slot_ended: bool = False  # the waiting room no longer admits this customer (slot over, token stale)
+
+
 class Admission(abc.ABC):
-    """The customer's rate limit, then the seat gate (an accelerator: it may say 'go on' for anything)."""
+    """The rate limits (per customer, per address), the waiting room's slot, then the seat gate (an
+    accelerator: it may say 'go on' for anything)."""
 
     @abc.abstractmethod
     async def admit(self, customer_id: int, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
-                    ttl_seconds: float) -> tuple[int | None, list[str]]:
-        """(seconds to wait, None = admitted; the seats the gate knows are taken, [] = go on)."""
+                    ttl_seconds: float, *, address: str | None = None,
+                    slot: AdmissionPass | None = None) -> Admitted:
+        """`address` None: no per-address limit; `slot`: the customer's admission while the room is on."""
+
+    @abc.abstractmethod
+    async def address_wait(self, address: str) -> int | None:
+        """The per-address limit alone (joining a queue): seconds to wait, None = go on (and counted)."""
 
     @abc.abstractmethod
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
@@ -141,6 +167,80 @@ class SeatMaps(abc.ABC):
         """None: no such showtime. Raises ConnectionError (503) while this process cannot follow the changes."""
 
 
+class RoomStore(abc.ABC):
+    """The waiting rooms' configuration and decisions, in Postgres (they survive a Redis loss)."""
+
+    @abc.abstractmethod
+    async def configure(self, cmd: ConfigureRoom) -> RoomConfig | None:
+        """None: no such showtime."""
+
+    @abc.abstractmethod
+    async def config(self, showtime_id: int) -> RoomConfig | None:
+        """For every request: may be up to WAITING_ROOM_CACHE_SECONDS old. None: the showtime has no room."""
+
+    @abc.abstractmethod
+    async def facts(self, showtime_id: int) -> RoomFacts | None:
+        """Fresh, for an admission step. None: no room."""
+
+    @abc.abstractmethod
+    async def extend_lease(self, showtime_id: int, seconds: float) -> int:
+        """Tokens of the room may now last until at least `seconds` from now; the lease (epoch ms)."""
+
+    @abc.abstractmethod
+    async def mark_started(self, showtime_id: int) -> None:
+        """The room's queue is about to be set up in Redis for the first time."""
+
+    @abc.abstractmethod
+    async def fix_seed(self, showtime_id: int, seed: str) -> str:
+        """The opening's shuffle seed: `seed` if none was fixed before, else that one."""
+
+
+class RoomQueue(abc.ABC):
+    """Every room's queue, in Redis. Returns None when Redis cannot be reached (the room pauses)."""
+
+    @abc.abstractmethod
+    async def join(self, ticket: Ticket, opens_at_ms: int) -> Joined | None:
+        """Queue `ticket`, or give back the customer's ticket if he still has a live one."""
+
+    @abc.abstractmethod
+    async def poll(self, ticket: Ticket, opens_at_ms: int) -> QueueView | None:
+        """Where the ticket stands; a ticket the room lost (Redis lost it) gets its place back."""
+
+    @abc.abstractmethod
+    async def step(self, facts: RoomFacts, slot_seconds: float) -> StepOutcome | str | None:
+        """One admission step; "need_seed" / "need_lease" when Postgres must decide that first."""
+
+    @abc.abstractmethod
+    async def leave(self, showtime_id: int, customer_id: int) -> None:
+        """The customer's slot is over (he paid or cancelled): someone else may come in."""
+
+    @abc.abstractmethod
+    async def slot_live(self, admission: AdmissionPass) -> bool | None:
+        """Whether the slot the token names is still the customer's."""
+
+    @abc.abstractmethod
+    async def figures(self, showtime_id: int) -> RoomFigures | None:
+        """None also when no step ran yet."""
+
+
+class Credentials(abc.ABC):
+    """Tickets and admission tokens, signed: customers can neither forge nor guess them."""
+
+    @abc.abstractmethod
+    def ticket(self, ticket: Ticket) -> str: ...
+
+    @abc.abstractmethod
+    def read_ticket(self, text: str) -> Ticket | None:
+        """None: not a ticket of ours."""
+
+    @abc.abstractmethod
+    def admission_token(self, admission: AdmissionPass) -> str: ...
+
+    @abc.abstractmethod
+    def read_admission_token(self, text: str) -> AdmissionPass | None:
+        """None: forged, expired, or not an admission token."""
+
+
 @dataclass
 class Deps:
     """Everything a handler may use; one per process, built by bootstrap.py."""
@@ -150,3 +250,7 @@ class Deps:
     writer: HoldWriter
     admission: Admission
     seat_maps: SeatMaps
+    # The waiting room (service_layer/waiting_room.py).
+    rooms: RoomStore
+    queue: RoomQueue
+    credentials: Credentials

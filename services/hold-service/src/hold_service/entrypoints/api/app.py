@@ -14,7 +14,8 @@ from ticketing.logs import configure_logging
 
 from hold_service.bootstrap import bootstrap
 from hold_service.config import HoldSettings
-from hold_service.entrypoints.api.routes import holds, pages, showtimes
+from hold_service.entrypoints.api.client_address import ClientAddress
+from hold_service.entrypoints.api.routes import holds, pages, showtimes, waiting_room
 from hold_service.entrypoints.api.seat_map_stream import end_streams_on_signal, quiet_dropped_streams
 
 
@@ -29,6 +30,7 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
         service = await bootstrap(settings)
         app.state.service, app.state.deps = service, service.deps
         kafka = kafka_readiness(settings.kafka_bootstrap_servers)
+        app.state.client_address = ClientAddress(settings.trusted_proxies)  # for the per-address limit
         app.state.readiness_checks = {
             "postgres": lambda: service.pool.fetchval("SELECT 1"),
             "redis": lambda: service.redis.ping(),
@@ -45,8 +47,10 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
             await service.close()
 
     return build_app(title="hold-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
-                     max_body_bytes=settings.max_body_bytes, routers=[showtimes.router, holds.router, pages.router],
-                     lifespan=lifespan,
+                     max_body_bytes=settings.max_body_bytes,
+                     routers=[showtimes.router, holds.router, waiting_room.router, pages.router], lifespan=lifespan,
                      hot_routes=[HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold),
                                  HotRoute("GET", showtimes.SEAT_MAP_PATH, showtimes.seat_map),
-                                 HotRoute("GET", showtimes.SEAT_MAP_STREAM_PATH, showtimes.seat_map_stream)])
+                                 HotRoute("GET", showtimes.SEAT_MAP_STREAM_PATH, showtimes.seat_map_stream),
+                                 HotRoute("GET", waiting_room.POLL_PATH, waiting_room.queue_position),
+                                 HotRoute("POST", waiting_room.JOIN_PATH, waiting_room.join_queue)])

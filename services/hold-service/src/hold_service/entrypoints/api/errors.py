@@ -7,15 +7,19 @@ from typing import Any
 from ticketing.api.errors import ApiError
 
 from hold_service.domain.errors import (
+    AdmissionRequired,
     HoldError,
     HoldNotActive,
     HoldNotFound,
     IdempotencyKeyReused,
     InvalidSeats,
+    QueueUnavailable,
     RateLimited,
+    RoomNotFound,
     SeatsUnavailable,
     ShowtimeExists,
     ShowtimeNotFound,
+    TicketNotFound,
     TooManySeatsHeld,
 )
 
@@ -36,6 +40,13 @@ def api_error(exc: HoldError) -> ApiError:
             return ApiError(429, "RATE_LIMITED", str(exc), headers={"Retry-After": str(exc.retry_after)})
         case IdempotencyKeyReused():
             return ApiError(422, "IDEMPOTENCY_KEY_REUSED", str(exc))
+        # The waiting room.
+        case AdmissionRequired():
+            return ApiError(403, "ADMISSION_REQUIRED", str(exc))
+        case RoomNotFound() | TicketNotFound():
+            return ApiError(404, "NOT_FOUND", str(exc))
+        case QueueUnavailable():
+            return ApiError(503, "UNAVAILABLE", str(exc), headers={"Retry-After": "1"})
     return ApiError(422, "VALIDATION_ERROR", str(exc))
 
 

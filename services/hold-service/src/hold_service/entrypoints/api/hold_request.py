@@ -28,6 +28,8 @@ HOLD_OPENAPI: dict[str, Any] = {
          "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SHOWTIME_ID}},
         {"name": "Idempotency-Key", "in": "header", "required": False,
          "schema": {"type": "string", "minLength": 1, "maxLength": 200}},
+        # Required while the showtime's waiting room is on (else 403 ADMISSION_REQUIRED): GET /queue/{ticket}.
+        {"name": "X-Admission-Token", "in": "header", "required": False, "schema": {"type": "string"}},
     ],
     "requestBody": {"required": True,
                     "content": {"application/json": {"schema": HoldCreate.model_json_schema()}}},

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from ticketing.api.types import StorableText
 
 from hold_service.domain.model import MAX_SHOWTIME_ID, Hold
@@ -68,3 +68,58 @@ class SeatMapPublic(BaseModel):
     showtimeId: int
     version: int
     seats: list[SeatPublic]
+
+
+# The waiting room (routes/waiting_room.py). Fields beyond DESIGN.md's are additive (README, "Waiting room").
+
+
+class WaitingRoomUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool
+    activeLimit: int = Field(ge=1, le=100_000)
+    opensAt: AwareDatetime | None = None  # absent: open as soon as enabled
+
+
+class WaitingRoomStatus(BaseModel):
+    """For customers' pages: whether to show the queue before the seat map."""
+
+    showtimeId: int
+    enabled: bool
+    opensAt: datetime | None
+    soldOut: bool
+
+
+class WaitingRoomAdmin(BaseModel):
+    """For operators: the configuration, and the figures of the room's last step (null before its first
+    step, or while Redis is unreachable)."""
+
+    showtimeId: int
+    enabled: bool
+    activeLimit: int
+    opensAt: datetime | None
+    opened: bool | None
+    queueLength: int | None
+    active: int | None
+    admittedTotal: int | None
+    admissionRatePerMinute: float | None
+    soldOut: bool | None
+    seatsAvailable: int | None
+    seatsHeld: int | None
+    pausedUntil: datetime | None
+
+
+class QueueTicket(BaseModel):
+    ticket: str
+    position: int | None  # null before the opening (the shuffle decides then); 0 when already admitted
+    soldOut: bool
+    opensAt: datetime | None
+
+
+class QueuePosition(BaseModel):
+    admitted: bool
+    position: int | None
+    estimatedWaitSeconds: int | None
+    admissionToken: str | None
+    expiresAt: datetime | None
+    soldOut: bool
+    opensAt: datetime | None

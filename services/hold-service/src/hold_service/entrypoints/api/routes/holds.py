@@ -26,7 +26,7 @@ CREATE_HOLD_PATH = "/showtimes/{showtime_id}/holds"
 
 
 @router.post(CREATE_HOLD_PATH, status_code=201, response_model=HoldCreated,
-             name="create_hold", responses={409: {}, 422: {}, 429: {}}, openapi_extra=HOLD_OPENAPI)
+             name="create_hold", responses={403: {}, 409: {}, 422: {}, 429: {}}, openapi_extra=HOLD_OPENAPI)
 async def create_hold(request: Request) -> Response:
     """Hold 1-8 distinct seats of the showtime, all or nothing, until the hold expires."""
     # The hot path: served ahead of FastAPI's routing (ticketing.api.hot_path), so no body model and
@@ -35,7 +35,8 @@ async def create_hold(request: Request) -> Response:
     sid, key = hold_request.showtime_id(request), hold_request.idempotency_key(request)
     deps: Deps = request.app.state.deps
     cmd = HoldSeats(showtime_id=sid, customer_id=who.customer_id, seats=await hold_request.seats(request),
-                    idempotency_key=key)
+                    idempotency_key=key, address=request.app.state.client_address.of(request),
+                    admission_token=request.headers.get("x-admission-token"))
     try:
         hold = await hold_seats_once(cmd, deps)
     except HoldError as exc:  # returned, not raised: a 409 is the common answer under load

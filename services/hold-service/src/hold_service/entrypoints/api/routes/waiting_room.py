@@ -1,0 +1,132 @@
+"""The waiting room: the operator's configuration and view, the customers' queue. Routes are thin.
+
+Joining and polling are what tens of thousands of customers do at an opening, so they are served ahead of
+FastAPI's routing like POST holds (why: hold_request.py), as `endpoint(request) -> Response`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import Response
+from ticketing.api.errors import ApiError
+from ticketing.api.security import Admin, AnyPrincipal, require_role
+
+from hold_service.domain.commands import ConfigureRoom, JoinQueue
+from hold_service.domain.errors import HoldError, RoomNotFound
+from hold_service.domain.model import MAX_SHOWTIME_ID
+from hold_service.domain.waiting_room import QueueStatus, RoomConfig, RoomFigures, from_ms
+from hold_service.entrypoints.api import hold_request
+from hold_service.entrypoints.api.deps import DepsDep
+from hold_service.entrypoints.api.errors import api_error
+from hold_service.entrypoints.api.hold_request import json_response
+from hold_service.entrypoints.api.schemas import (
+    QueuePosition,
+    QueueTicket,
+    WaitingRoomAdmin,
+    WaitingRoomStatus,
+    WaitingRoomUpdate,
+)
+from hold_service.service_layer import waiting_room
+from hold_service.service_layer.ports import Deps
+
+router = APIRouter(tags=["waiting room"])
+_customer = require_role("customer")
+ShowtimeId = Annotated[int, Path(ge=1, le=MAX_SHOWTIME_ID)]
+JOIN_PATH, POLL_PATH = "/showtimes/{showtime_id}/queue", "/queue/{ticket}"
+MAX_TICKET = 512
+_SHOWTIME_PARAM = {"name": "showtime_id", "in": "path", "required": True,
+                   "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SHOWTIME_ID}}
+_TICKET_PARAM = {"name": "ticket", "in": "path", "required": True,
+                 "schema": {"type": "string", "minLength": 1, "maxLength": MAX_TICKET}}
+
+
+def _iso(t: datetime | None) -> str | None:
+    return None if t is None else t.isoformat().replace("+00:00", "Z")
+
+
+def _admin_view(config: RoomConfig, figures: RoomFigures | None) -> WaitingRoomAdmin:
+    f = figures
+    return WaitingRoomAdmin(
+        showtimeId=config.showtime_id, enabled=config.enabled, activeLimit=config.active_limit,
+        opensAt=config.opens_at, opened=f and f.opened, queueLength=f and f.queued, active=f and f.active,
+        admittedTotal=f and f.admitted_total, admissionRatePerMinute=f and f.rate_per_minute,
+        soldOut=f and f.sold_out, seatsAvailable=f and f.available, seatsHeld=f and f.held,
+        pausedUntil=f and from_ms(f.paused_until_ms))
+
+
+@router.put("/admin/showtimes/{showtime_id}/waiting-room", response_model=WaitingRoomAdmin,
+            name="configure_waiting_room", responses={404: {}})
+async def configure_waiting_room(showtime_id: ShowtimeId, body: WaitingRoomUpdate, _: Admin,
+                                 deps: DepsDep) -> WaitingRoomAdmin:
+    """Turn the showtime's waiting room on or off; `opensAt` (optional) is when its queue starts moving."""
+    cmd = ConfigureRoom(showtime_id, body.enabled, body.activeLimit, body.opensAt)
+    try:
+        config = await waiting_room.configure_room(cmd, deps)
+        return _admin_view(*await waiting_room.room_overview(config.showtime_id, deps))
+    except HoldError as exc:
+        raise api_error(exc) from exc
+
+
+@router.get("/admin/showtimes/{showtime_id}/waiting-room", response_model=WaitingRoomAdmin,
+            name="waiting_room_admin", responses={404: {}})
+async def waiting_room_admin(showtime_id: ShowtimeId, _: Admin, deps: DepsDep) -> WaitingRoomAdmin:
+    """The configuration, the queue's length, who is choosing seats, the measured admission rate."""
+    try:
+        return _admin_view(*await waiting_room.room_overview(showtime_id, deps))
+    except HoldError as exc:
+        raise api_error(exc) from exc
+
+
+@router.get("/showtimes/{showtime_id}/waiting-room", response_model=WaitingRoomStatus, name="waiting_room")
+async def waiting_room_status(showtime_id: ShowtimeId, _: AnyPrincipal, deps: DepsDep) -> WaitingRoomStatus:
+    """Whether customers go through the queue first (enabled false, also when there is no room)."""
+    try:
+        config, figures = await waiting_room.room_overview(showtime_id, deps)
+    except RoomNotFound:
+        return WaitingRoomStatus(showtimeId=showtime_id, enabled=False, opensAt=None, soldOut=False)
+    return WaitingRoomStatus(showtimeId=showtime_id, enabled=config.enabled, opensAt=config.opens_at,
+                             soldOut=bool(figures and figures.sold_out))
+
+
+def _error(exc: HoldError) -> Response:
+    err = api_error(exc)
+    return json_response(err.status, {"error": err.code, "message": err.message, **err.details}, err.headers)
+
+
+@router.post(JOIN_PATH, status_code=202, response_model=QueueTicket, name="join_queue",
+             responses={404: {}, 429: {}, 503: {}}, openapi_extra={"parameters": [_SHOWTIME_PARAM]})
+async def join_queue(request: Request) -> Response:
+    """Join the showtime's queue (202); joining again gives the same ticket while it is live."""
+    who = await _customer(request)
+    deps: Deps = request.app.state.deps
+    cmd = JoinQueue(hold_request.showtime_id(request), who.customer_id, request.app.state.client_address.of(request))
+    try:
+        ticket, joined = await waiting_room.join_queue(cmd, deps)
+    except HoldError as exc:
+        return _error(exc)
+    return json_response(202, {"ticket": ticket, "position": joined.position, "soldOut": joined.sold_out,
+                               "opensAt": _iso(joined.opens_at)})
+
+
+@router.get(POLL_PATH, response_model=QueuePosition, name="queue_position", responses={404: {}, 503: {}},
+            openapi_extra={"parameters": [_TICKET_PARAM]})
+async def queue_position(request: Request) -> Response:
+    """Where the ticket stands, or the admission token once admitted. Cheap: poll it every few seconds."""
+    who = await _customer(request)
+    ticket: str = request.path_params["ticket"]
+    if len(ticket) > MAX_TICKET:
+        raise ApiError(404, "NOT_FOUND", "no such ticket")
+    try:
+        status = await waiting_room.queue_status(ticket, who.customer_id, request.app.state.deps)
+    except HoldError as exc:
+        return _error(exc)
+    return json_response(200, _position(status))
+
+
+def _position(s: QueueStatus) -> dict[str, Any]:
+    return {"admitted": s.admitted, "position": s.position, "estimatedWaitSeconds": s.estimated_wait_seconds,
+            "admissionToken": s.admission_token, "expiresAt": _iso(s.expires_at), "soldOut": s.sold_out,
+            "opensAt": _iso(s.opens_at)}
