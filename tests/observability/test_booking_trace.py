@@ -157,7 +157,7 @@ async def test_one_booking_is_one_trace_across_services_and_kafka(  # type: igno
         finally:
             stop.set()
             await relay
-        consumer = payment_consumer(hold_settings, hold_app.state.service.pool)
+        consumer = payment_consumer(hold_settings, hold_app.state.service.pool, hold_app.state.deps)
         await consumer.open()
         try:
             await consumer.process(record)
