@@ -109,7 +109,8 @@ async def demo(platform: Platform, cfg: SaleConfig, console: Console, plain: boo
                         "capacity": cfg.capacity, "hold_ttl_s": round(sale.hold_ttl, 1),
                         "sale_seconds": round(sale.ended - sale.started, 1), "sold_out": sale.sold_out.is_set(),
                         "showtimes": sorted(sale.catalogue.showtimes), "voucher": sale.voucher,
-                        "stack_started_in_s": round(platform.started_in, 1), "saga_report": verdict.report()})
+                        "stack_started_in_s": round(platform.started_in, 1), "saga_report": verdict.report(),
+                        "rooms": {str(showtime): room for showtime, room in sale.rooms.items()}})
     return sale, table
 
 

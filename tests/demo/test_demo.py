@@ -25,9 +25,12 @@ SMALL = ["--platform", "own", "--customers", "80", "--showtimes", "2", "--seats"
          "--seconds", "30", "--arrival-seconds", "2", "--hold-ttl", "8", "--plain", "--rest-timeout", "90"]
 
 
-def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstrap: str, redis_url: str) -> None:
+@pytest.mark.parametrize("room", [False, True], ids=["open sale", "behind waiting rooms"])
+def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstrap: str, redis_url: str,
+                                                  room: bool) -> None:
     report = tmp_path / "report.json"
-    run = subprocess.run([sys.executable, "-m", "tests.demo", *SMALL, "--report", str(report)], cwd=ROOT,
+    flags = ["--waiting-room", "--active-limit", "8"] if room else []
+    run = subprocess.run([sys.executable, "-m", "tests.demo", *SMALL, *flags, "--report", str(report)], cwd=ROOT,
                          env={**os.environ, "COLUMNS": "160"}, capture_output=True, text=True, timeout=420)
     print(run.stdout[-6000:], run.stderr[-3000:])
     assert run.returncode == 0, f"make demo exited {run.returncode}:\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
@@ -44,3 +47,6 @@ def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstra
     assert "no late payer" not in rows["every late payment refunded"]["figure"]  # they played
     assert {"seat_map", "hold", "checkout"} <= set(table["steps"])
     assert all(s["p99_ms"] >= s["p50_ms"] > 0 for s in table["steps"].values())
+    if room:  # every showtime's room let customers in, a few at a time (the operator's figures)
+        assert set(facts["rooms"]) == {str(s) for s in facts["showtimes"]}
+        assert all((r["admittedTotal"] or 0) >= 1 for r in facts["rooms"].values()), facts["rooms"]

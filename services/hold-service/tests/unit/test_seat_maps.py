@@ -10,6 +10,7 @@ from hold_service.adapters.seat_map_source import SeatMapSource
 from hold_service.adapters.seat_map_subscribers import HEARTBEAT, Subscriber
 from hold_service.adapters.seat_maps import FeedDown, LiveSeatMaps
 from hold_service.domain.seat_map import SeatChange, SeatMap, Step
+from prometheus_client import REGISTRY
 
 SID = 42
 
@@ -92,6 +93,33 @@ async def test_a_gap_drops_the_map_resets_its_streams_and_the_next_read_reloads(
     assert sub.closed == "reset" and await sub.next() is None
     view = await live.get(SID)
     assert view is not None and view.version == 2 and source.loads == 2 and live.streams == 0
+
+
+def _metric(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+async def test_operators_see_streams_feed_gaps_and_why_streams_ended() -> None:
+    source = FakeSource(seats=60)
+    before = {"streams": _metric("seat_map_streams"), "gaps": _metric("seat_map_resets_total", cause="gap"),
+              "slow": _metric("seat_map_streams_ended_total", reason="slow"),
+              "reset": _metric("seat_map_streams_ended_total", reason="reset")}
+    live = maps(source, stream_buffer_bytes=4096)
+    assert _metric("seat_map_feed_up") == 1
+    slow, other = await live.subscribe(SID), await live.subscribe(SID)
+    assert slow is not None and other is not None
+    assert _metric("seat_map_streams") == before["streams"] + 2
+    for n in range(60):  # `slow` never reads: dropped
+        live.apply(source.commit("HELD", f"A{n + 1}"))
+        await other.next()
+    assert _metric("seat_map_streams_ended_total", reason="slow") == before["slow"] + 1
+    source.commit("AVAILABLE", "A1")
+    live.apply(source.commit("AVAILABLE", "A2"))  # a version missed
+    assert _metric("seat_map_resets_total", cause="gap") == before["gaps"] + 1
+    assert _metric("seat_map_streams_ended_total", reason="reset") == before["reset"] + 1
+    assert _metric("seat_map_streams") == before["streams"]
+    live.feed_down()
+    assert _metric("seat_map_feed_up") == 0
 
 
 async def test_subscribers_get_each_version_once_in_order_then_heartbeats() -> None:

@@ -21,6 +21,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 
+from prometheus_client import Counter, Gauge
 from ticketing.logs import log_action
 from ticketing.transient import TRANSIENT_ERRORS
 
@@ -31,6 +32,13 @@ from hold_service.domain.seat_map import SeatChange, Step
 from hold_service.service_layer.ports import SeatMaps, SeatMapView
 
 logger = logging.getLogger(__name__)
+
+# Summed over the API processes of a pod (uvicorn workers share /metrics: prometheus_client multiprocess).
+STREAMS = Gauge("seat_map_streams", "Seat-map streams open", multiprocess_mode="livesum")
+FEED_UP = Gauge("seat_map_feed_up", "1 while the process follows the seat changes (its LISTEN is up)",
+                multiprocess_mode="livemin")
+RESETS = Counter("seat_map_resets_total", "Seat maps dropped and their streams ended, by cause", ["cause"])
+STREAMS_ENDED = Counter("seat_map_streams_ended_total", "Seat-map streams ended, by why", ["reason"])
 
 
 class FeedDown(ConnectionError):
@@ -79,6 +87,7 @@ class LiveSeatMaps(SeatMaps):
         subscriber = Subscriber(showtime_id, live.view(), self.buffer_bytes, self._closed)
         live.subscribers.add(subscriber)
         self.streams += 1
+        STREAMS.inc()
         return subscriber
 
     def apply(self, change: SeatChange) -> None:
@@ -94,16 +103,21 @@ class LiveSeatMaps(SeatMaps):
         elif step is Step.GAP:
             log_action(logger, "seatmap.gap", level=logging.WARNING, showtime_id=change.showtime_id,
                        version=live.map.version, received=change.version)
+            RESETS.labels("gap").inc()
             self._forget(change.showtime_id, "reset")
 
     def feed_up(self) -> None:
         """Listening again: whatever was missed meanwhile is unknown, so every map is reloaded when read."""
+        if self.generation:
+            RESETS.labels("feed_lost").inc(len(self.maps))
         self.listening, self.generation = True, self.generation + 1
+        FEED_UP.set(1)
         for showtime_id in list(self.maps):
             self._forget(showtime_id, "reset")
 
     def feed_down(self) -> None:
         self.listening, self.lost_at = False, self._now()
+        FEED_UP.set(0)
 
     def tick(self, heartbeat: bool, send_timeout: float) -> None:
         """Every second: streams closed once the feed has been lost too long; with `heartbeat`, a comment
@@ -163,6 +177,8 @@ class LiveSeatMaps(SeatMaps):
         if live is not None:
             live.subscribers.discard(subscriber)
         self.streams -= 1
+        STREAMS.dec()
+        STREAMS_ENDED.labels(subscriber.closed or "unknown").inc()
 
     def _remember_missing(self, showtime_id: int) -> None:
         now = self._now()

@@ -33,10 +33,14 @@ logger = logging.getLogger(__name__)
 LEASE_SLOTS = 1.25  # how far one extension of the lease reaches, in slot lengths
 MAX_RUNS = 100  # script runs in one step: an opening of 100 chunks (adapters/room_queue.py) fits in one
 
-QUEUED = Gauge("waiting_room_queue_length", "Customers waiting in a room's queue (at its last step)", ["showtime"])
-ACTIVE = Gauge("waiting_room_active", "Customers choosing seats (admitted, slot not over)", ["showtime"])
-RATE = Gauge("waiting_room_admission_rate_per_minute", "Admissions over the last minute", ["showtime"])
-SOLD_OUT = Gauge("waiting_room_sold_out", "1 once every seat of the showtime is booked", ["showtime"])
+QUEUED = Gauge("waiting_room_queue_length", "Customers waiting in a room's queue (at its last step)", ["showtime"],
+              multiprocess_mode="mostrecent")
+ACTIVE = Gauge("waiting_room_active", "Customers choosing seats (admitted, slot not over)", ["showtime"],
+              multiprocess_mode="mostrecent")
+RATE = Gauge("waiting_room_admission_rate_per_minute", "Admissions over the last minute", ["showtime"],
+              multiprocess_mode="mostrecent")
+SOLD_OUT = Gauge("waiting_room_sold_out", "1 once every seat of the showtime is booked", ["showtime"],
+              multiprocess_mode="mostrecent")
 ADMITTED = Counter("waiting_room_admitted_total", "Customers admitted by this process's steps", ["showtime"])
 DROPPED = Counter("waiting_room_dropped_total", "Queued or admitted customers dropped for not coming back",
                   ["showtime"])
