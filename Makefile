@@ -44,7 +44,7 @@ migrate: ## apply every service's migrations to the dev database
 	@deploy/local/migrate.sh
 
 migrate-test:
-	@deploy/local/migrate.sh ticketing_test
+	@deploy/local/migrate.sh --fresh ticketing_test
 
 topics: ## create the Kafka topics (idempotent)
 	@.venv/bin/ticketing topics

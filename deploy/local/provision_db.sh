@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates the databases, one login role and one schema per service, idempotently.
 #
-#   databases: ticketing, ticketing_test
+#   databases: ticketing, ticketing_test (PROVISION_DATABASES="a b" names others)
 #   role -> schema: hold_service -> hold, payment_service -> payment,
 #                   voucher_service -> voucher, notifier -> notifier
 #
@@ -20,7 +20,7 @@ ENV_FILE="$REPO/.env"
 FROM_ENV="${PROVISION_FROM_ENV:-}"
 PG_HOST="${PROVISION_VERIFY_HOST:-127.0.0.1}"
 PG_PORT="${PROVISION_VERIFY_PORT:-5432}"
-DATABASES=(ticketing ticketing_test)
+read -r -a DATABASES <<<"${PROVISION_DATABASES:-ticketing ticketing_test}"
 # role:schema:password variable in .env
 SERVICES=(
   "hold_service:hold:HOLD_DB_PASSWORD"

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import asyncpg
+import psycopg
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ticketing.cli import main as ticketing_cli
@@ -79,8 +80,20 @@ def command(component: str, role: str, args: list[str]) -> list[str]:
 
 def migrate(package: str, wait_seconds: float) -> int:
     dsn = ServiceSettings().database_url
+    deadline = time.monotonic() + wait_seconds
     wait_for(f"postgres ({_host_of(dsn)})", lambda: _postgres_answers(dsn), wait_seconds)
-    apply_migrations(dsn, shared_migrations(), package_migrations(package))
+    while True:
+        # yoyo opens a new connection per migration; one that fails (a container network's DNS answering
+        # "temporary failure" for a moment, the server restarting) is retried: each migration is one
+        # transaction, recorded as applied in it, so a retry applies only what is still missing.
+        try:
+            apply_migrations(dsn, shared_migrations(), package_migrations(package))
+            break
+        except psycopg.OperationalError as e:
+            if time.monotonic() > deadline:
+                raise
+            print(f"ticketing-run: {package} migrations: {str(e).strip()}; retrying", file=sys.stderr, flush=True)
+            time.sleep(1)
     print(f"ticketing-run: {package} migrations applied", flush=True)
     return 0
 

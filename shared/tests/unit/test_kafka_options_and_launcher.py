@@ -72,3 +72,30 @@ def test_readyz_checks_only_what_the_probe_names() -> None:
     assert ready.status_code == 200 and ready.json()["checks"] == {"postgres": "ok"}
     unknown = client.get("/readyz", params={"check": "redis"})
     assert unknown.status_code == 422 and unknown.json()["error"] == "VALIDATION_ERROR"
+
+
+def test_migrate_retries_a_connection_that_fails_until_its_deadline(monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import psycopg
+    from ticketing import launcher
+
+    failures = [psycopg.OperationalError("failed to resolve host 'postgres'")] * 2
+    applied: list[str] = []
+
+    def apply(dsn: str, *folders: object) -> None:
+        if failures:
+            raise failures.pop()
+        applied.append(dsn)
+
+    monkeypatch.setattr(launcher, "ServiceSettings", lambda: type("S", (), {"database_url": "postgresql://x@pg/db"}))
+    monkeypatch.setattr(launcher, "_postgres_answers", lambda dsn: True)
+    monkeypatch.setattr(launcher, "apply_migrations", apply)
+    monkeypatch.setattr(launcher, "package_migrations", lambda package: package)
+    monkeypatch.setattr(launcher.time, "sleep", lambda s: None)
+    assert launcher.migrate("hold_service", wait_seconds=60) == 0
+    assert applied == ["postgresql://x@pg/db"]
+    assert capsys.readouterr().err.count("retrying") == 2
+
+    failures[:] = [psycopg.OperationalError("still down")] * 3
+    with pytest.raises(psycopg.OperationalError):  # past the deadline the error is the command's answer
+        launcher.migrate("hold_service", wait_seconds=-1)
