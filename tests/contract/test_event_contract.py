@@ -1,8 +1,8 @@
 """Every event our services put on `booking-events` and `voucher-reserved` obeys the contract.
 
-Runs last in `make test` (tests/ sorts after services/ and shared/), so it reads what every other test of
-this run made the real services publish (from the run's start time on: a local broker keeps every earlier
-run's history), and checks key, headers and payload against the catalogue (`ticketing.events`), against
+Runs last in `make test` (the root conftest.py puts it after every other test), so it reads what every other
+test of this run made the real services publish (from the run's start time on: a local broker keeps every
+earlier run's history), and checks key, headers and payload against the catalogue (`ticketing.events`), against
 the published JSON Schemas (docs/events/schemas, with `jsonschema`, a third-party validator), with `kcat`
 (a non-Python client), and rebuilds the seat maps with the example consumer of docs/events.
 """

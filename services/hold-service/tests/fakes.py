@@ -175,7 +175,8 @@ class FakeHoldRepository(HoldRepository):
             "discountCents": max(hold.amount_cents - paid_cents, 0), "paymentId": payment_id})
 
     async def emit(self, event: Any) -> None:
-        self.tx["outbox"][self.tx.db.next_id()] = event
+        if all(e.eventId != event.eventId for e in self.tx["outbox"].values()):  # the outbox's UNIQUE event_id
+            self.tx["outbox"][self.tx.db.next_id()] = event
 
 
 class FakeIdempotencyRepository(IdempotencyRepository):

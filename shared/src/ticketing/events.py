@@ -202,11 +202,15 @@ _booking_adapter: TypeAdapter[BookingEvent] = TypeAdapter(BookingEvent)
 
 def booking_event(type_: str, *, source: str, booking_id: uuid.UUID | str, showtime_id: int,
                   customer_id: int, data: dict[str, Any] | BaseModel,
-                  occurred_at: datetime | None = None) -> _BookingEnvelope:
-    """Build and validate a booking event; raises pydantic.ValidationError on a contract breach."""
+                  occurred_at: datetime | None = None, event_id: uuid.UUID | None = None) -> _BookingEnvelope:
+    """Build and validate a booking event; raises pydantic.ValidationError on a contract breach.
+
+    `event_id`: for an event that one cause can make only once (its id derived from the cause), so that
+    making it again (a replay, another consumer group) is the same event: the outbox keeps one row, and
+    consumers' inboxes apply it once."""
     cls = BOOKING_EVENT_TYPES[type_]
     return cls.model_validate({
-        "eventId": uuid.uuid4(), "occurredAt": occurred_at or utcnow(), "source": source,
+        "eventId": event_id or uuid.uuid4(), "occurredAt": occurred_at or utcnow(), "source": source,
         "bookingId": booking_id, "showtimeId": showtime_id, "customerId": customer_id,
         "data": data.model_dump() if isinstance(data, BaseModel) else data,
     })

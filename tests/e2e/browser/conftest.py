@@ -42,7 +42,7 @@ def _api(package: str, port: int) -> list[str]:
             "--host", "127.0.0.1", "--port", str(port), "--no-access-log"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # its relays and consumer stop with the module: they would take later stacks' work
 def page_stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[PageStack]:  # type: ignore[no-untyped-def]
     dsn = {name: migrated_dsn(name, path) for name, path in MIGRATIONS.items()}
     ports = {name: free_port() for name in ("hold", "pay", "sim")}

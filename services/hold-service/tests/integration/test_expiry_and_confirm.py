@@ -91,6 +91,21 @@ async def test_payment_after_expiry_fails_and_seat_is_not_booked(start, db, h) -
     assert [d["reason"] for d in failed] == ["HOLD_EXPIRED"]
 
 
+async def test_a_payment_applied_again_fails_its_booking_once(start, db, h) -> None:
+    """A PaymentSucceeded applied a second time outside the inbox that saw it (a replay, a consumer group
+    reset, another deployment's group on the same schema) says BookingFailed once: one refund per payment."""
+    async with start() as svc:
+        sid = await svc.showtime()
+        who = h.new_id()
+        hold = (await svc.hold(sid, ["F9"], who)).json()
+        await svc.client.delete(f"/holds/{hold['holdId']}", headers=h.auth(who))
+        payment, other = uuid.uuid4(), uuid.uuid4()
+        for paid in (payment, payment, other):
+            assert await _confirm(svc, hold["bookingId"], paid) == "HOLD_RELEASED"
+    failed = [d["paymentId"] for t, d in await _events(db, hold["bookingId"]) if t == "BookingFailed"]
+    assert sorted(failed) == sorted([str(payment), str(other)])  # one per payment
+
+
 async def test_payment_after_cancel_is_hold_released(start, db, h) -> None:
     async with start() as svc:
         sid = await svc.showtime()

@@ -88,7 +88,9 @@ async def test_a_payment_for_a_released_hold_fails_the_booking(fakes) -> None:
     sid = await world.showtime()
     held = await hold(world, sid, 7, "F1")
     await cancel_hold(CancelHold(held.hold_id, 7), world.deps)
-    assert await confirm(world, held.booking_id, uuid.uuid4()) == "HOLD_RELEASED"
+    payment = uuid.uuid4()
+    assert await confirm(world, held.booking_id, payment) == "HOLD_RELEASED"
+    assert await confirm(world, held.booking_id, payment) == "HOLD_RELEASED"  # applied again: the same event
     assert [e.data.reason for e in world.events("BookingFailed")] == ["HOLD_RELEASED"]
     assert [h.status for h in world.holds()] == ["RELEASED"]
 

@@ -1,8 +1,10 @@
 -- name: insert_outbox
--- Append one event to the outbox inside the caller's transaction; wake the relay on commit.
+-- Append one event to the outbox inside the caller's transaction; wake the relay on commit. An event id
+-- already there is the same event made again (ids derived from their cause): kept once.
 WITH row AS (
     INSERT INTO outbox (event_id, topic, message_key, payload, headers)
     VALUES ($1, $2, $3, $4, $5::text::jsonb)
+    ON CONFLICT (event_id) DO NOTHING
     RETURNING id
 )
 SELECT pg_notify(current_schema() || '_outbox', '') FROM row;

@@ -14,8 +14,13 @@ from ticketing.events import booking_event
 from hold_service.domain.model import Hold
 
 SOURCE = "hold-service"
+_BOOKING_FAILED = uuid.UUID("6f1c1f9e-3a57-4c55-9b8e-1d0b2f9a4e03")
 
 
 def booking_failed(hold: Hold, payment_id: uuid.UUID, reason: str) -> Any:
+    """One per payment: its id is derived from the payment, so a PaymentSucceeded applied again (a replay,
+    a consumer group reset, a second deployment's group on the same schema) makes the same event, kept once
+    by the outbox and applied once by payment-service's inbox: one refund decision per payment."""
     return booking_event("BookingFailed", source=SOURCE, booking_id=hold.booking_id, showtime_id=hold.showtime_id,
-                         customer_id=hold.customer_id, data={"paymentId": payment_id, "reason": reason})
+                         customer_id=hold.customer_id, data={"paymentId": payment_id, "reason": reason},
+                         event_id=uuid.uuid5(_BOOKING_FAILED, str(payment_id)))
