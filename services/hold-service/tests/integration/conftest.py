@@ -261,6 +261,20 @@ class Rooms:
             await on_payment_succeeded(svc.deps)(conn, event)  # type: ignore[arg-type]
 
 
+    @staticmethod
+    async def expire(svc: Running, hold: dict[str, Any], customer: int) -> None:
+        """The hold's SeatsReleased{EXPIRED}, through the consumer's handler, as the worker applies it."""
+        from hold_service.entrypoints.consumer import on_seats_released
+        from ticketing.events import booking_event
+
+        event = booking_event("SeatsReleased", source="hold-service", booking_id=hold["bookingId"],
+                              showtime_id=hold["showtimeId"], customer_id=customer,
+                              data={"holdId": hold["holdId"], "seats": hold["seats"], "reason": "EXPIRED",
+                                    "seatMapVersion": 1})
+        async with svc.service.pool.acquire() as conn, conn.transaction():
+            await on_seats_released(svc.deps)(conn, event)  # type: ignore[arg-type]
+
+
 @pytest.fixture
 def rooms() -> type[Rooms]:
     return Rooms

@@ -8,6 +8,7 @@ import random
 import time
 
 import pytest
+from hold_service.service_layer.lifecycle import sweep_expired
 
 pytestmark = pytest.mark.integration
 
@@ -110,6 +111,27 @@ async def test_paying_and_cancelling_end_the_slot_for_the_next_in_line(start, h,
         await rooms.pay(svc, held, b)
         await rooms.admitted(svc.client, tickets[c], c)  # b paid: c's turn
         assert (await svc.hold(sid, ["F3"], b, **{"X-Admission-Token": token_b})).status_code == 403
+
+
+async def test_a_hold_that_expires_unpaid_ends_the_slot_for_the_next_in_line(start, h, rooms) -> None:
+    """The customer held, then walked away: when his hold's SeatsReleased{EXPIRED} is applied his turn is over,
+    long before his token would lapse (180 s by default), and the seat goes to the next customer in line."""
+    async with start(waiting_room_step_seconds=0.05, hold_ttl_seconds=1) as svc:
+        sid = await svc.showtime({"A": 1})
+        await rooms.configure(svc, sid, 1)
+        a, b = h.new_id(), h.new_id()
+        tickets = {x: (await rooms.join(svc.client, sid, x)).json()["ticket"] for x in (a, b)}
+        token_a = await rooms.admitted(svc.client, tickets[a], a)
+        hold = (await svc.hold(sid, ["A1"], a, **{"X-Admission-Token": token_a})).json()
+        await asyncio.sleep(1.1)
+        assert await sweep_expired(svc.deps) >= 1  # A1 is AVAILABLE again (and any expired hold of other tests)
+        for _ in range(5):
+            assert not (await rooms.poll(svc.client, tickets[b], b)).json()["admitted"]
+            await asyncio.sleep(0.1)
+        await rooms.expire(svc, hold, a)
+        await rooms.admitted(svc.client, tickets[b], b, timeout=5)  # a's hold ended unpaid: b's turn
+        stale = await svc.hold(sid, ["A1"], a, **{"X-Admission-Token": token_a})
+        assert stale.status_code == 403 and stale.json()["error"] == "ADMISSION_REQUIRED"
 
 
 async def test_abandoned_entries_never_stall_the_queue(start, h, rooms) -> None:

@@ -1,4 +1,5 @@
-"""PaymentSucceeded -> confirm the hold (or BookingFailed), exactly once via the shared inbox."""
+"""PaymentSucceeded -> confirm the hold (or BookingFailed), exactly once via the shared inbox; a hold that
+ended unpaid (SeatsReleased: cancelled, or expired, swept or taken over) ends its customer's waiting-room slot."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import asyncpg
 from ticketing.consumer import ConsumerConfig, IdempotentConsumer
-from ticketing.events import BOOKING_EVENTS, PaymentSucceeded, decode_booking_event
+from ticketing.events import BOOKING_EVENTS, PaymentSucceeded, SeatsReleased, decode_booking_event
 
 from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.config import HoldSettings
@@ -28,12 +29,23 @@ def on_payment_succeeded(deps: Deps) -> Callable[[asyncpg.Connection, PaymentSuc
     return handle
 
 
+def on_seats_released(deps: Deps) -> Callable[[asyncpg.Connection, SeatsReleased], Awaitable[None]]:
+    async def handle(conn: asyncpg.Connection, event: SeatsReleased) -> None:
+        """A hold ended unpaid: its customer's turn is over, as at any box office whose cart timer ran out, and
+        his slot goes to the next in the queue now rather than when his token lapses (a customer who walked
+        away would otherwise keep one of the few slots, and with few seats left stop admission, that long).
+        A cancel ended it already (holds.py); ending it again changes nothing."""
+        await end_slot(event.showtimeId, event.customerId, deps)
+    return handle
+
+
 def consumer_name(settings: HoldSettings) -> str:
     return f"{settings.kafka_group_prefix}hold-service.payments"
 
 
 def payment_consumer(settings: HoldSettings, pool: asyncpg.Pool, deps: Deps) -> IdempotentConsumer:
-    handlers: dict[str, Any] = {"PaymentSucceeded": on_payment_succeeded(deps)}
+    handlers: dict[str, Any] = {"PaymentSucceeded": on_payment_succeeded(deps),
+                                "SeatsReleased": on_seats_released(deps)}
     return IdempotentConsumer(ConsumerConfig(
         name=consumer_name(settings), topics=[BOOKING_EVENTS], bootstrap=settings.kafka_bootstrap_servers,
         decode=decode_booking_event, handlers=handlers), pool)

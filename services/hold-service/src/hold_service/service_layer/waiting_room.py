@@ -5,7 +5,8 @@ and poll their ticket; the room admits them in steps (room_steps.py), first the 
 shuffled order, then first come, first served, never more than the active limit choosing seats at once
 and no more than there are seats left to choose from. An admitted customer's poll hands him a signed
 admission token, which POST holds requires while the room is on. Paying or cancelling ends his slot at
-once, otherwise it ends with the token; queued customers who stop polling are dropped when their turn comes.
+once, and so does his hold expiring unpaid (the worker's consumer, on SeatsReleased); otherwise it ends with the
+token. Queued customers who stop polling are dropped when their turn comes.
 Nothing in a process decides who comes in: the queue is in Redis, the configuration in Postgres.
 """
 
@@ -125,6 +126,6 @@ async def admission_for(cmd: HoldSeats, deps: Deps) -> AdmissionPass | None:
 
 
 async def end_slot(showtime_id: int, customer_id: int, deps: Deps) -> None:
-    """The customer paid or cancelled: his slot goes to the next in the queue."""
+    """The customer paid, cancelled or let his hold expire: his slot goes to the next in the queue."""
     if await deps.rooms.config(showtime_id) is not None:
         await deps.queue.leave(showtime_id, customer_id)
