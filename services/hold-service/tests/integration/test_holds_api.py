@@ -123,3 +123,12 @@ async def test_seat_map_lists_seats_in_hall_order(start, h) -> None:
         sid = await svc.showtime({"B": 2, "A": 11, "AA": 1})
         seats = (await svc.client.get(f"/showtimes/{sid}/seats", headers=h.auth(5))).json()["seats"]
         assert [s["code"] for s in seats] == [*(f"A{n}" for n in range(1, 12)), "B1", "B2", "AA1"]
+
+
+async def test_a_showtime_starting_outside_the_calendar_in_utc_is_refused(start, h) -> None:
+    """An offset can put a time before year 1 in UTC: a 422, never a 500 from the database."""
+    async with start() as svc:
+        r = await svc.client.post("/admin/showtimes", headers=h.auth(1, "admin"), json={
+            "showtimeId": h.new_id(), "title": "Early", "startsAt": "0001-01-01T00:00:06+03:00", "priceCents": 100,
+            "rows": {"A": 1}})
+        assert (r.status_code, r.json()["error"]) == (422, "VALIDATION_ERROR"), r.text

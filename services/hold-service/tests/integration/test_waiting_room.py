@@ -34,7 +34,8 @@ async def test_operator_turns_a_room_on_persisted_and_readable(start, db, h, roo
         assert public.json() == {"showtimeId": sid, "enabled": True, "opensAt": "2030-01-01T19:00:00Z",
                                  "soldOut": False}
         for body in ({"enabled": True, "activeLimit": 0}, {"enabled": True}, {"enabled": True, "activeLimit": 2,
-                     "opensAt": "2030-01-01T19:00:00"}, {"enabled": True, "activeLimit": 2, "x": 1}):
+                     "opensAt": "2030-01-01T19:00:00"}, {"enabled": True, "activeLimit": 2, "x": 1},
+                     {"enabled": True, "activeLimit": 2, "opensAt": "0001-01-01T00:00:06+03:00"}):  # year 0 in UTC
             bad = await svc.client.put(f"/admin/showtimes/{sid}/waiting-room", json=body, headers=admin)
             assert bad.status_code == 422 and bad.json()["error"] == "VALIDATION_ERROR", body
         as_customer = await svc.client.put(f"/admin/showtimes/{sid}/waiting-room", headers=h.auth(5),

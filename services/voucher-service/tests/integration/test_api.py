@@ -62,6 +62,12 @@ async def test_auth_and_errors(api: httpx.AsyncClient) -> None:
     assert (await api.post("/admin/vouchers", json=voucher_body(code), headers=auth(5))).status_code == 403
     response = await api.post("/admin/vouchers", json=voucher_body(code, totalLimit=-1), headers=ADMIN)
     assert (response.status_code, response.json()["error"]) == (422, "VALIDATION_ERROR")
+    for starts_at in ("0001-01-01T00:00:06+03:00", "2030-01-01T00:00:00"):  # year 0 in UTC (found by S3); no offset
+        response = await api.post("/admin/vouchers", json=voucher_body(code, startsAt=starts_at), headers=ADMIN)
+        assert (response.status_code, response.json()["error"]) == (422, "VALIDATION_ERROR"), starts_at
+    response = await api.post("/admin/vouchers", headers=ADMIN, json=voucher_body(
+        unique_code("A"), startsAt="2030-01-01T03:00:00+03:00", endsAt="2030-01-01T01:00:00+00:00"))
+    assert response.status_code == 201, response.text  # any offset is fine, kept as UTC
     body = {"customerId": 5, "orderId": "o-1", "orderAmount": 5000}
     response = await api.post(f"/vouchers/{code}/reservations", json=body, headers=SERVICE)
     assert (response.status_code, response.json()["error"]) == (404, "NOT_FOUND")

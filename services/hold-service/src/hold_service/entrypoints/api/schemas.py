@@ -6,8 +6,8 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
-from ticketing.api.types import StorableText
+from pydantic import BaseModel, ConfigDict, Field
+from ticketing.api.types import StorableText, UtcDatetime, UtcTimestamp
 
 from hold_service.domain.model import MAX_SHOWTIME_ID, Hold
 
@@ -16,7 +16,7 @@ class ShowtimeCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     showtimeId: int = Field(ge=1, le=MAX_SHOWTIME_ID)
     title: StorableText = Field(min_length=1, max_length=200)
-    startsAt: datetime
+    startsAt: UtcTimestamp
     priceCents: int = Field(ge=0, le=10_000_000)
     rows: dict[Annotated[str, Field(pattern=r"^[A-Z]{1,3}$")], Annotated[int, Field(ge=1, le=9999)]] = Field(
         min_length=1, max_length=60)
@@ -77,7 +77,7 @@ class WaitingRoomUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     enabled: bool
     activeLimit: int = Field(ge=1, le=100_000)
-    opensAt: AwareDatetime | None = None  # absent: open as soon as enabled
+    opensAt: UtcDatetime | None = None  # absent: open as soon as enabled
 
 
 class WaitingRoomStatus(BaseModel):

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from ticketing.api.types import UtcDatetime
 
 from voucher_service.domain.model import QuoteReason
 
@@ -24,14 +23,12 @@ class VoucherCreate(_Body):
     minOrderAmount: int = Field(default=0, ge=0, le=10**12)
     totalLimit: int = Field(ge=0, le=2_000_000_000)
     perUserLimit: int = Field(default=1, ge=1, le=1000)
-    startsAt: datetime
-    endsAt: datetime
+    startsAt: UtcDatetime
+    endsAt: UtcDatetime
     flashSale: bool = False
 
     @model_validator(mode="after")
     def _window(self) -> VoucherCreate:
-        if self.startsAt.tzinfo is None or self.endsAt.tzinfo is None:
-            raise ValueError("startsAt and endsAt need a UTC offset")
         if self.startsAt >= self.endsAt:
             raise ValueError("startsAt must be before endsAt")
         return self
