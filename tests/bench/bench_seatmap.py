@@ -79,7 +79,7 @@ class Changer:
                 else:
                     hold = uuid.uuid4()
                     row = await conn.fetchrow(Q.take_seats, self.sid, [seat], hold, self.rng.randint(1, 10**9),
-                                              600.0, uuid.uuid4(), 8)
+                                              600.0, uuid.uuid4(), 8, None)  # no request id
                     self.held[seat] = hold
                 if row is not None and row["version"] is not None:
                     self.committed[row["version"]] = time.perf_counter()
