@@ -65,6 +65,17 @@ def rows(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             for name, value, unit, limit_name, limit in out]
 
 
+def save(figure: Any, name: str) -> str:
+    """Legends and grids on every plot that has labelled lines, then the PNG under var/bench/; its name."""
+    for ax in figure.axes:
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(BENCH_DIR / name, dpi=90)
+    return name
+
+
 def plot_sweep(ax_rate: Any, ax_p99: Any, points: list[dict[str, Any]], label: str, x: str = "offered_per_s") -> None:
     xs = [p[x] for p in points]
     ax_rate.plot(xs, [p.get("answered_per_s", p.get("req_per_s")) for p in points], "o-", label=f"{label} answered")
@@ -82,12 +93,7 @@ def plots(b: dict[str, dict[str, Any]]) -> list[str]:
         p99.axhline(100, color="red", linestyle=":", label="100 ms")
     rate.set(title="POST holds: throughput vs offered (open loop)", xlabel="offered req/s", ylabel="req/s")
     p99.set(title="POST holds: p99 vs offered", xlabel="offered req/s", ylabel="p99 ms (corrected)", yscale="log")
-    for ax in (rate, p99):
-        ax.legend(fontsize=8)
-        ax.grid(alpha=0.3)
-    figure.tight_layout()
-    figure.savefig(BENCH_DIR / "holds.png", dpi=90)
-    made.append("holds.png")
+    made.append(save(figure, "holds.png"))
     figure, (rate, p99) = plt.subplots(1, 2, figsize=(11, 4))
     for mode in ("normal", "flash"):
         points = [p for p in get(b, "vouchers", "points") or [] if p["mode"] == mode]
@@ -96,20 +102,13 @@ def plots(b: dict[str, dict[str, Any]]) -> list[str]:
     rate.set(title="voucher reservations: throughput vs concurrency (wrk)", xlabel="connections (closed loop)",
              ylabel="req/s")
     p99.set(title="voucher reservations: p99 vs concurrency", xlabel="connections (closed loop)", ylabel="p99 ms")
-    for ax in (rate, p99):
-        ax.legend(fontsize=8)
-        ax.grid(alpha=0.3)
-    figure.tight_layout()
-    figure.savefig(BENCH_DIR / "vouchers.png", dpi=90)
-    made.append("vouchers.png")
+    made.append(save(figure, "vouchers.png"))
     if seatmap := get(b, "seatmap", "sweep"):
         figure, (rate, p99) = plt.subplots(1, 2, figsize=(11, 4))
         plot_sweep(rate, p99, seatmap, "seat map")
         rate.set(title="GET seat map: throughput vs offered", xlabel="offered req/s", ylabel="req/s")
         p99.set(title="GET seat map: p99 vs offered", xlabel="offered req/s", ylabel="p99 ms", yscale="log")
-        figure.tight_layout()
-        figure.savefig(BENCH_DIR / "seatmap.png", dpi=90)
-        made.append("seatmap.png")
+        made.append(save(figure, "seatmap.png"))
     plt.close("all")
     return made
 
@@ -133,8 +132,8 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {name} | {load['before']} | {load['after']} |")
     lines += ["", *[f"![{p}]({p})" for p in report["plots"]]]
     if "seatmap.png" not in report["plots"]:
-        lines += ["", "Seat map: no `var/bench/seatmap.json` in this run (`make bench-seatmap` not in this tree); "
-                      "its plot appears once that benchmark writes `{\"sweep\": [{\"offered_per_s\", "
+        lines += ["", "Seat map: no `var/bench/seatmap.json` (`make bench-seatmap` prints its figures but sweeps "
+                      "no rates yet); its plot appears once that benchmark writes `{\"sweep\": [{\"offered_per_s\", "
                       "\"answered_per_s\", \"p99_ms\"}]}`."]
     return "\n".join(lines) + "\n"
 
