@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-unit test-deploy images compose-up compose-down helm-lint \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo token contract-tools \
-        bench-seatmap browser bench-queue
+        bench-seatmap browser bench-queue bench-wave
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -99,7 +99,7 @@ demo: venv ## a flash sale with a live dashboard and a checked table (after make
 bench: ## every benchmark and the report against the physical limits (var/bench/; not pass/fail)
 	@rm -f var/bench/*.json
 	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit bench-telemetry \
-	  bench-tracing bench-selloff bench-seatmap bench-queue
+	  bench-tracing bench-selloff bench-seatmap bench-queue bench-wave
 	@$(MAKE) --no-print-directory bench-report
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
@@ -122,6 +122,9 @@ bench-telemetry: venv ## CPU per request of RequestTelemetry (RED metrics, reque
 
 bench-tracing: venv ## CPU per request of OpenTelemetry tracing (off, on, OTLP to a local sink, 1 % sampled), in-process
 	$(PY) tests/bench/bench_tracing.py
+
+bench-wave: infra migrate-test ## a wave of holds' batch statement (take_seats_together), custom vs generic plan
+	$(PY) tests/bench/bench_wave.py
 
 bench-selloff: infra topics migrate-test ## L3: showtimes of 300 seats sold out under open-loop customers (default TTL)
 	$(PY) tests/bench/bench_selloff.py

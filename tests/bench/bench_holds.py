@@ -2,11 +2,12 @@
 
 Starts itself: hold-service (2 uvicorn workers, test database) with the Redis gate on and off, and a
 bare FastAPI endpoint of the same shape. Capacity of each is measured with the same cheap client, `wrk`
-(C, one thread, closed loop over keep-alive connections, pre-built requests): a Python load generator
-on the same 2 cores would eat the CPU it is measuring. Latency is then measured open loop (constant
-arrival rate at 70 % of that capacity; latency from the *intended* send time, so coordinated omission
-is counted; HdrHistogram) by tests/bench/open_loop.py over pre-built raw HTTP/1.1 requests.
-Prints capacities, p50/p99 at 70 %, gate vs Postgres rejections, Postgres row updates per successful
+(C, one thread, closed loop over keep-alive connections, pre-built requests; the median of PROBES runs): a
+Python load generator on the same 2 cores would eat the CPU it is measuring. Latency is then measured
+open loop (constant arrival rate at 70 % of that capacity; latency from the *intended* send time, so
+coordinated omission is counted; HdrHistogram) by tests/bench/open_loop.py over pre-built raw HTTP/1.1 requests.
+Prints capacities, p50/p99 at 70 % (of every answer, and of the admitted holds alone: those are the ones
+that wait for Postgres, in waves), gate vs Postgres rejections, Postgres row updates per successful
 hold and the double-hold invariant. Holds last HOLD_TTL_SECONDS=2 so seats churn (lazy expiry) instead
 of selling out in the first 100 ms. Without `wrk` (apt-get install wrk) capacity falls back to an
 overloaded open-loop probe (BENCH_PROBE_RATE), which understates the bare endpoint.
@@ -37,7 +38,7 @@ from ticketing.testing import apply_migrations, free_port, service_process, shar
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATIONS = ROOT / "services/hold-service/src/hold_service/sql/migrations"
 CUSTOMERS, CONNECTIONS, ROWS = 5000, 128, "ABCDEFGHIJKLMNO"  # 15 rows x 20 seats = 300
-PROBE_SECONDS, RUN_SECONDS, SWEEP_SECONDS = 4.0, 6.0, 4.0
+PROBE_SECONDS, RUN_SECONDS, SWEEP_SECONDS, PROBES = 4.0, 6.0, 4.0, 3
 # Offered load as shares of the measured capacity, for the report's throughput and p99 plot (gate on; 0.7 is
 # the 70 % run itself).
 SWEEP = [float(x) for x in os.environ.get("BENCH_HOLDS_SWEEP", "0.3,0.5,0.9,1.2").split(",") if x]
@@ -48,7 +49,8 @@ SECRET = env("JWT_SECRET", "dev-only-change-me")
 
 class Stats:
     def __init__(self) -> None:
-        self.hist = HdrHistogram(1, 60_000_000, 3)  # microseconds
+        self.hist = HdrHistogram(1, 60_000_000, 3)  # microseconds, every answer
+        self.by_key: dict[str, HdrHistogram] = {}  # the same, per answer kind ("201": the admitted holds)
         self.codes: dict[str, int] = {}
         self.done = 0
         self.rate = 0.0
@@ -56,6 +58,9 @@ class Stats:
 
     def add(self, key: str, latency_us: int) -> None:
         self.hist.record_value(max(1, latency_us))
+        if (hist := self.by_key.get(key)) is None:
+            hist = self.by_key[key] = HdrHistogram(1, 60_000_000, 3)
+        hist.record_value(max(1, latency_us))
         self.codes[key] = self.codes.get(key, 0) + 1
         self.done += 1
 
@@ -168,8 +173,10 @@ async def double_holds(conn: asyncpg.Connection, sid: int) -> int:
             GROUP BY seat HAVING count(*) > 1) d""", sid))
 
 
-def pct(stats: Stats, q: float) -> float:
-    return float(stats.hist.get_value_at_percentile(q)) / 1000.0
+def pct(stats: Stats, q: float, key: str | None = None) -> float:
+    """ms; of every answer, or of one kind (`key`: "201", "409gate"...; 0 when there was none)."""
+    hist = stats.hist if key is None else stats.by_key.get(key)
+    return 0.0 if hist is None else float(hist.get_value_at_percentile(q)) / 1000.0
 
 
 def server(stack: ExitStack, factory: str, extra_env: dict[str, str], app_dir: str | None = None) -> int:
@@ -197,7 +204,10 @@ async def measure(name: str, factory: str, env_: dict[str, str], tokens: list[by
         port = server(stack, factory, env_, app_dir)
         probe_requests = requests_for(sids[0], tokens, 1)
         if shutil.which("wrk"):
-            probe = await asyncio.to_thread(wrk_capacity, port, probe_requests, PROBE_SECONDS)
+            # the median of PROBES: one probe that caught a quiet moment of the shared machine made "70 %" an
+            # overload in the run that followed (p99 in seconds)
+            probes = [await asyncio.to_thread(wrk_capacity, port, probe_requests, PROBE_SECONDS) for _ in range(PROBES)]
+            probe = sorted(probes, key=lambda s: s.rate)[len(probes) // 2]
         else:
             probe = await open_loop(port, probe_rate, PROBE_SECONDS, probe_requests)
         run = None
@@ -223,7 +233,7 @@ def point(share: float, capacity: float, s: Stats) -> dict:
     created = s.codes.get("201", 0)
     return {"share": share, "offered_per_s": round(capacity * share), "answered_per_s": round(s.rate),
             "created": created, "admitted_per_s": round(created * s.rate / max(1, s.done), 1),
-            "p50_ms": pct(s, 50), "p99_ms": pct(s, 99)}
+            "p50_ms": pct(s, 50), "p99_ms": pct(s, 99), "admitted_p99_ms": pct(s, 99, "201")}
 
 
 def figures(r: dict, bare: float) -> dict:
@@ -235,7 +245,9 @@ def figures(r: dict, bare: float) -> dict:
         # the sweep's holds are in the updates too (one Postgres counter over the whole phase)
         created = probe.codes.get("201", 0) + sum(p["created"] for p in r["sweep"])
         out.update({"run70_offered_per_s": round(probe.rate * 0.7), "run70_p50_ms": pct(run, 50),
-                    "run70_p99_ms": pct(run, 99), "run70_admitted_per_s": point(0.7, probe.rate, run)["admitted_per_s"],
+                    "run70_p99_ms": pct(run, 99), "run70_admitted_p50_ms": pct(run, 50, "201"),
+                    "run70_admitted_p99_ms": pct(run, 99, "201"),
+                    "run70_admitted_per_s": point(0.7, probe.rate, run)["admitted_per_s"],
                     "gate_share": round(run.codes.get("409gate", 0) / max(1, run.done), 3),
                     "pg_rows_per_hold": round(r["updates"] / max(1, created), 2)})
     return out
@@ -253,6 +265,8 @@ def report(r: dict, bare: float) -> None:
         print(f"  {label:8s}: {s.done} requests, {s.rate:7.0f} responses/s, holds created "
               f"{created} ({created / max(1e-9, s.done):.1%}, {created * s.rate / max(1, s.done):.0f} admitted/s); "
               f"p50 {pct(s, 50):7.1f} ms  p99 {pct(s, 99):7.1f} ms"
+              + (f"; admitted holds p50 {pct(s, 50, '201'):7.1f} ms  p99 {pct(s, 99, '201'):7.1f} ms"
+                 if s.by_key else "")  # wrk's probe keeps no latency per answer
               + (f"; load generator CPU {s.client_cpu:.2f} core" if s.client_cpu else ""))
         print(f"            409 by gate {gate / max(1, s.done):.1%}, by Postgres {pg / max(1, s.done):.1%}; "
               f"other {({k: v for k, v in s.codes.items() if k not in ('201', '409', '409gate')})}")
@@ -292,10 +306,11 @@ async def main() -> dict:
     on, off = gate_on["probe"].rate, gate_off["probe"].rate
     print(f"\nratios: gate-on/bare {on / base:.2f}, gate-off/bare {off / base:.2f}, "
           f"gate-on/gate-off {on / off:.2f}")
-    print("targets: holds/s >= 0.50 of bare; p99 < 100 ms at 70 %; zero double holds")
+    print("targets: holds/s >= 0.50 of bare; p99 of admitted holds < 100 ms at 70 %; zero double holds")
     if gate_on["sweep"]:
         print("gate ON, offered load sweep: " + "; ".join(
-            f"{p['offered_per_s']}/s -> {p['answered_per_s']}/s p99 {p['p99_ms']:.0f} ms" for p in gate_on["sweep"]))
+            f"{p['offered_per_s']}/s -> {p['answered_per_s']}/s p99 {p['p99_ms']:.0f} ms (admitted "
+            f"{p['admitted_p99_ms']:.0f} ms)" for p in gate_on["sweep"]))
     return {"bare_per_s": round(base), "gate_on": figures(gate_on, base), "gate_off": figures(gate_off, base)}
 
 

@@ -22,7 +22,6 @@ import asyncio
 import multiprocessing
 import os
 import random
-import re
 import shutil
 import sys
 import time
@@ -30,6 +29,7 @@ import uuid
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
+from statistics import median
 
 import asyncpg
 import httpx
@@ -39,10 +39,17 @@ from hdrh.histogram import HdrHistogram
 from hold_service.adapters.repository import Q
 from hold_service.adapters.seat_map_source import seat_map_body
 from hold_service.domain.seat_map import SeatMap
+from results import Results
+from sse_client import Fanout, cpu_seconds, get, rss_mb
 from ticketing.testing import apply_migrations, free_port, service_process, shared_migrations
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "services/hold-service/src/hold_service/sql/migrations"
-PROBE_SECONDS, RUN_SECONDS = 4.0, 6.0
+PROBE_SECONDS, RUN_SECONDS, SWEEP_SECONDS = 4.0, 6.0, 4.0
+ROUNDS = int(os.environ.get("BENCH_SEATMAP_ROUNDS", "3"))  # of the 70 % runs, interleaved
+AT_70 = ("bare FastAPI route", "seat map, full body", "seat map, 304")
+SWEPT = ("seat map, full body", "seat map, 304")
+# Offered load as shares of each one's capacity, for the report's throughput and p99 plot.
+SWEEP = [float(x) for x in os.environ.get("BENCH_SEATMAP_SWEEP", "0.3,0.5,0.7,0.9,1.1").split(",") if x]
 STREAMS = [int(n) for n in os.environ.get("BENCH_STREAMS", "1000,4000").split(",")]
 CHANGE_RATE = 20.0  # the read path's "map changing" run
 # Fan-out: changes a second to how many streams (the bench's own client reads every stream: 4,000 streams at
@@ -54,11 +61,6 @@ IDLE_SECONDS = 16.0  # one heartbeat period (15 s) and a little
 # BENCH_PHASES=reads or =fanout runs one of the two.
 SERVICE_ENV = {"HOLD_DATABASE_URL": DSN, "LOG_LEVEL": "WARNING", "APP_ENV": "test", "SEAT_MAP_MAX_STREAMS": "100000"}
 APP_DIR = str(Path(__file__).parent)
-
-
-def get(path: str, etag: int | None = None) -> bytes:
-    condition = b'If-None-Match: "%d"\r\n' % etag if etag is not None else b""
-    return b"GET %s HTTP/1.1\r\nHost: bench\r\n%s\r\n" % (path.encode(), condition)
 
 
 class Changer:
@@ -98,7 +100,12 @@ def change_in_process(sid: int, rate: float, count: int) -> dict[int, float]:
     return changer.committed
 
 
-async def measure_reads(conn: asyncpg.Connection) -> None:
+def latency(s: Stats, offered: float) -> dict:
+    return {"offered_per_s": round(offered), "answered_per_s": round(s.rate), "p50_ms": pct(s, 50),
+            "p99_ms": pct(s, 99), "p999_ms": pct(s, 99.9), "codes": s.codes, "client_cpu": round(s.client_cpu, 2)}
+
+
+async def measure_reads(conn: asyncpg.Connection) -> dict:
     sid = await new_showtime(conn)
     seats_path = f"/showtimes/{sid}/seats"
     fresh = SeatMap(sid, 0, {f"{row}{n}": "AVAILABLE" for row in ROWS for n in range(1, 21)})
@@ -116,8 +123,17 @@ async def measure_reads(conn: asyncpg.Connection) -> None:
             for name, requests in targets.items():
                 capacity[name].append(await asyncio.to_thread(wrk_capacity, port, requests, PROBE_SECONDS))
         rate = {name: sum(s.rate for s in runs) / len(runs) for name, runs in capacity.items()}
-        latency = {name: await open_loop(port, 0.7 * rate[name], RUN_SECONDS, targets[name])
-                   for name in ("bare FastAPI route", "seat map, full body", "seat map, 304")}
+        at70: dict[str, list[dict]] = {name: [] for name in AT_70}
+        for _ in range(ROUNDS):  # interleaved: a stall of the machine hits one round of each, not one target
+            for name in AT_70:
+                at70[name].append(latency(await open_loop(port, 0.7 * rate[name], RUN_SECONDS, targets[name]),
+                                          0.7 * rate[name]))
+        sweep: dict[str, list[dict]] = {name: [] for name in SWEPT}
+        for share in SWEEP:
+            for name in SWEPT:
+                point = latency(await open_loop(port, share * rate[name], SWEEP_SECONDS, targets[name]),
+                                share * rate[name])
+                sweep[name].append({"share": share, **point})
         stop, changer = asyncio.Event(), Changer(sid)
         changing = asyncio.ensure_future(changer.run(CHANGE_RATE, stop=stop))
         churn = await open_loop(port, 0.7 * rate["seat map, full body"], RUN_SECONDS, targets["seat map, full body"])
@@ -126,112 +142,35 @@ async def measure_reads(conn: asyncpg.Connection) -> None:
     await forget_events(conn, [sid])
     bare = rate["bare FastAPI route"]
     print(f"\n== read path: GET /showtimes/{{id}}/seats, 300 seats, {body_size} bytes; 2 uvicorn workers")
-    print("capacity (wrk, closed loop, 64 connections; mean of 2 rounds, responses/s); p50/p99 at 70 % (open loop)")
+    print("capacity (wrk, closed loop, 64 connections; mean of 2 rounds, responses/s)")
     for name in targets:
         runs = capacity[name]
-        line = (f"  {name:24s} {rate[name]:8.0f}/s = {rate[name] / bare:4.2f} of bare  "
-                f"(rounds {', '.join(f'{s.rate:.0f}' for s in runs)}; codes {runs[0].codes})")
-        if name in latency:
-            s = latency[name]
-            line += (f"\n  {'':24s} at 70 %: {s.rate:6.0f}/s, p50 {pct(s, 50):6.1f} ms, p99 {pct(s, 99):6.1f} ms, "
-                     f"codes {s.codes}; load generator {s.client_cpu:.2f} core")
-        print(line)
-    print(f"  {'full body, map changing':24s} at 70 %: {churn.rate:6.0f}/s while {changes / RUN_SECONDS:.0f} "
-          f"changes/s: p50 {pct(churn, 50):6.1f} ms, p99 {pct(churn, 99):6.1f} ms, codes {churn.codes}; "
-          f"load generator {churn.client_cpu:.2f} core")
+        print(f"  {name:24s} {rate[name]:8.0f}/s = {rate[name] / bare:4.2f} of bare  "
+              f"(rounds {', '.join(f'{s.rate:.0f}' for s in runs)}; codes {runs[0].codes})")
+    print(f"at 70 % of each one's capacity (open loop, {RUN_SECONDS:.0f} s; {ROUNDS} rounds, interleaved): "
+          f"p50 / p99 / p99.9 ms")
+    for name, runs in at70.items():
+        print(f"  {name:24s} " + "; ".join(f"{r['answered_per_s']}/s {r['p50_ms']:.1f} / {r['p99_ms']:.1f} / "
+                                           f"{r['p999_ms']:.1f}" for r in runs)
+              + f"  (median p99 {median(r['p99_ms'] for r in runs):.1f} ms; load generator "
+                f"{runs[0]['client_cpu']:.2f} core)")
+    churned = latency(churn, 0.7 * rate["seat map, full body"])
+    print(f"  {'full body, map changing':24s} {churned['answered_per_s']}/s while {changes / RUN_SECONDS:.0f} "
+          f"changes/s: p50 {churned['p50_ms']:.1f} ms, p99 {churned['p99_ms']:.1f} ms, codes {churn.codes}")
+    print("offered load sweep (open loop, share of each one's capacity): offered -> answered/s, p99 ms")
+    for name, points in sweep.items():
+        print(f"  {name:24s} " + "; ".join(f"{p['offered_per_s']} -> {p['answered_per_s']}/s {p['p99_ms']:.0f}"
+                                           for p in points))
+    return {"body_bytes": body_size,
+            "capacity_per_s": {name: round(r) for name, r in rate.items()},
+            "of_bare": {name: round(r / bare, 3) for name, r in rate.items()},
+            "at70": {name: {"rounds": runs, "median_p99_ms": median(r["p99_ms"] for r in runs),
+                            "median_p50_ms": median(r["p50_ms"] for r in runs)} for name, runs in at70.items()},
+            "at70_map_changing": {**churned, "changes_per_s": round(changes / RUN_SECONDS, 1)},
+            "sweep": sweep["seat map, full body"], "sweep_304": sweep["seat map, 304"]}
 
 
-class _Stream(asyncio.Protocol):
-    """One SSE stream read raw: the versions it receives (`id:` lines) with their arrival times."""
-
-    ID = re.compile(rb"^id: (\d+)$", re.MULTILINE)
-
-    def __init__(self, fan: Fanout) -> None:
-        self.fan, self.buffer, self.head_done = fan, b"", False
-        self.version, self.gaps, self.heartbeats = -1, 0, 0
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def data_received(self, data: bytes) -> None:
-        now = time.perf_counter()
-        self.buffer += data
-        end = self.buffer.rfind(b"\n\n")
-        if end < 0:
-            return
-        done, self.buffer = self.buffer[:end + 2], self.buffer[end + 2:]
-        self.heartbeats += done.count(b": heartbeat")
-        for match in self.ID.finditer(done):
-            version = int(match[1])
-            if self.version >= 0 and version != self.version + 1:
-                self.gaps += 1
-            if self.version >= 0:
-                self.fan.arrivals.append((version, now))
-            self.version = version
-        self.fan.progress(self)
-
-
-class Fanout:
-    def __init__(self) -> None:
-        self.streams: list[_Stream] = []
-        self.arrivals: list[tuple[int, float]] = []
-        self.target, self.at_target, self.reached = -1, set[int](), asyncio.Event()
-
-    def aim(self, version: int) -> None:
-        """Wait for every stream to reach `version` (-1: for nothing)."""
-        self.target, self.reached = version, asyncio.Event()
-        self.at_target = {id(s) for s in self.streams if version >= 0 and s.version >= version}
-        if version >= 0 and len(self.at_target) == len(self.streams):
-            self.reached.set()
-
-    def progress(self, stream: _Stream) -> None:
-        if self.target >= 0 and stream.version >= self.target:
-            self.at_target.add(id(stream))
-            if len(self.at_target) == len(self.streams):
-                self.reached.set()
-
-    async def open(self, port: int, path: str, count: int) -> None:
-        loop, request = asyncio.get_running_loop(), get(path)
-        for _ in range(count // 100):
-            made = await asyncio.gather(*(loop.create_connection(lambda: _Stream(self), "127.0.0.1", port)
-                                          for _ in range(100)))
-            for transport, protocol in made:
-                transport.write(request)
-                self.streams.append(protocol)
-        await self.until(lambda: all(s.version >= 0 for s in self.streams))
-
-    async def until(self, check, timeout: float = 120.0) -> None:  # type: ignore[no-untyped-def]
-        deadline = time.perf_counter() + timeout
-        while not check():
-            if time.perf_counter() > deadline:
-                raise TimeoutError("streams did not get there")
-            await asyncio.sleep(0.05)
-
-    def keep(self, count: int) -> None:
-        """Close all but `count` streams."""
-        for stream in self.streams[count:]:
-            if stream.transport is not None:
-                stream.transport.close()
-        del self.streams[count:]
-
-    def close(self) -> None:
-        self.keep(0)
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-async def measure_fanout(conn: asyncpg.Connection) -> None:
+async def measure_fanout(conn: asyncpg.Connection) -> dict:
     sid = await new_showtime(conn)
     port, path = free_port(), f"/showtimes/{sid}/seats/stream"
     args = ["-m", "uvicorn", "--factory", "hold_service.entrypoints.api.app:get_application", "--host", "127.0.0.1",
@@ -249,10 +188,10 @@ async def measure_fanout(conn: asyncpg.Connection) -> None:
         await asyncio.sleep(IDLE_SECONDS)
         idle = (cpu_seconds(proc.pid) - cpu0) / (time.perf_counter() - t0)
         beats = sum(s.heartbeats for s in fan.streams) - beats0
-        lines = []
+        delivered = []
         for rate, count in DELIVERIES:
             fan.keep(count)
-            lines.append(await deliver(fan, proc.pid, sid, rate, idle))
+            delivered.append(await deliver(fan, proc.pid, sid, rate, idle))
         fan.close()
     await forget_events(conn, [sid])
     print(f"\n== stream fan-out: one uvicorn process, {streams} streams of one showtime")
@@ -262,11 +201,18 @@ async def measure_fanout(conn: asyncpg.Connection) -> None:
               f"(none: {base:.1f} MB)")
     print(f"  idle CPU: {idle * 100:5.2f} % of a core for {streams} streams = {idle * 100 / streams * 1000:5.3f} % "
           f"per 1,000 ({beats} heartbeats in {IDLE_SECONDS:.0f} s)")
-    for line in lines:
-        print(line)
+    for d in delivered:
+        print(f"  {d['changes']} changes at {d['rate']:.0f}/s -> {d['deliveries']} deliveries in {d['seconds']:.1f} s: "
+              f"server CPU {d['cpu_us_per_delivery']:5.1f} us per change delivered ({d['cpu_share']:.0%} of a core "
+              f"above idle; client {d['client_share']:.0%})\n"
+              f"      commit -> received: p50 {d['p50_ms']:6.1f} ms, p99 {d['p99_ms']:6.1f} ms, max {d['max_ms']:6.1f} "
+              f"ms; gaps {d['gaps']}; streams with every version {d['complete']}/{d['streams']}")
+    return {"streams": streams, "rss_mb": dict(rss), "rss_mb_per_1000": {n: round((mb - base) / n * 1000, 2)
+                                                                         for n, mb in grown},
+            "idle_cpu_share_per_1000": round(idle / streams * 1000, 5), "heartbeats": beats, "deliveries": delivered}
 
 
-async def deliver(fan: Fanout, pid: int, sid: int, rate: float, idle: float) -> str:
+async def deliver(fan: Fanout, pid: int, sid: int, rate: float, idle: float) -> dict:
     """CHANGE_SECONDS of changes at `rate`/s to every stream: server CPU per delivery, commit -> arrival."""
     client0, count = time.process_time(), round(rate * CHANGE_SECONDS)
     fan.arrivals.clear()
@@ -286,15 +232,14 @@ async def deliver(fan: Fanout, pid: int, sid: int, rate: float, idle: float) -> 
             hist.record_value(max(1, int((at - committed[version]) * 1e6)))
     streams = len(fan.streams)
     deliveries = made * streams
-    return (f"  {made} changes at {rate:.0f}/s -> {deliveries} deliveries in {elapsed:.1f} s: server CPU "
-            f"{busy / deliveries * 1e6:5.1f} us per change delivered ({busy / elapsed * 100:.0f} % of a core above "
-            f"idle; client {client * 100:.0f} %)\n"
-            f"      commit -> received: p50 {hist.get_value_at_percentile(50) / 1000:6.1f} ms, "
-            f"p99 {hist.get_value_at_percentile(99) / 1000:6.1f} ms, max {hist.get_max_value() / 1000:6.1f} ms; "
-            f"gaps {sum(s.gaps for s in fan.streams)}; streams with every version "
-            f"{sum(s.version == fan.target for s in fan.streams)}/{streams}")
+    return {"rate": rate, "changes": made, "streams": streams, "deliveries": deliveries, "seconds": round(elapsed, 2),
+            "cpu_us_per_delivery": round(busy / deliveries * 1e6, 2), "cpu_share": round(busy / elapsed, 3),
+            "client_share": round(client, 3), "p50_ms": hist.get_value_at_percentile(50) / 1000,
+            "p99_ms": hist.get_value_at_percentile(99) / 1000, "max_ms": hist.get_max_value() / 1000,
+            "gaps": sum(s.gaps for s in fan.streams), "complete": sum(s.version == fan.target for s in fan.streams)}
 
-async def main() -> None:
+
+async def main(figures: dict) -> None:
     apply_migrations(DSN, shared_migrations(), MIGRATIONS)
     conn = await asyncpg.connect(DSN)
     client = "wrk" if shutil.which("wrk") else "no wrk: make bench-tools"
@@ -302,13 +247,20 @@ async def main() -> None:
           f"included); capacity: {client}; one 300-seat showtime per phase")
     phases = os.environ.get("BENCH_PHASES", "reads,fanout").split(",")
     if "reads" in phases:
-        await measure_reads(conn)
+        figures["reads"] = await measure_reads(conn)
     if "fanout" in phases:
-        await measure_fanout(conn)
+        figures["fanout"] = await measure_fanout(conn)
     await conn.close()
     print(f"\ntargets: full body and 304 >= 0.8 of bare; p99 < 50 ms at 70 %; memory and CPU per 1,000 streams "
           f"small (load average at the end {os.getloadavg()[0]:.1f})")
 
 
+async def run_and_save() -> None:
+    with Results("seatmap") as r:
+        await main(r.data)
+        if "reads" in r.data:  # the report's plot: throughput and p99 against offered load
+            r.data["sweep"], r.data["sweep_304"] = r.data["reads"].pop("sweep"), r.data["reads"].pop("sweep_304")
+
+
 if __name__ == "__main__":
-    sys.exit(uvloop.run(main()))
+    sys.exit(uvloop.run(run_and_save()))

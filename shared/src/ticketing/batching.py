@@ -12,13 +12,19 @@ one awaited call per request are kept.
 `serial=True` runs at most one flush per key at a time; what arrives meanwhile waits and goes in the
 next flush, all of it (group commit: under load the batches grow instead of the flushes piling up
 side by side, say transactions all waiting on the same row).
+
+Few turns of the loop between a call and its answer: under load one turn serves every socket that is
+ready, several milliseconds of work, and each hop through the loop costs a request one such turn (an
+admitted hold makes two batched calls: p50 and p99 at 70 % of capacity moved by tens of ms). The flush
+task is made by the first `add` of a batch and starts on the next turn (by then that turn's other
+calls have joined), and it hands each caller its own result directly: one hop in, one hop out.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -29,56 +35,51 @@ class TickBatcher(Generic[K, V, R]):
     def __init__(self, flush: Callable[[K, list[V]], Awaitable[Sequence[R] | None]], serial: bool = False) -> None:
         self._flush = flush
         self._serial = serial
-        self._open: dict[K, tuple[list[V], asyncio.Future[Sequence[R] | None]]] = {}
-        self._running: set[K] = set()  # keys with a flush under way (serial only)
+        # per key, the batch still taking items: the items and each caller's future
+        self._open: dict[K, tuple[list[V], list[asyncio.Future[R | None]]]] = {}
+        self._running: set[K] = set()  # keys with a flush made or under way (serial only)
+        self._tasks: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
     async def add(self, key: K, item: V) -> R | None:
         """`item`'s result once the flush holding it is done (None if flush returned None); raises what
-        that flush raised."""
+        that flush raised. A caller that is cancelled leaves the flush to the others."""
         batch = self._open.get(key)
         if batch is None:
-            loop = asyncio.get_running_loop()
-            batch = self._open[key] = ([], loop.create_future())
-            batch[1].add_done_callback(_retrieve)  # no "never retrieved" warning if every waiter left
+            batch = self._open[key] = ([], [])
             if key not in self._running:
-                loop.call_soon(self._start, key)  # else the running flush starts it when it ends
-        index = len(batch[0])
+                self._start(key)  # else the running flush starts it when it ends
+        future: asyncio.Future[R | None] = asyncio.get_running_loop().create_future()
         batch[0].append(item)
-        results = await asyncio.shield(batch[1])
-        return None if results is None else results[index]
+        batch[1].append(future)
+        return await future
 
     def _start(self, key: K) -> None:
-        items, done = self._open.pop(key)
-        loop = asyncio.get_running_loop()
-        task = loop.create_task(self._run(key, items))
-        task.add_done_callback(lambda t: _settle(done, t))
+        task = asyncio.get_running_loop().create_task(self._run(key))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
         if self._serial:
             self._running.add(key)
-            task.add_done_callback(lambda _: self._next(key))
 
-    def _next(self, key: K) -> None:
-        self._running.discard(key)
-        if key in self._open:
-            self._start(key)
-
-    async def _run(self, key: K, items: list[V]) -> Sequence[R] | None:
-        results = await self._flush(key, items)
-        if results is not None and len(results) != len(items):
-            raise RuntimeError(f"a flush of {len(items)} items returned {len(results)} results")
-        return results
-
-
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    if not future.cancelled():
-        future.exception()
-
-
-def _settle(future: asyncio.Future[Any], task: asyncio.Task[Any]) -> None:
-    if future.done():
-        return
-    if task.cancelled():
-        future.cancel()
-    elif (exc := task.exception()) is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(task.result())
+    async def _run(self, key: K) -> None:
+        items, futures = self._open.pop(key)  # a turn after the first add: that turn's adds are in
+        try:
+            results = await self._flush(key, items)
+            if results is not None and len(results) != len(items):
+                raise RuntimeError(f"a flush of {len(items)} items returned {len(results)} results")
+        except Exception as exc:
+            for future in futures:
+                if not future.done():  # done: its caller was cancelled
+                    future.set_exception(exc)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+        else:
+            for index, future in enumerate(futures):
+                if not future.done():
+                    future.set_result(None if results is None else results[index])
+        finally:
+            if self._serial:
+                self._running.discard(key)
+                if key in self._open:
+                    self._start(key)

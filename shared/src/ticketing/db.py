@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
+from asyncpg.pool import PoolConnectionProxy
+
+logger = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^--\s*name:\s*(?P<name>[a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 
@@ -54,6 +61,30 @@ async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20,
                                      command_timeout=command_timeout, timeout=5.0)
     assert pool is not None
     return pool
+
+
+@asynccontextmanager
+async def released_in_background(pool: asyncpg.Pool) -> AsyncIterator[PoolConnectionProxy]:
+    """`async with released_in_background(pool) as conn:` like `pool.acquire()`, but the connection goes
+    back to the pool in a task of its own: the pool's reset on release (a round trip, and a turn of a busy
+    event loop) is then not between the caller's last query and its answer. The reset still runs before
+    anyone else gets the connection, and `pool.close()` waits for it."""
+    conn: PoolConnectionProxy = await pool.acquire()
+    try:
+        yield conn
+    finally:
+        task = asyncio.get_running_loop().create_task(pool.release(conn))
+        _releases.add(task)
+        task.add_done_callback(_released)
+
+
+_releases: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
+
+
+def _released(task: asyncio.Task[None]) -> None:
+    _releases.discard(task)
+    if not task.cancelled() and (exc := task.exception()) is not None:  # the pool terminated the connection
+        logger.warning("a connection could not be reset on release: %r", exc)
 
 
 def sql_dir(package_file: str) -> Path:

@@ -89,3 +89,30 @@ async def test_serial_runs_one_flush_per_key_at_a_time_and_the_next_takes_all_th
         assert most == 1 and flushed == [[1], [2, 3, 4]]
     else:
         assert most == 3 and sorted(flushed) == [[1], [2, 3], [4]]
+
+
+async def test_a_flush_starts_on_the_next_turn_and_its_callers_resume_on_the_turn_after_it_returns() -> None:
+    """Under load a turn of the loop is milliseconds of other requests' work: a call through the batcher
+    must cost one turn in and one turn out, no more (the hold path makes two such calls)."""
+    loop, turns, ticking = asyncio.get_running_loop(), 0, True
+
+    def tick() -> None:  # runs once per turn of the loop
+        nonlocal turns
+        turns += 1
+        if ticking:
+            loop.call_soon(tick)
+
+    loop.call_soon(tick)
+    await asyncio.sleep(0)
+    marks: dict[str, int] = {}
+
+    async def flush(key: str, items: list[int]) -> list[int]:
+        marks["started"] = turns
+        return items
+
+    batcher: TickBatcher[str, int, int] = TickBatcher(flush)
+    added = turns
+    assert await batcher.add("k", 7) == 7
+    answered, ticking = turns, False
+    assert marks["started"] - added <= 1
+    assert answered - marks["started"] <= 1

@@ -88,7 +88,8 @@ async def start(hold_dsn: str, redis_url: str) -> AsyncIterator[Callable[..., An
     async def run(**overrides: Any) -> AsyncIterator[Running]:
         # Every test client is 127.0.0.1: the per-address limit is high unless a test sets it.
         overrides.setdefault("hold_rate_limit_per_ip_per_minute", 10**9)
-        settings = HoldSettings(database_url=hold_dsn, redis_url=overrides.pop("redis_url", redis_url),
+        settings = HoldSettings(database_url=overrides.pop("database_url", hold_dsn),
+                                redis_url=overrides.pop("redis_url", redis_url),
                                 jwt_secret=SECRET, db_pool_max=20, **overrides)
         app = get_application(settings)
         logging.getLogger("httpx").setLevel(logging.WARNING)

@@ -11,6 +11,9 @@ in the same turn of the event loop (ticketing.batching) are decided and written 
 at a time in a process; holds that arrive meanwhile form the next one (group commit), so in a wave
 batches grow instead of statements queueing on the version row.
 
+A connection goes back to the pool in the background (ticketing.db.released_in_background): the pool's
+reset is a round trip that the holds' answers need not wait for.
+
 Nothing changes for a request: each hold is still all-or-nothing and Postgres decides it. The batch
 writes a hold only if it surely may; every other hold is asked again on its own, which gives its verdict.
 If the batch fails as a whole (the commit-time cap check, a deadlock) nothing of it is written and every
@@ -27,6 +30,7 @@ import uuid
 
 import asyncpg
 from ticketing.batching import TickBatcher
+from ticketing.db import released_in_background
 from ticketing.logs import log_action
 
 from hold_service.adapters import repository
@@ -53,12 +57,14 @@ class PostgresHoldWriter(HoldWriter):
         written: dict[uuid.UUID, Verdict] = {}
         if len(requests) > 1:
             try:
-                async with self.pool.acquire() as conn:
+                async with released_in_background(self.pool) as conn:
                     written = await repository.take_together(conn, showtime_id, requests)
             except (asyncpg.PostgresError, TooManySeatsHeld) as exc:
                 written = {}  # rolled back (the cap check at COMMIT, a deadlock): each on its own
                 log_action(logger, "holds.batch_rolled_back", str(exc), level=logging.WARNING,
                            showtime_id=showtime_id, holds=len(requests), error=type(exc).__name__)
+        if len(written) == len(requests):  # the usual case behind the gate: no task, no turn of the loop
+            return [written[r.hold_id] for r in requests]
         results = await asyncio.gather(*(self._take_one(r, written) for r in requests), return_exceptions=True)
         for result in results:
             if not isinstance(result, Verdict | Exception):
@@ -68,5 +74,5 @@ class PostgresHoldWriter(HoldWriter):
     async def _take_one(self, request: TakeSeats, written: dict[uuid.UUID, Verdict]) -> Verdict:
         if (got := written.get(request.hold_id)) is not None:
             return got
-        async with self.pool.acquire() as conn:
+        async with released_in_background(self.pool) as conn:
             return await repository.take(conn, request)
