@@ -55,17 +55,21 @@ def bare_endpoint() -> dict[str, float]:
             "p99_ms": stats.hist.get_max_value() / 1000}
 
 
+def gate_command(sha: str, tag: str) -> list[str]:
+    """One two-seat hold per call, as one request of the gate's batch with the waiting room off (its two keys
+    named, no slot); redis-benchmark puts a new random number in place of each __rand_int__ (seats of a
+    300-seat showtime; a hold id; a customer). tests/bench/test_bench_limits.py runs it against the script."""
+    return ["EVALSHA", sha, "4", f"seat:{{{tag}}}:__rand_int__", f"seat:{{{tag}}}:__rand_int__",
+            f"wr:{{{tag}}}:active", f"wr:{{{tag}}}:state", "2000", "2", "hold-__rand_int__", "__rand_int__", ""]
+
+
 def redis_gate() -> dict[str, float]:
     url = env("REDIS_URL", "redis://127.0.0.1:6379/0")
     host, port = re.match(r"redis://([^:/]+):?(\d+)?", url).groups()  # type: ignore[union-attr]
     cli = ["-h", host, "-p", port or "6379"]
     sha = subprocess.run(["redis-cli", *cli, "SCRIPT", "LOAD", GATE_SCRIPT.read_text()], capture_output=True,
                          text=True, check=True).stdout.strip()
-    tag = f"limits{uuid.uuid4().hex[:6]}"
-    # One two-seat hold per call, as one request of the gate's batch; redis-benchmark puts a new random
-    # number in place of each __rand_int__ (seats of a 300-seat showtime; a hold id).
-    command = ["EVALSHA", sha, "2", f"seat:{{{tag}}}:__rand_int__", f"seat:{{{tag}}}:__rand_int__", "2000", "2",
-               "hold-__rand_int__"]
+    command = gate_command(sha, f"limits{uuid.uuid4().hex[:6]}")
     out = subprocess.run(["redis-benchmark", *cli, "-c", "50", "-n", "300000", "-r", "300", "-q", "--csv",
                           *command], capture_output=True, text=True, check=True).stdout
     rows = [line.split('","') for line in out.splitlines() if line.startswith('"') and "rps" not in line]

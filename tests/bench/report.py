@@ -86,7 +86,10 @@ def plot_sweep(ax_rate: Any, ax_p99: Any, points: list[dict[str, Any]], label: s
     ax_rate.plot(xs, [p.get("answered_per_s", p.get("req_per_s")) for p in points], "o-", label=f"{label} answered")
     if any("admitted_per_s" in p for p in points):
         ax_rate.plot(xs, [p.get("admitted_per_s", 0) for p in points], "s--", label=f"{label} admitted")
-    ax_p99.plot(xs, [p["p99_ms"] for p in points], "o-", label=label)
+    ax_p99.plot(xs, [p["p99_ms"] for p in points], "o-", label=f"{label}, every answer" if "admitted_p99_ms" in
+                points[0] else label)
+    if "admitted_p99_ms" in points[0]:
+        ax_p99.plot(xs, [p["admitted_p99_ms"] for p in points], "s--", label=f"{label}, admitted holds")
 
 
 def plots(b: dict[str, dict[str, Any]]) -> list[str]:
