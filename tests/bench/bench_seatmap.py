@@ -258,8 +258,6 @@ async def main(figures: dict) -> None:
 async def run_and_save() -> None:
     with Results("seatmap") as r:
         await main(r.data)
-        if "reads" in r.data:  # the report's plot: throughput and p99 against offered load
-            r.data["sweep"], r.data["sweep_304"] = r.data["reads"].pop("sweep"), r.data["reads"].pop("sweep_304")
 
 
 if __name__ == "__main__":
