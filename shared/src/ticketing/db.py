@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,13 +52,15 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         await conn.set_type_codec(type_name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
-async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20,
-                      command_timeout: float = 10.0) -> asyncpg.Pool:
+async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20, command_timeout: float = 10.0,
+                      server_settings: Mapping[str, str] | None = None) -> asyncpg.Pool:
+    """`server_settings`: Postgres settings for every connection of the pool (SET at connect)."""
     # asyncpg's default reset on release is kept on purpose: it rolls back what a failed unit of work
     # left open and discards a connection a cancelled query left busy (skipping it to save a round trip
     # returned such connections to the pool and turned a Postgres restart into 500s).
     pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size, init=_init_connection,
-                                     command_timeout=command_timeout, timeout=5.0)
+                                     command_timeout=command_timeout, timeout=5.0,
+                                     server_settings=dict(server_settings or {}) or None)
     assert pool is not None
     return pool
 

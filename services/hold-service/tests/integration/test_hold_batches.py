@@ -98,17 +98,15 @@ async def test_a_batch_writes_only_the_first_hold_of_a_seat_and_of_a_customer(st
     await h.assert_single_holders(db, sid)
 
 
-async def test_a_wave_of_expired_holds_is_decided_alike_by_the_plan_postgres_caches(start, db, hold_dsn, h,
+async def test_a_wave_of_expired_holds_is_decided_alike_by_the_plan_postgres_caches(start, db, h,
                                                                                     statements) -> None:
-    """After five runs of a statement on a connection Postgres may plan it once for any parameters (the
-    generic plan), and the writer runs take_seats_together thousands of times: in production that is the
-    plan that decides. Forced here: a wave of holds taking the seats of expired holds is written by one
-    batch, each with the expired hold's SeatsReleased{EXPIRED} and its own SeatsHeld, versions gapless.
-    (A join in that plan rescanned the expired seats once per hold: a wave's statement took 230-370 ms
-    instead of 30-60 ms; make bench-holds, tests/bench/bench_wave.py.)"""
-    generic = f"{hold_dsn}{'&' if '?' in hold_dsn else '?'}plan_cache_mode=force_generic_plan"
+    """hold-service runs every statement with the plan Postgres makes once for any parameters (the generic
+    plan: bootstrap.PLANS), so that plan decides the holds. A wave of holds taking the seats of expired
+    holds is written by one batch, each with the expired hold's SeatsReleased{EXPIRED} and its own
+    SeatsHeld, versions gapless. (Two joins in that plan were nested loops, seats x holds and seats x seats:
+    a wave's statement took 230-370 ms, then 50-90 ms, instead of ~30 ms; make bench-wave.)"""
     pairs = [[f"{r}{n}", f"{r}{n + 1}"] for r in "AB" for n in (1, 3, 5, 7, 9)]
-    async with start(hold_rate_limit_per_minute=1000, hold_ttl_seconds=1, database_url=generic) as svc:
+    async with start(hold_rate_limit_per_minute=1000, hold_ttl_seconds=1) as svc:
         async with svc.service.pool.acquire() as conn:
             assert await conn.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
         sid = await svc.showtime({"A": 10, "B": 10})
