@@ -5,9 +5,9 @@ A wave: a 300-seat showtime held by ~125 holds of 1-4 adjacent seats whose time 
 their rows: lazy expiry), then ~130 new holds taking those seats in one statement, as the hold writer's
 batch does behind the gate: each new hold records the SeatsReleased{EXPIRED} of the holds it takes, then
 its SeatsHeld (~330 seat-map changes). Each wave's statement and its COMMIT are timed on a connection that
-plans it for its parameters (custom plan) and on one that runs the plan Postgres keeps for a prepared
-statement after five runs (generic plan), which is what the service runs: it executes the statement
-thousands of times per connection. TRIALS waves each, interleaved. Figures, not pass/fail.
+plans it for its parameters (custom plan) and on one that runs the plan Postgres makes once for any
+parameters (generic plan), which is what the service runs (hold_service.bootstrap.PLANS). TRIALS waves
+each, interleaved. Figures, not pass/fail.
 """
 
 from __future__ import annotations
