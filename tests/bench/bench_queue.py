@@ -30,6 +30,7 @@ import uvloop
 from bench_holds import DSN, MIGRATIONS, SECRET, new_showtime, started_server, wrk_capacity
 from bench_vouchers import cpu_seconds
 from open_loop import OpenLoop
+from results import Results
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env
 from ticketing.testing import apply_migrations, shared_migrations
@@ -197,7 +198,7 @@ def line(what: str, bare: Figure, ours: Figure, note: str) -> str:
             f"({note})")
 
 
-async def main() -> None:
+async def main(figures: dict[str, object]) -> None:
     if not shutil.which("wrk"):
         sys.exit("bench-queue needs wrk (make bench-tools)")
     apply_migrations(DSN, shared_migrations(), MIGRATIONS)
@@ -234,9 +235,22 @@ async def main() -> None:
           f"{admit * 1000:.1f} ms")
     if unavailable:
         print(f"(setup: {len(unavailable)} joins answered 503 and were retried: Redis skipped after a slow answer)")
-    print(orjson.dumps({"bare_join": bare_join, "join": join, "bare_poll": bare_poll, "poll": poll, **opened,
-                        "big_shuffle_s": shuffle, "big_longest_run_s": longest, "big_admit_s": admit}).decode())
+    figures.update({"join": shape(join, bare_join), "poll": shape(poll, bare_poll), "opening": opened,
+                    "big_opening": {"pre_queue": BIG_PRE_QUEUE, "shuffle_s": shuffle, "longest_run_s": longest,
+                                    "script_runs": runs, "admit_s": admit}})
+    print(orjson.dumps(figures).decode())
+
+
+def shape(ours: Figure, bare: Figure) -> dict[str, float]:
+    """hold-service's rate and CPU per response beside a bare endpoint of the same shape (var/bench/queue.json)."""
+    return {"per_s": round(ours[0]), "cpu_us": round(ours[1], 1), "bare_per_s": round(bare[0]),
+            "bare_cpu_us": round(bare[1], 1)}
+
+
+async def run_and_save() -> None:
+    with Results("queue") as r:
+        await main(r.data)
 
 
 if __name__ == "__main__":
-    sys.exit(uvloop.run(main()))
+    sys.exit(uvloop.run(run_and_save()))

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from bench_body_limit import REQUESTS, per_request_us  # the same requests, timed the same way
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+from results import Results
 from ticketing import tracing
 from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
@@ -99,7 +100,8 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-async def main() -> None:
+async def main(figures: dict[str, dict[str, dict[str, float]]]) -> None:
+    """`figures[route][setting]`: best round (us of CPU a request) and the median difference to off."""
     asgi, sink_port = app(), free_port()
     with service_process(["-c", SINK, str(sink_port)], {}, ready_url=f"http://127.0.0.1:{sink_port}/"), \
             tracers(sink_port) as settings:
@@ -121,11 +123,14 @@ async def main() -> None:
             tracing._tracer = None
             off = rounds["off"]
             print(f"\n{name}: us of CPU per request (best round; median difference to off)")
-            for setting, figures in rounds.items():
-                extra = statistics.median(f - o for f, o in zip(figures, off, strict=True))
-                print(f"  {setting:24s} {min(figures):7.1f} us   {extra:+7.2f} us ({extra / min(off):+.1%})")
+            for setting, measured in rounds.items():
+                extra = statistics.median(f - o for f, o in zip(measured, off, strict=True))
+                print(f"  {setting:24s} {min(measured):7.1f} us   {extra:+7.2f} us ({extra / min(off):+.1%})")
+                figures.setdefault(name, {})[setting] = {"best_us": round(min(measured), 2),
+                                                         "median_extra_us": round(extra, 2)}
     print(f"\nload average after: {load()}")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    with Results("tracing") as r:
+        asyncio.run(main(r.data.setdefault("per_request", {})))

@@ -61,6 +61,10 @@ def rows(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         ("outbox relay: events/s", get(b, "outbox", "relay_events_per_s"), "events/s", "Kafka producer alone",
          kafka),
     ]
+    for shape, what in (("join", "waiting room: joins"), ("poll", "waiting room: position polls")):
+        figure = get(b, "queue", shape) or {}
+        out.append((f"{what}: capacity (wrk)", figure.get("per_s"), "req/s",
+                    "bare FastAPI endpoint of the same shape (bench-queue)", figure.get("bare_per_s")))
     seat_map = get(b, "seatmap", "reads", "capacity_per_s") or {}
     for name in ("seat map, full body", "seat map, 304"):
         out.append((f"GET seat map ({name.split(', ')[1]}): capacity (wrk)", seat_map.get(name), "req/s",
@@ -124,6 +128,23 @@ def plots(b: dict[str, dict[str, Any]]) -> list[str]:
     return made
 
 
+def cpu_per_request(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The in-process micro-benchmarks (bench-body-limit, bench-telemetry, bench-tracing): us of CPU a request
+    adds to a hot route and to a FastAPI route. Their limit is the request itself (the route without it)."""
+    out = []
+    for bench, what in (("body_limit", "the MAX_BODY_BYTES guard"), ("telemetry", "RequestTelemetry")):
+        for route, figure in (get(b, bench, "per_request") or {}).items():
+            out.append({"what": what, "route": route, "extra_us": figure.get("median_extra_us"),
+                        "without_us": figure.get("without_us")})
+    for route, settings in (get(b, "tracing", "per_request") or {}).items():
+        off = (settings.get("off") or {}).get("best_us")
+        for setting, figure in settings.items():
+            if setting != "off":
+                out.append({"what": f"tracing: {setting}", "route": route, "extra_us": figure.get("median_extra_us"),
+                            "without_us": off})
+    return out
+
+
 def markdown(report: dict[str, Any]) -> str:
     lines = ["# Benchmark report", "",
              "Each figure beside the physical limit measured in the same run on the same machine "
@@ -138,6 +159,12 @@ def markdown(report: dict[str, Any]) -> str:
     lines += ["", "| latency | p50 ms | p99 ms |", "|---|---|---|"]
     for name, p50, p99 in report["latency"]:
         lines.append(f"| {name} | {'-' if p50 is None else f'{p50:.1f}'} | {'-' if p99 is None else f'{p99:.1f}'} |")
+    if report["cpu_per_request"]:
+        lines += ["", "| in-process, CPU a request adds | route | us added | us without it |", "|---|---|---|---|"]
+        for r in report["cpu_per_request"]:
+            extra = "-" if r["extra_us"] is None else f"{r['extra_us']:+.1f}"
+            without = "-" if r["without_us"] is None else f"{r['without_us']:.1f}"
+            lines.append(f"| {r['what']} | {r['route']} | {extra} | {without} |")
     lines += ["", "| benchmark | load average before (1/5/15 min) | after |", "|---|---|---|"]
     for name, load in report["load"].items():
         lines.append(f"| {name} | {load['before']} | {load['after']} |")
@@ -164,8 +191,10 @@ def main() -> int:
                ("sell-out: admitted holds", get(b, "selloff", "admitted_p50_ms"), get(b, "selloff", "admitted_p99_ms")),
                ("sell-out: refused holds", get(b, "selloff", "refused_p50_ms"), get(b, "selloff", "refused_p99_ms")),
                ("outbox commit -> consume", get(b, "outbox", "commit_to_consume_p50_ms"),
-                get(b, "outbox", "commit_to_consume_p99_ms"))]
-    report = {"rows": rows(b), "latency": latency, "plots": plots(b),
+                get(b, "outbox", "commit_to_consume_p99_ms")),
+               ("waiting room opening: position polls (open loop)", get(b, "queue", "opening", "p50_ms"),
+                get(b, "queue", "opening", "p99_ms"))]
+    report = {"rows": rows(b), "latency": latency, "cpu_per_request": cpu_per_request(b), "plots": plots(b),
               "load": {name: {"before": d.get("load_before"), "after": d.get("load_after")} for name, d in b.items()},
               "benchmarks": b}
     (BENCH_DIR / "report.json").write_text(json.dumps(report, indent=2, default=str))

@@ -1,0 +1,41 @@
+"""The benchmark report sets every benchmark's figures beside their limits, the waiting room's and the
+in-process ones included (bench-queue and bench-tracing wrote nothing the report read)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))  # the benchmarks import each other by module name
+from report import cpu_per_request, markdown, rows
+
+FIGURES = {
+    "limits": {"bare_endpoint": {"req_per_s": 6000}},
+    "queue": {"join": {"per_s": 1500, "cpu_us": 600.0, "bare_per_s": 3750, "bare_cpu_us": 200.0},
+              "poll": {"per_s": 3000, "cpu_us": 300.0, "bare_per_s": 3000, "bare_cpu_us": 200.0},
+              "opening": {"p50_ms": 3.5, "p99_ms": 40.0}},
+    "telemetry": {"per_request": {"hot route (HotPaths)": {"without_us": 16.0, "with_us": 28.0,
+                                                           "median_extra_us": 12.1}}},
+    "tracing": {"per_request": {"hot route (HotPaths)": {"off": {"best_us": 37.0, "median_extra_us": 0.0},
+                                                         "OTLP, 1 % sampled": {"best_us": 62.0,
+                                                                               "median_extra_us": 25.0}}}},
+}
+
+
+def test_the_waiting_rooms_figures_stand_beside_a_bare_endpoint_of_the_same_shape() -> None:
+    by_name = {r["figure"]: r for r in rows(FIGURES)}
+    joins = by_name["waiting room: joins: capacity (wrk)"]
+    polls = by_name["waiting room: position polls: capacity (wrk)"]
+    assert (joins["value"], joins["limit_value"], joins["ratio"]) == (1500, 3750, 0.4)
+    assert (polls["value"], polls["limit_value"], polls["ratio"]) == (3000, 3000, 1.0)
+
+
+def test_the_in_process_figures_are_what_each_adds_to_a_request() -> None:
+    table = cpu_per_request(FIGURES)
+    assert {(r["what"], r["extra_us"], r["without_us"]) for r in table} == {
+        ("RequestTelemetry", 12.1, 16.0), ("tracing: OTLP, 1 % sampled", 25.0, 37.0)}
+    text = markdown({"rows": rows(FIGURES), "latency": [("waiting room opening: position polls", 3.5, 40.0)],
+                     "cpu_per_request": table, "plots": [], "load": {}})
+    assert "| tracing: OTLP, 1 % sampled | hot route (HotPaths) | +25.0 | 37.0 |" in text
+    assert "| waiting room: joins: capacity (wrk) | 1,500 req/s |" in text
+    assert "| waiting room opening: position polls | 3.5 | 40.0 |" in text
