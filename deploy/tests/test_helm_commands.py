@@ -16,6 +16,7 @@ test run is touched.
 
 from __future__ import annotations
 
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -114,12 +115,19 @@ def podman_run_args(workload: dict[str, Any], container: dict[str, Any], env: di
     return [*args, container["image"], *container["args"]]
 
 
+def logs(name: str, tail: int | None = None) -> str:
+    """The container's output, both streams (`podman logs` replays its stderr on stderr: tracebacks are there)."""
+    proc = subprocess.run(["podman", "logs", *(["--tail", str(tail)] if tail else []), name],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    return proc.stdout.strip()
+
+
 def worker_ready(name: str, roles: list[str]) -> bool:
-    logs = podman("logs", name, check=False)
+    output = logs(name)
     wanted = ["runtime.started"]
     wanted += ["consumer.started"] * any(r.endswith("consumer") for r in roles)
     wanted += ["outbox.relay_leading"] * ("relay" in roles)
-    return all(w in logs for w in wanted)
+    return all(w in output for w in wanted)
 
 
 def probe_ready(name: str, container: dict[str, Any]) -> bool:
@@ -154,9 +162,9 @@ def test_every_rendered_container_runs_and_becomes_ready(infrastructure: None,
     while pending and time.monotonic() < deadline:
         for name, container in list(pending.items()):
             state = podman("inspect", "--format", "{{.State.Status}}", name)
-            assert state == "running", f"{name} stopped:\n{podman('logs', '--tail', '40', name, check=False)}"
+            assert state == "running", f"{name} stopped:\n{logs(name, 40)}"
             roles = container["args"][4].split(",") if "--roles" in container["args"] else []
             if probe_ready(name, container) if "readinessProbe" in container else worker_ready(name, roles):
                 del pending[name]
         time.sleep(1)
-    assert not pending, {name: podman("logs", "--tail", "20", name, check=False) for name in pending}
+    assert not pending, {name: logs(name, 20) for name in pending}

@@ -33,7 +33,7 @@ from open_loop import OpenLoop
 from results import Results
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env
-from ticketing.testing import apply_migrations, free_port, service_process, shared_migrations, test_dsn
+from ticketing.testing import UNLIMITED_HOLDS, apply_migrations, free_port, service_process, shared_migrations, test_dsn
 
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATIONS = ROOT / "services/hold-service/src/hold_service/sql/migrations"
@@ -283,8 +283,7 @@ async def main() -> dict:
     tokens = [issue_token(SECRET, sub=str(random.randint(10**9, 2**40)), role="customer").encode()
               for _ in range(CUSTOMERS)]
     conn = await asyncpg.connect(DSN)
-    service_env = {"HOLD_DATABASE_URL": DSN, "HOLD_TTL_SECONDS": "2", "HOLD_RATE_LIMIT_PER_MINUTE": "1000000",
-                   "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "1000000000",
+    service_env = {"HOLD_DATABASE_URL": DSN, "HOLD_TTL_SECONDS": "2", **UNLIMITED_HOLDS,
                    "LOG_LEVEL": "WARNING", "DB_POOL_MAX": "20", "APP_ENV": "test"}
     factory = "hold_service.entrypoints.api.app:get_application"
     bare = await measure("bare FastAPI endpoint", "bare_app:get_application", {}, tokens, probe_rate,

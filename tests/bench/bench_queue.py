@@ -33,7 +33,7 @@ from open_loop import OpenLoop
 from results import Results
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env
-from ticketing.testing import apply_migrations, shared_migrations
+from ticketing.testing import UNLIMITED_HOLDS, apply_migrations, shared_migrations
 
 LIMIT, EARLY = 200, 2000  # the opening: active limit, customers who joined before it
 POLL_SHARE = 0.6  # polls/s during the opening, as a share of the measured poll capacity (a page polls steadily)
@@ -205,7 +205,7 @@ async def main(figures: dict[str, object]) -> None:
     conn = await asyncpg.connect(DSN)
     redis = aioredis.from_url(REDIS_URL)
     service_env = {"HOLD_DATABASE_URL": DSN, "LOG_LEVEL": "WARNING", "APP_ENV": "test",
-                   "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "1000000000", "WAITING_ROOM_ABANDON_SECONDS": "60"}
+                   **UNLIMITED_HOLDS, "WAITING_ROOM_ABANDON_SECONDS": "60"}
     with ExitStack() as stack:
         bare_join, bare_poll = await bare_figures(stack)
     with ExitStack() as stack:

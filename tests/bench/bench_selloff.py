@@ -33,7 +33,7 @@ from open_loop import OpenLoop
 from results import Results
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env
-from ticketing.testing import apply_migrations, shared_migrations, test_dsn
+from ticketing.testing import UNLIMITED_HOLDS, apply_migrations, shared_migrations, test_dsn
 
 SHOWTIMES = int(os.environ.get("BENCH_SELLOFF_SHOWTIMES", "2"))
 RATE = float(os.environ.get("BENCH_SELLOFF_RATE", "800"))
@@ -92,8 +92,7 @@ async def main() -> None:
     requests = requests_for(sids, tokens, rng)
     # HOLD_TTL_SECONDS: the default, 600 s. Every simulated customer comes from 127.0.0.1: the per-address
     # limit (DESIGN's HOLD_RATE_LIMIT_PER_IP_PER_MINUTE) would answer nearly all of them 429.
-    service_env = {"HOLD_DATABASE_URL": DSN, "HOLD_RATE_LIMIT_PER_MINUTE": "1000000",
-                   "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "1000000000", "LOG_LEVEL": "WARNING",
+    service_env = {"HOLD_DATABASE_URL": DSN, **UNLIMITED_HOLDS, "LOG_LEVEL": "WARNING",
                    "DB_POOL_MAX": "20", "APP_ENV": "test"}
     with Results("selloff") as r, ExitStack() as stack:
         port = server(stack, "hold_service.entrypoints.api.app:get_application", service_env)

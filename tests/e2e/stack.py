@@ -28,7 +28,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ticketing.testing import free_port, service_process, wait_http_ok
+from ticketing.testing import UNLIMITED_HOLDS, free_port, service_process, wait_http_ok
 
 from .saga.offsets import KafkaView
 from .saga.scope import consumer_groups
@@ -159,8 +159,7 @@ def _plan(s: Stack, ports: dict[str, int], logs: Path) -> list[Proc]:
               "REDIS_URL": s.redis_url,
               "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "JWT_SECRET": s.jwt_secret}
     db = {MIGRATIONS[k][0]: v for k, v in s.dsn.items()}
-    hold = {**common, **db, **t.hold_env(), "HOLD_RATE_LIMIT_PER_MINUTE": "100000",
-            "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "100000"}
+    hold = {**common, **db, **t.hold_env(), **UNLIMITED_HOLDS}
     # Only the services of this stack: a missing one is unreachable, rather than some other stack's on 8003.
     pay = {**common, **db, **t.payment_env(), "HOLD_SERVICE_URL": url["hold"], "GATEWAY_URL": url["sim"],
            "PUBLIC_CALLBACK_URL": f"{url['pay']}/payments/callback",

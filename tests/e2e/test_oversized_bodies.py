@@ -25,7 +25,7 @@ import pytest
 from payment_service.domain.signature import sign
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env
-from ticketing.testing import REPO_ROOT, free_port, service_process
+from ticketing.testing import REPO_ROOT, UNLIMITED_HOLDS, free_port, service_process
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -51,7 +51,7 @@ def services(migrated_dsn: Any, kafka_bootstrap: str, redis_url: str) -> Iterato
     ports = {name: free_port() for name in ("hold", "pay")}
     url = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REDIS_URL": redis_url, "APP_ENV": "test",
-              "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, **dsn}
+              "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, **UNLIMITED_HOLDS, **dsn}
     LOGS.mkdir(parents=True, exist_ok=True)
     with ExitStack() as procs:
         pid = {}

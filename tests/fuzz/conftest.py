@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from ticketing.auth import Role, issue_token
 from ticketing.pytest_plugin import env
-from ticketing.testing import free_port, service_process
+from ticketing.testing import UNLIMITED_HOLDS, free_port, service_process
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "var" / "log" / "tests" / "fuzz"
@@ -69,7 +69,7 @@ def fuzz_stack(migrated_dsn: Callable[[str, Path | None], str], kafka_bootstrap:
               "JWT_SECRET": env("JWT_SECRET"), "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET,
               "KAFKA_GROUP_PREFIX": f"fuzz-{uuid.uuid4().hex[:8]}-",
               # Fuzzing sends far more than 5 holds a minute per customer; 429 is S4's subject, not S3's.
-              "HOLD_RATE_LIMIT_PER_MINUTE": "1000000", "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "1000000",
+              **UNLIMITED_HOLDS,
               "HOLD_SERVICE_URL": urls["hold-service"], "VOUCHER_SERVICE_URL": urls["voucher-service"],
               "GATEWAY_URL": urls["gateway-simulator"],
               "PUBLIC_CALLBACK_URL": f"{urls['payment-service']}/payments/callback",

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env
-from ticketing.testing import REPO_ROOT, free_port, service_process
+from ticketing.testing import REPO_ROOT, UNLIMITED_HOLDS, free_port, service_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.reliability]
 MIGRATIONS = REPO_ROOT / "services/hold-service/src/hold_service/sql/migrations"
@@ -29,8 +29,7 @@ def hold_api(migrated_dsn, redis_url, kafka_bootstrap):
     dsn = migrated_dsn("HOLD_DATABASE_URL", MIGRATIONS)
     port = free_port()
     env_vars = {"HOLD_DATABASE_URL": dsn, "DATABASE_URL": dsn, "REDIS_URL": redis_url, "JWT_SECRET": env("JWT_SECRET"),
-                "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "HOLD_RATE_LIMIT_PER_MINUTE": "1000",
-                "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "1000000"}
+                "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, **UNLIMITED_HOLDS}
     args = ["-m", "uvicorn", "--factory", "hold_service.entrypoints.api.app:get_application",
             "--host", "127.0.0.1", "--port", str(port)]
     log = REPO_ROOT / "var/log/tests/r12-hold-api.log"

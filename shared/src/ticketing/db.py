@@ -13,6 +13,10 @@ from pathlib import Path
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_delay, wait_exponential
+
+from ticketing.logs import log_action
+from ticketing.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -52,17 +56,36 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         await conn.set_type_codec(type_name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
+CONNECT_WAIT_SECONDS = 60.0  # a process starting beside its database (create_pool)
+
+
 async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20, command_timeout: float = 10.0,
-                      server_settings: Mapping[str, str] | None = None) -> asyncpg.Pool:
-    """`server_settings`: Postgres settings for every connection of the pool (SET at connect)."""
+                      server_settings: Mapping[str, str] | None = None,
+                      wait_seconds: float = CONNECT_WAIT_SECONDS) -> asyncpg.Pool:
+    """`server_settings`: Postgres settings for every connection of the pool (SET at connect).
+
+    Waits up to `wait_seconds` for Postgres to answer: a process that starts beside its database (a pod, a
+    compose stack, a container network whose DNS answers "temporary failure" while containers join it) is
+    not lost to the first refused connection. A refusal that no wait changes (a wrong password, no such
+    database) raises at once."""
     # asyncpg's default reset on release is kept on purpose: it rolls back what a failed unit of work
     # left open and discards a connection a cancelled query left busy (skipping it to save a round trip
     # returned such connections to the pool and turned a Postgres restart into 500s).
-    pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size, init=_init_connection,
-                                     command_timeout=command_timeout, timeout=5.0,
-                                     server_settings=dict(server_settings or {}) or None)
+    async for attempt in AsyncRetrying(retry=retry_if_exception_type(TRANSIENT_ERRORS),
+                                       stop=stop_after_delay(wait_seconds), wait=wait_exponential(0.2, max=2.0),
+                                       before_sleep=_log_waiting, reraise=True):
+        with attempt:
+            pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size, init=_init_connection,
+                                             command_timeout=command_timeout, timeout=5.0,
+                                             server_settings=dict(server_settings or {}) or None)
     assert pool is not None
     return pool
+
+
+def _log_waiting(state: RetryCallState) -> None:
+    error = state.outcome.exception() if state.outcome else None
+    log_action(logger, "db.waiting", f"Postgres does not answer yet: {error!r}", level=logging.WARNING,
+               attempt=state.attempt_number, error=type(error).__name__)
 
 
 @asynccontextmanager

@@ -16,7 +16,15 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from ticketing.pytest_plugin import env
-from ticketing.testing import REPO_ROOT, consumers_caught_up, free_port, require, service_process, wait_http_ok
+from ticketing.testing import (
+    REPO_ROOT,
+    UNLIMITED_HOLDS,
+    consumers_caught_up,
+    free_port,
+    require,
+    service_process,
+    wait_http_ok,
+)
 
 LOGS = REPO_ROOT / "var" / "log" / "tests" / "browser"
 SCREENSHOTS = REPO_ROOT / "var" / "screenshots"
@@ -51,7 +59,7 @@ def page_stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[PageStack]:
     common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "KAFKA_GROUP_PREFIX": prefix, "REDIS_URL": redis_url,
               "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "APP_ENV": "test", "LOG_LEVEL": "WARNING"}
     hold = {**common, "HOLD_DATABASE_URL": dsn["HOLD_DATABASE_URL"], "PAYMENT_PUBLIC_URL": url["pay"],
-            "HOLD_RATE_LIMIT_PER_MINUTE": "10000"}
+            **UNLIMITED_HOLDS}
     pay = {**common, "PAYMENT_DATABASE_URL": dsn["PAYMENT_DATABASE_URL"], "HOLD_SERVICE_URL": url["hold"],
            "GATEWAY_URL": url["sim"], "PUBLIC_CALLBACK_URL": f"{url['pay']}/payments/callback",
            "CORS_ALLOWED_ORIGINS": url["hold"]}
