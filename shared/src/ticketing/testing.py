@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -62,9 +63,30 @@ def import_path(path: Path, name: str) -> ModuleType:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port nobody listens on, for a process to bind a moment later.
+
+    Drawn below the kernel's ephemeral range: a port from that range (`bind(0)`) can be handed, before the
+    process binds it, to one of the many outgoing connections of the suites running meanwhile (the compose
+    test's port, bound a minute later, was: "address already in use")."""
+    low = _ephemeral_low()
+    while True:
+        port = _ports.randrange(max(1024, low - 12000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+
+
+_ports = random.Random()  # its own: a test that seeds the global generator must not make two runs pick alike
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
 
 
 @contextmanager
