@@ -59,6 +59,12 @@ def test_a_ticket_is_booked_and_mailed_through_the_compose_stack(stack: dict[str
     run([STACK, "exec", "notifier", "python", "-m", "notifier.entrypoints.cli.customers", "upsert",
          "--id", str(customer), "--email", "ana@example.com", "--name", "Ana"], env=stack)
     with httpx.Client(timeout=30) as c:
+        # The seat-map page on the hold port can check out on the payment port.
+        assert c.get(f"{base['hold']}/pages/config.json").json() == {"paymentUrl": base["payment"]}
+        r = c.options(f"{base['payment']}/holds/{uuid.uuid4()}/checkout", headers={
+            "Origin": base["hold"], "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization,content-type,idempotency-key"})
+        assert r.status_code == 200 and r.headers["access-control-allow-origin"] == base["hold"], r.text
         r = c.post(f"{base['hold']}/admin/showtimes", headers=auth(1, "admin"), json={
             "showtimeId": showtime, "title": "Premiere", "startsAt": "2031-12-24T20:00:00Z",
             "priceCents": 1200, "rows": {"A": 20}})
