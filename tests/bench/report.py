@@ -145,11 +145,15 @@ def cpu_per_request(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def speed(figure: dict[str, float] | None) -> str:
+    return "-" if not figure else f"{figure['median_ms']:.0f} ({figure['min_ms']:.0f}-{figure['max_ms']:.0f})"
+
+
 def markdown(report: dict[str, Any]) -> str:
     lines = ["# Benchmark report", "",
              "Each figure beside the physical limit measured in the same run on the same machine "
              "(`make bench-limits`), as a ratio. The machine is shared: compare ratios within one run; the load "
-             "averages say how busy it was.", "",
+             "averages say how busy it was, the core speed how much a neighbour on the host slowed it.", "",
              "| figure | value | limit (same run) | limit value | ratio |", "|---|---|---|---|---|"]
     for r in report["rows"]:
         value = "-" if r["value"] is None else f"{r['value']:,} {r['unit']}"
@@ -165,9 +169,11 @@ def markdown(report: dict[str, Any]) -> str:
             extra = "-" if r["extra_us"] is None else f"{r['extra_us']:+.1f}"
             without = "-" if r["without_us"] is None else f"{r['without_us']:.1f}"
             lines.append(f"| {r['what']} | {r['route']} | {extra} | {without} |")
-    lines += ["", "| benchmark | load average before (1/5/15 min) | after |", "|---|---|---|"]
+    lines += ["", "| benchmark | load average before (1/5/15 min) | after | core speed before: ms for a fixed loop, "
+              "median (min-max) | after |", "|---|---|---|---|---|"]
     for name, load in report["load"].items():
-        lines.append(f"| {name} | {load['before']} | {load['after']} |")
+        lines.append(f"| {name} | {load['before']} | {load['after']} | {speed(load.get('speed_before'))} | "
+                     f"{speed(load.get('speed_after'))} |")
     lines += ["", *[f"![{p}]({p})" for p in report["plots"]]]
     if "seatmap.png" not in report["plots"]:
         lines += ["", "Seat map: no sweep in `var/bench/seatmap.json` (run `make bench-seatmap`)."]
@@ -195,7 +201,9 @@ def main() -> int:
                ("waiting room opening: position polls (open loop)", get(b, "queue", "opening", "p50_ms"),
                 get(b, "queue", "opening", "p99_ms"))]
     report = {"rows": rows(b), "latency": latency, "cpu_per_request": cpu_per_request(b), "plots": plots(b),
-              "load": {name: {"before": d.get("load_before"), "after": d.get("load_after")} for name, d in b.items()},
+              "load": {name: {"before": d.get("load_before"), "after": d.get("load_after"),
+                              "speed_before": d.get("cpu_speed_before"), "speed_after": d.get("cpu_speed_after")}
+                       for name, d in b.items()},
               "benchmarks": b}
     (BENCH_DIR / "report.json").write_text(json.dumps(report, indent=2, default=str))
     text = markdown(report)

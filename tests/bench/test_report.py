@@ -8,6 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))  # the benchmarks import each other by module name
 from report import cpu_per_request, markdown, rows
+from results import cpu_speed
 
 FIGURES = {
     "limits": {"bare_endpoint": {"req_per_s": 6000}},
@@ -39,3 +40,15 @@ def test_the_in_process_figures_are_what_each_adds_to_a_request() -> None:
     assert "| tracing: OTLP, 1 % sampled | hot route (HotPaths) | +25.0 | 37.0 |" in text
     assert "| waiting room: joins: capacity (wrk) | 1,500 req/s |" in text
     assert "| waiting room opening: position polls | 3.5 | 40.0 |" in text
+
+
+def test_each_benchmark_states_how_fast_the_machine_was_beside_how_busy() -> None:
+    figure = cpu_speed()
+    assert 0 < figure["min_ms"] <= figure["median_ms"] <= figure["max_ms"]
+    load = {"holds": {"before": [1.0, 1.2, 1.5], "after": [2.0, 1.4, 1.5], "speed_before": figure,
+                      "speed_after": {"median_ms": 61.2, "min_ms": 55.0, "max_ms": 70.4}},
+            "queue": {"before": [0.5, 0.5, 0.5], "after": [0.6, 0.5, 0.5]}}  # written before the probe existed
+    text = markdown({"rows": [], "latency": [], "cpu_per_request": [], "plots": [], "load": load})
+    assert f"| holds | [1.0, 1.2, 1.5] | [2.0, 1.4, 1.5] | {figure['median_ms']:.0f} " in text
+    assert "| 61 (55-70) |" in text
+    assert "| queue | [0.5, 0.5, 0.5] | [0.6, 0.5, 0.5] | - | - |" in text
