@@ -19,10 +19,10 @@ from ticketing.pytest_plugin import env
 from ticketing.testing import (
     REPO_ROOT,
     UNLIMITED_HOLDS,
-    consumers_caught_up,
     free_port,
     require,
     service_process,
+    start_at_end,
     wait_http_ok,
 )
 
@@ -65,6 +65,8 @@ def page_stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[PageStack]:
            "CORS_ALLOWED_ORIGINS": url["hold"]}
     sim = {**common, "GATEWAY_SIMULATOR_PORT": str(ports["sim"]), "GATEWAY_PUBLIC_URL": url["sim"]}
     LOGS.mkdir(parents=True, exist_ok=True)
+    # The one consumer a booking needs (PaymentSucceeded) begins at the topic's end, not at its history.
+    asyncio.run(start_at_end(kafka_bootstrap, [f"{prefix}hold-service.payments"]))
     with ExitStack() as procs:
         for name, args, env_ in (("simulator", ["-m", "gateway_simulator"], sim),
                                  ("hold-api", _api("hold_service", ports["hold"]), hold),
@@ -74,8 +76,6 @@ def page_stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[PageStack]:
             procs.enter_context(service_process(args, env_, log_path=LOGS / f"{name}.log"))  # started together
         for name in ("sim", "hold", "pay"):
             wait_http_ok(f"{url[name]}/healthz", 90)
-        # The one consumer a booking needs (PaymentSucceeded); a fresh group reads the topic from its start.
-        asyncio.run(consumers_caught_up(kafka_bootstrap, [f"{prefix}hold-service.payments"]))
         yield PageStack(hold_url=url["hold"], pay_url=url["pay"], jwt_secret=env("JWT_SECRET"))
 
 
