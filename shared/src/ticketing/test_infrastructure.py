@@ -13,12 +13,16 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import redis.asyncio as aioredis
 
 from ticketing.kafka import kafka_reachable
+
+if TYPE_CHECKING:  # imported at run time only by start(): testcontainers is a test dependency
+    from testcontainers.core.container import DockerContainer
 
 PASSWORDS = ("HOLD_DB_PASSWORD", "PAYMENT_DB_PASSWORD", "VOUCHER_DB_PASSWORD", "NOTIFIER_DB_PASSWORD",
              "PLATFORM_TEST_DB_PASSWORD")
@@ -31,11 +35,18 @@ def _image(name: str) -> str:
     return os.environ.get(f"TICKETING_{name.upper()}_IMAGE", f"localhost/ticketing-{name}:local")
 
 
-def _wait(what: str, ready: Callable[[], bool]) -> None:
+def _wait(what: str, ready: Callable[[], bool], container: DockerContainer) -> None:
+    """Until `ready()`; a container that stopped, or the timeout, raises with the container's state and log."""
     deadline = time.monotonic() + READY_TIMEOUT
     while not ready():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} in its container not ready after {READY_TIMEOUT:.0f}s")
+        wrapped = container.get_wrapped_container()
+        wrapped.reload()
+        if wrapped.status not in ("created", "running") or time.monotonic() > deadline:
+            out, err = container.get_logs()
+            log = (out + err).decode(errors="replace").splitlines()[-40:]
+            waited = READY_TIMEOUT - (deadline - time.monotonic())
+            raise TimeoutError(f"{what} in its container not ready ({wrapped.status}) after {waited:.0f}s; "
+                               "its log ends:\n" + "\n".join(log))
         time.sleep(0.5)
 
 
@@ -86,9 +97,9 @@ def start(dotenv: Mapping[str, str], free_port: Callable[[], int]) -> tuple[dict
         env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
         env["KAFKA_BOOTSTRAP_SERVERS"] = f"127.0.0.1:{kafka_port}"
         test_db = env["HOLD_DATABASE_URL"].rsplit("/", 1)[0] + "/ticketing_test"
-        _wait("postgres", lambda: _answers(lambda: _pg_ok(test_db)))
-        _wait("redis", lambda: _answers(lambda: _redis_ok(env["REDIS_URL"])))
-        _wait("kafka", lambda: asyncio.run(kafka_reachable(env["KAFKA_BOOTSTRAP_SERVERS"], timeout=3)))
+        _wait("postgres", lambda: _answers(lambda: _pg_ok(test_db)), postgres)
+        _wait("redis", lambda: _answers(lambda: _redis_ok(env["REDIS_URL"])), redis)
+        _wait("kafka", lambda: asyncio.run(kafka_reachable(env["KAFKA_BOOTSTRAP_SERVERS"], timeout=3)), kafka)
     except BaseException:
         for container in started:
             container.stop()
