@@ -28,7 +28,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ticketing.testing import UNLIMITED_HOLDS, free_port, service_process, wait_http_ok
+from ticketing.testing import UNLIMITED_HOLDS, free_port, service_process, start_at_end, wait_http_ok
 
 from .saga.offsets import KafkaView
 from .saga.scope import consumer_groups
@@ -207,7 +207,7 @@ def start_stack(migrated_dsn: Callable[[str, Path], str], *, bootstrap: str, red
                   redis_url=redis_url, group_prefix=f"e2e-{uuid.uuid4().hex[:8]}-", timings=timings, services=services)
     logs.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
-    asyncio.run(_start_at_end(stack))
+    asyncio.run(start_at_end(stack.bootstrap, stack.consumer_groups()))
     with stack._exits:
         try:
             # All at once, then wait: each process spends seconds of CPU importing, so starting them one
@@ -221,11 +221,6 @@ def start_stack(migrated_dsn: Callable[[str, Path], str], *, bootstrap: str, red
             yield stack
         finally:
             stack._terminate_all()
-
-
-async def _start_at_end(stack: Stack) -> None:
-    async with KafkaView(stack.bootstrap) as kafka:
-        await kafka.start_at_end(stack.consumer_groups())
 
 
 async def _caught_up(stack: Stack, timeout: float = 180, slack: int = 20) -> None:

@@ -145,30 +145,29 @@ async def eventually(check, timeout: float = 20.0, interval: float = 0.1):  # ty
     raise AssertionError(f"condition not met within {timeout}s (last value: {value!r})")
 
 
-async def start_at_end(bootstrap: str, groups: list[str]) -> None:
-    """Commit the current end offsets of booking-events for consumer groups that do not exist yet, so their
-    consumers begin there: a fresh group would otherwise read the shared topic from its earliest offset, every
-    earlier test's events (the browser suite's setup waited 107 s in CI for that)."""
+async def start_at_end(bootstrap: str, groups: Mapping[str, list[str]]) -> None:
+    """topic -> consumer groups that do not exist yet: commit the topic's current end offsets for each, so
+    their consumers begin there. A fresh group would otherwise read the shared topic from its earliest
+    offset, every earlier test's events (the browser suite's setup waited 107 s in CI for that)."""
     from aiokafka import AIOKafkaConsumer, TopicPartition
     from aiokafka.admin import AIOKafkaAdminClient
-
-    from ticketing.events import BOOKING_EVENTS
 
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         # Not consumer.partitions_for_topic: a consumer subscribed to nothing has no metadata and gives None.
-        (topic,) = await admin.describe_topics([BOOKING_EVENTS])
-        parts = [TopicPartition(BOOKING_EVENTS, p["partition"]) for p in topic["partitions"]]
+        described = await admin.describe_topics(list(groups))
     finally:
         await admin.close()
-    if not parts:
-        raise RuntimeError(f"topic {BOOKING_EVENTS} has no partitions")
-    for group in groups:
-        committer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
-        await committer.start()
-        try:
-            committer.assign(parts)  # manual assignment: commits without joining the group
-            await committer.commit(dict(await committer.end_offsets(parts)))
-        finally:
-            await committer.stop()
+    for topic in described:
+        parts = [TopicPartition(topic["topic"], p["partition"]) for p in topic["partitions"]]
+        if not parts:
+            raise RuntimeError(f"topic {topic['topic']} has no partitions")
+        for group in groups[topic["topic"]]:
+            committer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+            await committer.start()
+            try:
+                committer.assign(parts)  # manual assignment: commits without joining the group
+                await committer.commit(dict(await committer.end_offsets(parts)))
+            finally:
+                await committer.stop()

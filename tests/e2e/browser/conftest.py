@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from ticketing.events import BOOKING_EVENTS
 from ticketing.pytest_plugin import env
 from ticketing.testing import (
     REPO_ROOT,
@@ -66,7 +67,7 @@ def page_stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[PageStack]:
     sim = {**common, "GATEWAY_SIMULATOR_PORT": str(ports["sim"]), "GATEWAY_PUBLIC_URL": url["sim"]}
     LOGS.mkdir(parents=True, exist_ok=True)
     # The one consumer a booking needs (PaymentSucceeded) begins at the topic's end, not at its history.
-    asyncio.run(start_at_end(kafka_bootstrap, [f"{prefix}hold-service.payments"]))
+    asyncio.run(start_at_end(kafka_bootstrap, {BOOKING_EVENTS: [f"{prefix}hold-service.payments"]}))
     with ExitStack() as procs:
         for name, args, env_ in (("simulator", ["-m", "gateway_simulator"], sim),
                                  ("hold-api", _api("hold_service", ports["hold"]), hold),

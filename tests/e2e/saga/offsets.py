@@ -64,20 +64,6 @@ class KafkaView:
                 out[group] = await self.lag(group, target)
         return out
 
-    async def start_at_end(self, groups: dict[str, list[str]]) -> None:
-        """Commit the current end offsets for groups that do not exist yet, so their consumers begin there."""
-        for topic, names in groups.items():
-            end = await self.end_offsets(topic)
-            for group in names:
-                committer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=group,
-                                             enable_auto_commit=False)
-                await committer.start()
-                try:
-                    committer.assign(list(end))  # manual assignment: commits without joining the group
-                    await committer.commit(end)
-                finally:
-                    await committer.stop()
-
     async def joined(self, group: str) -> bool:
         """The group has members and finished its rebalance (its consumers are reading)."""
         for response in await self._admin.describe_consumer_groups([group]):
