@@ -79,8 +79,8 @@ compose-up: images env ## the whole platform in containers (podman-compose here,
 compose-down: ## stop the compose stack and remove its containers, network and volumes
 	@deploy/compose/stack.sh down
 
-helm-lint: ## helm lint --strict with the default and the external-infrastructure values
-	@H=$$(deploy/helm/tools.sh helm) && $$H lint --strict deploy/helm/ticketing \
+helm-lint: ## helm lint --strict with the default (and a kept JWT Secret) and the external-infrastructure values
+	@H=$$(deploy/helm/tools.sh helm) && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt \
 	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml
 
 test-unit: venv ## fast tests only (no infrastructure)

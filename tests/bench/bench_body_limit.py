@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse, Response
 from ticketing.api.app import build_app
 from ticketing.api.body_limit import BodyLimit
 from ticketing.api.hot_path import HotRoute
+from ticketing.tokens import TokenVerifier
 
 REQUESTS, ROUNDS = 2000, 15
 BODY = b'{"seats": ["F5", "F6", "F7"]}'
@@ -41,7 +42,7 @@ async def routed(request: Request) -> dict[str, int]:
 
 def app(without: type | None = None) -> FastAPI:
     """The app as every API builds it, or with the middleware `without` left out."""
-    built = build_app(title="bench", jwt_secret="x" * 32, routers=[router], max_body_bytes=65536,
+    built = build_app(title="bench", tokens=TokenVerifier("x" * 32), routers=[router], max_body_bytes=65536,
                       hot_routes=[HotRoute("POST", "/hot/{showtime_id}/holds", hot)])
     built.user_middleware = [m for m in built.user_middleware if m.cls is not without]
     return built

@@ -155,7 +155,7 @@ def _uvicorn(factory: str, port: int) -> list[str]:
 def _plan(s: Stack, ports: dict[str, int], logs: Path) -> list[Proc]:
     """Every process of the stack (none needs another to start: they find each other per request)."""
     url, t = s.url, s.timings
-    common = {"KAFKA_BOOTSTRAP_SERVERS": s.bootstrap, "KAFKA_GROUP_PREFIX": s.group_prefix, "APP_ENV": "test",
+    common = {"KAFKA_BOOTSTRAP_SERVERS": s.bootstrap, "KAFKA_GROUP_PREFIX": s.group_prefix, "APP_ENV": "dev",
               "REDIS_URL": s.redis_url,
               "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "JWT_SECRET": s.jwt_secret}
     db = {MIGRATIONS[k][0]: v for k, v in s.dsn.items()}

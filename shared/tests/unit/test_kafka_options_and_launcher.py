@@ -12,6 +12,7 @@ from ticketing.api.app import build_app
 from ticketing.kafka import client_options, topic_layout
 from ticketing.launcher import command, main
 from ticketing.settings import KafkaSettings
+from ticketing.tokens import TokenVerifier
 
 
 def settings(**values: object) -> KafkaSettings:
@@ -57,7 +58,7 @@ def test_launcher_runs_the_real_entrypoints(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_readyz_checks_only_what_the_probe_names() -> None:
-    app: FastAPI = build_app(title="t", jwt_secret="s" * 40, routers=[], max_body_bytes=65536)
+    app: FastAPI = build_app(title="t", tokens=TokenVerifier("s" * 40), routers=[], max_body_bytes=65536)
 
     async def down() -> None:
         raise ConnectionError("kafka down")

@@ -21,6 +21,7 @@ from hold_service.domain.errors import (
     ShowtimeNotFound,
     TicketNotFound,
     TooManySeatsHeld,
+    TooManyStreams,
 )
 
 
@@ -36,7 +37,7 @@ def api_error(exc: HoldError) -> ApiError:
             return ApiError(409, "HOLD_NOT_ACTIVE", str(exc))
         case ShowtimeExists():
             return ApiError(409, "SHOWTIME_EXISTS", str(exc))
-        case RateLimited() | TooManySeatsHeld():
+        case RateLimited() | TooManySeatsHeld() | TooManyStreams():
             return ApiError(429, "RATE_LIMITED", str(exc), headers={"Retry-After": str(exc.retry_after)})
         case IdempotencyKeyReused():
             return ApiError(422, "IDEMPOTENCY_KEY_REUSED", str(exc))
