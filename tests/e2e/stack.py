@@ -28,6 +28,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ticketing.launcher import API_SERVER_OPTIONS
 from ticketing.testing import UNLIMITED_HOLDS, free_port, service_process, start_at_end, wait_http_ok
 
 from .saga.offsets import KafkaView
@@ -149,7 +150,8 @@ class Stack:
 
 
 def _uvicorn(factory: str, port: int) -> list[str]:
-    return ["-m", "uvicorn", "--factory", factory, "--host", "127.0.0.1", "--port", str(port), "--no-access-log"]
+    """Served as `ticketing-run` serves the APIs (the peer's address decides, the head-size limit)."""
+    return ["-m", "uvicorn", "--factory", factory, "--host", "127.0.0.1", "--port", str(port), *API_SERVER_OPTIONS]
 
 
 def _plan(s: Stack, ports: dict[str, int], logs: Path) -> list[Proc]:

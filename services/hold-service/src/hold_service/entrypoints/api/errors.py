@@ -51,6 +51,7 @@ def api_error(exc: HoldError) -> ApiError:
     return ApiError(422, "VALIDATION_ERROR", str(exc))
 
 
-def error_body(exc: HoldError) -> tuple[int, dict[str, Any]]:
+def error_body(exc: HoldError) -> tuple[int, dict[str, Any], dict[str, str] | None]:
+    """(status, body, headers: Retry-After on a 429) for `hold_request.json_response`."""
     err = api_error(exc)
-    return err.status, {"error": err.code, "message": err.message, **err.details}
+    return err.status, {"error": err.code, "message": err.message, **err.details}, err.headers
