@@ -77,7 +77,7 @@ class HeadLimitedHttpTools(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if self._refused and self._lingering is None:
+        if self._refused and self._lingering is None and not self.transport.is_closing():
             self._answer_refusal()  # the request before it (pipelined) has its answer now
 
     def _refuse(self) -> None:
