@@ -11,12 +11,10 @@ slice of each read and a comparison: it is in bench-holds and bench-seatmap, whi
 from __future__ import annotations
 
 import asyncio
-import statistics
 import sys
 from pathlib import Path
-from typing import Any
 
-from bench_body_limit import ROUNDS, app, per_request_us
+from bench_body_limit import app, compare_apps
 from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
 
@@ -33,23 +31,7 @@ class Bare:
 
 
 async def compare() -> dict[str, dict[str, float]]:
-    served, without = app(), Bare(app())
-    out: dict[str, dict[str, float]] = {}
-    for name, path in (("hot route (HotPaths)", "/hot/42/holds"), ("FastAPI route", "/routed/42/holds")):
-        pairs = []
-        for round_ in range(ROUNDS):  # the two take turns going first
-            first: Any = without if round_ % 2 else served
-            second: Any = served if first is without else without
-            a, b = await per_request_us(first, path), await per_request_us(second, path)
-            pairs.append((a, b) if first is without else (b, a))
-        bare, with_it = min(p[0] for p in pairs), min(p[1] for p in pairs)
-        extra = statistics.median(g - w for w, g in pairs)
-        print(f"{name:22s}: best round without the Boundary {bare:6.1f} us/request, with it {with_it:6.1f} "
-              f"({with_it - bare:+.2f} us, {(with_it - bare) / bare:+.1%}); median difference {extra:+.2f} us")
-        out[name] = {"without_us": round(bare, 2), "with_us": round(with_it, 2), "median_extra_us": round(extra, 2)}
-    return out
-
-
+    return await compare_apps(Bare(app()), app(), "the Boundary")
 
 
 if __name__ == "__main__":
