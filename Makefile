@@ -6,7 +6,7 @@ PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
         lint test test-unit test-deploy images compose-up compose-down helm-lint \
-        bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-telemetry bench-tracing bench-selloff \
+        bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo token contract-tools \
         bench-seatmap browser bench-queue bench-wave
 
@@ -79,8 +79,8 @@ compose-up: images env ## the whole platform in containers (podman-compose here,
 compose-down: ## stop the compose stack and remove its containers, network and volumes
 	@deploy/compose/stack.sh down
 
-helm-lint: ## helm lint --strict with the default and the external-infrastructure values
-	@H=$$(deploy/helm/tools.sh helm) && $$H lint --strict deploy/helm/ticketing \
+helm-lint: ## helm lint --strict with the default (and a kept JWT Secret) and the external-infrastructure values
+	@H=$$(deploy/helm/tools.sh helm) && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt \
 	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml
 
 test-unit: venv ## fast tests only (no infrastructure)
@@ -98,7 +98,7 @@ demo: venv ## a flash sale with a live dashboard and a checked table (after make
 # (var/bench/report.json, report.md, plots) sets each beside the machine's limits measured in the same run.
 bench: ## every benchmark and the report against the physical limits (var/bench/; not pass/fail)
 	@rm -f var/bench/*.json
-	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit bench-telemetry \
+	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry \
 	  bench-tracing bench-selloff bench-seatmap bench-queue bench-wave
 	@$(MAKE) --no-print-directory bench-report
 
@@ -116,6 +116,9 @@ bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve through
 
 bench-body-limit: venv ## CPU per request of the MAX_BODY_BYTES guard, hot and routed POST, in-process
 	$(PY) tests/bench/bench_body_limit.py
+
+bench-boundary: venv ## CPU per request of the Boundary (MAX_HEADER_BYTES, nosniff), in-process
+	$(PY) tests/bench/bench_boundary.py
 
 bench-telemetry: venv ## CPU per request of RequestTelemetry (RED metrics, request id, access log), in-process
 	$(PY) tests/bench/bench_telemetry.py

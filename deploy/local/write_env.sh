@@ -17,9 +17,10 @@ db_url() { # role password (hex, so no URL escaping needed)
 
 render_env() {
   # Every secret is taken into a variable first: a failing $(...) inside the heredoc would go unnoticed.
-  local jwt webhook hold_pw payment_pw voucher_pw notifier_pw platform_pw qr_key
+  local jwt webhook gateway_key hold_pw payment_pw voucher_pw notifier_pw platform_pw qr_key
   jwt="$(hex_secret)"
   webhook="$(hex_secret)"
+  gateway_key="$(hex_secret)"
   qr_key="$(ed25519_seed)"
   hold_pw="$(hex_secret)"
   payment_pw="$(hex_secret)"
@@ -28,9 +29,12 @@ render_env() {
   platform_pw="$(hex_secret)"
   cat <<ENV
 # Written by deploy/local/write_env.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ). Local secrets: never commit.
+# dev: the only mode that runs with the code's default secrets (anything else refuses them).
 APP_ENV=dev
 JWT_SECRET=$jwt
 GATEWAY_WEBHOOK_SECRET=$webhook
+# The merchant's API key at the payment gateway (here the simulator, which refuses calls without it).
+GATEWAY_API_KEY=$gateway_key
 HOLD_DB_PASSWORD=$hold_pw
 PAYMENT_DB_PASSWORD=$payment_pw
 VOUCHER_DB_PASSWORD=$voucher_pw

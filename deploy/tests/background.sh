@@ -27,7 +27,7 @@ start() {
     if [[ $rc == 0 ]]; then
       .venv/bin/pytest -p no:cacheprovider --timeout 1800 -q -rA deploy/tests/test_compose.py \
         deploy/tests/test_testcontainers.py deploy/tests/test_env_contract.py deploy/tests/test_helm.py \
-        deploy/tests/test_helm_commands.py || rc=$?
+        deploy/tests/test_helm_trust.py deploy/tests/test_helm_commands.py || rc=$?
     fi
     wait
     echo "deploy-tests: finished in $((SECONDS - started)) s"

@@ -29,9 +29,9 @@ CHART = REPO / "deploy" / "helm" / "ticketing"
 EXTERNAL_VALUES = CHART / "values-external.yaml"
 
 
-def render(helm: str, *args: str) -> list[dict[str, Any]]:
+def render(helm: str, *args: str, env: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """`helm template` of the chart (release `ticketing`) with extra arguments; the manifests, hooks included."""
-    out = run([helm, "template", "ticketing", str(CHART), *args]).stdout
+    out = run([helm, "template", "ticketing", str(CHART), *args], env=env).stdout
     return [doc for doc in yaml.safe_load_all(out) if doc]
 
 

@@ -78,7 +78,8 @@ def check(where: str, component: str, role: str, given: set[str]) -> None:
 
 @pytest.mark.parametrize("values", ["default", "external"])
 def test_chart_sets_only_what_services_read_and_all_they_need(helm: str, values: str) -> None:
-    manifests = render(helm, *(["-f", str(EXTERNAL_VALUES)] if values == "external" else []))
+    manifests = render(helm, *(["-f", str(EXTERNAL_VALUES)] if values == "external" else
+                               ["--set", "jwt.existingSecret=ticketing-jwt"]))
     config_maps, secrets = by_kind(manifests, "ConfigMap"), by_kind(manifests, "Secret")
     checked = 0
     for workload, container in containers(manifests):

@@ -13,7 +13,9 @@ import pytest
 from deploy_support import CHART, EXTERNAL_VALUES, by_kind, containers, render, run
 
 KUBERNETES_VERSION = "1.33.0"
-VALUES = {"default": [], "external": ["-f", str(EXTERNAL_VALUES)]}
+# The default values name no JWT key, and a render without a cluster will not make one up (test_helm_trust.py):
+# "default" names the Secret a GitOps deployment keeps.
+VALUES = {"default": ["--set", "jwt.existingSecret=ticketing-jwt"], "external": ["-f", str(EXTERNAL_VALUES)]}
 WORKER_MODULES = {service: f"{service.replace('-', '_')}.entrypoints.worker"
                   for service in ("hold-service", "payment-service", "voucher-service", "notifier")}
 

@@ -42,7 +42,7 @@ CLUSTER_SECRETS = {
     "ticketing-db-voucher-service": {"uri": dsn("voucher_service", "VOUCHER_DB_PASSWORD")},
     "ticketing-db-notifier": {"uri": dsn("notifier", "NOTIFIER_DB_PASSWORD")},
     "ticketing-redis": {"url": "redis://redis:6379/0"},
-    "ticketing-gateway": {"webhook-secret": DOTENV["GATEWAY_WEBHOOK_SECRET"]},
+    "ticketing-gateway": {"webhook-secret": DOTENV["GATEWAY_WEBHOOK_SECRET"], "api-key": DOTENV["GATEWAY_API_KEY"]},
     "ticketing-qr": {"signing-key": DOTENV["QR_SIGNING_KEY"]},
 }
 

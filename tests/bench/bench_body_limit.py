@@ -17,12 +17,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from ticketing.api.app import build_app
 from ticketing.api.body_limit import BodyLimit
 from ticketing.api.hot_path import HotRoute
+from ticketing.tokens import TokenVerifier
 
 REQUESTS, ROUNDS = 2000, 15
 BODY = b'{"seats": ["F5", "F6", "F7"]}'
@@ -41,7 +43,7 @@ async def routed(request: Request) -> dict[str, int]:
 
 def app(without: type | None = None) -> FastAPI:
     """The app as every API builds it, or with the middleware `without` left out."""
-    built = build_app(title="bench", jwt_secret="x" * 32, routers=[router], max_body_bytes=65536,
+    built = build_app(title="bench", tokens=TokenVerifier("x" * 32), routers=[router], max_body_bytes=65536,
                       hot_routes=[HotRoute("POST", "/hot/{showtime_id}/holds", hot)])
     built.user_middleware = [m for m in built.user_middleware if m.cls is not without]
     return built
@@ -79,7 +81,11 @@ async def per_request_us(asgi: FastAPI, path: str, method: str = "POST", clock: 
 
 async def compare(middleware: type) -> dict[str, dict[str, float]]:
     """CPU per request of the app without `middleware` and with it (as served), on a hot and a routed POST."""
-    without, served = app(middleware), app()
+    return await compare_apps(app(middleware), app(), middleware.__name__)
+
+
+async def compare_apps(without: Any, served: Any, what: str) -> dict[str, dict[str, float]]:
+    """CPU per request of two ASGI apps, one without `what` and one with it, on a hot and a routed POST."""
     out: dict[str, dict[str, float]] = {}
     for name, path in (("hot route (HotPaths)", "/hot/42/holds"), ("FastAPI route", "/routed/42/holds")):
         pairs = []
@@ -89,7 +95,7 @@ async def compare(middleware: type) -> dict[str, dict[str, float]]:
             pairs.append((a, b) if first is without else (b, a))
         bare, with_it = min(p[0] for p in pairs), min(p[1] for p in pairs)
         extra = statistics.median(g - w for w, g in pairs)
-        print(f"{name:22s}: best round without {middleware.__name__} {bare:6.1f} us/request, with it {with_it:6.1f} "
+        print(f"{name:22s}: best round without {what} {bare:6.1f} us/request, with it {with_it:6.1f} "
               f"({with_it - bare:+.2f} us, {(with_it - bare) / bare:+.1%}); median difference {extra:+.2f} us")
         out[name] = {"without_us": round(bare, 2), "with_us": round(with_it, 2), "median_extra_us": round(extra, 2)}
     return out

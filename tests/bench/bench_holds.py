@@ -284,7 +284,7 @@ async def main() -> dict:
               for _ in range(CUSTOMERS)]
     conn = await asyncpg.connect(DSN)
     service_env = {"HOLD_DATABASE_URL": DSN, "HOLD_TTL_SECONDS": "2", **UNLIMITED_HOLDS,
-                   "LOG_LEVEL": "WARNING", "DB_POOL_MAX": "20", "APP_ENV": "test"}
+                   "LOG_LEVEL": "WARNING", "DB_POOL_MAX": "20", "APP_ENV": "dev"}
     factory = "hold_service.entrypoints.api.app:get_application"
     bare = await measure("bare FastAPI endpoint", "bare_app:get_application", {}, tokens, probe_rate,
                          None, conn, app_dir=str(Path(__file__).parent))

@@ -204,7 +204,7 @@ async def main(figures: dict[str, object]) -> None:
     apply_migrations(DSN, shared_migrations(), MIGRATIONS)
     conn = await asyncpg.connect(DSN)
     redis = aioredis.from_url(REDIS_URL)
-    service_env = {"HOLD_DATABASE_URL": DSN, "LOG_LEVEL": "WARNING", "APP_ENV": "test",
+    service_env = {"HOLD_DATABASE_URL": DSN, "LOG_LEVEL": "WARNING", "APP_ENV": "dev",
                    **UNLIMITED_HOLDS, "WAITING_ROOM_ABANDON_SECONDS": "60"}
     with ExitStack() as stack:
         bare_join, bare_poll = await bare_figures(stack)

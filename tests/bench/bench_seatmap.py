@@ -59,7 +59,9 @@ DELIVERIES = [(float(rate), int(streams)) for rate, streams in
 CHANGE_SECONDS = 5.0
 IDLE_SECONDS = 16.0  # one heartbeat period (15 s) and a little
 # BENCH_PHASES=reads or =fanout runs one of the two.
-SERVICE_ENV = {"HOLD_DATABASE_URL": DSN, "LOG_LEVEL": "WARNING", "APP_ENV": "test", "SEAT_MAP_MAX_STREAMS": "100000"}
+# Every stream comes from 127.0.0.1: the per-address cap is lifted (each stream still takes its lease in Redis).
+SERVICE_ENV = {"HOLD_DATABASE_URL": DSN, "LOG_LEVEL": "WARNING", "APP_ENV": "dev", "SEAT_MAP_MAX_STREAMS": "100000",
+               "SEAT_MAP_MAX_STREAMS_PER_ADDRESS": "100000"}
 APP_DIR = str(Path(__file__).parent)
 
 

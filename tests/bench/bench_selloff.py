@@ -93,7 +93,7 @@ async def main() -> None:
     # HOLD_TTL_SECONDS: the default, 600 s. Every simulated customer comes from 127.0.0.1: the per-address
     # limit (DESIGN's HOLD_RATE_LIMIT_PER_IP_PER_MINUTE) would answer nearly all of them 429.
     service_env = {"HOLD_DATABASE_URL": DSN, **UNLIMITED_HOLDS, "LOG_LEVEL": "WARNING",
-                   "DB_POOL_MAX": "20", "APP_ENV": "test"}
+                   "DB_POOL_MAX": "20", "APP_ENV": "dev"}
     with Results("selloff") as r, ExitStack() as stack:
         port = server(stack, "hold_service.entrypoints.api.app:get_application", service_env)
         await asyncio.sleep(1.5)

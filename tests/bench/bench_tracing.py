@@ -32,6 +32,7 @@ from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
 from ticketing.settings import ServiceSettings
 from ticketing.testing import free_port, service_process
+from ticketing.tokens import TokenVerifier
 
 ROUNDS = 11
 SINK = """
@@ -70,7 +71,7 @@ async def routed(hold_id: str) -> dict[str, str]:
 
 
 def app() -> FastAPI:
-    return build_app(title="bench", jwt_secret="x" * 32, routers=[router], max_body_bytes=65536,
+    return build_app(title="bench", tokens=TokenVerifier("x" * 32), routers=[router], max_body_bytes=65536,
                      hot_routes=[HotRoute("POST", "/hot/{showtime_id}/holds", hot)])
 
 

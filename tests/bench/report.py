@@ -129,10 +129,12 @@ def plots(b: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def cpu_per_request(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The in-process micro-benchmarks (bench-body-limit, bench-telemetry, bench-tracing): us of CPU a request
-    adds to a hot route and to a FastAPI route. Their limit is the request itself (the route without it)."""
+    """The in-process micro-benchmarks (bench-body-limit, bench-telemetry, bench-boundary, bench-tracing): us of
+    CPU a request adds to a hot route and to a FastAPI route. Their limit is the request itself (the route
+    without it)."""
     out = []
-    for bench, what in (("body_limit", "the MAX_BODY_BYTES guard"), ("telemetry", "RequestTelemetry")):
+    for bench, what in (("body_limit", "the MAX_BODY_BYTES guard"), ("telemetry", "RequestTelemetry"),
+                        ("boundary", "the Boundary (MAX_HEADER_BYTES, nosniff)")):
         for route, figure in (get(b, bench, "per_request") or {}).items():
             out.append({"what": what, "route": route, "extra_us": figure.get("median_extra_us"),
                         "without_us": figure.get("without_us")})

@@ -20,7 +20,7 @@ def test_every_operation_documents_its_errors_in_the_contracts_format(name: str)
     assert "HTTPValidationError" not in schema["components"]["schemas"]
     for path, method, op in operations(schema):
         responses = op["responses"]
-        assert "503" in responses, (path, method)
+        assert {"431", "503"} <= set(responses), (path, method)
         if "requestBody" in op:
             assert {"413", "422"} <= set(responses), (path, method)
         if any(p["in"] == "path" for p in op.get("parameters", [])):
@@ -39,6 +39,13 @@ def test_routes_that_need_a_token_say_so() -> None:
     assert ("/healthz", "get") not in documented
     reservations = voucher().openapi()["paths"]["/vouchers/{code}/reservations"]["post"]
     assert reservations["security"] == [{"bearer": []}]
+    gateway = {(path, method): op.get("security") for path, method, op in operations(simulator().openapi())}
+    assert {k for k, v in gateway.items() if v} == {  # the merchant's API key; the customer's page needs none
+        ("/v1/sessions", "post"), ("/v1/sessions/{session_id}", "get"), ("/v1/sessions/{session_id}/cancel", "post"),
+        ("/v1/sessions/{session_id}/refunds", "post"), ("/sim/sessions", "get"),
+        ("/sim/sessions/{session_id}/deliveries", "get")}
+    stream = hold().openapi()["paths"]["/showtimes/{showtime_id}/seats/stream"]["get"]["responses"]
+    assert "Retry-After" in stream["429"]["headers"]  # SEAT_MAP_MAX_STREAMS_PER_ADDRESS
 
 
 def test_the_gateway_callback_is_described_for_an_integrator() -> None:

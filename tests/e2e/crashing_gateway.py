@@ -11,7 +11,7 @@ import os
 
 from fastapi import FastAPI
 from payment_service.adapters.gateway import HttpGateway
-from payment_service.adapters.http import ServiceClient
+from payment_service.adapters.http import ServiceClient, api_key
 from payment_service.config import Settings
 from payment_service.domain.model import Payment
 from payment_service.entrypoints.api.app import get_application as real_application
@@ -28,5 +28,6 @@ class CrashingGateway(HttpGateway):
 
 def get_application() -> FastAPI:
     settings = Settings()
-    client = ServiceClient(settings.gateway_url, jwt_secret=None, timeout=5, name="gateway")
+    client = ServiceClient(settings.gateway_url, credentials=api_key(settings.gateway_api_key), timeout=5,
+                           name="gateway")
     return real_application(settings, gateway=CrashingGateway(client))

@@ -28,6 +28,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ticketing.launcher import API_SERVER_OPTIONS
 from ticketing.testing import UNLIMITED_HOLDS, free_port, service_process, start_at_end, wait_http_ok
 
 from .saga.offsets import KafkaView
@@ -149,13 +150,14 @@ class Stack:
 
 
 def _uvicorn(factory: str, port: int) -> list[str]:
-    return ["-m", "uvicorn", "--factory", factory, "--host", "127.0.0.1", "--port", str(port), "--no-access-log"]
+    """Served as `ticketing-run` serves the APIs (the peer's address decides, the head-size limit)."""
+    return ["-m", "uvicorn", "--factory", factory, "--host", "127.0.0.1", "--port", str(port), *API_SERVER_OPTIONS]
 
 
 def _plan(s: Stack, ports: dict[str, int], logs: Path) -> list[Proc]:
     """Every process of the stack (none needs another to start: they find each other per request)."""
     url, t = s.url, s.timings
-    common = {"KAFKA_BOOTSTRAP_SERVERS": s.bootstrap, "KAFKA_GROUP_PREFIX": s.group_prefix, "APP_ENV": "test",
+    common = {"KAFKA_BOOTSTRAP_SERVERS": s.bootstrap, "KAFKA_GROUP_PREFIX": s.group_prefix, "APP_ENV": "dev",
               "REDIS_URL": s.redis_url,
               "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "JWT_SECRET": s.jwt_secret}
     db = {MIGRATIONS[k][0]: v for k, v in s.dsn.items()}

@@ -50,7 +50,7 @@ def services(migrated_dsn: Any, kafka_bootstrap: str, redis_url: str) -> Iterato
     dsn = {name: migrated_dsn(name, folder) for name, folder in MIGRATIONS.items()}
     ports = {name: free_port() for name in ("hold", "pay")}
     url = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
-    common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REDIS_URL": redis_url, "APP_ENV": "test",
+    common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REDIS_URL": redis_url, "APP_ENV": "dev",
               "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, **UNLIMITED_HOLDS, **dsn}
     LOGS.mkdir(parents=True, exist_ok=True)
     with ExitStack() as procs:

@@ -18,7 +18,7 @@ import asyncpg
 import httpx
 import pytest
 from ticketing.auth import issue_token
-from ticketing.pytest_plugin import env
+from ticketing.pytest_plugin import env, merchant_auth
 from ticketing.testing import eventually, free_port, service_process
 
 from .stack import WEBHOOK_SECRET as SECRET
@@ -272,7 +272,8 @@ async def test_checkout_crash_between_gateway_and_database_yields_one_session(st
             r = await c.post(f"{url}/holds/{h['holdId']}/checkout", json={},
                              headers={**auth(stack, who), "Idempotency-Key": "crash"})
         assert r.status_code == 201, r.text
-        sessions = [s for s in (await c.get(f"{stack.sim_url}/sim/sessions")).json() if s["created"] >= before]
+        sessions = [s for s in (await c.get(f"{stack.sim_url}/sim/sessions", headers=merchant_auth())).json()
+                    if s["created"] >= before]
         assert [s["reference"] for s in sessions] == [r.json()["paymentId"]]
         assert await session_of(stack, r.json()["paymentId"]) == sessions[0]["sessionId"]
         assert await count_events(stack.pay_dsn, h["bookingId"], "CheckoutStarted") == 1

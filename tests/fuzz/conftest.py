@@ -65,7 +65,7 @@ def fuzz_stack(migrated_dsn: Callable[[str, Path | None], str], kafka_bootstrap:
     dsns = {a.dsn_variable: migrated_dsn(a.dsn_variable, a.migrations) for a in APIS.values() if a.dsn_variable}
     ports = {name: free_port() for name in APIS}
     urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
-    common = {**dsns, "APP_ENV": "test", "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REDIS_URL": redis_url,
+    common = {**dsns, "APP_ENV": "dev", "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REDIS_URL": redis_url,
               "JWT_SECRET": env("JWT_SECRET"), "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET,
               "KAFKA_GROUP_PREFIX": f"fuzz-{uuid.uuid4().hex[:8]}-",
               # Fuzzing sends far more than 5 holds a minute per customer; 429 is S4's subject, not S3's.

@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
+from ticketing.pytest_plugin import merchant_auth
 
 pytestmark = pytest.mark.integration
 
@@ -74,9 +75,20 @@ def error_format(ctx: Any, response: Any, case: Any) -> bool | None:
 CHECKS = [no_server_error, response_schema_conformance, content_type_conformance, error_format]
 
 
+# The simulator's customer side (the hosted page and its test twin); the rest is the merchant's (its API key).
+SIMULATOR_PUBLIC_PATHS = {"/pay/{session_id}", "/sim/sessions/{session_id}/pay"}
+
+
+def headers_for(stack: Any, service: str, method: str, path: str, customer: int) -> dict[str, str]:
+    if service == "gateway-simulator":
+        return {} if path in OPS_PATHS | SIMULATOR_PUBLIC_PATHS else merchant_auth()
+    role = role_for(service, method, path)
+    return stack.bearer(role, customer) if role else {}  # type: ignore[no-any-return]
+
+
 def role_for(service: str, method: str, path: str) -> str | None:
     """The token each operation is called with; None when it takes none."""
-    if service == "gateway-simulator" or path in OPS_PATHS | PUBLIC_PATHS or path == "/payments/callback":
+    if path in OPS_PATHS | PUBLIC_PATHS or path == "/payments/callback":
         return None
     if path.startswith("/admin/"):
         return "admin"
@@ -87,7 +99,9 @@ def role_for(service: str, method: str, path: str) -> str | None:
 
 def needs_auth(service: str, path: str) -> bool:
     # The gateway callback is authenticated by its signature: without one it must be 401 too.
-    return service != "gateway-simulator" and path not in OPS_PATHS | PUBLIC_PATHS
+    if service == "gateway-simulator":
+        return path not in OPS_PATHS | SIMULATOR_PUBLIC_PATHS
+    return path not in OPS_PATHS | PUBLIC_PATHS
 
 
 @dataclass
@@ -196,7 +210,7 @@ def seed_voucher_service(stack: Any, customer: int) -> dict[str, str]:
 def seed_gateway_simulator(stack: Any, customer: int) -> dict[str, str]:
     url = stack.urls["gateway-simulator"]
     with httpx.Client(timeout=TIMEOUT) as client:
-        session = _post(client, f"{url}/v1/sessions", {}, {
+        session = _post(client, f"{url}/v1/sessions", merchant_auth(), {
             "amountCents": 1000, "reference": str(uuid.uuid4()), "callbackUrl": "http://127.0.0.1:9/callback",
             "expiresAt": "2040-01-01T00:00:00Z"})
     return {"session_id": session["sessionId"]}
@@ -216,8 +230,7 @@ def test_schema_fuzzing(service: str, fuzz_stack: Any, record_property: Any) -> 
     for result in schema.get_all_operations():
         operation = result.ok()
         operations += 1
-        role = role_for(service, operation.method.upper(), operation.path)
-        headers = fuzz_stack.bearer(role, customer) if role else {}  # type: ignore[arg-type]
+        headers = headers_for(fuzz_stack, service, operation.method.upper(), operation.path, customer)
         known = None if operation.path in ENDLESS_PATHS else seeded_path(operation, seeds)
         for mode in EXAMPLES:
             _fuzz(operation, base_url, headers, mode, tally)

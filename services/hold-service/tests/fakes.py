@@ -331,7 +331,7 @@ class FakeSeatMaps(SeatMaps):
                 "seats": [{"code": code, "status": s.status} for code, s in seats]}
         return SeatMapView(showtime.version, orjson.dumps(body))
 
-    async def subscribe(self, showtime_id: int) -> SeatMapSubscription | None:
+    async def subscribe(self, showtime_id: int, address: str) -> SeatMapSubscription | None:
         raise ConnectionError("the fakes keep no seat-map streams")
 
 

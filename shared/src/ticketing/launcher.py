@@ -50,6 +50,14 @@ COMPONENTS: dict[str, Component] = {
 }
 
 
+# How every API is served, wherever it runs (`make up`, compose, the chart all go through here):
+# --no-proxy-headers: uvicorn would otherwise believe X-Forwarded-For from 127.0.0.1 and put its address in
+#   place of the peer's; the peer's address decides, unless the app itself trusts the peer as a proxy
+#   (hold-service: TRUSTED_PROXIES);
+# --http: httptools, refusing a request head over MAX_HEADER_BYTES while it is read (ticketing.api.server).
+API_SERVER_OPTIONS = ("--no-access-log", "--no-proxy-headers", "--http", "ticketing.api.server:HeadLimitedHttpTools")
+
+
 class ApiSettings(BaseSettings):
     """Where an API listens; the same names the services' own settings use."""
 
@@ -65,12 +73,10 @@ def command(component: str, role: str, args: list[str]) -> list[str]:
         return [sys.executable, "-m", "gateway_simulator", *args]
     if role == "api":
         s = ApiSettings()
-        # uvicorn takes WEB_CONCURRENCY (worker processes, default 1) from the environment itself.
-        # --no-proxy-headers: uvicorn would otherwise believe X-Forwarded-For from 127.0.0.1 and hide the real
-        # peer; the apps decide whom to believe (hold-service: TRUSTED_PROXIES, DESIGN.md).
+        # uvicorn takes WEB_CONCURRENCY (worker processes, default 1) from the environment itself; `args`
+        # may add more (`make up` runs two: --workers 2).
         return [sys.executable, "-m", "uvicorn", "--factory", f"{c.package}.entrypoints.api.app:get_application",
-                "--host", s.http_host, "--port", str(s.http_port or c.http_port), "--no-access-log",
-                "--no-proxy-headers", *args]
+                "--host", s.http_host, "--port", str(s.http_port or c.http_port), *API_SERVER_OPTIONS, *args]
     if role == "worker":
         return [sys.executable, "-m", f"{c.package}.entrypoints.worker", *args]
     if role == "smtp-sink":

@@ -25,13 +25,24 @@ def env(name: str, default: str = "") -> str:
     return os.environ.get(name) or ENV.get(name, default)
 
 
+def merchant_auth() -> dict[str, str]:
+    """The header the gateway simulator wants on its merchant API: the GATEWAY_API_KEY its processes read
+    (the environment, else .env, else the dev default), the same one payment-service sends."""
+    from ticketing.settings import DEV_DEFAULT_SECRET
+
+    return {"Authorization": f"Bearer {env('GATEWAY_API_KEY', DEV_DEFAULT_SECRET)}"}
+
+
 _containers: dict[str, str] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """`TICKETING_TEST_INFRA=containers`: the session's infrastructure from testcontainers (test_infrastructure.py)."""
+    """The tests run in dev mode, as `make up` does (only dev takes the code's default secrets; a test of the
+    other modes says so). `TICKETING_TEST_INFRA=containers`: the session's infrastructure from testcontainers
+    (test_infrastructure.py)."""
     import os
 
+    os.environ.setdefault("APP_ENV", "dev")
     if os.environ.get("TICKETING_TEST_INFRA") != "containers" or hasattr(config, "workerinput"):
         return
     from ticketing.test_infrastructure import start

@@ -10,7 +10,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-# Secrets that ship in code for local runs; production mode refuses them.
+# Secrets that ship in code for local runs; only dev mode (APP_ENV=dev, set by `make up` and the tests)
+# runs with them.
 DEV_DEFAULT_SECRET = "dev-only-change-me"
 MIN_SECRET_LENGTH = 32
 
@@ -54,10 +55,10 @@ class KafkaSettings(BaseSettings):
 
 
 class ServiceSettings(KafkaSettings):
-    app_env: Literal["dev", "test", "production"] = "dev"
+    # Not dev unless said: a deployment that forgets APP_ENV refuses the default secrets (fails closed).
+    app_env: Literal["dev", "test", "production"] = "production"
     service_name: str = "ticketing"
     log_level: str = "INFO"
-    jwt_secret: str = DEV_DEFAULT_SECRET
     redis_url: str = "redis://127.0.0.1:6379/0"
     database_url: str = "postgresql://postgres@127.0.0.1:5432/ticketing"
     db_pool_min: int = Field(default=2, ge=1)
@@ -65,6 +66,8 @@ class ServiceSettings(KafkaSettings):
     dependency_timeout_seconds: float = Field(default=2.0, gt=0)
     # A request body over this gets 413 PAYLOAD_TOO_LARGE before it is read whole (ticketing.api.body_limit).
     max_body_bytes: int = Field(default=65536, ge=1)
+    # A request line and headers over this get 431 HEADERS_TOO_LARGE before they are parsed (ticketing.api.boundary).
+    max_header_bytes: int = Field(default=16384, ge=1024)
     # A worker process serves /metrics on this port when set (README, "Metrics"); APIs serve it themselves.
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     metrics_host: str = "127.0.0.1"
@@ -81,17 +84,47 @@ class ServiceSettings(KafkaSettings):
     tracing_sample_ratio: float = Field(default=1.0, ge=0, le=1)
 
     def secrets(self) -> dict[str, str]:
-        """The secrets production mode must not run with; subclasses add theirs."""
-        return {"JWT_SECRET": self.jwt_secret}
+        """The secrets only dev mode may run with at their defaults; subclasses add theirs."""
+        return {}
 
     @model_validator(mode="after")
-    def _refuse_default_secrets_in_production(self) -> ServiceSettings:
-        if self.app_env != "production":
+    def _refuse_default_secrets_outside_dev(self) -> ServiceSettings:
+        if self.app_env == "dev":
             return self
         weak = [name for name, value in self.secrets().items()
                 if value == DEV_DEFAULT_SECRET or len(value) < MIN_SECRET_LENGTH]
         if weak:
-            raise ValueError(f"production mode refuses default or short secrets: {', '.join(sorted(weak))}")
+            raise ValueError(f"APP_ENV={self.app_env} refuses default or short secrets: {', '.join(sorted(weak))} "
+                             "(only APP_ENV=dev runs with them)")
+        return self
+
+
+class TokenSettings(ServiceSettings):
+    """A service that verifies bearer tokens (ticketing.tokens): only these hold the key.
+
+    JWT_SECRET signs and checks our own HS256 tokens (the services' calls to each other, dev tokens).
+    JWT_JWKS_URL adds an identity provider's tokens (RS256, ES256, EdDSA), whose issuer and audience must
+    be JWT_ISSUER and JWT_AUDIENCE."""
+
+    jwt_secret: str = DEV_DEFAULT_SECRET
+    jwt_jwks_url: str = ""
+    jwt_issuer: str = ""
+    jwt_audience: str = ""
+    # The provider's keys are read again after this long, and at once for a token naming an unknown key,
+    # but not more often than once per cooldown (ticketing.jwks).
+    jwt_jwks_cache_seconds: float = Field(default=600.0, gt=0)
+    jwt_jwks_refresh_cooldown_seconds: float = Field(default=30.0, ge=0)
+
+    def secrets(self) -> dict[str, str]:
+        return {**super().secrets(), "JWT_SECRET": self.jwt_secret}
+
+    @model_validator(mode="after")
+    def _provider_needs_issuer_and_audience(self) -> TokenSettings:
+        if self.jwt_jwks_url and not (self.jwt_issuer and self.jwt_audience):
+            raise ValueError("JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE (the values the provider's "
+                             "tokens must carry in iss and aud)")
+        if self.jwt_jwks_url and self.app_env != "dev" and not self.jwt_jwks_url.startswith("https://"):
+            raise ValueError("JWT_JWKS_URL must be https outside dev: whoever answers it decides which tokens pass")
         return self
 
 

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
+from ticketing.tokens import TokenVerifier
 
 LIMIT = 1000
 router = APIRouter()
@@ -45,7 +46,7 @@ async def swallows(request: Request) -> Response:
 
 
 def client() -> httpx.AsyncClient:
-    app = build_app(title="limit", jwt_secret="x" * 32, routers=[router], max_body_bytes=LIMIT,
+    app = build_app(title="limit", tokens=TokenVerifier("x" * 32), routers=[router], max_body_bytes=LIMIT,
                     hot_routes=[HotRoute("POST", "/hot", hot)])
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
 

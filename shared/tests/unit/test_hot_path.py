@@ -8,6 +8,7 @@ from fastapi.responses import JSONResponse, Response
 from ticketing.api.app import build_app
 from ticketing.api.errors import ApiError
 from ticketing.api.hot_path import HotRoute
+from ticketing.tokens import TokenVerifier
 
 router = APIRouter()
 seen: list[str] = []
@@ -30,7 +31,7 @@ async def read(item_id: str) -> dict[str, str]:
 
 
 def client() -> httpx.AsyncClient:
-    app = build_app(title="hot", jwt_secret="x" * 32, routers=[router], max_body_bytes=65536,
+    app = build_app(title="hot", tokens=TokenVerifier("x" * 32), routers=[router], max_body_bytes=65536,
                     hot_routes=[HotRoute("POST", "/items/{item_id}/buy", buy)])
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
 

@@ -12,6 +12,7 @@ from ticketing.api.app import build_app
 from ticketing.kafka import client_options, topic_layout
 from ticketing.launcher import command, main
 from ticketing.settings import KafkaSettings
+from ticketing.tokens import TokenVerifier
 
 
 def settings(**values: object) -> KafkaSettings:
@@ -50,6 +51,7 @@ def test_launcher_runs_the_real_entrypoints(monkeypatch: pytest.MonkeyPatch) -> 
     assert api[1:6] == ["-m", "uvicorn", "--factory", "payment_service.entrypoints.api.app:get_application",
                         "--host"] and api[6:9] == ["0.0.0.0", "--port", "9001"]
     assert "--no-proxy-headers" in api  # the app, not uvicorn, decides whose X-Forwarded-For to believe
+    assert api[api.index("--http") + 1] == "ticketing.api.server:HeadLimitedHttpTools"  # 431 while reading
     assert command("voucher-service", "worker", ["--roles", "expiry"])[1:] == [
         "-m", "voucher_service.entrypoints.worker", "--roles", "expiry"]
     with pytest.raises(SystemExit):
@@ -57,7 +59,7 @@ def test_launcher_runs_the_real_entrypoints(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_readyz_checks_only_what_the_probe_names() -> None:
-    app: FastAPI = build_app(title="t", jwt_secret="s" * 40, routers=[], max_body_bytes=65536)
+    app: FastAPI = build_app(title="t", tokens=TokenVerifier("s" * 40), routers=[], max_body_bytes=65536)
 
     async def down() -> None:
         raise ConnectionError("kafka down")
@@ -99,3 +101,23 @@ def test_migrate_retries_a_connection_that_fails_until_its_deadline(monkeypatch:
     failures[:] = [psycopg.OperationalError("still down")] * 3
     with pytest.raises(psycopg.OperationalError):  # past the deadline the error is the command's answer
         launcher.migrate("hold_service", wait_seconds=-1)
+
+
+def test_make_up_serves_every_api_through_the_launcher() -> None:
+    """`make up` (supervisord) ran uvicorn itself, which believed X-Forwarded-For from 127.0.0.1: one header
+    per request got round the per-address limit. Every API program now execs `ticketing-run <service> api`."""
+    import configparser
+
+    from ticketing.testing import REPO_ROOT
+
+    conf = configparser.ConfigParser(interpolation=None)
+    conf.read(REPO_ROOT / "deploy/local/supervisord.conf")
+    programs = {name.removeprefix("program:"): conf[name]["command"].split()
+                for name in conf.sections() if name.startswith("program:")}
+    apis = {name: argv for name, argv in programs.items() if name.endswith("-api")}
+    assert set(apis) == {"hold-api", "payment-api", "voucher-api"}
+    for name, argv in apis.items():
+        assert argv[0] == ".venv/bin/ticketing-run" and argv[2] == "api", name
+        assert argv[1] == {"hold-api": "hold-service", "payment-api": "payment-service",
+                           "voucher-api": "voucher-service"}[name]
+    assert not any("uvicorn" in " ".join(argv) for argv in programs.values())

@@ -25,6 +25,7 @@ from ticketing import tracing
 from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
 from ticketing.testing import REPO_ROOT
+from ticketing.tokens import TokenVerifier
 
 router = APIRouter()
 CALLER = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"  # W3C's own example
@@ -43,7 +44,7 @@ async def routed(show_id: int) -> dict[str, object]:
 
 
 def client() -> httpx.AsyncClient:
-    app = build_app(title="traced", jwt_secret="x" * 32, routers=[router], max_body_bytes=65536,
+    app = build_app(title="traced", tokens=TokenVerifier("x" * 32), routers=[router], max_body_bytes=65536,
                     hot_routes=[HotRoute("POST", "/shows/{show_id}/holds", hot)])
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, raise_app_exceptions=False),
                              base_url="http://t")

@@ -58,7 +58,7 @@ def page_stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[PageStack]:
     url = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     prefix = f"browser-{uuid.uuid4().hex[:8]}-"
     common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "KAFKA_GROUP_PREFIX": prefix, "REDIS_URL": redis_url,
-              "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "APP_ENV": "test", "LOG_LEVEL": "WARNING"}
+              "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "APP_ENV": "dev", "LOG_LEVEL": "WARNING"}
     hold = {**common, "HOLD_DATABASE_URL": dsn["HOLD_DATABASE_URL"], "PAYMENT_PUBLIC_URL": url["pay"],
             **UNLIMITED_HOLDS}
     pay = {**common, "PAYMENT_DATABASE_URL": dsn["PAYMENT_DATABASE_URL"], "HOLD_SERVICE_URL": url["hold"],

@@ -21,6 +21,7 @@ import asyncpg
 import httpx
 from ticketing.auth import issue_token
 from ticketing.events import BOOKING_EVENTS, BOOKING_EVENTS_DLQ, VOUCHER_RESERVED_DLQ
+from ticketing.pytest_plugin import merchant_auth
 
 from .offsets import KafkaView
 from .scope import Scope, Sources
@@ -136,7 +137,7 @@ async def read_topics(scope: Scope, sources: Sources, facts: Facts) -> None:
 async def read_gateway(sources: Sources, facts: Facts) -> None:
     """The gateway's own view of every session of the scope's payments (what money really moved)."""
     references = set(facts.payments)
-    async with httpx.AsyncClient(base_url=sources.sim_url, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=sources.sim_url, timeout=30, headers=merchant_auth()) as client:
         listed = (await client.get("/sim/sessions")).json()
         for s in listed:
             if s["reference"] not in references:

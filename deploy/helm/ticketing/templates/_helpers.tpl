@@ -50,7 +50,7 @@ KAFKA_TOPIC_MIN_INSYNC_REPLICAS: {{ $k.topics.minInsyncReplicas | quote }}
 KAFKA_TOPIC_PARTITIONS: {{ $k.topics.partitions | toJson | quote }}
 {{- end -}}
 
-{{/* env entries for keys of existing Secrets: secretRefs (name -> {name, key}) and the shared JWT Secret. */}}
+{{/* env entries for keys of existing Secrets: secretRefs (name -> {name, key}) and, with `jwt`, the JWT key. */}}
 {{- define "ticketing.secretRefEnv" -}}
 {{- range $env, $ref := .refs }}
 - name: {{ $env }}
@@ -58,14 +58,15 @@ KAFKA_TOPIC_PARTITIONS: {{ $k.topics.partitions | toJson | quote }}
     secretKeyRef: {name: {{ $ref.name | quote }}, key: {{ $ref.key | quote }}}
 {{- end }}
 {{- if .jwt }}
-{{- with .root.Values.jwt }}
-{{- if .existingSecret }}
 - name: JWT_SECRET
   valueFrom:
-    secretKeyRef: {name: {{ .existingSecret | quote }}, key: {{ .key | quote }}}
+    secretKeyRef: {name: {{ include "ticketing.jwtSecretName" .root | quote }}, key: {{ .root.Values.jwt.key | quote }}}
 {{- end }}
-{{- end }}
-{{- end }}
+{{- end -}}
+
+{{/* The Secret holding the JWT key: jwt.existingSecret, else the chart's own (secrets.yaml). */}}
+{{- define "ticketing.jwtSecretName" -}}
+{{- .Values.jwt.existingSecret | default (include "ticketing.name" (dict "root" . "name" "jwt")) -}}
 {{- end -}}
 
 {{/* Volumes every pod has: a writable /tmp (the root filesystem is read-only) and the Kafka CA if any. */}}
@@ -104,10 +105,24 @@ volumes: {{- include "ticketing.volumes" . | nindent 2 }}
 
 {{/* Whether the chart renders the service's own Secret (something to put in it, no existingSecret). */}}
 {{- define "ticketing.ownSecret" -}}
-{{- if and (not .svc.existingSecret) (or (not .root.Values.jwt.existingSecret) .svc.secretEnv) -}}true{{- end -}}
+{{- if and (not .svc.existingSecret) .svc.secretEnv -}}true{{- end -}}
 {{- end -}}
 
 {{/* The Secret a service's pods read whole (envFrom): its own, or the one named by existingSecret. */}}
 {{- define "ticketing.secretName" -}}
 {{- .svc.existingSecret | default (include "ticketing.name" (dict "root" .root "name" .service)) -}}
+{{- end -}}
+
+{{/* TRUSTED_PROXIES of hold-service: the peers whose X-Forwarded-For is believed. With the chart's Ingress,
+its controller's addresses (ingress.controllerCidrs, required then); without, trustedProxies (default none:
+the peer's address decides). */}}
+{{- define "ticketing.trustedProxies" -}}
+{{- if .Values.ingress.enabled -}}
+{{- if not .Values.ingress.controllerCidrs -}}
+{{- fail "ingress.enabled needs ingress.controllerCidrs: the ingress controller pods' addresses (CIDRs). Without them every customer would count as the controller's one address, or anyone could forge X-Forwarded-For" -}}
+{{- end -}}
+{{- join "," (concat .Values.ingress.controllerCidrs .Values.trustedProxies | uniq) -}}
+{{- else -}}
+{{- join "," .Values.trustedProxies -}}
+{{- end -}}
 {{- end -}}

@@ -1,15 +1,22 @@
-"""The simulator's HTTP API: sessions, refunds, test control and the hosted pay page."""
+"""The simulator's HTTP API: sessions, refunds, test control and the hosted pay page.
+
+Like a real gateway's, its merchant API (`/v1`) and the session list answer 401 without the merchant's API
+key (`Authorization: Bearer <GATEWAY_API_KEY>`). The hosted page and its test twin `POST /sim/sessions/{id}/pay`
+need none: a session id is the customer's capability, as on a real hosted checkout.
+"""
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Annotated
 from urllib.parse import parse_qs
 
-from fastapi import APIRouter, FastAPI, Header, Request
+from fastapi import APIRouter, Depends, FastAPI, Header, Request, Security
 from fastapi.responses import HTMLResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from ticketing.api.app import build_app
 from ticketing.api.errors import ApiError, not_found
 
@@ -27,7 +34,21 @@ from gateway_simulator.schemas import (
     SessionPublic,
 )
 
-router = APIRouter()
+# Declared for the OpenAPI document (its merchant routes need a bearer key); the key is checked below.
+_MERCHANT = Security(HTTPBearer(auto_error=False, scheme_name="merchant",
+                                description="The merchant's API key (GATEWAY_API_KEY)."))
+
+
+async def merchant_key(request: Request, _credentials: HTTPAuthorizationCredentials | None = _MERCHANT) -> None:
+    scheme, _, key = request.headers.get("authorization", "").partition(" ")
+    expected: str = request.app.state.settings.gateway_api_key
+    if scheme.lower() != "bearer" or not hmac.compare_digest(key.strip().encode(), expected.encode()):
+        raise ApiError(401, "UNAUTHORIZED", "the merchant's API key is required: Authorization: Bearer <key>",
+                       headers={"WWW-Authenticate": "Bearer"})
+
+
+router = APIRouter()  # the customer's side: the hosted page (and its test twin)
+merchant = APIRouter(dependencies=[Depends(merchant_key)])
 
 
 def _store(request: Request) -> SessionStore:
@@ -48,7 +69,7 @@ def _public(session: Session) -> SessionPublic:
                          refundIds=sorted(set(session.refunds.values())))
 
 
-@router.post("/v1/sessions", status_code=200, response_model=SessionCreated)
+@merchant.post("/v1/sessions", status_code=200, response_model=SessionCreated)
 async def create_session(body: SessionCreate, request: Request) -> SessionCreated:
     # Deduplicated by `reference` (the merchant's payment id): a retried create gets the same session.
     session = _store(request).create(reference=body.reference, amount_cents=body.amountCents,
@@ -58,23 +79,25 @@ async def create_session(body: SessionCreate, request: Request) -> SessionCreate
                           status=session.status, expiresAt=datetime.fromtimestamp(session.expires_at, UTC))
 
 
-@router.get("/v1/sessions/{session_id}", response_model=SessionPublic)
+@merchant.get("/v1/sessions/{session_id}", response_model=SessionPublic)
 async def get_session(session_id: str, request: Request) -> SessionPublic:
     return _public(_session(request, session_id))
 
 
-@router.post("/v1/sessions/{session_id}/cancel", response_model=SessionPublic)
+@merchant.post("/v1/sessions/{session_id}/cancel", response_model=SessionPublic)
 async def cancel_session(session_id: str, request: Request) -> SessionPublic:
     _session(request, session_id)
     return _public(_store(request).cancel(session_id))
 
 
-@router.post("/v1/sessions/{session_id}/refunds", response_model=RefundCreated)
+@merchant.post("/v1/sessions/{session_id}/refunds", response_model=RefundCreated)
 async def refund(session_id: str, request: Request, body: RefundCreate | None = None,
                  idempotency_key: Annotated[str | None, Header()] = None) -> RefundCreated:
     _session(request, session_id)
     try:
-        return RefundCreated(refundId=_store(request).refund(session_id, idempotency_key or session_id))
+        refund_id = _store(request).refund(session_id, idempotency_key or session_id,
+                                           body.amountCents if body is not None else None)
+        return RefundCreated(refundId=refund_id)
     except SessionConflict as exc:
         raise ApiError(409, "CONFLICT", str(exc)) from exc
 
@@ -98,14 +121,14 @@ async def sim_pay(session_id: str, command: PayCommand, request: Request) -> Pay
     return _pay(request, session_id, command)
 
 
-@router.get("/sim/sessions")
+@merchant.get("/sim/sessions")
 async def sim_sessions(request: Request) -> list[dict[str, object]]:
-    """Test control: every session this process created (to count sessions per checkout)."""
+    """Test control, the merchant's only: every session this process created (to count sessions per checkout)."""
     return [{"sessionId": s.session_id, "reference": s.reference, "created": s.created, "status": s.status}
             for s in _store(request).all()]
 
 
-@router.get("/sim/sessions/{session_id}/deliveries")
+@merchant.get("/sim/sessions/{session_id}/deliveries")
 async def sim_deliveries(session_id: str, request: Request) -> list[dict[str, object]]:
     deliverer: Deliverer = request.app.state.deliverer
     return [vars(a) for a in deliverer.attempts.get(session_id, [])]
@@ -133,8 +156,9 @@ def get_application(settings: SimulatorSettings | None = None) -> FastAPI:
         yield
         await app.state.deliverer.close()
 
-    app = build_app(title="gateway-simulator", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
-                    routers=[router], max_body_bytes=settings.max_body_bytes, lifespan=lifespan)
+    app = build_app(title="gateway-simulator", tokens=None, access_log=settings.access_log, routers=[merchant, router],
+                    max_body_bytes=settings.max_body_bytes, max_header_bytes=settings.max_header_bytes,
+                    lifespan=lifespan)
     app.state.settings = settings
     app.state.store = SessionStore()
     app.state.deliverer = Deliverer(settings)

@@ -82,8 +82,17 @@ class SessionStore:
             session.status = "expired"
         return session
 
-    def refund(self, session_id: str, idempotency_key: str) -> str:
+    def refund(self, session_id: str, idempotency_key: str, amount_cents: int | None = None) -> str:
+        """Once per session, as a real gateway refunds a charge: the same key gets the same refund again;
+        another refund of a refunded session, or one of more than was paid, is refused."""
         session = self.get(session_id)
         if session.status != "paid":
             raise SessionConflict(f"cannot refund a session that is {session.status}")
-        return session.refunds.setdefault(idempotency_key, f"re_{secrets.token_hex(12)}")
+        if (known := session.refunds.get(idempotency_key)) is not None:
+            return known
+        if session.refunds:
+            raise SessionConflict("the session is refunded already")
+        if amount_cents is not None and not 0 < amount_cents <= session.amount_cents:
+            raise SessionConflict(f"a refund of {amount_cents} cents is more than the {session.amount_cents} paid")
+        session.refunds[idempotency_key] = refund_id = f"re_{secrets.token_hex(12)}"
+        return refund_id

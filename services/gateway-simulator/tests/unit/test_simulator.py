@@ -40,3 +40,49 @@ def test_signature_header_verifies_with_the_merchant_code() -> None:
 
     body = b'{"id":"evt_1"}'
     verify("s3cret", signature_header("s3cret", body), body, int(time.time()), 300)
+
+
+def test_a_session_is_refunded_once_and_never_beyond_what_was_paid() -> None:
+    store = SessionStore()
+    sid = new(store)  # 1000 cents
+    store.pay(sid, "succeeded")
+    with pytest.raises(SessionConflict, match="more than"):
+        store.refund(sid, "k1", 1001)
+    refund = store.refund(sid, "k1", 1000)
+    assert store.refund(sid, "k1", 1000) == refund  # the same request again: the same refund
+    with pytest.raises(SessionConflict, match="refunded already"):
+        store.refund(sid, "k2")  # another key: a second refund of the same charge
+    assert store.get(sid).refunds == {"k1": refund}
+
+
+KEY = "merchant-key-" + "m" * 32
+
+
+def test_the_merchant_api_and_the_session_list_need_the_api_key() -> None:
+    from fastapi.testclient import TestClient
+    from gateway_simulator.app import get_application
+    from gateway_simulator.config import SimulatorSettings
+
+    client = TestClient(get_application(SimulatorSettings(app_env="production", gateway_api_key=KEY,
+                                                          gateway_webhook_secret="w" * 40, _env_file=None)))
+    merchant = {"Authorization": f"Bearer {KEY}"}
+    body = {"amountCents": 1200, "reference": "pay-1", "callbackUrl": "http://127.0.0.1:9/cb",
+            "expiresAt": "2040-01-01T00:00:00Z"}
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": KEY}):
+        refused = client.post("/v1/sessions", json=body, headers=headers)
+        assert refused.status_code == 401 and refused.json()["error"] == "UNAUTHORIZED", headers
+        assert refused.headers["x-content-type-options"] == "nosniff"
+    sid = client.post("/v1/sessions", json=body, headers=merchant).json()["sessionId"]
+    assert client.get(f"/v1/sessions/{sid}").status_code == 401
+    assert client.post(f"/v1/sessions/{sid}/refunds", json={}).status_code == 401
+    assert client.get("/sim/sessions").status_code == 401  # nobody else lists every session
+    assert [s["sessionId"] for s in client.get("/sim/sessions", headers=merchant).json()] == [sid]
+    # The customer's side needs no key: the session id is the capability, as on a hosted checkout.
+    assert client.get(f"/pay/{sid}").status_code == 200
+    paid = client.post(f"/sim/sessions/{sid}/pay", json={"outcome": "succeeded", "delivery": "never"})
+    assert paid.status_code == 200
+    refunds = [client.post(f"/v1/sessions/{sid}/refunds", json={"amountCents": 1200}, headers={**merchant, **k})
+               for k in ({"Idempotency-Key": "a"}, {"Idempotency-Key": "a"}, {"Idempotency-Key": "b"})]
+    assert [r.status_code for r in refunds] == [200, 200, 409]
+    assert refunds[0].json() == refunds[1].json()
+    assert client.get(f"/v1/sessions/{sid}", headers=merchant).json()["refundIds"] == [refunds[0].json()["refundId"]]

@@ -20,6 +20,7 @@ from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate
 from hold_service.adapters.seat_map_feed import PgSeatMapFeed, maintain
 from hold_service.adapters.seat_map_source import PgSeatMapSource
 from hold_service.adapters.seat_maps import LiveSeatMaps
+from hold_service.adapters.stream_leases import StreamLeases
 from hold_service.adapters.writer import PostgresHoldWriter
 from hold_service.config import HoldSettings
 from hold_service.service_layer.ports import Admission, Deps
@@ -88,7 +89,8 @@ async def bootstrap(settings: HoldSettings) -> Service:
                              stale_seconds=settings.seat_map_stale_seconds,
                              stream_buffer_bytes=settings.seat_map_stream_buffer_bytes,
                              max_streams=settings.seat_map_max_streams,
-                             flush_seconds=settings.seat_map_stream_flush_seconds)
+                             flush_seconds=settings.seat_map_stream_flush_seconds,
+                             leases=StreamLeases(guard, settings.seat_map_max_streams_per_address))
     deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool),
                 writer=PostgresHoldWriter(pool, batched=settings.seat_gate_enabled), admission=admission,
                 seat_maps=seat_maps,

@@ -7,10 +7,10 @@ from typing import Annotated
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import NoDecode
-from ticketing.settings import ServiceSettings
+from ticketing.settings import TokenSettings
 
 
-class HoldSettings(ServiceSettings):
+class HoldSettings(TokenSettings):
     service_name: str = "hold-service"
     database_url: str = Field(
         default="postgresql://postgres@127.0.0.1:5432/ticketing",
@@ -40,6 +40,8 @@ class HoldSettings(ServiceSettings):
     seat_map_heartbeat_seconds: float = Field(default=15.0, gt=0)
     seat_map_stream_flush_seconds: float = Field(default=0.1, ge=0)  # changes this close go to a stream in one write
     seat_map_max_streams: int = Field(default=20000, ge=1)  # per process; past it a new stream gets 503
+    # Per client address (the peer, or X-Forwarded-For from TRUSTED_PROXIES), over every process; then 429.
+    seat_map_max_streams_per_address: int = Field(default=8, ge=1)
     # The customer page's checkout: payment-service's public base URL ("" = the page's own origin, behind an
     # ingress that routes /holds/{id}/checkout there); payment-service must allow the page's origin (CORS).
     payment_public_url: str = ""

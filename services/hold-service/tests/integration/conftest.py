@@ -86,8 +86,9 @@ async def start(hold_dsn: str, redis_url: str) -> AsyncIterator[Callable[..., An
     """`async with start(hold_ttl_seconds=2) as svc:` runs the app with those settings."""
     @asynccontextmanager
     async def run(**overrides: Any) -> AsyncIterator[Running]:
-        # Every test client is 127.0.0.1: the per-address limit is high unless a test sets it.
+        # Every test client is 127.0.0.1: the per-address limits are high unless a test sets them.
         overrides.setdefault("hold_rate_limit_per_ip_per_minute", 10**9)
+        overrides.setdefault("seat_map_max_streams_per_address", 10**6)
         settings = HoldSettings(database_url=overrides.pop("database_url", hold_dsn),
                                 redis_url=overrides.pop("redis_url", redis_url),
                                 jwt_secret=SECRET, db_pool_max=20, **overrides)

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
 import orjson
 import pytest
+from hold_service.adapters import seat_maps
 from hold_service.adapters.seat_map_source import SeatMapSource
 from hold_service.adapters.seat_map_subscribers import HEARTBEAT, Subscriber
 from hold_service.adapters.seat_maps import FeedDown, LiveSeatMaps
+from hold_service.adapters.stream_leases import StreamLeases
+from hold_service.domain.errors import TooManyStreams
 from hold_service.domain.seat_map import SeatChange, SeatMap, Step
 from prometheus_client import REGISTRY
 
 SID = 42
+ADDRESS = "192.0.2.1"
 
 
 class FakeSource(SeatMapSource):
@@ -86,7 +92,7 @@ async def test_changes_during_a_load_are_applied_after_it() -> None:
 async def test_a_gap_drops_the_map_resets_its_streams_and_the_next_read_reloads() -> None:
     source = FakeSource()
     live = maps(source)
-    sub = await live.subscribe(SID)
+    sub = await live.subscribe(SID, ADDRESS)
     assert sub is not None
     source.commit("HELD", "A1")
     live.apply(source.commit("HELD", "A2"))  # version 2 without 1: missed
@@ -106,7 +112,7 @@ async def test_operators_see_streams_feed_gaps_and_why_streams_ended() -> None:
               "reset": _metric("seat_map_streams_ended_total", reason="reset")}
     live = maps(source, stream_buffer_bytes=4096)
     assert _metric("seat_map_feed_up") == 1
-    slow, other = await live.subscribe(SID), await live.subscribe(SID)
+    slow, other = await live.subscribe(SID, ADDRESS), await live.subscribe(SID, ADDRESS)
     assert slow is not None and other is not None
     assert _metric("seat_map_streams") == before["streams"] + 2
     for n in range(60):  # `slow` never reads: dropped
@@ -125,8 +131,8 @@ async def test_operators_see_streams_feed_gaps_and_why_streams_ended() -> None:
 async def test_subscribers_get_each_version_once_in_order_then_heartbeats() -> None:
     source = FakeSource()
     live = maps(source)
-    sub = await live.subscribe(SID)
-    assert sub is not None and sub.snapshot.version == 0
+    sub = await live.subscribe(SID, ADDRESS)
+    assert sub is not None and sub.take_snapshot().version == 0
     for change in (source.commit("HELD", "A1"), source.commit("AVAILABLE", "A1")):
         live.apply(change)
     live.apply(SeatChange(SID, 1, "HELD", ("A1",)))  # a repeat: already applied, not sent again
@@ -140,7 +146,7 @@ async def test_subscribers_get_each_version_once_in_order_then_heartbeats() -> N
 async def test_a_subscriber_that_falls_behind_is_closed_and_freed() -> None:
     source = FakeSource(seats=60)
     live = maps(source, stream_buffer_bytes=4096)
-    slow, fast = await live.subscribe(SID), await live.subscribe(SID)
+    slow, fast = await live.subscribe(SID, ADDRESS), await live.subscribe(SID, ADDRESS)
     assert slow is not None and fast is not None
     for n in range(60):  # ~40 bytes a change, never read by `slow`
         live.apply(source.commit("HELD", f"A{n + 1}"))
@@ -152,7 +158,7 @@ async def test_a_write_stuck_on_a_client_is_interrupted() -> None:
     live = maps(FakeSource())
 
     async def stream() -> None:
-        sub = await live.subscribe(SID)
+        sub = await live.subscribe(SID, ADDRESS)
         assert sub is not None
         sub.sending(True)
         await asyncio.Event().wait()  # a write to a client that does not read
@@ -168,7 +174,7 @@ async def test_a_write_stuck_on_a_client_is_interrupted() -> None:
 async def test_unknown_showtime_is_remembered_briefly() -> None:
     source = FakeSource()
     live = maps(source)
-    assert await live.get(7) is None and await live.get(7) is None and await live.subscribe(7) is None
+    assert await live.get(7) is None and await live.get(7) is None and await live.subscribe(7, ADDRESS) is None
     assert source.loads == 1
 
 
@@ -176,12 +182,12 @@ async def test_without_the_feed_maps_are_served_briefly_then_reloaded_and_stream
     source = FakeSource()
     live = maps(source, stale_seconds=0.05)
     await live.get(SID)
-    sub = await live.subscribe(SID)
+    sub = await live.subscribe(SID, ADDRESS)
     live.feed_down()
     source.commit("HELD", "A1")  # nobody tells this process
     assert (await live.get(SID)).version == 0  # type: ignore[union-attr]
     with pytest.raises(FeedDown):
-        await live.subscribe(SID)
+        await live.subscribe(SID, ADDRESS)
     await asyncio.sleep(0.06)
     live.tick(heartbeat=False, send_timeout=30)
     assert sub is not None and sub.closed == "reset"
@@ -196,7 +202,7 @@ async def test_least_read_maps_go_first_but_never_a_streamed_one() -> None:
             return SeatMap(showtime_id, 0, {"A1": "AVAILABLE"})
 
     live = maps(Many(), capacity=2)
-    assert await live.subscribe(1) is not None
+    assert await live.subscribe(1, ADDRESS) is not None
     for sid in (2, 3, 4):
         await live.get(sid)
     assert list(live.maps) == [1, 4]
@@ -213,3 +219,57 @@ async def test_subscriber_frames_are_the_contract() -> None:
     assert snapshot.startswith(b"retry: ") and snapshot.endswith(b'event: snapshot\nid: 3\ndata: {"showtimeId":42}\n\n')
     sub = Subscriber(SID, SeatMapView(3, b"{}"), 4096, lambda _: None)
     assert not hasattr(sub, "__dict__")  # thousands per process: slots only
+
+
+async def test_a_stream_keeps_no_snapshot_once_it_is_taken() -> None:
+    source = FakeSource()
+    live = maps(source)
+    sub = await live.subscribe(SID, ADDRESS)
+    assert sub is not None
+    first = sub.take_snapshot()
+    gone = weakref.ref(first)
+    live.apply(source.commit("HELD", "A1"))
+    assert (await live.get(SID)).version == 1  # type: ignore[union-attr]  # the map moved on
+    del first
+    gc.collect()
+    assert gone() is None  # nothing kept the map the stream began with
+    with pytest.raises(RuntimeError):
+        sub.take_snapshot()
+
+
+async def test_a_map_pinned_by_streams_past_the_capacity_goes_with_its_last_stream() -> None:
+    class Many(FakeSource):
+        async def load(self, showtime_id: int) -> SeatMap | None:
+            return SeatMap(showtime_id, 0, {"A1": "AVAILABLE"})
+
+    live = maps(Many(), capacity=1)
+    one, two = await live.subscribe(1, ADDRESS), await live.subscribe(2, ADDRESS)
+    also_one = await live.subscribe(1, "192.0.2.2")
+    assert one and two and also_one and list(live.maps) == [1, 2]  # both streamed: kept past the capacity
+    one.close("gone")
+    assert list(live.maps) == [1, 2]  # 1 still has a stream
+    also_one.close("gone")
+    assert list(live.maps) == [2]  # its last stream ended: back within the capacity at once
+    two.close("gone")
+    assert list(live.maps) == [2]  # within the capacity: kept for the next reader
+
+
+async def test_streams_per_address_are_capped_and_given_back() -> None:
+    live = maps(FakeSource(), leases=StreamLeases(None, 2))  # type: ignore[arg-type]
+    first, second = await live.subscribe(SID, ADDRESS), await live.subscribe(SID, ADDRESS)
+    with pytest.raises(TooManyStreams):
+        await live.subscribe(SID, ADDRESS)
+    assert await live.subscribe(SID, "192.0.2.99") is not None  # another client is not affected
+    assert await live.subscribe(7, ADDRESS) is None  # an unknown showtime: 404, no stream counted
+    assert first is not None and second is not None
+    first.close("gone")
+    assert await live.subscribe(SID, ADDRESS) is not None
+    assert second.lease in live.leases.open[ADDRESS] and len(live.leases.open[ADDRESS]) == 2
+
+
+async def test_unknown_showtimes_remembered_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(seat_maps, "MAX_MISSING", 50)
+    live = maps(FakeSource(), missing_seconds=3600)
+    for sid in range(1000, 1500):  # made-up ids, faster than they lapse
+        assert await live.get(sid) is None
+    assert len(live.missing) <= 50

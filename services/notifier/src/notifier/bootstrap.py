@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass
 from email.utils import parseaddr
 
 import asyncpg
 from ticketing.db import create_pool
 
-from notifier.adapters.mailer import SmtpMailer
+from notifier.adapters.mailer import SmtpLogin, SmtpMailer
 from notifier.adapters.repository import PgNotifierUnitOfWork
 from notifier.config import NotifierSettings
 from notifier.domain.policy import NotifyPolicy
@@ -27,6 +28,11 @@ class Service:
         await self.pool.close()
 
 
+def smtp_login(s: NotifierSettings) -> SmtpLogin:
+    tls = ssl.create_default_context(cafile=s.smtp_tls_cafile or None) if s.smtp_starttls else None
+    return SmtpLogin(starttls=s.smtp_starttls, username=s.smtp_username, password=s.smtp_password, tls=tls)
+
+
 def notify_policy(s: NotifierSettings) -> NotifyPolicy:
     return NotifyPolicy(mail_from=s.mail_from, signing_key=private_key_from_seed(s.qr_signing_key),
                         cents_per_point=s.points_per_cents)
@@ -36,6 +42,7 @@ async def bootstrap(settings: NotifierSettings | None = None, *, mailer: Mailer 
     """The real SMTP mailer by default; tests may pass another."""
     s = settings or NotifierSettings()
     pool = await create_pool(s.database_url, min_size=1, max_size=s.db_pool_max)
-    mailer = mailer or SmtpMailer(s.smtp_host, s.smtp_port, parseaddr(s.mail_from)[1], s.smtp_timeout_seconds)
+    mailer = mailer or SmtpMailer(s.smtp_host, s.smtp_port, parseaddr(s.mail_from)[1], s.smtp_timeout_seconds,
+                                  smtp_login(s))
     deps = Deps(settings=s, uow=lambda: PgNotifierUnitOfWork(pool), policy=notify_policy(s), mailer=mailer)
     return Service(deps=deps, pool=pool)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, model_validator
 from ticketing.settings import DEV_DEFAULT_SECRET, ServiceSettings
 
 from notifier.domain.delivery import RetryPolicy
@@ -28,6 +28,12 @@ class NotifierSettings(ServiceSettings):
     smtp_host: str = "127.0.0.1"
     smtp_port: int = 1025
     smtp_timeout_seconds: float = Field(default=10.0, gt=0)
+    # A real relay: STARTTLS (its certificate checked against SMTP_TLS_CAFILE, else the system's CAs), then
+    # AUTH with these credentials when a username is set. The dev sink takes neither.
+    smtp_starttls: bool = False
+    smtp_tls_cafile: str = ""
+    smtp_username: str = ""
+    smtp_password: str = ""
     mail_from: str = "Cinema Tickets <tickets@cinema.example>"
     points_per_cents: int = Field(default=100, ge=1)  # 1 loyalty point per this many cents paid
     sender_interval_seconds: float = Field(default=1.0, gt=0)  # polling fallback of the e-mail sender
@@ -57,6 +63,12 @@ class NotifierSettings(ServiceSettings):
     def consumer_name(self) -> str:
         """Kafka group id (= faust app id) and the inbox `consumer` column."""
         return f"{self.kafka_group_prefix}notifier"
+
+    @model_validator(mode="after")
+    def _credentials_only_over_tls(self) -> NotifierSettings:
+        if self.smtp_username and not self.smtp_starttls and self.app_env != "dev":
+            raise ValueError("SMTP_USERNAME needs SMTP_STARTTLS=true outside dev: credentials are not sent in clear")
+        return self
 
     def secrets(self) -> dict[str, str]:
         key = DEV_DEFAULT_SECRET if self.qr_signing_key == DEV_QR_SIGNING_KEY else self.qr_signing_key

@@ -9,7 +9,7 @@ from ticketing.db import create_pool
 
 from payment_service.adapters.gateway import HttpGateway
 from payment_service.adapters.hold_directory import HttpHoldDirectory
-from payment_service.adapters.http import ServiceClient
+from payment_service.adapters.http import ServiceClient, api_key, service_token
 from payment_service.adapters.repository import PgPaymentsUnitOfWork
 from payment_service.adapters.vouchers import HttpVouchers
 from payment_service.config import Settings
@@ -35,11 +35,12 @@ async def bootstrap(settings: Settings, *, holds: HoldDirectory | None = None, v
     """Real adapters by default; tests pass fakes for the ports they replace."""
     pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max)
     timeout = settings.dependency_timeout_seconds
-    hold_client = ServiceClient(settings.hold_service_url, jwt_secret=settings.jwt_secret, timeout=timeout,
-                                name="hold-service")
-    voucher_client = ServiceClient(settings.voucher_service_url, jwt_secret=settings.jwt_secret,
-                                   timeout=timeout, name="voucher-service")
-    gateway_client = ServiceClient(settings.gateway_url, jwt_secret=None, timeout=timeout * 2, name="gateway")
+    ours = service_token(settings.jwt_secret)
+    hold_client = ServiceClient(settings.hold_service_url, credentials=ours, timeout=timeout, name="hold-service")
+    voucher_client = ServiceClient(settings.voucher_service_url, credentials=ours, timeout=timeout,
+                                   name="voucher-service")
+    gateway_client = ServiceClient(settings.gateway_url, credentials=api_key(settings.gateway_api_key),
+                                   timeout=timeout * 2, name="gateway")
     deps = Deps(settings=settings, uow=lambda: PgPaymentsUnitOfWork(pool),
                 holds=holds or HttpHoldDirectory(hold_client), vouchers=vouchers or HttpVouchers(voucher_client),
                 gateway=gateway or HttpGateway(gateway_client))

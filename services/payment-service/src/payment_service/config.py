@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from pydantic import AliasChoices, Field
-from ticketing.settings import DEV_DEFAULT_SECRET, ServiceSettings
+from ticketing.settings import DEV_DEFAULT_SECRET, TokenSettings
 
 THREE_DAYS = 3 * 86400
 
 
-class Settings(ServiceSettings):
+class Settings(TokenSettings):
     service_name: str = "payment-service"
     database_url: str = Field(default="postgresql://postgres@127.0.0.1:5432/ticketing",
                               validation_alias=AliasChoices("PAYMENT_DATABASE_URL", "DATABASE_URL"))
     gateway_webhook_secret: str = DEV_DEFAULT_SECRET
+    # The merchant's API key at the gateway, sent as a bearer token on every call to it.
+    gateway_api_key: str = DEV_DEFAULT_SECRET
     hold_service_url: str = "http://127.0.0.1:8001"
     voucher_service_url: str = "http://127.0.0.1:8003"
     gateway_url: str = "http://127.0.0.1:8010"
@@ -40,4 +42,5 @@ class Settings(ServiceSettings):
     cors_allowed_origins: str = ""
 
     def secrets(self) -> dict[str, str]:
-        return {**super().secrets(), "GATEWAY_WEBHOOK_SECRET": self.gateway_webhook_secret}
+        return {**super().secrets(), "GATEWAY_WEBHOOK_SECRET": self.gateway_webhook_secret,
+                "GATEWAY_API_KEY": self.gateway_api_key}

@@ -27,9 +27,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from payment_service.adapters.gateway import HttpGateway
 from payment_service.adapters.hold_directory import HttpHoldDirectory
-from payment_service.adapters.http import ServiceClient
+from payment_service.adapters.http import ServiceClient, api_key, service_token
 from payment_service.adapters.repository import PgPaymentsUnitOfWork
 from payment_service.adapters.vouchers import HttpVouchers
+from payment_service.config import Settings
 from payment_service.domain.errors import DependencyUnavailable, VoucherRejected
 from payment_service.domain.model import Payment
 from payment_service.service_layer.ports import Gateway, HoldDirectory, PaymentsUnitOfWork, Vouchers
@@ -195,9 +196,10 @@ async def _real(fakes: ModuleType, dsn: str, simulator: str, stand_in: tuple[str
     stand_in_url, app = stand_in
     app.state.holds, app.state.vouchers = fakes.FakeHoldDirectory(), fakes.FakeVouchers()
     pool = await create_pool(dsn, min_size=1, max_size=5)
-    clients = [ServiceClient(simulator, jwt_secret=None, timeout=5, name="gateway"),
-               ServiceClient(stand_in_url, jwt_secret=STAND_IN_SECRET, timeout=5, name="stand-in"),
-               ServiceClient(f"http://127.0.0.1:{free_port()}", jwt_secret=None, timeout=5, name="gateway")]
+    key = api_key(Settings().gateway_api_key)  # what the simulator, started beside, reads too
+    clients = [ServiceClient(simulator, credentials=key, timeout=5, name="gateway"),
+               ServiceClient(stand_in_url, credentials=service_token(STAND_IN_SECRET), timeout=5, name="stand-in"),
+               ServiceClient(f"http://127.0.0.1:{free_port()}", credentials=key, timeout=5, name="gateway")]
 
     async def pay(session_id: str, outcome: str) -> None:
         r = await clients[0].request("POST", f"/sim/sessions/{session_id}/pay",

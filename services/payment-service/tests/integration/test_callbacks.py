@@ -10,6 +10,7 @@ from payment_service.adapters.repository import PgPaymentsUnitOfWork
 from payment_service.domain.commands import RefundFailedBooking
 from payment_service.service_layer import money
 from payment_service.service_layer.reactions import refund_failed_booking
+from ticketing.pytest_plugin import merchant_auth
 
 pytestmark = pytest.mark.integration
 
@@ -129,6 +130,6 @@ async def test_booking_failed_refunds_once_at_the_gateway(payment_api, kit) -> N
     assert await money.issue_refunds(payment_api.deps) == 1
     assert await money.issue_refunds(payment_api.deps) == 0
     assert await state(payment_api, payment_id) == ("REFUNDED", ["PaymentSucceeded", "RefundIssued"])
-    async with httpx.AsyncClient() as c:
+    async with httpx.AsyncClient(headers=merchant_auth()) as c:
         session = (await c.get(f"{payment_api.settings.gateway_url}/v1/sessions/{session_id}")).json()
     assert len(session["refundIds"]) == 1

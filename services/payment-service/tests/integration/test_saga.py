@@ -12,7 +12,7 @@ import httpx
 import pytest
 import pytest_asyncio
 from payment_service.adapters.gateway import HttpGateway
-from payment_service.adapters.http import ServiceClient
+from payment_service.adapters.http import ServiceClient, api_key
 from payment_service.adapters.repository import PgPaymentsUnitOfWork
 from payment_service.bootstrap import Service, bootstrap
 from payment_service.domain.commands import (
@@ -29,6 +29,7 @@ from payment_service.service_layer.callbacks import handle_callback
 from payment_service.service_layer.checkout import start_checkout
 from payment_service.service_layer.ports import GatewaySession
 from prometheus_client import REGISTRY
+from ticketing.pytest_plugin import merchant_auth
 
 pytestmark = pytest.mark.integration
 
@@ -59,7 +60,8 @@ class ControlledGateway(HttpGateway):
 @pytest_asyncio.fixture
 async def saga(payment_api, kit) -> AsyncIterator[tuple[Service, ControlledGateway]]:  # type: ignore[no-untyped-def]
     settings = payment_api.settings.model_copy(update={"refund_retry_first_seconds": 0.2, "reconcile_after_seconds": 0})
-    gateway = ControlledGateway(ServiceClient(settings.gateway_url, jwt_secret=None, timeout=5, name="gateway"))
+    gateway = ControlledGateway(ServiceClient(settings.gateway_url, credentials=api_key(settings.gateway_api_key),
+                                              timeout=5, name="gateway"))
     service = await bootstrap(settings, holds=payment_api.holds, vouchers=kit.stocked_vouchers(), gateway=gateway)
     yield service, gateway
     await service.close()
@@ -67,7 +69,7 @@ async def saga(payment_api, kit) -> AsyncIterator[tuple[Service, ControlledGatew
 
 async def sim(settings, path: str, **body):  # type: ignore[no-untyped-def]
     url = f"{settings.gateway_url}{path}"
-    async with httpx.AsyncClient() as c:
+    async with httpx.AsyncClient(headers=merchant_auth()) as c:
         r = await (c.post(url, json=body) if body else c.get(url))
     assert r.status_code == 200, r.text
     return r.json()

@@ -11,6 +11,7 @@ from ticketing.db import create_pool
 from voucher_service.adapters.gate import RedisFlashGate, redis_client
 from voucher_service.adapters.payments import HttpPayments
 from voucher_service.adapters.publisher import KafkaPublisher, flash_producer
+from voucher_service.adapters.quote_limit import RedisQuoteLimit
 from voucher_service.adapters.repository import PgVouchersUnitOfWork
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
@@ -59,5 +60,6 @@ async def bootstrap(settings: VoucherSettings, *, with_producer: bool = True) ->
                 publisher=publisher, writer_lag=lag, payments=payments,
                 reservation_ttl_seconds=settings.voucher_reservation_ttl_seconds,
                 recovery_fence_seconds=settings.recovery_fence,
+                quote_limit=RedisQuoteLimit(client, settings.voucher_quote_rate_limit_per_minute),
                 cache=VoucherCache(ttl=settings.voucher_cache_seconds))
     return Service(settings, deps, pool, client, publisher, lag, payments)

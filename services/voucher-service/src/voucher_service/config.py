@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pydantic import AliasChoices, Field
-from ticketing.settings import ServiceSettings
+from ticketing.settings import TokenSettings
 
 
-class VoucherSettings(ServiceSettings):
+class VoucherSettings(TokenSettings):
     service_name: str = "voucher-service"
     database_url: str = Field(
         default="postgresql://voucher_service@127.0.0.1:5432/ticketing",
@@ -19,6 +19,8 @@ class VoucherSettings(ServiceSettings):
     reconcile_interval_seconds: float = Field(default=60, gt=0)
     sold_out_cache_seconds: float = Field(default=2.0, ge=0)
     voucher_cache_seconds: float = Field(default=5.0, ge=0)
+    # Quotes per customer and minute (then 429): a quote tells whether a code is live.
+    voucher_quote_rate_limit_per_minute: int = Field(default=30, ge=1)
     # The reservation expiry asks payment-service whether a use's payment ended (service_layer/expiry.py).
     payment_service_url: str = "http://127.0.0.1:8002"
     kafka_send_timeout_seconds: float = Field(default=5.0, gt=0)

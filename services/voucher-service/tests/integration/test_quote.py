@@ -9,7 +9,7 @@ import asyncpg
 import httpx
 import pytest
 import redis.asyncio as aioredis
-from api_kit import ADMIN, SERVICE, auth, create
+from api_kit import ADMIN, SERVICE, api_client, auth, create
 from voucher_service.adapters.gate import keys
 from voucher_testkit import invariant, unique_code, unique_customer
 
@@ -53,10 +53,15 @@ async def test_quote_reasons_and_nothing_reserved(api: httpx.AsyncClient, pool: 
     now = datetime.now(UTC)
     later = await create(api, flashSale=flash, startsAt=(now + timedelta(hours=1)).isoformat(),
                          endsAt=(now + timedelta(hours=2)).isoformat())
-    assert await _reason(api, later, buyer) == "NOT_STARTED"
+    assert await _reason(api, later, buyer) == "INVALID"
     ended = await create(api, flashSale=flash, startsAt=(now - timedelta(hours=2)).isoformat(),
                          endsAt=(now - timedelta(seconds=1)).isoformat())
-    assert await _reason(api, ended, buyer) == "ENDED"
+    assert await _reason(api, ended, buyer) == "INVALID"
+    # An unknown code gets the very same answer: quotes tell nobody which codes exist.
+    unknown = unique_code("NONE")
+    answers = [(await _quote(api, c, buyer)).json() for c in (ended, unknown)]
+    assert [{**a, "code": None} for a in answers] == [{"code": None, "eligible": False, "discountAmount": 0,
+                                                       "reason": "INVALID"}] * 2
 
 
 @pytest.mark.parametrize("flash", [False, True])
@@ -87,7 +92,7 @@ async def test_quote_errors(api: httpx.AsyncClient) -> None:
     code = await create(api)
     customer = unique_customer()
     response = await _quote(api, unique_code("NONE"), customer)
-    assert (response.status_code, response.json()["error"]) == (404, "NOT_FOUND")
+    assert (response.status_code, response.json()["reason"]) == (200, "INVALID")
     for bad in (-1, "ten", 2**63, ""):
         response = await _quote(api, code, customer, bad)
         assert (response.status_code, response.json()["error"]) == (422, "VALIDATION_ERROR"), bad
@@ -96,4 +101,15 @@ async def test_quote_errors(api: httpx.AsyncClient) -> None:
     assert (await api.get(f"/vouchers/{code}/quote", params={"orderAmount": 1})).status_code == 401
     schema = (await api.get("/openapi.json")).json()
     reason = schema["components"]["schemas"]["QuotePublic"]["properties"]["reason"]
-    assert reason["anyOf"][0]["enum"] == ["NOT_STARTED", "ENDED", "MIN_ORDER_AMOUNT", "ALREADY_USED", "OUT_OF_STOCK"]
+    assert reason["anyOf"][0]["enum"] == ["INVALID", "MIN_ORDER_AMOUNT", "ALREADY_USED", "OUT_OF_STOCK"]
+    assert "429" in schema["paths"]["/vouchers/{code}/quote"]["get"]["responses"]
+
+
+async def test_quotes_are_limited_per_customer(voucher_dsn: str, kafka_bootstrap: str, redis_url: str) -> None:
+    async for api in api_client(voucher_dsn, kafka_bootstrap, redis_url, voucher_quote_rate_limit_per_minute=5):
+        code, guesser, other = await create(api), unique_customer(), unique_customer()
+        answers = [await _quote(api, unique_code("GUESS") if n % 2 else code, guesser) for n in range(8)]
+        assert [a.status_code for a in answers] == [200] * 5 + [429] * 3
+        refused = answers[-1]
+        assert refused.json()["error"] == "RATE_LIMITED" and 1 <= int(refused.headers["retry-after"]) <= 60
+        assert await _reason(api, code, other) is None  # another customer is not affected

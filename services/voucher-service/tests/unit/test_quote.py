@@ -7,14 +7,16 @@ from datetime import timedelta
 import pytest
 from flash_fakes import NOW, VOUCHER, FakeGate, FakePublisher, fake_deps
 from voucher_service.domain.commands import QuoteVoucher
+from voucher_service.domain.errors import QuotesLimited
 from voucher_service.domain.model import Quote
+from voucher_service.service_layer.ports import QuoteLimit
 from voucher_service.service_layer.quotes import quote_voucher
 
 
 @pytest.mark.parametrize(("amount", "now", "remaining", "uses", "reason"), [
     (5000, NOW, 1, 0, None),
-    (5000, VOUCHER.starts_at - timedelta(seconds=1), 1, 0, "NOT_STARTED"),
-    (5000, VOUCHER.ends_at, 1, 0, "ENDED"),
+    (5000, VOUCHER.starts_at - timedelta(seconds=1), 1, 0, "INVALID"),  # not yet valid: as an unknown code
+    (5000, VOUCHER.ends_at, 1, 0, "INVALID"),  # no longer valid: the same
     (999, NOW, 0, 1, "MIN_ORDER_AMOUNT"),  # the terms first
     (5000, NOW, 0, 1, "ALREADY_USED"),  # the caller's quota before the stock, as reserve checks
     (5000, NOW, 0, 0, "OUT_OF_STOCK"),
@@ -36,3 +38,39 @@ async def test_a_flash_quote_reads_the_gate_and_reserves_nothing() -> None:
     assert (await quote_voucher(QuoteVoucher("FLASH", 1, 5000), c)).reason == "ALREADY_USED"
     gate.left = 4
     assert (await quote_voucher(QuoteVoucher("FLASH", 2, 5000), c)).eligible
+
+
+class CountingLimit(QuoteLimit):
+    def __init__(self, per_minute: int) -> None:
+        self.per_minute, self.counts = per_minute, dict[int, int]()
+
+    async def retry_after(self, customer_id: int) -> int | None:
+        self.counts[customer_id] = self.counts.get(customer_id, 0) + 1
+        return 42 if self.counts[customer_id] > self.per_minute else None
+
+
+async def test_an_unknown_code_is_answered_as_an_invalid_one_and_quotes_are_counted_first() -> None:
+    class NoSuchVoucher:  # the unit of work of an empty database
+        async def __aenter__(self):  # type: ignore[no-untyped-def]
+            return self
+
+        async def __aexit__(self, *_: object) -> None:
+            return None
+
+        @property
+        def vouchers(self):  # type: ignore[no-untyped-def]
+            return self
+
+        async def get(self, code: str) -> None:
+            return None
+
+    deps = fake_deps(FakeGate(1), FakePublisher())
+    deps.uow = NoSuchVoucher  # type: ignore[assignment]
+    deps.quote_limit = limit = CountingLimit(2)
+    assert await quote_voucher(QuoteVoucher("GUESS1", 1, 5000), deps) == Quote("GUESS1", False, 0, "INVALID")
+    deps.cache.put(VOUCHER)
+    assert (await quote_voucher(QuoteVoucher("FLASH", 1, 5000), deps)).eligible
+    with pytest.raises(QuotesLimited) as refused:
+        await quote_voucher(QuoteVoucher("FLASH", 1, 5000), deps)  # a real code too: the limit comes first
+    assert refused.value.retry_after == 42 and limit.counts == {1: 3}
+    assert (await quote_voucher(QuoteVoucher("FLASH", 2, 5000), deps)).eligible  # another customer's own count

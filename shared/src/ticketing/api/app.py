@@ -7,27 +7,43 @@ from contextlib import AbstractAsyncContextManager
 
 from fastapi import APIRouter, FastAPI
 from fastapi.telemetry import TelemetryConfig
+from starlette.types import ASGIApp
 
 from ticketing.api.body_limit import BodyLimit
+from ticketing.api.boundary import Boundary
 from ticketing.api.errors import install_error_handlers
 from ticketing.api.health import router as health_router
 from ticketing.api.hot_path import HotPaths, HotRoute
 from ticketing.api.openapi import describe_errors
+from ticketing.api.server import HeadLimitedHttpTools
 from ticketing.api.telemetry import RequestTelemetry
+from ticketing.tokens import TokenVerifier
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 NO_OTEL: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
 
 
-def build_app(*, title: str, jwt_secret: str, routers: list[APIRouter], max_body_bytes: int,
-              lifespan: Lifespan | None = None, version: str = "1.0.0",
+class ServiceApp(FastAPI):
+    """FastAPI with the Boundary (boundary.py) outside its whole stack, ServerErrorMiddleware included."""
+
+    max_header_bytes = 16384
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return Boundary(super().build_middleware_stack(), self.max_header_bytes)
+
+
+def build_app(*, title: str, tokens: TokenVerifier | None, routers: list[APIRouter], max_body_bytes: int,
+              max_header_bytes: int = 16384, lifespan: Lifespan | None = None, version: str = "1.0.0",
               hot_routes: list[HotRoute] | None = None, access_log: bool = True) -> FastAPI:
-    """`hot_routes`: endpoints served ahead of FastAPI's routing (why: hot_path.py); keep them in `routers`.
-    `max_body_bytes`: the settings' MAX_BODY_BYTES; a larger body gets 413 before it is read (body_limit.py)."""
+    """`tokens`: what checks bearer tokens (security.py; None: a service whose routes need none).
+    `hot_routes`: endpoints served ahead of FastAPI's routing (why: hot_path.py); keep them in `routers`.
+    `max_body_bytes`: the settings' MAX_BODY_BYTES; a larger body gets 413 before it is read (body_limit.py).
+    `max_header_bytes`: MAX_HEADER_BYTES; a larger head gets 431 (boundary.py, and server.py as it is read)."""
     # Metrics are Prometheus (/metrics); we set up no OpenTelemetry. FastAPI's native telemetry would
     # still look up the global OTel providers on every request, a cost on every request under load.
-    app = FastAPI(title=title, version=version, lifespan=lifespan, telemetry=NO_OTEL)
-    app.state.jwt_secret = jwt_secret
+    app = ServiceApp(title=title, version=version, lifespan=lifespan, telemetry=NO_OTEL)
+    app.max_header_bytes = HeadLimitedHttpTools.max_head_bytes = max_header_bytes
+    app.state.tokens = tokens
     app.state.readiness_checks = {}
     install_error_handlers(app)
     app.include_router(health_router)

@@ -2,7 +2,8 @@
 
 FastAPI documents what a route returns when all goes well and its own 422 body; ours are
 `{"error": CODE, "message": ...}` for every status. Added to every operation, from what it is:
-- 503 UNAVAILABLE, always (a dependency down); 413 PAYLOAD_TOO_LARGE where it takes a body;
+- 503 UNAVAILABLE and 431 HEADERS_TOO_LARGE, always (a dependency down; request headers over
+  MAX_HEADER_BYTES); 413 PAYLOAD_TOO_LARGE where it takes a body;
 - 422 VALIDATION_ERROR where it takes parameters or a body (replacing FastAPI's own body);
 - 404 NOT_FOUND where its path names something;
 - 401 UNAUTHORIZED and 403 FORBIDDEN where it needs a token (the `security` that ticketing.api.security's
@@ -23,8 +24,10 @@ ERROR_SCHEMA: dict[str, Any] = {
                    "message": {"type": "string", "description": "For humans."}},
 }
 BEARER = {"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
-          "description": "HS256, claims sub (customer id), role (customer | admin | service), iss and aud "
-                         "`ticketing`, exp."}
+          "description": "Claims sub (customer id, ASCII digits), role (customer | admin | service), iss, aud, "
+                         "exp. HS256 with JWT_SECRET (iss and aud `ticketing`), or, where JWT_JWKS_URL is set, "
+                         "RS256, ES256 or EdDSA with the identity provider's key named by `kid` (iss JWT_ISSUER, "
+                         "aud JWT_AUDIENCE)."}
 CODES: dict[int, tuple[str, str]] = {
     401: ("UNAUTHORIZED", "No bearer token, or one that is invalid or expired."),
     403: ("FORBIDDEN | ADMISSION_REQUIRED", "A token of another role, or no admission while the waiting room is on."),
@@ -35,6 +38,7 @@ CODES: dict[int, tuple[str, str]] = {
     422: ("VALIDATION_ERROR | NOT_ELIGIBLE | IDEMPOTENCY_KEY_REUSED",
           "The request is not valid (`problems` lists where)."),
     429: ("RATE_LIMITED", "Too many requests: wait for the Retry-After header's seconds."),
+    431: ("HEADERS_TOO_LARGE", "The request line and headers are over MAX_HEADER_BYTES; they were not read."),
     503: ("UNAVAILABLE", "A dependency is down; retry after the Retry-After header's seconds."),
 }
 
@@ -48,7 +52,7 @@ def _error(status: int) -> dict[str, Any]:
 def _describe(operation: dict[str, Any]) -> None:
     responses: dict[str, Any] = operation.setdefault("responses", {})
     params = operation.get("parameters", [])
-    wanted = {503}
+    wanted = {431, 503}
     if "requestBody" in operation:
         wanted |= {413, 422}
     if params:

@@ -1,4 +1,4 @@
-"""FastAPI dependencies for the bearer JWT; the secret comes from `app.state.jwt_secret`.
+"""FastAPI dependencies for the bearer JWT, checked by `app.state.tokens` (ticketing.tokens).
 
 They are `async def` on purpose: FastAPI runs a plain `def` dependency in its thread pool, which on the
 hot path of every request costs more than verifying the token itself.
@@ -13,7 +13,7 @@ from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ticketing.api.errors import ApiError
-from ticketing.auth import InvalidToken, Principal, Role, verify_token_cached
+from ticketing.auth import InvalidToken, Principal, Role
 
 
 def _unauthorized(message: str) -> ApiError:
@@ -32,7 +32,7 @@ async def current_principal(request: Request, _credentials: HTTPAuthorizationCre
     if scheme.lower() != "bearer" or not token:
         raise _unauthorized("a bearer token is required")
     try:
-        return verify_token_cached(request.app.state.jwt_secret, token.strip())
+        return await request.app.state.tokens.verify(token.strip())  # type: ignore[no-any-return]
     except InvalidToken as exc:
         raise _unauthorized(f"invalid token: {exc}") from exc
 

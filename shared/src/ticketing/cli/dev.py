@@ -13,14 +13,14 @@ from ticketing import contract
 from ticketing.auth import ROLES, issue_token
 from ticketing.kafka import create_topics, kafka_reachable
 from ticketing.migrations import apply_migrations, package_migrations, shared_migrations
-from ticketing.settings import SERVICE_DATABASES, OperatorSettings, ServiceSettings
+from ticketing.settings import SERVICE_DATABASES, OperatorSettings, ServiceSettings, TokenSettings
 
 PACKAGES = {"hold": "hold_service", "payment": "payment_service", "voucher": "voucher_service",
             "notifier": "notifier"}
 
 
 def _token(args: argparse.Namespace) -> int:
-    settings = ServiceSettings()
+    settings = TokenSettings()
     print(issue_token(settings.jwt_secret, sub=str(args.sub), role=args.role, ttl_seconds=args.ttl))
     return 0
 

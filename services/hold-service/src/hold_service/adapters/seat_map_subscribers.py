@@ -37,18 +37,26 @@ def snapshot_frame(view: SeatMapView) -> bytes:
 
 
 class Subscriber(SeatMapSubscription):
-    __slots__ = ("closed", "frames", "limit", "on_close", "sending_since", "showtime_id", "size", "snapshot",
-                 "task", "waiter")
+    __slots__ = ("address", "closed", "frames", "lease", "limit", "on_close", "sending_since", "showtime_id", "size",
+                 "snapshot", "task", "waiter")
 
     def __init__(self, showtime_id: int, snapshot: SeatMapView, limit: int,
-                 on_close: Callable[[Subscriber], None]) -> None:
-        self.showtime_id, self.snapshot, self.limit, self.on_close = showtime_id, snapshot, limit, on_close
+                 on_close: Callable[[Subscriber], None], address: str = "", lease: str = "") -> None:
+        self.showtime_id, self.limit, self.on_close = showtime_id, limit, on_close
+        self.snapshot: SeatMapView | None = snapshot  # until it is taken to be sent
+        self.address, self.lease = address, lease  # the client's, and its stream lease (stream_leases.py)
         self.frames: deque[bytes] = deque()
         self.size = 0
         self.closed: str | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.sending_since = 0.0  # loop time a write began; 0: not writing
         self.task = asyncio.current_task()  # the request's task: cancelled to end a write that hangs
+
+    def take_snapshot(self) -> SeatMapView:
+        snapshot, self.snapshot = self.snapshot, None
+        if snapshot is None:
+            raise RuntimeError("the snapshot was taken already")
+        return snapshot
 
     def push(self, frame: bytes, wake: bool = True) -> None:
         """`wake=False`: queued only, sent at the next `wake()` (changes that come close together go in one write)."""
@@ -89,7 +97,7 @@ class Subscriber(SeatMapSubscription):
             return
         self.closed = reason
         self.frames.clear()
-        self.size = 0
+        self.size, self.snapshot = 0, None
         self.on_close(self)
         if self.sending_since and reason != "gone" and self.task is not None:
             self.task.cancel()

@@ -28,10 +28,13 @@ from ticketing.transient import TRANSIENT_ERRORS
 from hold_service.adapters.seat_map_live import LiveMap
 from hold_service.adapters.seat_map_source import SeatMapSource
 from hold_service.adapters.seat_map_subscribers import Subscriber
+from hold_service.adapters.stream_leases import StreamLeases
+from hold_service.domain.errors import TooManyStreams
 from hold_service.domain.seat_map import SeatChange, Step
 from hold_service.service_layer.ports import SeatMaps, SeatMapView
 
 logger = logging.getLogger(__name__)
+MAX_MISSING = 10_000  # unknown showtimes remembered (404 from memory)
 
 # Summed over the API processes of a pod (uvicorn workers share /metrics: prometheus_client multiprocess).
 STREAMS = Gauge("seat_map_streams", "Seat-map streams open", multiprocess_mode="livesum")
@@ -52,14 +55,18 @@ def _retrieved(task: asyncio.Task[LiveMap | None]) -> None:
 
 class LiveSeatMaps(SeatMaps):
     def __init__(self, source: SeatMapSource, *, capacity: int, missing_seconds: float, stale_seconds: float,
-                 stream_buffer_bytes: int, max_streams: int, flush_seconds: float = 0.0) -> None:
+                 stream_buffer_bytes: int, max_streams: int, flush_seconds: float = 0.0,
+                 leases: StreamLeases | None = None) -> None:
         self.source, self.capacity, self.max_streams = source, capacity, max_streams
+        self.leases = leases or StreamLeases(None, max_streams)  # per client address
+        self._renewed_at = 0.0
         self.missing_seconds, self.stale_seconds = missing_seconds, stale_seconds
         self.buffer_bytes, self.flush_seconds = stream_buffer_bytes, flush_seconds
         self.maps: OrderedDict[int, LiveMap] = OrderedDict()  # least recently read first
         self.loads: dict[int, tuple[asyncio.Task[LiveMap | None], list[SeatChange]]] = {}
         self.missing: dict[int, float] = {}  # showtime -> loop time until which it is known not to exist
         self.listening, self.lost_at, self.generation, self.streams = False, 0.0, 0, 0
+        self._renewing: asyncio.Future[None] | None = None
 
     async def get(self, showtime_id: int) -> SeatMapView | None:
         live = self.maps.get(showtime_id)
@@ -74,17 +81,21 @@ class LiveSeatMaps(SeatMaps):
             return live.view()  # Postgres is down: no seat can change until it is back
         return None if loaded is None else loaded.view()
 
-    async def subscribe(self, showtime_id: int) -> Subscriber | None:
+    async def subscribe(self, showtime_id: int, address: str) -> Subscriber | None:
         if not self.listening:
             raise FeedDown("the seat-map feed is reconnecting")
         live = self.maps.get(showtime_id) or await self._load(showtime_id)
         if live is None:
             return None
-        if self.maps.get(showtime_id) is not live:  # not kept (a gap while loading, the feed reconnected)
-            raise FeedDown("the seat map is reloading")
         if self.streams >= self.max_streams:
             raise FeedDown(f"this process serves {self.streams} streams, its limit")
-        subscriber = Subscriber(showtime_id, live.view(), self.buffer_bytes, self._closed)
+        lease = await self.leases.acquire(address)
+        if lease is None:
+            raise TooManyStreams(self.leases.limit)
+        if self.maps.get(showtime_id) is not live:  # not kept (a gap while loading, the feed reconnected)
+            self.leases.release(address, lease)
+            raise FeedDown("the seat map is reloading")
+        subscriber = Subscriber(showtime_id, live.view(), self.buffer_bytes, self._closed, address, lease)
         live.subscribers.add(subscriber)
         self.streams += 1
         STREAMS.inc()
@@ -123,6 +134,9 @@ class LiveSeatMaps(SeatMaps):
         """Every second: streams closed once the feed has been lost too long; with `heartbeat`, a comment
         to idle streams and writes stuck past `send_timeout` ended."""
         now = self._now()
+        if now - self._renewed_at >= self.leases.renew_seconds:
+            self._renewed_at = now
+            self._renewing = asyncio.ensure_future(self.leases.renew())
         if not self.listening and now - self.lost_at >= self.stale_seconds:
             self.close_streams("reset")
         elif heartbeat:
@@ -161,11 +175,13 @@ class LiveSeatMaps(SeatMaps):
         return live
 
     def _keep(self, showtime_id: int, live: LiveMap) -> None:
+        """Kept, and the least read others without streams go past the capacity (never the one just loaded:
+        with the capacity taken by streamed maps, it would go at once and no stream of it could open)."""
         self.maps[showtime_id] = live
         for old_id in list(self.maps):
             if len(self.maps) <= self.capacity:
                 break
-            if not self.maps[old_id].subscribers:
+            if old_id != showtime_id and not self.maps[old_id].subscribers:
                 del self.maps[old_id]
 
     def _forget(self, showtime_id: int, reason: str) -> None:
@@ -176,14 +192,20 @@ class LiveSeatMaps(SeatMaps):
         live = self.maps.get(subscriber.showtime_id)
         if live is not None:
             live.subscribers.discard(subscriber)
+            if not live.subscribers and len(self.maps) > self.capacity:
+                del self.maps[subscriber.showtime_id]  # its last stream pinned it past the capacity
+        self.leases.release(subscriber.address, subscriber.lease)
         self.streams -= 1
         STREAMS.dec()
         STREAMS_ENDED.labels(subscriber.closed or "unknown").inc()
 
     def _remember_missing(self, showtime_id: int) -> None:
+        """Bounded: ids made up faster than they lapse only cost Postgres lookups, never memory."""
         now = self._now()
-        if len(self.missing) > 10_000:
+        if len(self.missing) >= MAX_MISSING:
             self.missing = {sid: until for sid, until in self.missing.items() if until > now}
+            if len(self.missing) >= MAX_MISSING:
+                self.missing.clear()
         self.missing[showtime_id] = now + self.missing_seconds
 
     @staticmethod

@@ -49,6 +49,15 @@ class RateLimited(HoldError):
         self.retry_after = retry_after
 
 
+class TooManyStreams(HoldError):
+    """The client's address has SEAT_MAP_MAX_STREAMS_PER_ADDRESS seat-map streams open already."""
+
+    retry_after = 10
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"at most {limit} seat-map streams at once per client address")
+
+
 class IdempotencyKeyReused(HoldError):
     pass
 

@@ -140,8 +140,11 @@ class SeatMapSubscription(abc.ABC):
     """One client's stream of a showtime's seat map: `snapshot`, then every later version in order."""
 
     __slots__ = ()  # thousands per process: no per-instance dict
-    snapshot: SeatMapView
     closed: str | None  # why it ended (the client left, it fell behind, a reset, a shutdown); None: open
+
+    @abc.abstractmethod
+    def take_snapshot(self) -> SeatMapView:
+        """The map at subscription, once: the subscription keeps it no longer (an idle stream holds no map)."""
 
     @abc.abstractmethod
     async def next(self) -> bytes | None:
@@ -163,8 +166,9 @@ class SeatMaps(abc.ABC):
         """None: no such showtime."""
 
     @abc.abstractmethod
-    async def subscribe(self, showtime_id: int) -> SeatMapSubscription | None:
-        """None: no such showtime. Raises ConnectionError (503) while this process cannot follow the changes."""
+    async def subscribe(self, showtime_id: int, address: str) -> SeatMapSubscription | None:
+        """None: no such showtime. Raises TooManyStreams when `address` (the client's) has its limit open,
+        ConnectionError (503) while this process cannot follow the changes."""
 
 
 class RoomStore(abc.ABC):

@@ -25,9 +25,10 @@ async def seat_map(showtime_id: int, deps: Deps) -> SeatMapView:
     return found
 
 
-async def follow_seat_map(showtime_id: int, deps: Deps) -> SeatMapSubscription:
-    """The map now and every change after it, in version order (until the subscription is closed)."""
-    subscription = await deps.seat_maps.subscribe(showtime_id)
+async def follow_seat_map(showtime_id: int, address: str, deps: Deps) -> SeatMapSubscription:
+    """The map now and every change after it, in version order (until the subscription is closed); at most
+    SEAT_MAP_MAX_STREAMS_PER_ADDRESS at once from one client `address` (TooManyStreams)."""
+    subscription = await deps.seat_maps.subscribe(showtime_id, address)
     if subscription is None:
         raise ShowtimeNotFound(f"showtime {showtime_id}")
     return subscription

@@ -109,8 +109,9 @@ async def serve(hold_dsn: str, redis_url: str) -> AsyncIterator[Callable[..., An
     socket) instead of Linux's autotuned one of up to 4 MiB, so that a client that does not read shows soon."""
     @asynccontextmanager
     async def run(send_buffer: int | None = None, **overrides: Any) -> AsyncIterator[Served]:
-        # Every test client is 127.0.0.1: the per-address limit is high unless a test sets it.
+        # Every test client is 127.0.0.1: the per-address limits are high unless a test sets them.
         overrides.setdefault("hold_rate_limit_per_ip_per_minute", 10**9)
+        overrides.setdefault("seat_map_max_streams_per_address", 10**6)
         settings = HoldSettings(database_url=hold_dsn, redis_url=redis_url, jwt_secret=SECRET, db_pool_max=10,
                                 **overrides)
         app, port = get_application(settings), free_port()

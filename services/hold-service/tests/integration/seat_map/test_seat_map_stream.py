@@ -148,7 +148,7 @@ async def test_sigterm_ends_open_streams_and_the_process_exits_at_once(hold_dsn,
     port = free_port()
     args = ["-m", "uvicorn", "--factory", "hold_service.entrypoints.api.app:get_application",
             "--host", "127.0.0.1", "--port", str(port)]
-    env = {"HOLD_DATABASE_URL": hold_dsn, "REDIS_URL": redis_url, "APP_ENV": "test", "LOG_LEVEL": "WARNING"}
+    env = {"HOLD_DATABASE_URL": hold_dsn, "REDIS_URL": redis_url, "APP_ENV": "dev", "LOG_LEVEL": "WARNING"}
     with service_process(args, env, ready_url=f"http://127.0.0.1:{port}/healthz") as proc:
         async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=None)) as client, \
                 client.stream("GET", f"http://127.0.0.1:{port}/showtimes/{sid}/seats/stream") as response:

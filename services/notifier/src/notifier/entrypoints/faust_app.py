@@ -3,6 +3,8 @@
 Why faust's own web server on 8004 (not a separate HTTP server): faust-streaming 0.15.3 already runs an
 aiohttp server inside the worker, started after the consumer is up; adding /healthz, /readyz and
 /metrics as pages keeps one process, one port and one event loop, and the probes see the real app.
+It serves those three only (OpsWeb): none of faust's own pages (/router/ and /table/ tell the cluster's
+layout and tables' contents, the index and statistics pages more), and every answer carries nosniff.
 
 Delivery: the agent has `concurrency=1` (faust-streaming issue #606: with more, an offset can be
 committed past an in-flight message). Faust acks an event when the agent asks for the next one, i.e.
@@ -19,9 +21,11 @@ import logging
 from typing import Any
 
 import faust
+from aiohttp import web as aiohttp_web
 from faust.auth import SASLCredentials, SSLCredentials
 from faust.types.auth import CredentialsT
 from faust.web import Request, Response, View
+from faust.web.drivers.aiohttp import Web as AiohttpWeb
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from ticketing import tracing
 from ticketing.consumer import IdempotentConsumer
@@ -36,9 +40,24 @@ from notifier.service_layer.sender import deliver_emails
 logger = logging.getLogger(__name__)
 
 
+class OpsWeb(AiohttpWeb):
+    default_blueprints = production_blueprints = debug_blueprints = optional_blueprints = []
+
+    def __init__(self, app: faust.App, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self.web_app.on_response_prepare.append(_nosniff)
+
+
+async def _nosniff(_: aiohttp_web.Request, response: aiohttp_web.StreamResponse) -> None:
+    response.headers["X-Content-Type-Options"] = "nosniff"
+
+
 class NotifierApp(faust.App):
     notifier: Service  # what bootstrap() wired (faust.App has a `service` of its own)
     processor: IdempotentConsumer
+
+    def _new_web(self) -> OpsWeb:
+        return OpsWeb(self)
 
     async def on_first_start(self) -> None:
         await super().on_first_start()

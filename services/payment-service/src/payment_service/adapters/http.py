@@ -1,7 +1,8 @@
-"""Calling other services over HTTP: short timeouts, a service JWT, failures as DependencyUnavailable."""
+"""Calling other services over HTTP: short timeouts, credentials, failures as DependencyUnavailable."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -10,19 +11,30 @@ from ticketing.auth import issue_token
 
 from payment_service.domain.errors import DependencyUnavailable
 
+Credentials = Callable[[], str]  # the Authorization header of one call
+
+
+def service_token(secret: str) -> Credentials:
+    """Our own services: a service JWT, minted per call (cheap) so it never expires in a long-running worker."""
+    return lambda: f"Bearer {issue_token(secret, sub='0', role='service', ttl_seconds=300)}"
+
+
+def api_key(key: str) -> Credentials:
+    """The payment gateway: the merchant's API key (GATEWAY_API_KEY) as a bearer token, on every call."""
+    header = f"Bearer {key}"
+    return lambda: header
+
 
 class ServiceClient:
-    def __init__(self, base_url: str, *, jwt_secret: str | None, timeout: float, name: str) -> None:
+    def __init__(self, base_url: str, *, credentials: Credentials | None, timeout: float, name: str) -> None:
         self.name = name
-        self._jwt_secret = jwt_secret
+        self._credentials = credentials
         self._client = httpx.AsyncClient(base_url=base_url, timeout=timeout)
 
     def _headers(self, extra: dict[str, str] | None) -> dict[str, str]:
         headers = dict(extra or {})
-        if self._jwt_secret is not None:
-            # Minted per call (cheap) so it never expires in a long-running worker.
-            token = issue_token(self._jwt_secret, sub="0", role="service", ttl_seconds=300)
-            headers["Authorization"] = f"Bearer {token}"
+        if self._credentials is not None:
+            headers["Authorization"] = self._credentials()
         if (rid := request_id.current()) is not None:  # one booking followed across the services
             headers[request_id.HEADER] = rid
         headers.update(tracing.propagation_headers())  # the callee's span is a child of ours

@@ -39,6 +39,14 @@ class NotEligible(VoucherError):
     pass
 
 
+class QuotesLimited(VoucherError):
+    """The customer asked for more quotes than VOUCHER_QUOTE_RATE_LIMIT_PER_MINUTE."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__("too many quotes, slow down")
+        self.retry_after = retry_after
+
+
 class GateUnavailable(VoucherError):
     """Flash mode only: Redis or Kafka cannot take the reservation now (the client may retry)."""
 

@@ -9,8 +9,11 @@ from typing import Literal
 from voucher_service.domain.errors import NotEligible
 
 LIVE = ("RESERVED", "CONFIRMED")
-# Why a quote is not eligible (GET /vouchers/{code}/quote): stable, machine-readable, in the order checked.
-QuoteReason = Literal["NOT_STARTED", "ENDED", "MIN_ORDER_AMOUNT", "ALREADY_USED", "OUT_OF_STOCK"]
+# Why the terms refuse an order, in the order checked.
+Ineligibility = Literal["NOT_STARTED", "ENDED", "MIN_ORDER_AMOUNT"]
+# Why a quote is not eligible (GET /vouchers/{code}/quote): stable, machine-readable. INVALID is a code that
+# is unknown, not yet valid or no longer valid, alike: a quote must not tell which codes exist.
+QuoteReason = Literal["INVALID", "MIN_ORDER_AMOUNT", "ALREADY_USED", "OUT_OF_STOCK"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,7 @@ class Voucher:
     ends_at: datetime
     flash_sale: bool
 
-    def ineligibility(self, order_amount: int, now: datetime) -> QuoteReason | None:
+    def ineligibility(self, order_amount: int, now: datetime) -> Ineligibility | None:
         """The terms: validity window [starts_at, ends_at) and minimum order amount."""
         if now < self.starts_at:
             return "NOT_STARTED"
@@ -46,9 +49,15 @@ class Voucher:
 
     def quote(self, order_amount: int, now: datetime, *, remaining: int, customer_uses: int) -> Quote:
         """What a reservation would answer now (the per-customer quota before the stock, as reserve checks)."""
-        reason = self.ineligibility(order_amount, now) or (
-            "ALREADY_USED" if customer_uses >= self.per_user_limit else
-            "OUT_OF_STOCK" if remaining <= 0 else None)
+        terms = self.ineligibility(order_amount, now)
+        reason: QuoteReason | None
+        if terms == "MIN_ORDER_AMOUNT":
+            reason = terms
+        elif terms is not None:
+            reason = "INVALID"
+        else:
+            reason = ("ALREADY_USED" if customer_uses >= self.per_user_limit else
+                      "OUT_OF_STOCK" if remaining <= 0 else None)
         return Quote(self.code, reason is None, self.discount_amount if reason is None else 0, reason)
 
 
@@ -58,6 +67,10 @@ class Quote:
     eligible: bool
     discount_amount: int  # the discount a reservation would give now; 0 when not eligible
     reason: QuoteReason | None
+
+    @classmethod
+    def invalid(cls, code: str) -> Quote:
+        return cls(code, False, 0, "INVALID")
 
 
 @dataclass(frozen=True)

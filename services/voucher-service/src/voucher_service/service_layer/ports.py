@@ -201,6 +201,15 @@ class Payments(abc.ABC):
         the payment. Raises PaymentsUnavailable when it cannot tell."""
 
 
+class QuoteLimit(abc.ABC):
+    """Quotes per customer (VOUCHER_QUOTE_RATE_LIMIT_PER_MINUTE)."""
+
+    @abc.abstractmethod
+    async def retry_after(self, customer_id: int) -> int | None:
+        """None: this quote may go on (it is counted); else the seconds to wait. Raises GateUnavailable
+        when the count cannot be kept."""
+
+
 @dataclass
 class Deps:
     """Everything a handler may use; one per process, built by bootstrap.py (tests build it from fakes)."""
@@ -210,6 +219,7 @@ class Deps:
     publisher: Publisher | None = None  # None in the worker, which never reserves
     writer_lag: WriterLag | None = None  # None: a gate Redis lost stays shut (warmup.py)
     payments: Payments | None = None  # None: the expiry and the reconciliation give nothing back
+    quote_limit: QuoteLimit | None = None  # None: quotes unlimited (the worker, which answers none)
     reservation_ttl_seconds: float = 900.0
     recovery_fence_seconds: float = 5.0
     clock: Callable[[], datetime] = utcnow

@@ -11,6 +11,7 @@ from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
 from ticketing.kafka import kafka_readiness
 from ticketing.logs import configure_logging
+from ticketing.tokens import TokenVerifier
 
 from hold_service.bootstrap import bootstrap
 from hold_service.config import HoldSettings
@@ -46,7 +47,8 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
             await kafka.close()
             await service.close()
 
-    return build_app(title="hold-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
+    return build_app(title="hold-service", tokens=TokenVerifier.from_settings(settings),
+                     access_log=settings.access_log, max_header_bytes=settings.max_header_bytes,
                      max_body_bytes=settings.max_body_bytes,
                      routers=[showtimes.router, holds.router, waiting_room.router, pages.router], lifespan=lifespan,
                      hot_routes=[HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold),

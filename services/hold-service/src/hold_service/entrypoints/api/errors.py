@@ -21,6 +21,7 @@ from hold_service.domain.errors import (
     ShowtimeNotFound,
     TicketNotFound,
     TooManySeatsHeld,
+    TooManyStreams,
 )
 
 
@@ -36,7 +37,7 @@ def api_error(exc: HoldError) -> ApiError:
             return ApiError(409, "HOLD_NOT_ACTIVE", str(exc))
         case ShowtimeExists():
             return ApiError(409, "SHOWTIME_EXISTS", str(exc))
-        case RateLimited() | TooManySeatsHeld():
+        case RateLimited() | TooManySeatsHeld() | TooManyStreams():
             return ApiError(429, "RATE_LIMITED", str(exc), headers={"Retry-After": str(exc.retry_after)})
         case IdempotencyKeyReused():
             return ApiError(422, "IDEMPOTENCY_KEY_REUSED", str(exc))
@@ -50,6 +51,7 @@ def api_error(exc: HoldError) -> ApiError:
     return ApiError(422, "VALIDATION_ERROR", str(exc))
 
 
-def error_body(exc: HoldError) -> tuple[int, dict[str, Any]]:
+def error_body(exc: HoldError) -> tuple[int, dict[str, Any], dict[str, str] | None]:
+    """(status, body, headers: Retry-After on a 429) for `hold_request.json_response`."""
     err = api_error(exc)
-    return err.status, {"error": err.code, "message": err.message, **err.details}
+    return err.status, {"error": err.code, "message": err.message, **err.details}, err.headers

@@ -54,8 +54,9 @@ class SeatMapStream(Response):
         watcher = asyncio.ensure_future(_until_gone(receive, sub))
         try:
             await self._write(send, {"type": "http.response.start", "status": 200, "headers": HEADERS})
-            # Not kept in a local while the stream waits: an idle stream would hold its snapshot (~10 KB).
-            await self._write(send, _chunk(snapshot_frame(sub.snapshot)))
+            # Taken from the subscription and not kept in a local while the stream waits: an idle stream would
+            # hold its snapshot (~10 KB), and with it a seat map long gone from the cache.
+            await self._write(send, _chunk(snapshot_frame(sub.take_snapshot())))
             while (frames := await sub.next()) is not None:
                 await self._write(send, _chunk(frames))
                 del frames

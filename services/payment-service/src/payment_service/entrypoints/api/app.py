@@ -12,6 +12,7 @@ from ticketing import tracing
 from ticketing.api.app import build_app
 from ticketing.kafka import kafka_readiness
 from ticketing.logs import configure_logging
+from ticketing.tokens import TokenVerifier
 
 from payment_service.bootstrap import bootstrap
 from payment_service.config import Settings
@@ -40,7 +41,8 @@ def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
             await kafka.close()
             await service.close()
 
-    app = build_app(title="payment-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
+    app = build_app(title="payment-service", tokens=TokenVerifier.from_settings(settings),
+                    access_log=settings.access_log, max_header_bytes=settings.max_header_bytes,
                     max_body_bytes=settings.max_body_bytes, routers=[checkout.router, callback.router],
                     lifespan=lifespan)
     if origins := [o.strip() for o in settings.cors_allowed_origins.split(",") if o.strip()]:

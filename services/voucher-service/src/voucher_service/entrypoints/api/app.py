@@ -11,6 +11,7 @@ from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
 from ticketing.kafka import KafkaProbe
 from ticketing.logs import configure_logging
+from ticketing.tokens import TokenVerifier
 
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.bootstrap import bootstrap
@@ -39,7 +40,8 @@ def get_application(settings: VoucherSettings | None = None) -> FastAPI:
             await kafka.close()
             await service.close()
 
-    return build_app(title="voucher-service", jwt_secret=settings.jwt_secret, access_log=settings.access_log,
+    return build_app(title="voucher-service", tokens=TokenVerifier.from_settings(settings),
+                     access_log=settings.access_log, max_header_bytes=settings.max_header_bytes,
                      max_body_bytes=settings.max_body_bytes,
                      routers=[reservations.router, quotes.router, admin.router], lifespan=lifespan,
                      hot_routes=[HotRoute("POST", reservations.RESERVE_PATH, reservations.reserve)])

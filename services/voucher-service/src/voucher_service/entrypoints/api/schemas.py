@@ -51,9 +51,10 @@ class QuotePublic(BaseModel):
     discountAmount: int = Field(description="The discount (cents) a reservation would give now; 0 when not "
                                             "eligible.")
     reason: QuoteReason | None = Field(description=(
-        "null when eligible, else why not, checked in this order: NOT_STARTED (before startsAt), ENDED (at or "
-        "after endsAt), MIN_ORDER_AMOUNT (orderAmount below minOrderAmount), ALREADY_USED (the caller holds "
-        "perUserLimit live uses), OUT_OF_STOCK (no use left). Advisory: a reservation decides."))
+        "null when eligible, else why not, checked in this order: INVALID (no such code, or not valid now: "
+        "before startsAt or from endsAt on; the three are not told apart), MIN_ORDER_AMOUNT (orderAmount below "
+        "minOrderAmount), ALREADY_USED (the caller holds perUserLimit live uses), OUT_OF_STOCK (no use left). "
+        "Advisory: a reservation decides."))
 
 
 class VoucherPublic(BaseModel):

@@ -21,7 +21,7 @@ from hold_service.service_layer.idempotency import hold_seats_once
 from hold_service.service_layer.ports import Deps
 
 router = APIRouter(tags=["holds"])
-_customer = require_role("customer")  # the shared check (verify_token_cached), called directly
+_customer = require_role("customer")  # the shared check (app.state.tokens, cached), called directly
 CREATE_HOLD_PATH = "/showtimes/{showtime_id}/holds"
 
 

@@ -57,14 +57,15 @@ async def seat_map(request: Request) -> Response:
 
 
 @router.get(SEAT_MAP_STREAM_PATH, response_class=EventSourceResponse, name="seat_map_stream",
-            responses={404: {}, 422: {}, 503: {}},
+            responses={404: {}, 422: {}, 429: {"headers": {"Retry-After": {"schema": {"type": "integer"}}}}, 503: {}},
             openapi_extra={"parameters": [_SHOWTIME_PARAMETER], "responses": {"200": {"content": _STREAM_EVENTS}}})
 async def seat_map_stream(request: Request) -> Response:
     """Public Server-Sent Events: `snapshot` (the seat map), then one `change` per version
-    `{"version", "seats": [{"code", "status"}]}` in version order, and a `: heartbeat` comment every 15 s."""
+    `{"version", "seats": [{"code", "status"}]}` in version order, and a `: heartbeat` comment every 15 s.
+    At most SEAT_MAP_MAX_STREAMS_PER_ADDRESS streams at once per client address, then 429."""
     sid, deps = _showtime(request)
     try:
-        subscription = await showtimes.follow_seat_map(sid, deps)
+        subscription = await showtimes.follow_seat_map(sid, request.app.state.client_address.of(request), deps)
     except HoldError as exc:
         return json_response(*error_body(exc))
     return SeatMapStream(subscription, sid)

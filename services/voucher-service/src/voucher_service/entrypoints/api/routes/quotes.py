@@ -18,9 +18,11 @@ router = APIRouter(tags=["quotes"])
 OrderAmount = Annotated[int, Query(alias="orderAmount", ge=0, le=2**63 - 1, description="cents")]
 
 
-@router.get("/vouchers/{code}/quote", response_model=QuotePublic, name="quote_voucher")
+@router.get("/vouchers/{code}/quote", response_model=QuotePublic, name="quote_voucher",
+            responses={429: {"headers": {"Retry-After": {"schema": {"type": "integer"}}}}})
 async def quote(code: VoucherCode, order_amount: OrderAmount, principal: Customer, deps: DepsDep) -> QuotePublic:
-    """The caller's own quota counts (ALREADY_USED); unknown code -> 404, bad orderAmount -> 422."""
+    """The caller's own quota counts (ALREADY_USED); an unknown code answers as an invalid one (INVALID);
+    bad orderAmount -> 422; past VOUCHER_QUOTE_RATE_LIMIT_PER_MINUTE quotes a minute -> 429."""
     try:
         found = await quote_voucher(commands.QuoteVoucher(code, principal.customer_id, order_amount), deps)
     except VoucherError as exc:

@@ -1,0 +1,74 @@
+"""The bearer tokens a service accepts: ours (HS256, JWT_SECRET) and, with JWT_JWKS_URL, an identity
+provider's (RS256, ES256, EdDSA, issuer JWT_ISSUER, audience JWT_AUDIENCE). Every token needs `exp`, `sub`
+(ASCII digits), `role`, `iss` and `aud`.
+
+The token's header only says which of the two checks applies: HS256 is checked with our secret alone and
+its `kid` is ignored; any other `alg` needs the provider's key named by `kid` and must be that key's own
+algorithm. So an HS256 token cannot be checked with a provider's public key, nor an RS256 token with
+another kind of key, and `none` is refused by both.
+
+Verified tokens are remembered by their exact text (the signature check was a noticeable share of a
+worker's CPU on the hold path): an entry lives until the token's own `exp` or CACHE_SECONDS, whichever is
+sooner, so an expired token is never accepted.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import jwt
+
+from ticketing.auth import ALGORITHM, AUDIENCE, ISSUER, InvalidToken, Principal, decode_claims, principal_of
+from ticketing.jwks import JwksKeys
+from ticketing.settings import TokenSettings
+
+CACHE_SECONDS, MAX_CACHED_TOKENS = 60.0, 20_000
+
+
+class TokenVerifier:
+    def __init__(self, secret: str, *, jwks: JwksKeys | None = None, issuer: str = "",
+                 audience: str = "") -> None:
+        self.secret, self.jwks, self.issuer, self.audience = secret, jwks, issuer, audience
+        self._verified: dict[str, tuple[Principal, float]] = {}
+
+    @classmethod
+    def from_settings(cls, settings: TokenSettings) -> TokenVerifier:
+        jwks = None
+        if settings.jwt_jwks_url:
+            jwks = JwksKeys(settings.jwt_jwks_url, max_age=settings.jwt_jwks_cache_seconds,
+                            cooldown=settings.jwt_jwks_refresh_cooldown_seconds,
+                            timeout=settings.dependency_timeout_seconds)
+        return cls(settings.jwt_secret, jwks=jwks, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
+
+    async def verify(self, token: str) -> Principal:
+        """The caller the token names; raises InvalidToken (401), or KeysUnavailable (503) when the
+        provider's keys cannot be read."""
+        now = time.time()
+        hit = self._verified.get(token)
+        if hit is not None and now < hit[1]:
+            return hit[0]
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as exc:
+            raise InvalidToken(str(exc)) from exc
+        if header.get("alg") == ALGORITHM:
+            claims = decode_claims(token, self.secret, ALGORITHM, issuer=ISSUER, audience=AUDIENCE)
+        else:
+            claims = await self._provider_claims(token, header)
+        principal, exp = principal_of(claims), float(claims["exp"])
+        if len(self._verified) >= MAX_CACHED_TOKENS:
+            self._verified.pop(next(iter(self._verified)))  # the oldest entry (dicts keep insertion order)
+        self._verified[token] = (principal, min(exp, now + CACHE_SECONDS))
+        return principal
+
+    async def _provider_claims(self, token: str, header: dict[str, Any]) -> dict[str, Any]:
+        if self.jwks is None:
+            raise InvalidToken(f"algorithm {header.get('alg')!r} is not accepted")
+        kid = header.get("kid")
+        if not isinstance(kid, str) or not kid:
+            raise InvalidToken("a token of the identity provider must name its key (kid)")
+        key = await self.jwks.key(kid)
+        if key is None:
+            raise InvalidToken(f"no signing key {kid[:64]!r} is published by the identity provider")
+        return decode_claims(token, key.key, key.algorithm_name, issuer=self.issuer, audience=self.audience)
