@@ -226,11 +226,11 @@ FROM (SELECT hold_id FROM booking
 SELECT confirm_hold($1, $2, $3) AS version;
 
 -- name: seat_map
--- The seat map at its version: [code, status] pairs in hall order (row, then number: A2 before A10). The
--- statuses are the ones its changes recorded, so that the map is exactly its version (a snapshot plus the
--- later changes is the map): a hold past its time shows HELD until its release is recorded, with a
--- version, by the sweeper or by a hold that takes its seats. No row: no such showtime.
-SELECT s.seat_map_version AS version,
+-- The seat map at its version: the film and its start, [code, status] pairs in hall order (row, then number:
+-- A2 before A10). The statuses are the ones its changes recorded, so that the map is exactly its version (a
+-- snapshot plus the later changes is the map): a hold past its time shows HELD until its release is recorded,
+-- with a version, by the sweeper or by a hold that takes its seats. No row: no such showtime.
+SELECT s.seat_map_version AS version, s.title, s.starts_at,
        coalesce(array_agg(ARRAY[ss.seat_code::text, ss.status::text]
                           ORDER BY length(substring(ss.seat_code FROM '^[A-Z]+')),
                                    substring(ss.seat_code FROM '^[A-Z]+') COLLATE "C",
@@ -238,7 +238,7 @@ SELECT s.seat_map_version AS version,
                 FILTER (WHERE ss.seat_code IS NOT NULL), '{}') AS seats
 FROM showtime s LEFT JOIN show_seat ss ON ss.showtime_id = s.showtime_id
 WHERE s.showtime_id = $1
-GROUP BY s.seat_map_version;
+GROUP BY s.showtime_id;
 
 -- name: claim_idempotency_key
 -- First use of a key claims it, with the request's fingerprint; returns nothing when it was claimed before.

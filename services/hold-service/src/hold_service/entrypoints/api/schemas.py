@@ -66,6 +66,8 @@ class SeatPublic(BaseModel):
 
 class SeatMapPublic(BaseModel):
     showtimeId: int
+    title: str
+    startsAt: datetime | None
     version: int
     seats: list[SeatPublic]
 
