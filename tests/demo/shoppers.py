@@ -1,0 +1,104 @@
+"""One customer of the sale, as a customer process plays him: choose a showtime with a free seat (through its
+waiting room if it has one), play his part's journey, and leave once he got a hold, or when the sale is over.
+
+Where holds outlast the sale (`make up`'s 600 s), a customer never lets one lapse: once his journey is over he
+looks at his hold, waits a little while a payment he made is on its way, and cancels it if it is still HELD
+(a checkout that failed, a payment that never came). A sale that stops at its limit thus comes to rest too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+import httpx
+
+from ..e2e.customers import Catalogue, Customer, Shop
+from ..e2e.saga.history import Journey
+from . import queue
+from .sale import FALLBACK, Part, Sale
+
+SETTLE_SECONDS = 30.0  # how long a customer who paid waits for his booking before he gives the hold up
+
+
+class SaleCustomer(Customer):
+    """A customer of the sale: shops at a showtime with a free seat, through its waiting room if it has one."""
+
+    def __init__(self, sale: Sale, shop: Shop, index: int, customer_id: int) -> None:
+        super().__init__(shop, index, customer_id, sale.cfg.seed)
+        self.sale = sale
+        self.showtime = 0
+        self.admissions = queue.Admissions(rooms=set(sale.catalogue.showtimes) if sale.cfg.waiting_room else set())
+
+    def choose_showtime(self, wave: Catalogue, rng: random.Random) -> int:
+        return self.showtime
+
+    async def call(self, j: Journey, f: str, method: str, url: str, *, value: dict[str, Any] | None = None,
+                   auth: bool = True, **kwargs: Any) -> httpx.Response | None:
+        async with self.sale.in_flight:  # latency counts from the send, as the platform sees the call
+            return await super().call(j, f, method, url, value=value, auth=auth, **kwargs)
+
+    def hold_headers(self, showtime: int) -> dict[str, str]:
+        return self.admissions.headers(showtime)
+
+    async def enter(self, j: Journey, rng: random.Random) -> bool:
+        """Pick a showtime with a free seat (as the dashboard last saw them); through its room if it has one."""
+        free = self.sale.free_showtimes()
+        if not free:
+            return False
+        self.showtime = rng.choice(free)
+        if self.showtime in self.admissions.rooms and self.showtime not in self.admissions.tokens:
+            token = await queue.wait_admitted(self.shop.history, self.process, j, self.shop.client,
+                                              self.shop.url["hold"], self.auth, self.showtime, self.sale.deadline)
+            if token is None:
+                return False
+            self.admissions.tokens[self.showtime] = token
+        return True
+
+    async def hold_status(self, j: Journey) -> str | None:
+        r = await self.call(j, "hold_status", "GET", f"{self.shop.url['hold']}/holds/{j.hold_id}",
+                            value={"holdId": j.hold_id})
+        return str(r.json().get("status")) if r is not None and r.status_code == 200 else None
+
+    async def settle(self, j: Journey) -> None:
+        """The hold must not outlive the journey: wait for a payment on its way, else cancel it."""
+        deadline = time.monotonic() + (SETTLE_SECONDS if j.payment_ids else 0.0)
+        while await self.hold_status(j) == "HELD":
+            if time.monotonic() >= deadline:
+                j.notes.append("cancelled_at_the_end")
+                await self.cancel(j)
+                return
+            await asyncio.sleep(1.0)
+
+
+def over(sale: Sale) -> bool:
+    return sale.sold_out.is_set() or time.monotonic() >= sale.deadline or bool(sale.stop and sale.stop.is_set())
+
+
+async def shop_until_served(sale: Sale, c: SaleCustomer, part: Part, arrival: float) -> None:
+    """Arrive at `arrival` (the shared clock), then try the part's journey until it got a hold (then leave) or
+    the sale is over."""
+    await asyncio.sleep(max(0.0, arrival - time.monotonic()))
+    sale.arrived += 1
+    sale.shopping += 1
+    steps = part.steps if sale.expiry_plays or part.name not in FALLBACK else FALLBACK[part.name]
+    attempt = 0
+    try:
+        while not over(sale):
+            rng = c.rng(attempt)
+            step = rng.choice(steps)
+            j = c.shop.history.journey(c.id, part.name)
+            if await c.enter(j, rng):
+                await step(c, j, rng)
+                if j.hold_id:
+                    if not sale.expiry_plays:
+                        await c.settle(j)
+                    return
+            attempt += 1
+            # No seat this time: look again a little later (seats come back as holds end).
+            await asyncio.sleep(rng.uniform(0.5, 2.0) if sale.free_showtimes() else rng.uniform(1.0, 3.0))
+    finally:
+        sale.shopping -= 1
+        sale.done += 1
