@@ -7,7 +7,7 @@ PYTEST := .venv/bin/pytest
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
         lint test test-unit test-readme test-deploy images compose-up compose-down helm-lint \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-telemetry bench-tracing bench-selloff \
-        bench-limits bench-report limit-tools demo token contract-tools \
+        bench-limits bench-report limit-tools demo docs token contract-tools \
         bench-seatmap browser bench-queue bench-wave
 
 help: ## list the targets
@@ -96,6 +96,9 @@ contract-tools: ## kcat, promtool (Debian) and the AsyncAPI 3.0 JSON Schema (npm
 	@command -v kcat >/dev/null && command -v promtool >/dev/null || { apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends kcat prometheus; }
 	@deploy/local/asyncapi_schema.sh
+
+docs: venv ## regenerate docs/api/*.openapi.json and docs/configuration.md from the code (tests/docs checks them)
+	$(PY) docs/generate.py
 
 demo: venv ## a flash sale with a live dashboard and a checked table (after make up; ARGS='--help' for flags)
 	$(PY) -m tests.demo $(ARGS)

@@ -2,8 +2,9 @@
 waiting room if it has one), play his part's journey, and leave once he got a hold, or when the sale is over.
 
 Where holds outlast the sale (`make up`'s 600 s), a customer never lets one lapse: once his journey is over he
-looks at his hold, waits a little while a payment he made is on its way, and cancels it if it is still HELD
-(a checkout that failed, a payment that never came). A sale that stops at its limit thus comes to rest too.
+looks at his hold, waits a little while his payment is on its way or paid, and cancels the hold if it is still
+HELD (a checkout that failed, a declined card not retried, a payment that never came). A sale that stops at its
+limit thus comes to rest too.
 """
 
 from __future__ import annotations
@@ -62,11 +63,18 @@ class SaleCustomer(Customer):
                             value={"holdId": j.hold_id})
         return str(r.json().get("status")) if r is not None and r.status_code == 200 else None
 
+    async def payment_status(self, j: Journey, payment_id: str) -> str | None:
+        r = await self.call(j, "payment", "GET", f"{self.shop.url['pay']}/payments/{payment_id}",
+                            value={"paymentId": payment_id})
+        return str(r.json().get("status")) if r is not None and r.status_code == 200 else None
+
     async def settle(self, j: Journey) -> None:
-        """The hold must not outlive the journey: wait for a payment on its way, else cancel it."""
-        deadline = time.monotonic() + (SETTLE_SECONDS if j.payment_ids else 0.0)
+        """The hold must not outlive the journey: wait while its last payment is on its way (PENDING) or paid
+        (the booking follows), else cancel it."""
+        deadline = time.monotonic() + SETTLE_SECONDS
         while await self.hold_status(j) == "HELD":
-            if time.monotonic() >= deadline:
+            last = await self.payment_status(j, j.payment_ids[-1]) if j.payment_ids else None
+            if last not in ("PENDING", "SUCCEEDED") or time.monotonic() >= deadline:
                 j.notes.append("cancelled_at_the_end")
                 await self.cancel(j)
                 return

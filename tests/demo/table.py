@@ -125,7 +125,7 @@ def judge(verdict: Verdict, *, capacity: int, voucher: str, voucher_limit: int, 
     else:
         t.rows.append(Row("every late payment refunded",
                           f"no late payer: holds last {hold_ttl:.0f} s here, too long to end within the sale "
-                          f"(README: make demo); paid and unresolved (all payments) {unresolved}", unresolved == 0))
+                          f"(docs/demo.md); paid and unresolved (all payments) {unresolved}", unresolved == 0))
 
     known_booked = sum(1 for b in f.bookings.values() if b["status"] == "BOOKED" and b["customer_id"] in f.contacts)
     tickets = len({m["booking"] for m in f.mail if m["kind"] == "ticket"}) + verdict.foreign_mail

@@ -30,7 +30,7 @@ def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstra
                                                   room: bool) -> None:
     report = tmp_path / "report.json"
     # Behind a room 8 customers choose at a time, so the sale takes longer; it still ends at the sell-out, so
-    # the longer bound costs time only on a slow machine (on a busy CI machine 30 s sold 18 of the 24 seats).
+    # the longer limit costs time only on a slow machine.
     flags = ["--waiting-room", "--active-limit", "8", "--seconds", "90"] if room else []
     run = subprocess.run([sys.executable, "-m", "tests.demo", *SMALL, *flags, "--report", str(report)], cwd=ROOT,
                          env={**os.environ, "COLUMNS": "160"}, capture_output=True, text=True, timeout=420)

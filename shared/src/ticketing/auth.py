@@ -1,4 +1,4 @@
-"""JWT per DESIGN.md section 3 and RFC 8725: HS256 pinned, iss/aud/exp required."""
+"""JWT per RFC 8725 (docs/security.md): HS256 pinned, iss/aud/exp required."""
 
 from __future__ import annotations
 

@@ -28,8 +28,8 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 TEST_DATABASE = os.environ.get("TICKETING_TEST_DATABASE", "ticketing_test")
 # hold-service's rate limits lifted, for a hold-service process a test or benchmark starts. Every test client
 # comes from 127.0.0.1 and the counters live in the shared Redis: with the defaults (120 holds a minute per
-# address) the suites that run first spend the budget of those that come after (CI got 429 on a test's one
-# hold). The tests of the limits start their service with limits of their own.
+# address) the suites that run first would spend the budget of those that come after. The tests of the limits
+# start their service with limits of their own.
 UNLIMITED_HOLDS = {"HOLD_RATE_LIMIT_PER_MINUTE": "1000000000", "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "1000000000"}
 
 
@@ -148,7 +148,7 @@ async def eventually(check, timeout: float = 20.0, interval: float = 0.1):  # ty
 async def start_at_end(bootstrap: str, groups: Mapping[str, list[str]]) -> None:
     """topic -> consumer groups that do not exist yet: commit the topic's current end offsets for each, so
     their consumers begin there. A fresh group would otherwise read the shared topic from its earliest
-    offset, every earlier test's events (the browser suite's setup waited 107 s in CI for that)."""
+    offset, every earlier test's events: minutes of reading on a busy machine."""
     from aiokafka import AIOKafkaConsumer, TopicPartition
     from aiokafka.admin import AIOKafkaAdminClient
 

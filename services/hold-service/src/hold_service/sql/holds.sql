@@ -96,15 +96,15 @@ FROM verdict;
 -- take_seats.
 -- Every step reads the rows of the one before it and none joins two of them on a key: the planner guesses
 -- one row for a CTE (a new showtime has no statistics), so such a join is a nested loop, seats x holds. In a
--- wave of expired holds (a hundred holds, three hundred seats, as many SeatsReleased) those loops were
--- 40 % of the statement, all of it with the showtime's row locked behind it (make bench-holds). The plan
+-- wave of expired holds (a hundred holds, three hundred seats, as many SeatsReleased) those loops were a
+-- large part of the statement, all of it with the showtime's row locked behind it. The plan
 -- that counts is the generic one: the writer runs this statement thousands of times on each connection, and
 -- after five runs Postgres keeps one plan for any parameters, guessing even fewer rows. Its join of the
 -- SeatsReleased to the admitted holds (for their request ids, now read from $9 by position) regrouped the
--- expired seats once per hold: a wave took 230-370 ms instead of 30-60 (make bench-wave; the test
+-- expired seats once per hold, several times slower (make bench-wave, docs/benchmarks.md; the test
 -- test_hold_batches.py::test_a_wave_of_expired_holds_is_decided_alike_by_the_plan_postgres_caches). And the
--- UPDATE of the seats no longer joins them to the holds' seats (in that plan a nested loop, 300 x 300 in a
--- wave, 25-55 ms): each row looks its hold up in a map, seat code -> the hold's position.
+-- UPDATE of the seats no longer joins them to the holds' seats (in that plan a nested loop, seats x seats in
+-- a wave): each row looks its hold up in a map, seat code -> the hold's position.
 WITH req AS (
     SELECT * FROM unnest($4::uuid[], $5::bigint[], $6::uuid[], $9::text[])
                   WITH ORDINALITY AS r(hold_id, customer_id, booking_id, request_id, n)
