@@ -133,6 +133,10 @@ def generator_figures(lags: list[LoopLag], unread: list[str]) -> str:
             f"max {max(lag.max_ms for lag in lags):.0f} ms (the worst process); CPU "
             + ", ".join(f"{lag.cpu_share:.0%}" for lag in lags) + " of a core each: "
             + _verdict(worst))
+    waits = max(lags, key=lambda lag: lag.slot_wait_p99_ms)
+    text += (f"; browsing calls waited for one of its connections p50 {waits.slot_wait_p50_ms:.0f} ms, p99 "
+             f"{waits.slot_wait_p99_ms:.0f} ms" + (" (the platform answered slowly: raise --connections to offer "
+                                                     "it more)" if waits.slot_wait_p99_ms >= 1000 else ""))
     return text + (f"; no /metrics from {', '.join(unread)}" if unread else "")
 
 

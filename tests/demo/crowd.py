@@ -64,6 +64,8 @@ class LoopLag:
     p99_ms: float
     max_ms: float
     cpu_share: float  # CPU seconds / wall seconds of the process
+    slot_wait_p50_ms: float = 0.0  # browsing calls' wait for one of the process's connections
+    slot_wait_p99_ms: float = 0.0
 
     @property
     def saturated(self) -> bool:
@@ -115,7 +117,10 @@ async def _work(plan: Plan, out: Any, start: Any, stop: Any) -> None:
     lags: list[float] = []
     began, cpu = time.monotonic(), time.process_time()
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    async with httpx.AsyncClient(timeout=30, limits=limits) as client, httpx.AsyncClient(timeout=10) as monitor:
+    unlimited = httpx.Limits(max_connections=None, max_keepalive_connections=connections)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as client, httpx.AsyncClient(timeout=10) as monitor, \
+            httpx.AsyncClient(timeout=30, limits=unlimited) as paying:
+        sale.paying = paying
         # Holds last at most a minute for a customer's patience (a decline waits that long to show FAILED).
         shop = Shop(url=plan.platform.url, client=client, history=sale.history,
                     jwt_secret=plan.platform.jwt_secret, hold_ttl=min(max(plan.hold_ttl, 5.0), 60.0))
@@ -129,10 +134,11 @@ async def _work(plan: Plan, out: Any, start: Any, stop: Any) -> None:
         finally:
             for task in helpers:
                 task.cancel()
-    ordered = sorted(lags)
+    ordered, waits = sorted(lags), sorted(sale.slot_waits)
     lag = LoopLag(plan.worker, len(ordered), percentile(ordered, 50) * 1000, percentile(ordered, 99) * 1000,
                   (ordered[-1] if ordered else 0.0) * 1000,
-                  (time.process_time() - cpu) / max(1e-9, time.monotonic() - began))
+                  (time.process_time() - cpu) / max(1e-9, time.monotonic() - began),
+                  percentile(waits, 50) * 1000, percentile(waits, 99) * 1000)
     reporter.send("done", journeys=list(sale.history.journeys.values()), lag=lag)
 
 

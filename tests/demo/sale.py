@@ -147,9 +147,11 @@ class Sale:
     server: dict[str, Any] = field(default_factory=dict)  # step -> the services' figures (server_figures)
     server_unread: list[str] = field(default_factory=list)  # services whose /metrics did not answer
     ending: str = ""  # how the sale ended: sold out, its limit, or every customer gone
-    # Calls in flight at most (its share of --connections): httpx's pool scans every queued request per
-    # answer, so thousands queued in it cost the process more than the platform's answers.
+    # Browsing calls in flight at most (its share of --connections): httpx's pool scans every queued request
+    # per answer, so thousands queued in it cost the process more than the platform's answers.
     in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(200))
+    slot_waits: list[float] = field(default_factory=list)  # how long each browsing call waited for a connection
+    paying: Any = None  # the HTTP client of the customers who hold seats (a connection each)
 
     @property
     def scope(self) -> Scope:
