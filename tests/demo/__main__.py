@@ -135,8 +135,8 @@ def generator_figures(lags: list[LoopLag], unread: list[str]) -> str:
             + _verdict(worst))
     waits = max(lags, key=lambda lag: lag.slot_wait_p99_ms)
     text += (f"; browsing calls waited for one of its connections p50 {waits.slot_wait_p50_ms:.0f} ms, p99 "
-             f"{waits.slot_wait_p99_ms:.0f} ms" + (" (the platform answered slowly: raise --connections to offer "
-                                                     "it more)" if waits.slot_wait_p99_ms >= 1000 else ""))
+             f"{waits.slot_wait_p99_ms:.0f} ms" + (" (answers came slower than the herd asked: it queued here, "
+                                                     "beyond --connections)" if waits.slot_wait_p99_ms >= 1000 else ""))
     return text + (f"; no /metrics from {', '.join(unread)}" if unread else "")
 
 
