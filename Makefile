@@ -5,9 +5,9 @@ PY := .venv/bin/python
 PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
-        lint test test-unit test-deploy images compose-up compose-down helm-lint \
+        lint test test-unit test-readme test-deploy images compose-up compose-down helm-lint \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
-        bench-limits bench-report limit-tools demo token contract-tools \
+        bench-limits bench-report limit-tools demo docs token contract-tools \
         bench-seatmap browser bench-queue bench-wave
 
 help: ## list the targets
@@ -16,7 +16,7 @@ help: ## list the targets
 up: venv infra migrate topics ## install and start everything (infra, migrations, topics, every service)
 	@deploy/local/apps.sh up
 
-down: ## stop the services (infra keeps running; see infra-down)
+down: ## stop the services and wait until they have stopped (infra keeps running; see infra-down)
 	@deploy/local/apps.sh down
 
 status: ## what runs where
@@ -60,12 +60,18 @@ lint: venv ## ruff, mypy (strict) and the import-linter architecture contracts
 	.venv/bin/mypy shared/src services/*/src
 	.venv/bin/lint-imports
 
-# The deployment tests (images, compose, chart) run in the background beside lint and the main suite; `make
-# test` fails if either fails.
-test: infra topics migrate-test contract-tools browser ## infra (idempotent) + lint + every test against real Kafka, Postgres, Redis
+# The deployment tests (images, compose, chart) run in the background beside lint, the README's path and the
+# main suite; `make test` fails if any fails. The README's path runs before the suite, not beside it: it is
+# `make up`'s own stack (the real consumer groups on the shared topics, the dev database), and the topics are
+# young then, so its consumers have little history to read.
+test: infra topics migrate-test contract-tools browser ## infra (idempotent) + lint + the README's path + every test against real Kafka, Postgres, Redis
 	@deploy/tests/background.sh start
-	@rc=0; $(MAKE) --no-print-directory lint && $(PYTEST) -p no:cacheprovider || rc=$$?; \
+	@rc=0; $(MAKE) --no-print-directory lint || rc=1; \
+	  if [ $$rc = 0 ]; then $(MAKE) --no-print-directory test-readme || rc=1; $(PYTEST) -p no:cacheprovider || rc=1; fi; \
 	  deploy/tests/background.sh wait || rc=1; exit $$rc
+
+test-readme: ## the README's path: make up, make down and up at once, make demo (small), make down
+	@deploy/tests/readme_path.sh
 
 test-deploy: infra ## the deployment tests alone: images, compose smoke journey, chart checks and runs
 	@deploy/tests/background.sh start >/dev/null && deploy/tests/background.sh wait
@@ -90,6 +96,9 @@ contract-tools: ## kcat, promtool (Debian) and the AsyncAPI 3.0 JSON Schema (npm
 	@command -v kcat >/dev/null && command -v promtool >/dev/null || { apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends kcat prometheus; }
 	@deploy/local/asyncapi_schema.sh
+
+docs: venv ## regenerate docs/api/*.openapi.json and docs/configuration.md from the code (tests/docs checks them)
+	$(PY) docs/generate.py
 
 demo: venv ## a flash sale with a live dashboard and a checked table (after make up; ARGS='--help' for flags)
 	$(PY) -m tests.demo $(ARGS)

@@ -43,7 +43,7 @@ ensure_podman() {
     apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q podman runc mmdebstrap uidmap >/dev/null
   fi
-  # crun fails on this kind of host (hybrid cgroups, rlimits): runc and no default ulimits (LOCAL_INFRA.md).
+  # crun fails on this kind of host (hybrid cgroups, rlimits): runc and no default ulimits.
   if [[ ! -s /etc/containers/containers.conf ]]; then
     mkdir -p /etc/containers
     printf '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "runc"\n' >/etc/containers/containers.conf

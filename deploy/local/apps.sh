@@ -19,6 +19,37 @@ ENDPOINTS=(
 
 supervisord_running() { "${CTL[@]}" pid >/dev/null 2>&1; }
 
+# Every port a program of supervisord.conf listens on (APIs, SMTP sink, workers' /metrics).
+PORTS=(8001 8002 8003 8004 8010 1025 9101 9102 9103)
+STOP_TIMEOUT=60
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+pid_alive() { [[ -n "$1" ]] && kill -0 "$1" 2>/dev/null; }
+
+# `supervisorctl shutdown` only asks: supervisord then stops each program and exits on its own time. down
+# returns once supervisord is gone and no port is still served, so that an `up` right after it can bind them.
+down() {
+  if ! supervisord_running; then
+    echo "apps: not running"
+    return 0
+  fi
+  local pid deadline=$((SECONDS + STOP_TIMEOUT)) port
+  pid="$(cat var/run/supervisord.pid 2>/dev/null || true)"
+  "${CTL[@]}" shutdown >/dev/null
+  while pid_alive "$pid"; do
+    ((SECONDS < deadline)) || { echo "apps: supervisord ($pid) still running after ${STOP_TIMEOUT}s" >&2; return 1; }
+    sleep 0.2
+  done
+  for port in "${PORTS[@]}"; do
+    while port_open "$port"; do
+      ((SECONDS < deadline)) || { echo "apps: port $port still served after ${STOP_TIMEOUT}s" >&2; return 1; }
+      sleep 0.2
+    done
+  done
+  echo "apps: stopped"
+}
+
 up() {
   mkdir -p var/log var/run var/mail
   # prometheus_client's multiprocess files of the 2-worker APIs start empty with every start.
@@ -27,6 +58,13 @@ up() {
     "${CTL[@]}" update >/dev/null
     "${CTL[@]}" start all >/dev/null || true
   else
+    local port
+    for port in "${PORTS[@]}"; do
+      if port_open "$port"; then
+        echo "apps: port $port is already in use by another program (a make up of another checkout?)" >&2
+        return 1
+      fi
+    done
     .venv/bin/supervisord -c "$CONF"
   fi
   local failed=0
@@ -67,7 +105,7 @@ table() {
 
 case "${1:-}" in
   up) up ;;
-  down) if supervisord_running; then "${CTL[@]}" shutdown; else echo "apps: not running"; fi ;;
+  down) down ;;
   status) if supervisord_running; then "${CTL[@]}" status || true; else echo "apps: not running"; fi ;;
   logs) if [[ -n "${2:-}" ]]; then tail -n 100 -f "var/log/$2.log"; else tail -n 20 -f var/log/*-*.log; fi ;;
   *) echo "usage: $0 up|down|status|logs [program]" >&2; exit 2 ;;

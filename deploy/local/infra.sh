@@ -262,7 +262,21 @@ kafka_launch() {
   )
 }
 
+# A broker this checkout did not start already serves the port (another checkout of the repository, or one
+# started by hand): use it, rather than start a second one that cannot bind the port.
+kafka_served_elsewhere() {
+  [[ -z "$(kafka_pid || true)" ]] && port_open 9092 || return 1
+  if "$PYTHON" -c 'import aiokafka' 2>/dev/null; then
+    "$PYTHON" "$HERE/kafka_ready.py" --bootstrap 127.0.0.1:9092 --timeout 15 >/dev/null 2>&1 \
+      || die "127.0.0.1:9092 is taken by a process that does not answer as a Kafka broker"
+  fi
+}
+
 kafka_start() {
+  if kafka_served_elsewhere; then
+    log "kafka: a broker started elsewhere already serves 127.0.0.1:9092; using it"
+    return 0
+  fi
   ensure_dirs
   kafka_resolve_libs
   kafka_render_props
@@ -314,7 +328,8 @@ status_line() { # name up? address
   [[ "$state" == up ]]
 }
 
-kafka_serving() { kafka_running && port_open 9092; }
+# Ours, or one started elsewhere (kafka_served_elsewhere): either way the port answers.
+kafka_serving() { port_open 9092; }
 
 cmd_status() {
   local rc=0

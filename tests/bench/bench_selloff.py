@@ -1,6 +1,6 @@
-"""make bench-selloff (RELIABILITY.md L3, a sale opening): BENCH_SELLOFF_SHOWTIMES (2) showtimes of 300 seats,
-the default hold TTL (600 s: nothing comes back), customers in open loop at BENCH_SELLOFF_RATE (800) holds/s
-(latency from each request's intended send time: coordinated omission corrected, open_loop.py), until every
+"""make bench-selloff (scenario L3 of docs/reliability.md, a sale opening): BENCH_SELLOFF_SHOWTIMES (2) showtimes of
+300 seats, the default hold TTL (600 s: nothing comes back), customers in open loop at BENCH_SELLOFF_RATE (800)
+holds/s (latency from each request's intended send time: coordinated omission corrected, open_loop.py), until every
 seat is HELD (nobody pays here, so none is BOOKED).
 
 What customers ask for: per showtime, five different random splits of the hall into holds of 1-4 adjacent
@@ -91,7 +91,7 @@ async def main() -> None:
     sids = [await new_showtime(conn) for _ in range(SHOWTIMES)]
     requests = requests_for(sids, tokens, rng)
     # HOLD_TTL_SECONDS: the default, 600 s. Every simulated customer comes from 127.0.0.1: the per-address
-    # limit (DESIGN's HOLD_RATE_LIMIT_PER_IP_PER_MINUTE) would answer nearly all of them 429.
+    # limit (HOLD_RATE_LIMIT_PER_IP_PER_MINUTE) would answer nearly all of them 429.
     service_env = {"HOLD_DATABASE_URL": DSN, **UNLIMITED_HOLDS, "LOG_LEVEL": "WARNING",
                    "DB_POOL_MAX": "20", "APP_ENV": "dev"}
     with Results("selloff") as r, ExitStack() as stack:

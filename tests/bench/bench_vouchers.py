@@ -3,7 +3,7 @@
 Starts the voucher API (2 uvicorn workers, free port, the TEST database) and the worker's
 voucher-reserved consumer, then drives each mode for BENCH_SECONDS (10) at the same concurrency (each level of
 BENCH_CONCURRENCY, default "32,64,128") with
-unique customers/orders (closed loop: a conservative ceiling, see RELIABILITY.md). Postgres writes per
+unique customers/orders (closed loop: a conservative ceiling, docs/reliability.md). Postgres writes per
 request come from pg_stat_user_tables of the voucher schema (n_tup_ins + n_tup_upd), read after the
 consumer has caught up so flash mode's deferred writes are counted too.
 """

@@ -5,16 +5,20 @@
 
 Thousands of simulated customers race for a few showtimes through the public API only; each plays one
 part: pays, pays twice, pays late, declines then retries, abandons; some bring a flash voucher of a small
-limit (sale.py). The sale runs until every seat is BOOKED (or --seconds pass), then the saga checker
+limit (sale.py). They play in as many processes as the machine has cores (crowd.py). The sale runs until
+every seat is BOOKED, or until the --seconds limit (the table names it); then the saga checker
 (tests/e2e/saga) waits for rest and judges every invariant over the four schemas, the topic, the gateway
-and the mail; the closing table's rows are checks (table.py).
+and the mail; the closing table's rows are checks (table.py), and each step's p50 / p99 stands as the
+customers saw it beside what the services measured (their /metrics), with the generator's own event-loop
+lag to say whether it was saturated.
 
 Exit status: 0 every check passed, 1 a check failed, 2 the sale could not run (platform down, no waiting room).
 The table, the per-step figures and the history go to var/log/demo/<time>/ (report.json, history.jsonl).
 
 It lives under tests/ because it is built from the end-to-end harness (stack.py to start the platform
 when `make up` is not running, the customers and journeys of the saga run, the checker) and ships in no
-service; `make test` runs it at a small size (test_demo.py).
+service; `make test` runs it at a small size on its own stack (test_demo.py) and on `make up`
+(deploy/tests/readme_path.sh).
 """
 
 from __future__ import annotations
@@ -29,14 +33,16 @@ from rich.console import Console
 from rich.live import Live
 
 from ..e2e.saga import check
+from .crowd import CrowdFailed, LoopLag, run_sale
 from .dashboard import render
 from .figures import Measures
 from .platform import DEMO_HOLD_TTL, ROOT, Platform, demo_timings, end_offsets, make_up, make_up_running, own_stack
 from .queue import RoomMissing
-from .sale import Sale, SaleConfig, run_sale
+from .sale import Sale, SaleConfig
 from .table import SaleTable, judge
 
 LOGS = ROOT / "var" / "log" / "demo"
+BUSY_CORE = 0.8  # a customer process using this share of a core is busy with its own work
 
 
 def parse(argv: list[str] | None) -> tuple[argparse.Namespace, SaleConfig]:
@@ -47,14 +53,17 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, SaleConfig]:
     p.add_argument("--showtimes", type=int, default=d.showtimes, help="showtimes on sale (%(default)s)")
     p.add_argument("--seats", type=int, default=d.seats, help="seats per showtime (%(default)s)")
     p.add_argument("--seconds", type=float, default=d.seconds,
-                   help="no journey starts after this; the sale ends sooner once sold out (%(default)s)")
+                   help="the limit: no journey starts after this; the sale ends sooner once sold out (%(default)s)")
     p.add_argument("--arrival-seconds", type=float, default=d.arrival_seconds,
                    help="customers arrive spread over this (%(default)s)")
     p.add_argument("--voucher-limit", type=int, default=d.voucher_limit, help="flash voucher uses (%(default)s)")
     p.add_argument("--waiting-room", action="store_true", help="every showtime behind a waiting room")
     p.add_argument("--active-limit", type=int, default=d.active_limit,
                    help="customers choosing seats at once per showtime, with --waiting-room (%(default)s)")
-    p.add_argument("--connections", type=int, default=d.connections, help="HTTP connections (%(default)s)")
+    p.add_argument("--connections", type=int, default=d.connections,
+                   help="HTTP connections, all customer processes together (%(default)s)")
+    p.add_argument("--processes", type=int, default=d.processes,
+                   help="customer processes (default: one per core)")
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--platform", choices=("auto", "make-up", "own"), default="auto",
                    help="make up's ports, a stack of its own (stack.py, test database), or make up if it answers")
@@ -66,7 +75,7 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, SaleConfig]:
     a = p.parse_args(argv)
     cfg = SaleConfig(customers=a.customers, showtimes=a.showtimes, seats=a.seats, seconds=a.seconds,
                      arrival_seconds=a.arrival_seconds, voucher_limit=a.voucher_limit, waiting_room=a.waiting_room,
-                     active_limit=a.active_limit, connections=a.connections, seed=a.seed)
+                     active_limit=a.active_limit, connections=a.connections, processes=a.processes, seed=a.seed)
     return a, cfg
 
 
@@ -97,21 +106,46 @@ async def demo(platform: Platform, cfg: SaleConfig, console: Console, plain: boo
                 live.update(render(sale, measures))
             await run_sale(sale, tick)
     measures.read()
-    console.print(f"sale over after {sale.ended - sale.started:.1f} s "
-                  f"({'sold out' if sale.sold_out.is_set() else 'time is up'}); waiting for the saga to rest "
-                  f"and checking it ...")
+    console.print(f"sale over: {sale.ending}; waiting for the saga to rest and checking it ...")
     verdict = await check(sale.scope, platform.sources(offsets), sale.history, rest_timeout=rest_timeout)
     late = [{"payment_ids": j.payment_ids} for j in sale.history.journeys.values()
             if j.scenario == "pays late" and j.payment_ids]  # the attempts that got as far as a checkout
     table = judge(verdict, capacity=cfg.capacity, voucher=sale.voucher, voucher_limit=cfg.voucher_limit,
-                  late_journeys=late, steps=measures.steps(), expiry_plays=sale.expiry_plays, hold_ttl=sale.hold_ttl)
+                  late_journeys=late, steps=measures.steps(), expiry_plays=sale.expiry_plays, hold_ttl=sale.hold_ttl,
+                  ended=sale.ending, server=sale.server, generator=generator_figures(sale.lags, sale.server_unread))
     table.facts.update({"platform": platform.name, "customers": cfg.customers, "parts": dict(sale.parts),
                         "capacity": cfg.capacity, "hold_ttl_s": round(sale.hold_ttl, 1),
                         "sale_seconds": round(sale.ended - sale.started, 1), "sold_out": sale.sold_out.is_set(),
                         "showtimes": sorted(sale.catalogue.showtimes), "voucher": sale.voucher,
                         "stack_started_in_s": round(platform.started_in, 1), "saga_report": verdict.report(),
-                        "rooms": {str(showtime): room for showtime, room in sale.rooms.items()}})
+                        "rooms": {str(showtime): room for showtime, room in sale.rooms.items()},
+                        "processes": len(sale.lags), "loop_lag": [vars(lag) for lag in sale.lags],
+                        "generator_saturated": any(lag.saturated for lag in sale.lags)})
     return sale, table
+
+
+def generator_figures(lags: list[LoopLag], unread: list[str]) -> str:
+    """The load generator's row: its processes, their event-loop lag and CPU, saturated or not."""
+    if not lags:
+        return "no customer process reported"
+    worst = max(lags, key=lambda lag: lag.p99_ms)
+    text = (f"{len(lags)} customer processes; event-loop lag p50 {worst.p50_ms:.1f} ms, p99 {worst.p99_ms:.1f} ms, "
+            f"max {max(lag.max_ms for lag in lags):.0f} ms (the worst process); CPU "
+            + ", ".join(f"{lag.cpu_share:.0%}" for lag in lags) + " of a core each: "
+            + _verdict(worst))
+    waits = max(lags, key=lambda lag: lag.slot_wait_p99_ms)
+    text += (f"; browsing calls waited for one of its connections p50 {waits.slot_wait_p50_ms:.0f} ms, p99 "
+             f"{waits.slot_wait_p99_ms:.0f} ms" + (" (answers came slower than the herd asked: it queued here, "
+                                                     "beyond --connections)" if waits.slot_wait_p99_ms >= 1000 else ""))
+    return text + (f"; no /metrics from {', '.join(unread)}" if unread else "")
+
+
+def _verdict(lag: LoopLag) -> str:
+    if not lag.saturated:
+        return "not saturated"
+    if lag.cpu_share >= BUSY_CORE:
+        return "SATURATED by its own work: the customer-side figures include its wait"
+    return "LAGGING while its CPU was low (the machine kept it waiting): the customer-side figures include that"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,10 +168,14 @@ def main(argv: list[str] | None = None) -> int:
     except RoomMissing as exc:
         console.print(f"[red]{exc}[/red]")
         return 2
+    except CrowdFailed as exc:
+        console.print(f"[red]{exc}[/red]")
+        return 2
     sale.history.dump(report.parent / "history.jsonl")
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(table.to_json())
     console.print(table.render())
+    console.print(table.render_steps())
     console.print(f"report: {report}")
     if table.failed:
         console.print(f"[bold red]{len(table.failed)} check(s) failed[/bold red]: "

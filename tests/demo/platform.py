@@ -1,7 +1,7 @@
 """Where the demo runs: the `make up` stack on its fixed ports, or a stack of its own (tests/e2e/stack.py).
 
-`make up` runs with the production timings of DESIGN.md section 5 (holds last 600 s) unless it was started
-with shorter ones (`HOLD_TTL_SECONDS=20 ... make up`, README "make demo"). A stack of its own runs on free
+`make up` runs with the production timings of docs/configuration.md (holds last 600 s) unless it was started
+with shorter ones (`HOLD_TTL_SECONDS=15 ... make up`, docs/demo.md). A stack of its own runs on free
 ports against the test database with the demo's timings, so every part of the cast (late payers, customers
 who walk away) plays within a minute; that is what `make test` runs, beside other tests.
 """

@@ -1,4 +1,4 @@
-"""The waiting room as a customer and an operator use it (DESIGN.md section 3, hold-service):
+"""The waiting room as a customer and an operator use it (docs/waiting-room.md):
 
     PUT  /admin/showtimes/{id}/waiting-room {"enabled": true, "activeLimit": N}   the operator turns it on
     POST /showtimes/{id}/queue -> 202 {"ticket", "position"}                        a customer joins

@@ -11,17 +11,21 @@ one part for good (drawn by the seed), built from the saga run's journeys (tests
     abandons           cancels, or walks away after the hold or the checkout (the hold expires)
 
 The flash voucher (small limit) is offered at checkout; who gets it first gets it. A customer who finds no
-free seat waits and looks again (seats come back as holds end) until the sale is over: every seat BOOKED,
-or --seconds passed. Parts that need a hold to expire (pays late, walks away) play only when holds expire
-within the sale; on a `make up` stack with the production hold TTL (600 s) those customers cancel instead,
-and the closing table says so.
+free seat waits and looks again (seats come back as holds end) until the sale is over: every seat BOOKED, or
+the --seconds limit reached (the closing table says which). Parts that need a hold to expire (pays late,
+walks away) play only when holds expire within the sale; on a `make up` stack with the production hold
+time (600 s) those customers cancel instead, and so does any customer whose hold is still HELD when his
+journey is over (shoppers.py), so the sale comes to rest; the closing table says so.
+
+The customers themselves play in worker processes (crowd.py, shoppers.py); this module opens the sale and
+keeps what the dashboard shows.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import random
-import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,15 +38,20 @@ from notifier.entrypoints.cli.customers import upsert_all
 from ticketing.auth import issue_token
 
 from ..e2e import journeys
-from ..e2e.customers import Catalogue, Customer, Shop, seconds_until
-from ..e2e.saga.history import History, Journey
+from ..e2e.customers import Catalogue, seconds_until
+from ..e2e.saga.history import History
 from ..e2e.saga.scope import Scope
 from . import queue
 from .platform import Platform
 
 PRICE_CENTS = 1200
 ROW_LENGTH = 20
+EXPIRY_PLAYS_UP_TO = 60.0  # seconds: longer holds would keep seats from the sale too long to let them lapse
 Step = journeys.Step
+
+
+def cores() -> int:
+    return len(os.sched_getaffinity(0))
 
 
 @dataclass(frozen=True)
@@ -50,18 +59,23 @@ class SaleConfig:
     customers: int = 2000
     showtimes: int = 3
     seats: int = 100  # per showtime
-    seconds: float = 75.0  # no journey starts after this; the sale ends sooner when every seat is BOOKED
+    seconds: float = 300.0  # the limit: no journey starts after it; the sale ends sooner when every seat is BOOKED
     arrival_seconds: float = 5.0  # customers arrive spread over this
     voucher_limit: int = 20
     known_share: float = 2 / 3  # customers with an e-mail address in the notifier
     waiting_room: bool = False
     active_limit: int = 150  # customers choosing seats at once per showtime, with --waiting-room
-    connections: int = 200
+    connections: int = 200  # HTTP connections of all the customer processes together
+    processes: int = 0  # customer processes; 0: one per core
     seed: int = 1
 
     @property
     def capacity(self) -> int:
         return self.showtimes * self.seats
+
+    @property
+    def workers(self) -> int:
+        return max(1, min(self.processes or cores(), self.customers))
 
 
 @dataclass(frozen=True)
@@ -79,6 +93,7 @@ CAST = (
     Part("pays late", 10, (journeys.late_callback, journeys.late_callback, journeys.pay_late), needs_expiry=True),
     Part("abandons", 12, (journeys.cancel, journeys.never_pay), needs_expiry=True),
 )
+PARTS = {p.name: p for p in CAST}
 FALLBACK: dict[str, tuple[Step, ...]] = {"abandons": (journeys.cancel,), "pays late": (journeys.cancel,)}
 
 
@@ -105,7 +120,8 @@ class SeatCounts:
 
 @dataclass
 class Sale:
-    """Everything the dashboard shows and the closing table judges."""
+    """Everything the dashboard shows and the closing table judges; each customer process keeps one too (its
+    customers read the seat counts and the deadline from it)."""
 
     cfg: SaleConfig
     platform: Platform
@@ -126,9 +142,16 @@ class Sale:
     ended: float = 0.0
     sold_out: asyncio.Event = field(default_factory=asyncio.Event)
     deadline: float = 0.0
-    # Calls in flight at most (--connections): httpx's pool scans every queued request per answer, so
-    # thousands queued in it cost the demo's one core more than the platform's answers.
+    stop: Any = None  # a multiprocessing Event: the parent ends the sale early (interrupted)
+    lags: list[Any] = field(default_factory=list)  # each customer process's event-loop lag (crowd.LoopLag)
+    server: dict[str, Any] = field(default_factory=dict)  # step -> the services' figures (server_figures)
+    server_unread: list[str] = field(default_factory=list)  # services whose /metrics did not answer
+    ending: str = ""  # how the sale ended: sold out, its limit, or every customer gone
+    # Browsing calls in flight at most (its share of --connections): httpx's pool scans every queued request
+    # per answer, so thousands queued in it cost the process more than the platform's answers.
     in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(200))
+    slot_waits: list[float] = field(default_factory=list)  # how long each browsing call waited for a connection
+    paying: Any = None  # the HTTP client of the customers who hold seats (a connection each)
 
     @property
     def scope(self) -> Scope:
@@ -169,7 +192,7 @@ async def open_sale(sale: Sale, client: httpx.AsyncClient) -> None:
     admin = admin_headers(platform)
     base = (10**9 + uuid.uuid4().int % 10**9) * 1000
     sale.hold_ttl = await measure_hold_ttl(client, platform, admin, base)
-    sale.expiry_plays = 0 < sale.hold_ttl <= cfg.seconds / 2  # a hold ends, its seats sell again
+    sale.expiry_plays = 0 < sale.hold_ttl <= min(EXPIRY_PLAYS_UP_TO, cfg.seconds / 2)
     rows = rows_for(cfg.seats)
     for k in range(cfg.showtimes):
         showtime = base + k
@@ -197,122 +220,30 @@ async def open_sale(sale: Sale, client: httpx.AsyncClient) -> None:
                      [Contact(c, f"c{c}@example.com", f"Customer {c}") for c in sorted(sale.known)])
 
 
-class SaleCustomer(Customer):
-    """A customer of the sale: shops at a showtime with a free seat, through its waiting room if it has one."""
-
-    def __init__(self, sale: Sale, shop: Shop, index: int, customer_id: int) -> None:
-        super().__init__(shop, index, customer_id, sale.cfg.seed)
-        self.sale = sale
-        self.showtime = 0
-        self.admissions = queue.Admissions(rooms=set(sale.catalogue.showtimes) if sale.cfg.waiting_room else set())
-
-    def choose_showtime(self, wave: Catalogue, rng: random.Random) -> int:
-        return self.showtime
-
-    async def call(self, j: Journey, f: str, method: str, url: str, *, value: dict[str, Any] | None = None,
-                   auth: bool = True, **kwargs: Any) -> httpx.Response | None:
-        async with self.sale.in_flight:  # latency counts from the send, as the platform sees the call
-            return await super().call(j, f, method, url, value=value, auth=auth, **kwargs)
-
-    def hold_headers(self, showtime: int) -> dict[str, str]:
-        return self.admissions.headers(showtime)
-
-    async def enter(self, j: Journey, rng: random.Random) -> bool:
-        """Pick a showtime with a free seat (as the dashboard last saw them); through its room if it has one."""
-        free = self.sale.free_showtimes()
-        if not free:
-            return False
-        self.showtime = rng.choice(free)
-        if self.showtime in self.admissions.rooms and self.showtime not in self.admissions.tokens:
-            token = await queue.wait_admitted(self.shop.history, self.process, j, self.shop.client,
-                                              self.shop.url["hold"], self.auth, self.showtime, self.sale.deadline)
-            if token is None:
-                return False
-            self.admissions.tokens[self.showtime] = token
-        return True
-
-
-def over(sale: Sale) -> bool:
-    return sale.sold_out.is_set() or time.monotonic() >= sale.deadline
-
-
-async def shop_until_served(sale: Sale, c: SaleCustomer, part: Part, arrival: float) -> None:
-    """Arrive, then try the part's journey until it got a hold (then leave) or the sale is over."""
-    await asyncio.sleep(arrival)
-    sale.arrived += 1
-    sale.shopping += 1
-    steps = part.steps if sale.expiry_plays or part.name not in FALLBACK else FALLBACK[part.name]
-    attempt = 0
-    try:
-        while not over(sale):
-            rng = c.rng(attempt)
-            step = rng.choice(steps)
-            j = c.shop.history.journey(c.id, part.name)
-            if await c.enter(j, rng):
-                await step(c, j, rng)
-                if j.hold_id:
-                    return
-            attempt += 1
-            # No seat this time: look again a little later (seats come back as holds end).
-            await asyncio.sleep(rng.uniform(0.5, 2.0) if sale.free_showtimes() else rng.uniform(1.0, 3.0))
-    finally:
-        sale.shopping -= 1
-        sale.done += 1
-
-
-async def watch(sale: Sale, client: httpx.AsyncClient, interval: float = 0.5) -> None:
-    """Read each showtime's seat map (and room) until cancelled; set sold_out when every seat is BOOKED."""
+async def read_seats(sale: Sale, client: httpx.AsyncClient, rooms: bool = True) -> None:
+    """Each showtime's seat counts (and, `rooms`, its waiting room's figures) now; sold_out once every seat is
+    BOOKED."""
     admin = admin_headers(sale.platform)
     hold = sale.platform.url["hold"]
-    while True:
-        for showtime in sale.catalogue.showtimes:
-            try:
-                # With a token: DESIGN.md says public, this hold-service still asks for one.
-                r = await client.get(f"{hold}/showtimes/{showtime}/seats", headers=admin, timeout=5)
-            except httpx.HTTPError:
-                continue
-            if r.status_code == 200:
-                body = r.json()
-                statuses = Counter(s["status"] for s in body["seats"])
-                sale.seats[showtime] = SeatCounts(statuses["AVAILABLE"], statuses["HELD"], statuses["BOOKED"],
-                                                  body.get("version", 0))
-            if sale.cfg.waiting_room and (figures := await queue.room_figures(client, hold, admin, showtime)):
-                sale.rooms[showtime] = figures
-        if sale.booked() >= sale.cfg.capacity:
-            sale.sold_out.set()
-        await asyncio.sleep(interval)
-
-
-async def run_sale(sale: Sale, on_tick: Any = None) -> None:
-    """Open the sale, let the customers in, run until sold out or --seconds; `on_tick()` refreshes a view."""
-    cfg = sale.cfg
-    limits = httpx.Limits(max_connections=cfg.connections, max_keepalive_connections=cfg.connections)
-    async with httpx.AsyncClient(timeout=30, limits=limits) as client, \
-            httpx.AsyncClient(timeout=10) as monitor_client:
-        sale.in_flight = asyncio.Semaphore(cfg.connections)
-        await open_sale(sale, client)
-        shop = Shop(url=sale.platform.url, client=client, history=sale.history, jwt_secret=sale.platform.jwt_secret,
-                    hold_ttl=max(sale.hold_ttl, 5.0))
-        shop.wave = sale.catalogue
-        rng = random.Random(f"{cfg.seed}:cast")
-        cast = [cast_for(rng) for _ in sale.customers]
-        sale.parts = Counter(p.name for p in cast)
-        sale.started = time.monotonic()
-        sale.deadline = sale.started + cfg.seconds
-        watcher = asyncio.create_task(watch(sale, monitor_client))
-        ticker = asyncio.create_task(_tick(on_tick)) if on_tick else None
+    for showtime in sale.catalogue.showtimes:
         try:
-            await asyncio.gather(*(
-                shop_until_served(sale, SaleCustomer(sale, shop, i, c), part, rng.uniform(0, cfg.arrival_seconds))
-                for i, (c, part) in enumerate(zip(sale.customers, cast, strict=True))))
-        finally:
-            sale.ended = sale.ended or time.monotonic()
-            for task in (watcher, ticker):
-                if task is not None:
-                    task.cancel()
+            # A public read; the token costs nothing and suits a hold-service that would ask for one.
+            r = await client.get(f"{hold}/showtimes/{showtime}/seats", headers=admin, timeout=5)
+        except httpx.HTTPError:
+            continue
+        if r.status_code == 200:
+            body = r.json()
+            statuses = Counter(s["status"] for s in body["seats"])
+            sale.seats[showtime] = SeatCounts(statuses["AVAILABLE"], statuses["HELD"], statuses["BOOKED"],
+                                              body.get("version", 0))
+        if rooms and sale.cfg.waiting_room and (figures := await queue.room_figures(client, hold, admin, showtime)):
+            sale.rooms[showtime] = figures
+    if sale.booked() >= sale.cfg.capacity:
+        sale.sold_out.set()
 
 
-async def _tick(on_tick: Any, interval: float = 0.25) -> None:
+async def watch(sale: Sale, client: httpx.AsyncClient, interval: float = 0.5, rooms: bool = True) -> None:
+    """read_seats until cancelled."""
     while True:
-        on_tick()
+        await read_seats(sale, client, rooms)
         await asyncio.sleep(interval)

@@ -1,13 +1,17 @@
 """The closing table: each row a check over what the databases, the topic, the gateway and the mail say after
 the saga came to rest (the saga checker's facts and verdict), never over what customers were told.
 
-    seats sold = capacity                     BOOKED seats of the sale's showtimes
+    seats sold = capacity                     BOOKED seats of the sale's showtimes; how the sale ended (sold out,
+                                              or the --seconds limit, named)
     double sales = 0                          seats.single_owner + seats.booked_once
     voucher uses <= limit                     used_count, CONFIRMED uses and discounted bookings vs the limit
     every late payment refunded               a late payer's money the gateway took: booked, else REFUNDED
     e-mails sent = bookings of known customers  ticket e-mails vs BOOKED bookings of customers with an address
     every saga invariant                      all of tests/e2e/saga, violations 0
-    p50 / p99 per step                        figures (timing goals live in benchmarks, not in checks)
+    p50 / p99 per step                        figures (timing goals live in benchmarks, not in checks): as the
+                                              customers saw them, and as the services measured them (/metrics)
+    load generator                            a figure: its processes' event-loop lag, and whether it was
+                                              saturated (then the customer-side figures are partly its own)
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from rich.text import Text
 from ..e2e.saga import Verdict
 from ..e2e.saga.outcomes import outcomes
 from .figures import STEPS, StepFigures
+from .server_figures import ServerFigures, bound
 
 
 @dataclass
@@ -35,6 +40,7 @@ class Row:
 class SaleTable:
     rows: list[Row] = field(default_factory=list)
     steps: dict[str, StepFigures] = field(default_factory=dict)
+    server: dict[str, ServerFigures] = field(default_factory=dict)
     facts: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -43,7 +49,8 @@ class SaleTable:
 
     def to_json(self) -> str:
         return json.dumps({"passed": not self.failed, "rows": [asdict(r) for r in self.rows],
-                           "steps": {f: asdict(s) for f, s in self.steps.items()}, "facts": self.facts},
+                           "steps": {f: asdict(s) for f, s in self.steps.items()},
+                           "server": {f: asdict(s) for f, s in self.server.items()}, "facts": self.facts},
                           indent=2, default=str)
 
     def render(self) -> Table:
@@ -55,10 +62,20 @@ class SaleTable:
             mark = Text("-", style="dim") if r.ok is None else Text("PASS", style="bold green") if r.ok \
                 else Text("FAIL", style="bold red")
             table.add_row(r.check, r.figure, mark)
+        return table
+
+    def render_steps(self) -> Table:
+        """p50 / p99 of each step as the customers saw it and as the services measured it."""
+        table = Table(title="per step: customers (the generator's clock) | services (their /metrics)",
+                      title_style="bold")
+        for column in ("step", "calls", "customers p50 / p99 ms", "services p50 / p99 ms", "services mean ms",
+                       "refused", "no answer / 5xx"):
+            table.add_column(column, justify="left" if column == "step" else "right")
         for f, s in self.steps.items():
-            table.add_row(f"p50 / p99: {STEPS[f]}", f"{s.p50_ms:.1f} / {s.p99_ms:.1f} ms  ({s.count} calls, "
-                                                   f"{s.refused} refused, {s.failed} no answer or 5xx)",
-                          Text("-", style="dim"))
+            server = self.server.get(f)
+            table.add_row(STEPS[f], str(s.count), f"{s.p50_ms:.1f} / {s.p99_ms:.1f}",
+                          f"{bound(server.p50_le_ms)} / {bound(server.p99_le_ms)}" if server else "-",
+                          f"{server.mean_ms:.2f}" if server else "-", str(s.refused), str(s.failed))
         return table
 
 
@@ -67,12 +84,15 @@ def _violations(verdict: Verdict, *names: str) -> int:
 
 
 def judge(verdict: Verdict, *, capacity: int, voucher: str, voucher_limit: int, late_journeys: list[dict[str, Any]],
-          steps: dict[str, StepFigures], expiry_plays: bool, hold_ttl: float) -> SaleTable:
-    """`late_journeys`: the history's journeys of the part "pays late" (their payment ids)."""
+          steps: dict[str, StepFigures], expiry_plays: bool, hold_ttl: float, ended: str = "",
+          server: dict[str, ServerFigures] | None = None, generator: str = "") -> SaleTable:
+    """`late_journeys`: the history's journeys of the part "pays late" (their payment ids); `ended`: how the
+    sale ended (sold out, or the limit that stopped it); `generator`: the load generator's own figures."""
     f = verdict.facts
-    t = SaleTable(steps=steps)
+    t = SaleTable(steps=steps, server=server or {})
     booked = sum(1 for s in f.seats if s["status"] == "BOOKED")
-    t.rows.append(Row("seats sold = capacity", f"{booked} / {capacity}", booked == capacity))
+    t.rows.append(Row("seats sold = capacity", f"{booked} / {capacity}" + (f" ({ended})" if ended else ""),
+                      booked == capacity))
 
     doubles = _violations(verdict, "seats.single_owner", "seats.booked_once")
     t.rows.append(Row("double sales = 0", str(doubles), doubles == 0))
@@ -105,7 +125,7 @@ def judge(verdict: Verdict, *, capacity: int, voucher: str, voucher_limit: int, 
     else:
         t.rows.append(Row("every late payment refunded",
                           f"no late payer: holds last {hold_ttl:.0f} s here, too long to end within the sale "
-                          f"(README: make demo); paid and unresolved (all payments) {unresolved}", unresolved == 0))
+                          f"(docs/demo.md); paid and unresolved (all payments) {unresolved}", unresolved == 0))
 
     known_booked = sum(1 for b in f.bookings.values() if b["status"] == "BOOKED" and b["customer_id"] in f.contacts)
     tickets = len({m["booking"] for m in f.mail if m["kind"] == "ticket"}) + verdict.foreign_mail
@@ -119,6 +139,8 @@ def judge(verdict: Verdict, *, capacity: int, voucher: str, voucher_limit: int, 
                       f"violations {verdict.violations}" + (f": {', '.join(c.name for c in failed)}" if failed else "")
                       + ("" if verdict.rest.reached else f"; rest NOT reached: {verdict.rest.unsettled}"),
                       verdict.violations == 0))
+    if generator:
+        t.rows.append(Row("load generator", generator, None))
     t.facts = {"outcomes": outcomes(f), "bookings": len(f.bookings), "payments": len(f.payments),
                "events": len(f.events), "rest_seconds": round(verdict.rest.waited, 1)}
     return t

@@ -1,5 +1,5 @@
 """The demo's parts without the platform: the CHECKED table's rules on hand-made facts (a failed row makes the
-exit status 1), and the waiting-room hook against a stand-in of the room's contract (DESIGN.md section 3)."""
+exit status 1), and the waiting-room hook against a stand-in of the room's contract (docs/api)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from ..e2e.saga.quiesce import Rest
 from ..e2e.saga.scope import Scope
 from . import queue
 from .platform import Platform
-from .sale import Sale, SaleConfig, SaleCustomer, SeatCounts
+from .sale import Sale, SaleConfig, SeatCounts
+from .shoppers import SaleCustomer
 from .table import judge
 
 VOUCHER = "FLASHX"
@@ -77,7 +78,7 @@ def test_each_broken_rule_fails_its_row() -> None:
 
 
 class StandInRoom:
-    """hold-service's waiting room as DESIGN.md section 3 states it, served through httpx's transport hook:
+    """hold-service's waiting room as its contract states it, served through httpx's transport hook:
     the queue admits a ticket on its `admit_after`-th poll; a hold needs the token the room gave."""
 
     def __init__(self, *, routes: bool = True, admit_after: int = 2, sold_out: bool = False) -> None:

@@ -1,5 +1,5 @@
 """A payment-service API whose gateway adapter kills the process right after the gateway created a
-session, before the database learns about it (RELIABILITY.md R6's kind of crash, for the checkout).
+session, before the database learns about it (scenario R6's kind of crash, docs/reliability.md, for the checkout).
 
 Test-only: started by test_payment_journeys.py with `uvicorn --app-dir <this folder> --factory
 crashing_gateway:get_application`; production code carries no fault hook.

@@ -1,4 +1,4 @@
-"""What a customer can do, through the public contract only (DESIGN.md section 3), each call recorded.
+"""What a customer can do, through the public contract only (docs/api), each call recorded.
 
 The steps here are the vocabulary of the journeys (journeys.py): take a hold, check out with or without a
 voucher, pay on the hosted page or through the simulator's test control with a chosen callback delivery,
@@ -163,7 +163,7 @@ class Customer:
         return body
 
     async def release_voucher(self, j: Journey, code: str, order_id: str) -> httpx.Response | None:
-        """Abuse (RELIABILITY.md S5): give back one's own voucher use; the contract answers 404."""
+        """Abuse (scenario S5, docs/reliability.md): give back one's own voucher use; the contract answers 404."""
         return await self.call(j, "voucher_release", "DELETE",
                                f"{self.shop.url['voucher']}/vouchers/{code}/reservations/{order_id}",
                                value={"code": code, "orderId": order_id})

@@ -1,4 +1,5 @@
-"""The journeys customers take (RELIABILITY.md R14), one function each, drawn at random with a seeded weight.
+"""The journeys customers take (scenario R14, docs/reliability.md), one function each, drawn at random with a
+seeded weight.
 
 Each journey is what a customer (or the gateway on their behalf) may really do; none of them waits for an
 outcome the contract does not promise to the customer. Late, duplicated, delayed and missing callbacks come
@@ -36,7 +37,7 @@ async def book(c: Customer, j: Journey, rng: random.Random) -> None:
 
 async def decline_then_retry(c: Customer, j: Journey, rng: random.Random) -> None:
     """The card is declined; once the payment shows FAILED, a new checkout of the same hold with the same
-    voucher (a new Idempotency-Key) must get the discount again (DESIGN.md section 4), then it is paid."""
+    voucher (a new Idempotency-Key) must get the discount again (docs/saga.md), then it is paid."""
     if not (await c.take_hold(j, rng)):
         return
     voucher = c.pick_voucher(rng, 0.7, fresh=True)
@@ -129,7 +130,7 @@ async def pay_twice(c: Customer, j: Journey, rng: random.Random) -> None:
 
 async def voucher_abuse(c: Customer, j: Journey, rng: random.Random) -> None:
     """After a discounted checkout the customer tries to give the use back himself, by paymentId and by
-    bookingId (issue 11, case 1; RELIABILITY.md S5), and to confirm it; then pays, or not."""
+    bookingId (scenario S5, docs/reliability.md), and to confirm it; then pays, or not."""
     if not (await c.take_hold(j, rng)) or not (voucher := c.pick_voucher(rng, 1.0)):
         return
     if not (co := await c.checkout(j, voucher)) or co["discountCents"] == 0:

@@ -1,4 +1,4 @@
-"""The randomized journey run (RELIABILITY.md R14, R13): a catalogue, customers, a nemesis, a history.
+"""The randomized journey run (scenarios R14, R13 of docs/reliability.md): a catalogue, customers, a nemesis, a history.
 
 Size and seed come from the environment, so CI runs a short one and a soak run a long one:
 
@@ -10,7 +10,7 @@ Size and seed come from the environment, so CI runs a short one and a soak run a
                               showtime of the current one sold out, so any length of run keeps competing
                               for a few seats and a few voucher uses
 
-The nemesis, at fixed fractions of the run (of each minute of a longer run), RELIABILITY.md R13 and R7:
+The nemesis, at fixed fractions of the run (of each minute of a longer run), scenarios R13 and R7:
 SIGSTOP payment-service's worker for 3 s while callbacks and refunds flow, SIGSTOP the gateway simulator for
 3 or 6 s (a gateway that does not answer while checkouts, refunds and reconciliation call it), SIGSTOP
 hold-service's API for 3 s, then kill -9 one consumer process (chosen by the seed) and restart it.

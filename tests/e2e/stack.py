@@ -10,8 +10,8 @@ on a busy machine, and applied old events to other runs' rows of the shared test
 groups are created at the current end offsets before its processes start (nothing of this stack can be
 older), and the stack is handed out once its consumers are there.
 
-The returned `Stack` also injects process faults (RELIABILITY.md R7, R13): `kill` (SIGKILL), `restart` and
-`pause` (SIGSTOP for some seconds, then SIGCONT).
+The returned `Stack` also injects process faults (scenarios R7, R13 of docs/reliability.md): `kill` (SIGKILL),
+`restart` and `pause` (SIGSTOP for some seconds, then SIGCONT).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ WEBHOOK_SECRET = "whsec_e2e_stack_only_0123456789abcdef0123"
 
 @dataclass(frozen=True)
 class Timings:
-    """DESIGN.md section 5 timings (defaults = production values); tests shorten them."""
+    """The timings of docs/configuration.md (defaults = production values); tests shorten them."""
 
     hold_ttl: float = 600
     session_ttl: int = 480

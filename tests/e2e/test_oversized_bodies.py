@@ -1,5 +1,5 @@
-"""RELIABILITY.md S6: 100 MB bodies to the hot hold POST and to the gateway callback get the contract's 413,
-the service's memory stays flat, nothing changes; a body just under MAX_BODY_BYTES is served as usual.
+"""Scenario S6 (docs/reliability.md): 100 MB bodies to the hot hold POST and to the gateway callback get the
+contract's 413, the service's memory stays flat, nothing changes; a body just under MAX_BODY_BYTES is served as usual.
 
 Real processes (hold-service and payment-service APIs, test database, Redis, Kafka). Every body here is
 one the service would act on if it read it: a valid hold request and a validly signed callback, padded

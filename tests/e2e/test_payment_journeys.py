@@ -1,4 +1,4 @@
-"""RELIABILITY.md R8-R11, S1, BOLA on checkout and checkout crash-safety, end to end: hold-service,
+"""Scenarios R8-R11, S1 (docs/reliability.md), BOLA on checkout and checkout crash-safety, end to end: hold-service,
 payment-service, the simulator and real Kafka (tests/e2e/stack.py). Invariants are read from Postgres."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""RELIABILITY.md R14 (random journeys over the whole saga), R13 (workers paused with SIGSTOP mid-flow),
-R7 (a consumer killed with -9 once) and R15 (booking-events rebuild every seat map), on every service as a
+"""Scenarios of docs/reliability.md: R14 (random journeys over the whole saga), R13 (workers paused with SIGSTOP
+mid-flow), R7 (a consumer killed with -9 once) and R15 (booking-events rebuild every seat map), on every service as a
 real process (stack.py), then the checker (saga/) over the four schemas, the topic, the gateway and the mail.
 
     .venv/bin/pytest -p no:cacheprovider tests/e2e/test_saga_journeys.py -q -s       # ~30 s of journeys
@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 LOGS = Path(__file__).resolve().parents[2] / "var" / "log" / "tests" / "e2e-saga"
 # Short enough that holds expire, sessions lapse and reconciliation settles many times within a run, long
 # enough that most payments confirm in time on a busy 2-core machine; the session never outlives the hold
-# (DESIGN.md), so "pay late" meets an expired session.
+# (docs/configuration.md), so "pay late" meets an expired session.
 FAST = Timings(hold_ttl=12, session_ttl=12, sweep_interval=1, reconcile_after=4, reconcile_interval=1,
                voucher_ttl=20, voucher_sweep_interval=1)
 

@@ -3,7 +3,7 @@ BookingConfirmed -> ticket e-mail with a signed QR in the sink's folder, and loy
 
 Processes (real Kafka, Postgres, Redis; the TEST database; free ports; stack.py): hold-service API + worker,
 payment-service API + worker, the gateway simulator, the SMTP sink and the notifier worker.
-Only the DESIGN.md HTTP contract is used to drive it; outcomes are asserted in Postgres and on disk.
+Only the HTTP contract (docs/api) is used to drive it; outcomes are asserted in Postgres and on disk.
 """
 
 from __future__ import annotations

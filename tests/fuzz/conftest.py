@@ -1,5 +1,5 @@
 """The real APIs for schema fuzzing: hold, payment, voucher and the gateway simulator as uvicorn processes
-on free ports, against the TEST database, real Redis and Kafka (RELIABILITY.md S3).
+on free ports, against the TEST database, real Redis and Kafka (scenario S3, docs/reliability.md).
 
 payment-service calls the other three over HTTP, so they all run together: a checkout of an unknown hold
 must come back 404 from the real hold-service, not 503 from a dead port.

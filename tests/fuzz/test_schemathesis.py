@@ -1,4 +1,4 @@
-"""RELIABILITY.md S3: schema fuzzing of every service's OpenAPI with schemathesis.
+"""Scenario S3 (docs/reliability.md): schema fuzzing of every service's OpenAPI with schemathesis.
 
 For each real API process (see conftest.py) and each operation in its /openapi.json, schemathesis
 generates valid (POSITIVE) and invalid (NEGATIVE) requests, sent with the right bearer token (admin for
@@ -38,7 +38,7 @@ pytestmark = pytest.mark.integration
 EXAMPLES = {GenerationMode.POSITIVE: 30, GenerationMode.NEGATIVE: 20}
 UNAUTHENTICATED_EXAMPLES = 5
 OPS_PATHS = {"/healthz", "/readyz", "/metrics"}
-PUBLIC_PATHS = {"/showtimes/{showtime_id}/seats", "/showtimes/{showtime_id}/seats/stream"}  # no token (DESIGN.md)
+PUBLIC_PATHS = {"/showtimes/{showtime_id}/seats", "/showtimes/{showtime_id}/seats/stream"}  # no token (docs/api)
 # A successful Server-Sent Events response never ends, so it cannot be fuzzed as request and response: such an
 # operation is fuzzed on generated ids (404, 422, answered at once) but not on the seeded showtime; its
 # stream is tested in services/hold-service/tests/integration/seat_map.
@@ -60,7 +60,7 @@ def no_server_error(ctx: Any, response: Any, case: Any) -> bool | None:
 
 
 def error_format(ctx: Any, response: Any, case: Any) -> bool | None:
-    """DESIGN.md section 3: every error is `{"error": CODE, "message": text, ...details}`."""
+    """The contract (docs/api): every error is `{"error": CODE, "message": text, ...details}`."""
     if response.status_code < 400:
         return None
     try:

@@ -1,4 +1,4 @@
-"""RELIABILITY.md R12: PostgreSQL restarted mid-sale under the real hold-service process.
+"""Scenario R12 (docs/reliability.md): PostgreSQL restarted mid-sale under the real hold-service process.
 
 Two faults: a fast restart (`pg_ctlcluster restart -m fast`, often ridden through by the pool's
 reconnects) and an outage of a few seconds (stop, wait, start) that requests must meet. Clients must see

@@ -327,7 +327,8 @@ class FakeSeatMaps(SeatMaps):
             return None
         seats = sorted(((code, s) for (sid, code), s in tx["seats"].items() if sid == showtime_id),
                        key=lambda cs: _hall_order(cs[0]))
-        body = {"showtimeId": showtime_id, "version": showtime.version,
+        body = {"showtimeId": showtime_id, "title": showtime.title,
+                "startsAt": showtime.starts_at.isoformat().replace("+00:00", "Z"), "version": showtime.version,
                 "seats": [{"code": code, "status": s.status} for code, s in seats]}
         return SeatMapView(showtime.version, orjson.dumps(body))
 

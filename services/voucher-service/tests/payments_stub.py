@@ -1,5 +1,5 @@
-"""A stand-in for payment-service's `GET /payments/{paymentId}` over real HTTP, as DESIGN.md and the lead's
-service-role access describe it: 200 {"paymentId", "status"}, 404 NOT_FOUND when it never recorded the
+"""A stand-in for payment-service's `GET /payments/{paymentId}` over real HTTP, as payment-service's
+service-role access describes it: 200 {"paymentId", "status"}, 404 NOT_FOUND when it never recorded the
 payment, 401 without a valid token, 404 for a token that is not the service's (no oracle)."""
 
 from __future__ import annotations

@@ -137,7 +137,7 @@ def saga_event(type_: str, payment: str, booking: str | None = None, **data: Any
         "SeatsReleased": {"holdId": str(uuid.uuid4()), "seats": ["A1"], "reason": "EXPIRED", "seatMapVersion": 2},
     }[type_]
     if type_ == "BookingConfirmed" and "discountCents" in BookingConfirmedData.model_fields:
-        fields["discountCents"] = 500  # the catalogue gains it with issue 11 (DESIGN.md section 4)
+        fields["discountCents"] = 500  # BookingConfirmed carries it (docs/events)
     return booking_event(type_, source="test", booking_id=booking or str(uuid.uuid4()), showtime_id=1,
                          customer_id=1, data={**fields, **data})
 

@@ -1,4 +1,4 @@
-"""The event catalogue: topics, keys, headers and payloads of DESIGN.md section 4.
+"""The event catalogue: topics, keys, headers and payloads of the event contract (docs/events).
 
 This module is the single source of every event the platform produces; a contract test checks each
 produced message against it.

@@ -37,7 +37,7 @@ from ticketing.settings import ServiceSettings
 class Component:
     package: str
     roles: tuple[str, ...]
-    http_port: int = 0  # the API's default port (DESIGN.md section 2)
+    http_port: int = 0  # the API's default port (docs/api)
 
 
 COMPONENTS: dict[str, Component] = {
@@ -61,9 +61,11 @@ API_SERVER_OPTIONS = ("--no-access-log", "--no-proxy-headers", "--http", "ticket
 class ApiSettings(BaseSettings):
     """Where an API listens; the same names the services' own settings use."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", use_attribute_docstrings=True)
     http_host: str = "127.0.0.1"
+    """The address the API listens on (0.0.0.0 in a container)."""
     http_port: int | None = None
+    """The API's port; unset: the service's own (hold 8001, payment 8002, voucher 8003)."""
 
 
 def command(component: str, role: str, args: list[str]) -> list[str]:

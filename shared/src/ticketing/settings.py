@@ -17,31 +17,46 @@ MIN_SECRET_LENGTH = 32
 
 
 class KafkaSettings(BaseSettings):
-    """How this deployment reaches Kafka and lays out its topics (deploy/README.md, "Kafka").
+    """How this deployment reaches Kafka and lays out its topics (docs/deployment.md, "Kafka").
 
     Every Kafka client of the process takes its security from here through `ticketing.kafka.client_options`;
-    the defaults are the local broker: PLAINTEXT, one replica.
+    the defaults are the local broker: PLAINTEXT, one replica. Each setting's docstring is its meaning in the
+    configuration reference (docs/configuration.md, generated from these classes).
     """
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True,
+                                      use_attribute_docstrings=True)
 
     kafka_bootstrap_servers: str = "127.0.0.1:9092"
-    # Prefixes consumer group and inbox names, so tests run their own groups beside a running dev stack.
+    """The Kafka brokers to start from, host:port, comma-separated."""
     kafka_group_prefix: str = ""
+    """Put before every consumer group and inbox name, so that a second stack (tests, a demo) runs its own
+    groups on the same topics beside a running one."""
     kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    """How clients talk to the brokers; SASL_* needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD."""
     kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "SCRAM-SHA-512"
+    """The SASL mechanism, with a SASL_* protocol."""
     kafka_sasl_username: str = ""
+    """The SASL user, with a SASL_* protocol."""
     kafka_sasl_password: str = ""
-    # PEM files. No CA file: the system's trust store. Client certificate + key: mutual TLS (Strimzi `tls` users).
+    """The SASL user's password, with a SASL_* protocol (a secret)."""
     kafka_ssl_cafile: str = ""
+    """PEM file of the CA that signed the brokers' certificates; empty: the system's trust store."""
     kafka_ssl_certfile: str = ""
+    """PEM client certificate, for mutual TLS (with KAFKA_SSL_KEYFILE; Strimzi `tls` users)."""
     kafka_ssl_keyfile: str = ""
+    """PEM private key of the client certificate, for mutual TLS."""
     kafka_ssl_check_hostname: bool = True
-    # Topic layout used when topics are created (`ticketing topics`, the chart's topic Job); existing topics
-    # are left as they are. Partitions: JSON object, e.g. {"booking-events": 48}; others keep the catalogue's.
+    """Whether a broker's certificate must name the host it was reached at."""
     kafka_topic_replication_factor: int = Field(default=1, ge=1)
+    """Replicas of each topic created by `ticketing topics` (and the chart's topic Job); existing topics are
+    left as they are."""
     kafka_topic_min_insync_replicas: int | None = Field(default=None, ge=1)
+    """`min.insync.replicas` of the topics created; unset: the broker's default. At most the replication
+    factor."""
     kafka_topic_partitions: dict[str, int] = Field(default_factory=dict)
+    """Partitions of the topics created, a JSON object such as {"booking-events": 48}; a topic not named keeps
+    the catalogue's count."""
 
     @model_validator(mode="after")
     def _sasl_needs_credentials(self) -> KafkaSettings:
@@ -55,33 +70,46 @@ class KafkaSettings(BaseSettings):
 
 
 class ServiceSettings(KafkaSettings):
-    # Not dev unless said: a deployment that forgets APP_ENV refuses the default secrets (fails closed).
     app_env: Literal["dev", "test", "production"] = "production"
+    """dev: default secrets are accepted (only `make up` and the tests set it); anything else, the default
+    included: a default or short secret stops the service at start, so a deployment that forgets APP_ENV
+    fails closed."""
     service_name: str = "ticketing"
+    """The name in logs, metrics and traces (each service sets its own)."""
     log_level: str = "INFO"
+    """DEBUG, INFO, WARNING or ERROR: the JSON logs on stdout."""
     redis_url: str = "redis://127.0.0.1:6379/0"
+    """Redis: the seat gate, rate limits, the waiting room, the flash-sale gate (a cache: it may lose
+    everything)."""
     database_url: str = "postgresql://postgres@127.0.0.1:5432/ticketing"
+    """The service's PostgreSQL database (each service reads its own variable first: HOLD_DATABASE_URL and so
+    on)."""
     db_pool_min: int = Field(default=2, ge=1)
+    """Connections the service's pool keeps open."""
     db_pool_max: int = Field(default=20, ge=1)
+    """Connections the service's pool opens at most (per process): pods x this is the database's budget."""
     dependency_timeout_seconds: float = Field(default=2.0, gt=0)
-    # A request body over this gets 413 PAYLOAD_TOO_LARGE before it is read whole (ticketing.api.body_limit).
+    """How long a call to a dependency (Redis, another service, a readiness probe) may take before it counts
+    as failed; PostgreSQL statements get five times this."""
     max_body_bytes: int = Field(default=65536, ge=1)
-    # A request line and headers over this get 431 HEADERS_TOO_LARGE before they are parsed (ticketing.api.boundary).
+    """A request body larger than this gets 413 PAYLOAD_TOO_LARGE before it is read whole."""
     max_header_bytes: int = Field(default=16384, ge=1024)
-    # A worker process serves /metrics on this port when set (README, "Metrics"); APIs serve it themselves.
+    """A request line and headers larger than this get 431 HEADERS_TOO_LARGE before they are parsed."""
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    """Where a worker process serves /metrics (APIs serve it on their own port); unset: none."""
     metrics_host: str = "127.0.0.1"
-    # One log line per request (action=http.request), but for the hot paths' routine answers.
+    """The address a worker's /metrics listens on (0.0.0.0 in a container)."""
     access_log: bool = True
-    # OpenTelemetry traces (ticketing.tracing, README "Operating it"); off, nothing of the SDK is loaded.
-    # otlp: protobuf over HTTP to OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces (as OpenTelemetry names and reads it;
-    # unset: OpenTelemetry's own default, a collector beside the process on localhost:4318); console: a JSON
-    # line per span on stdout; none: spans made and propagated, not exported.
+    """One log line per request (action=http.request), but for the hot paths' routine answers."""
     tracing_enabled: bool = False
+    """OpenTelemetry traces; off, nothing of the SDK is even loaded."""
     tracing_exporter: Literal["otlp", "console", "none"] = "otlp"
+    """otlp: protobuf over HTTP to OTEL_EXPORTER_OTLP_ENDPOINT; console: a JSON line per span on stdout; none:
+    spans made and propagated, not exported."""
     otel_exporter_otlp_endpoint: str | None = None
-    # Of the traces that start here (a request without a sampled `traceparent`); a caller's decision is kept.
+    """The OTLP collector (/v1/traces is added); unset: OpenTelemetry's default, http://localhost:4318."""
     tracing_sample_ratio: float = Field(default=1.0, ge=0, le=1)
+    """The share of traces that start here to record; a caller's decision (its `traceparent`) is kept."""
 
     def secrets(self) -> dict[str, str]:
         """The secrets only dev mode may run with at their defaults; subclasses add theirs."""
@@ -107,13 +135,21 @@ class TokenSettings(ServiceSettings):
     be JWT_ISSUER and JWT_AUDIENCE."""
 
     jwt_secret: str = DEV_DEFAULT_SECRET
+    """The HS256 key our own tokens are signed and checked with (a secret; at least 32 characters outside
+    dev). Only the services that verify tokens hold it."""
     jwt_jwks_url: str = ""
+    """An identity provider's JWKS (https outside dev): its RS256, ES256 and EdDSA tokens are accepted
+    besides our own; empty: only our own HS256 tokens."""
     jwt_issuer: str = ""
+    """The `iss` the identity provider's tokens must carry (required with JWT_JWKS_URL)."""
     jwt_audience: str = ""
-    # The provider's keys are read again after this long, and at once for a token naming an unknown key,
-    # but not more often than once per cooldown (ticketing.jwks).
+    """The `aud` the identity provider's tokens must carry (required with JWT_JWKS_URL)."""
     jwt_jwks_cache_seconds: float = Field(default=600.0, gt=0)
+    """How long the provider's keys are kept before they are read again (a token naming an unknown key has
+    them read at once)."""
     jwt_jwks_refresh_cooldown_seconds: float = Field(default=30.0, ge=0)
+    """The least time between two reads of the provider's keys, so that made-up key ids cannot make us
+    hammer it."""
 
     def secrets(self) -> dict[str, str]:
         return {**super().secrets(), "JWT_SECRET": self.jwt_secret}
@@ -137,16 +173,20 @@ class OperatorSettings(BaseSettings):
     """What the operator commands (`ticketing outbox ...`) read: every service's database, from the same
     variables the services themselves read (each falls back to DATABASE_URL, as the services do)."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", use_attribute_docstrings=True)
 
     hold_database_url: str | None = Field(default=None,
                                           validation_alias=AliasChoices("HOLD_DATABASE_URL", "DATABASE_URL"))
+    """hold-service's database, as hold-service reads it."""
     payment_database_url: str | None = Field(
         default=None, validation_alias=AliasChoices("PAYMENT_DATABASE_URL", "DATABASE_URL"))
+    """payment-service's database, as payment-service reads it."""
     voucher_database_url: str | None = Field(
         default=None, validation_alias=AliasChoices("VOUCHER_DATABASE_URL", "DATABASE_URL"))
+    """voucher-service's database, as voucher-service reads it."""
     notifier_database_url: str | None = Field(
         default=None, validation_alias=AliasChoices("NOTIFIER_DATABASE_URL", "DATABASE_URL"))
+    """The notifier's database, as the notifier reads it."""
 
     def database_url(self, service: str) -> str:
         url: str | None = getattr(self, f"{service}_database_url")

@@ -150,7 +150,7 @@ async def eventually(check, timeout: float = 20.0, interval: float = 0.1):  # ty
 async def start_at_end(bootstrap: str, groups: Mapping[str, list[str]]) -> None:
     """topic -> consumer groups that do not exist yet: commit the topic's current end offsets for each, so
     their consumers begin there. A fresh group would otherwise read the shared topic from its earliest
-    offset, every earlier test's events (the browser suite's setup waited 107 s in CI for that)."""
+    offset, every earlier test's events: minutes of reading on a busy machine."""
     from aiokafka import AIOKafkaConsumer, TopicPartition
     from aiokafka.admin import AIOKafkaAdminClient
 

@@ -10,7 +10,7 @@ events it writes and the consumers that apply them, as one trace.
   its handler writes carry that span on.
 
 Off (the default) nothing here imports the SDK and every function returns at its first line: a request pays
-one call that compares with None (README, "Benchmarks": the cost with it on). One process is one service:
+one call that compares with None (docs/benchmarks.md: the cost with it on). One process is one service:
 `configure` sets the process's tracer once, before the app or the worker is built. Events applied in a batch
 (Inbox.apply_batch) get no span.
 

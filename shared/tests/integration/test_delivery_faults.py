@@ -1,4 +1,4 @@
-"""RELIABILITY.md R5, R6, R7 and the DLQ, against real Kafka and PostgreSQL processes.
+"""Scenarios R5, R6, R7 (docs/reliability.md) and the DLQ, against real Kafka and PostgreSQL processes.
 
 Each test writes committed outbox rows, lets a relay publish them and an idempotent consumer apply
 them as rows of `test_effect` (no unique constraint there: a double effect would show), injects its

@@ -12,46 +12,24 @@ import random
 import time
 from typing import Any
 
-import httpx
 import pytest
 from playwright.async_api import Page, expect
-from ticketing.auth import issue_token
+
+from .pages import BOOKING_TIMEOUT_MS, hold, new_showtime, on_the_map, pay, signed_in
+from .pages import seat as _seat
 
 pytestmark = pytest.mark.e2e
 
-BOOKING_TIMEOUT_MS = 60_000  # gateway callback -> payment-service -> Kafka -> hold-service's consumer
-
-
-def _seat(page: Page, code: str) -> Any:
-    return page.locator(f'#map [data-code="{code}"]')
-
-
-async def _showtime(stack: Any) -> int:
-    sid = random.randint(10**9, 2**52)
-    admin = issue_token(stack.jwt_secret, sub="1", role="admin")
-    async with httpx.AsyncClient() as client:
-        r = await client.post(f"{stack.hold_url}/admin/showtimes", headers={"Authorization": f"Bearer {admin}"},
-                              json={"showtimeId": sid, "title": "Browser", "startsAt": "2031-05-01T20:00:00Z",
-                                    "priceCents": 1250, "rows": {"A": 8, "B": 8}})
-    assert r.status_code == 201, r.text
-    return sid
-
 
 async def _customer_page(browser: Any, stack: Any, sid: int, customer: int) -> Page:
-    """A browser session of its own (its own localStorage), signed in as the README says: a pasted token."""
-    context = await browser.new_context(viewport={"width": 1100, "height": 720})
-    page = await context.new_page()
-    await page.goto(f"{stack.hold_url}/pages/showtimes/{sid}")
-    await page.fill("#token", issue_token(stack.jwt_secret, sub=str(customer), role="customer"))
-    await page.click("#save-token")
-    await expect(page.locator("#live")).to_have_attribute("data-state", "live")
+    page = await signed_in(browser, stack, sid, customer)
+    await on_the_map(page, customer)
     await expect(_seat(page, "A1")).to_have_attribute("data-status", "AVAILABLE")
-    await expect(page.locator("#customer")).to_have_text(str(customer))
     return page
 
 
 async def test_two_customers_hold_pay_and_see_each_other_live(browser, page_stack, screenshots) -> None:
-    sid = await _showtime(page_stack)
+    sid = await new_showtime(page_stack, {"A": 8, "B": 8})
     ana, ben = random.randint(10**6, 10**9), random.randint(10**6, 10**9)
     first, second = await _customer_page(browser, page_stack, sid, ana), await _customer_page(browser, page_stack,
                                                                                                sid, ben)
@@ -60,12 +38,7 @@ async def test_two_customers_hold_pay_and_see_each_other_live(browser, page_stac
     await expect(operator.locator("#count-AVAILABLE")).to_have_text("16")
     await second.evaluate("window.notReloaded = true")
 
-    await _seat(first, "A3").click()
-    await _seat(first, "A4").click()
-    await expect(first.locator("#picked")).to_have_text("Picked: A3, A4")
-    async with first.expect_response(lambda r: r.url.endswith("/holds") and r.request.method == "POST") as held:
-        await first.click("#hold")
-    assert (await held.value).status == 201
+    await hold(first, ["A3", "A4"])
     answered = time.monotonic()
     for code in ("A3", "A4"):  # the other customer's page, live: within a second of the hold's answer
         await expect(_seat(second, code)).to_have_attribute("data-status", "HELD", timeout=1000)
@@ -80,13 +53,7 @@ async def test_two_customers_hold_pay_and_see_each_other_live(browser, page_stac
     await first.screenshot(path=str(screenshots / "seat-map-held.png"), full_page=True)
     await second.screenshot(path=str(screenshots / "seat-map-held-by-another.png"), full_page=True)
 
-    async with first.expect_popup() as popup:
-        await first.click("#checkout")
-    payment = await popup.value
-    await payment.wait_for_load_state()
-    await expect(payment.locator("h1")).to_have_text("Simulated checkout")
-    await payment.click("button[value=pay]")
-    await expect(payment.locator("h1")).to_have_text("Payment paid")
+    await pay(first)
 
     for page in (first, second, operator):
         for code in ("A3", "A4"):
@@ -103,7 +70,7 @@ async def test_two_customers_hold_pay_and_see_each_other_live(browser, page_stac
 
 
 async def test_a_gap_in_versions_makes_the_page_reload_the_map(browser, page_stack) -> None:
-    sid = await _showtime(page_stack)
+    sid = await new_showtime(page_stack, {"A": 8, "B": 8})
     page = await _customer_page(browser, page_stack, sid, random.randint(10**6, 10**9))
     version = await page.evaluate("live.version")
     # A change two versions ahead, as if one had been lost on the way: the page must not apply it.

@@ -1,4 +1,5 @@
-"""The booking saga checker (RELIABILITY.md R14, R15): wait for rest, read everything, judge every invariant.
+"""The booking saga checker (scenarios R14, R15 of docs/reliability.md): wait for rest, read everything, judge
+every invariant.
 
     verdict = await check(scope, sources, history)   # history optional (journey runs record one)
     print(verdict.report()); assert not verdict.violations

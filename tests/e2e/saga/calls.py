@@ -36,8 +36,8 @@ def acknowledged_exists(history: History, facts: Facts) -> Check:
 
 
 def customers_cannot_move_uses(history: History) -> Check:
-    """Voucher uses belong to payment-service (DESIGN.md section 3): a customer releasing or confirming one
-    gets 404, or he could free his use and be discounted again (issue 11 case 1, RELIABILITY.md S5)."""
+    """Voucher uses belong to payment-service (docs/api): a customer releasing or confirming one
+    gets 404, or he could free his use and be discounted again (scenario S5, docs/reliability.md)."""
     check = Check("calls.customer_cannot_move_uses", "a customer's release or confirm of a voucher use is 404")
     for op in history.completions():
         if op["f"] in ("voucher_release", "voucher_confirm"):

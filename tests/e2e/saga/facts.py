@@ -155,7 +155,7 @@ async def read_seat_maps(sources: Sources, facts: Facts) -> None:
             for _ in range(20):
                 r = await client.get(f"/showtimes/{showtime}/seats", headers=headers)
                 if r.status_code == 401 and sources.jwt_secret and not headers:
-                    facts.notes.append("GET /showtimes/{id}/seats asks for a token (DESIGN.md: public); read with one")
+                    facts.notes.append("GET /showtimes/{id}/seats asks for a token (contract: public); read with one")
                     headers = {"Authorization": f"Bearer {issue_token(sources.jwt_secret, sub='1', role='admin')}"}
                     continue
                 r.raise_for_status()

@@ -1,4 +1,4 @@
-"""A Jepsen-style history: every call recorded as `invoke`, then `ok`, `fail` or `info` (RELIABILITY.md "Method").
+"""A Jepsen-style history: every call recorded as `invoke`, then `ok`, `fail` or `info` (docs/reliability.md).
 
 - ok: 2xx, the call took effect;
 - fail: a refusal that by contract changed nothing (4xx, 503 UNAVAILABLE), or a connection never made;
@@ -42,6 +42,7 @@ class History:
     t0: float = field(default_factory=time.monotonic)
     ops: list[dict[str, Any]] = field(default_factory=list)
     journeys: dict[int, Journey] = field(default_factory=dict)
+    journey_base: int = 0  # the first journey id: histories recorded apart (one per process) merge without clashes
 
     def _add(self, **op: Any) -> dict[str, Any]:
         now = time.time()  # wall clock too, to find the moment in the services' logs
@@ -71,12 +72,19 @@ class History:
                   body=_summary(body), latency=_since(started), **outcome)
         return response
 
+    def extend(self, ops: list[dict[str, Any]], journeys: list[Journey] | None = None) -> None:
+        """Ops and journeys another History recorded on the same clock (another process of the run), appended
+        in the order they arrive; each op takes its index here."""
+        for op in ops:
+            self.ops.append({**op, "index": len(self.ops)})
+        self.journeys.update((j.id, j) for j in journeys or ())
+
     def nemesis(self, f: str, kind: str, **value: Any) -> None:
         """A fault injected by the harness (kill, restart, pause, resume), as Jepsen's nemesis process."""
         self._add(type=kind, process="nemesis", journey=None, f=f, value=value)
 
     def journey(self, customer: int, scenario: str) -> Journey:
-        j = Journey(id=len(self.journeys), customer=customer, scenario=scenario)
+        j = Journey(id=self.journey_base + len(self.journeys), customer=customer, scenario=scenario)
         self.journeys[j.id] = j
         return j
 

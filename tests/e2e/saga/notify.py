@@ -1,5 +1,5 @@
 """What the customer is told and credited: one ticket e-mail and one points row per confirmed booking,
-priced at what was paid; and BookingConfirmed itself carries that price (DESIGN.md section 4)."""
+priced at what was paid; and BookingConfirmed itself carries that price (docs/events)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Vouchers: the counters hold, and the discounts given match the uses confirmed (DESIGN.md section 4)."""
+"""Vouchers: the counters hold, and the discounts given match the uses confirmed (docs/saga.md)."""
 
 from __future__ import annotations
 

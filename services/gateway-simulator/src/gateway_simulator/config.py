@@ -7,18 +7,30 @@ from ticketing.settings import DEV_DEFAULT_SECRET, ServiceSettings
 
 
 class SimulatorSettings(ServiceSettings):
+    """Each setting's docstring is its meaning in docs/configuration.md (generated from this class)."""
+
     service_name: str = "gateway-simulator"
+    """The name in logs and metrics."""
     host: str = "127.0.0.1"
+    """The address the simulator listens on."""
     port: int = Field(default=8010, validation_alias="GATEWAY_SIMULATOR_PORT")
+    """The simulator's port."""
     public_url: str = Field(default="http://127.0.0.1:8010", validation_alias="GATEWAY_PUBLIC_URL")
+    """The simulator as a customer's browser reaches it (the hosted pay page's links)."""
     gateway_webhook_secret: str = DEV_DEFAULT_SECRET
-    # The merchant's API key: /v1 and the session list answer 401 without it (Authorization: Bearer <key>).
+    """The key callbacks are signed with (payment-service checks them with the same; a secret)."""
     gateway_api_key: str = DEV_DEFAULT_SECRET
-    # Real gateways retry non-2xx deliveries for days; the simulator keeps the same shape, shorter.
+    """The merchant's API key: /v1 and the session list answer 401 without it (Authorization: Bearer <key>;
+    a secret)."""
     callback_max_attempts: int = Field(default=8, ge=1)
+    """Deliveries of one callback before the simulator gives up (real gateways retry non-2xx for days; this
+    keeps the shape, shorter)."""
     callback_backoff_initial: float = Field(default=0.5, gt=0)
+    """Seconds before the second delivery of a callback; doubling after each."""
     callback_backoff_max: float = Field(default=30.0, gt=0)
+    """The longest wait between two deliveries of a callback, in seconds."""
     callback_timeout_seconds: float = Field(default=5.0, gt=0)
+    """How long one callback delivery may take."""
 
     def secrets(self) -> dict[str, str]:
         return {**super().secrets(), "GATEWAY_WEBHOOK_SECRET": self.gateway_webhook_secret,

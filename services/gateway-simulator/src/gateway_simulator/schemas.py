@@ -1,4 +1,4 @@
-"""Request and response bodies of the simulator (DESIGN.md section 3, gateway simulator)."""
+"""Request and response bodies of the simulator (docs/api/gateway-simulator.openapi.json)."""
 
 from __future__ import annotations
 

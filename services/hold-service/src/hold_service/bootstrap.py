@@ -61,10 +61,10 @@ class Service:
 
 
 # Every statement of hold-service runs with the plan Postgres makes once per connection for any parameters
-# (the generic plan). Left to choose, Postgres planned take_seats, one hold's statement, anew at every run:
-# 2.0 ms a hold on an idle machine, 1.1 ms with the generic plan (1 ms of planning, with the showtime's seats
-# locked). The statements are written for it: each finds rows by key and reads the rows of the step before,
-# so a plan guessing ten rows per step stays right for three hundred (make bench-wave; sql/holds.sql).
+# (the generic plan). Left to choose, Postgres planned take_seats, one hold's statement, anew at every run,
+# with the showtime's seats locked while it planned (docs/benchmarks.md). The statements are written for it:
+# each finds rows by key and reads the rows of the step before, so a plan guessing ten rows per step stays
+# right for three hundred (make bench-wave; sql/holds.sql).
 PLANS = {"plan_cache_mode": "force_generic_plan"}
 
 

@@ -11,52 +11,85 @@ from ticketing.settings import TokenSettings
 
 
 class HoldSettings(TokenSettings):
+    """Each setting's docstring is its meaning in docs/configuration.md (generated from this class)."""
+
     service_name: str = "hold-service"
+    """The name in logs, metrics and traces."""
     database_url: str = Field(
         default="postgresql://postgres@127.0.0.1:5432/ticketing",
         validation_alias=AliasChoices("HOLD_DATABASE_URL", "DATABASE_URL"),
     )
+    """hold-service's database (its role sees only its own schema, `hold`)."""
     hold_ttl_seconds: float = Field(default=600, gt=0)
+    """How long a hold keeps its seats while the customer pays; then they are free again (lazily: no job is
+    needed for that)."""
     sweep_interval_seconds: float = Field(default=15, gt=0)
+    """How often the sweeper records the holds whose time has passed (SeatsReleased, EXPIRED), so that the
+    seat map shows their seats free."""
     sweep_batch_size: int = Field(default=200, ge=1)
+    """Expired holds the sweeper records per transaction."""
     hold_rate_limit_per_minute: int = Field(default=5, ge=1)
+    """Hold requests a customer may make per minute; past it 429 with Retry-After."""
     max_seats_per_hold: int = Field(default=8, ge=1)
+    """Seats one hold may take."""
     max_seats_held_per_customer_showtime: int = Field(default=8, ge=1)
+    """Seats one customer may hold at once in one showtime, over all his live holds."""
     seat_gate_enabled: bool = True
+    """Whether the Redis seat gate refuses holds on seats it knows taken before they reach PostgreSQL (which
+    decides either way)."""
     redis_socket_timeout_seconds: float = Field(default=0.2, gt=0)
-    # After a Redis failure Redis is skipped this long: a dead Redis costs one timeout, not one per request.
+    """How long a hold waits for Redis before it goes on without it (PostgreSQL decides alone)."""
     redis_retry_after_seconds: float = Field(default=1.0, ge=0)
+    """After a Redis failure Redis is skipped this long: a dead Redis costs one timeout, not one per request."""
     idempotency_retention_hours: float = Field(default=24, ge=24)
+    """How long an Idempotency-Key of a hold request is remembered (its answer replayed)."""
     http_host: str = "127.0.0.1"
+    """The address the API listens on."""
     http_port: int = 8001
+    """The API's port."""
 
-    # The seat map (issue 14): each API process keeps the maps it serves in memory, moved by the seat changes
-    # Postgres notifies (adapters/seat_map_feed.py); README "The seat map".
-    seat_map_showtimes: int = Field(default=2000, ge=1)  # kept per process; the least read (and not streamed) go
-    seat_map_missing_seconds: float = Field(default=1.0, ge=0)  # an unknown showtime: 404 from memory this long
-    seat_map_stale_seconds: float = Field(default=2.0, gt=0)  # maps served this long without the feed (contract: 2 s)
-    seat_map_stream_buffer_bytes: int = Field(default=256 * 1024, ge=4096)  # a stream further behind is dropped
-    seat_map_stream_send_timeout_seconds: float = Field(default=30.0, gt=0)  # a write stuck this long is dropped
+    seat_map_showtimes: int = Field(default=2000, ge=1)
+    """Seat maps an API process keeps in memory; past it the least read one that no stream follows goes."""
+    seat_map_missing_seconds: float = Field(default=1.0, ge=0)
+    """How long an API process answers 404 from memory for a showtime it did not find."""
+    seat_map_stale_seconds: float = Field(default=2.0, gt=0)
+    """How long maps are served while the process has lost the feed of seat changes; then they are read from
+    PostgreSQL (the contract's staleness)."""
+    seat_map_stream_buffer_bytes: int = Field(default=256 * 1024, ge=4096)
+    """Bytes a seat-map stream may have waiting for a slow client; past it the stream is dropped."""
+    seat_map_stream_send_timeout_seconds: float = Field(default=30.0, gt=0)
+    """A stream whose write is stuck this long is dropped."""
     seat_map_heartbeat_seconds: float = Field(default=15.0, gt=0)
-    seat_map_stream_flush_seconds: float = Field(default=0.1, ge=0)  # changes this close go to a stream in one write
-    seat_map_max_streams: int = Field(default=20000, ge=1)  # per process; past it a new stream gets 503
-    # Per client address (the peer, or X-Forwarded-For from TRUSTED_PROXIES), over every process; then 429.
+    """How often an idle seat-map stream gets a comment line, so proxies keep it open."""
+    seat_map_stream_flush_seconds: float = Field(default=0.1, ge=0)
+    """Changes this close together go to a stream in one write."""
+    seat_map_max_streams: int = Field(default=20000, ge=1)
+    """Seat-map streams an API process serves at once; past it a new stream gets 503."""
     seat_map_max_streams_per_address: int = Field(default=8, ge=1)
-    # The customer page's checkout: payment-service's public base URL ("" = the page's own origin, behind an
-    # ingress that routes /holds/{id}/checkout there); payment-service must allow the page's origin (CORS).
+    """Seat-map streams one client address (the peer, or X-Forwarded-For from TRUSTED_PROXIES) may hold open
+    at once, over every API process; past it 429."""
     payment_public_url: str = ""
+    """payment-service's public base URL, where the customer page checks out; empty: the page's own origin
+    (one ingress routing /holds/{id}/checkout and /payments/* there). payment-service must allow the page's
+    origin (its CORS_ALLOWED_ORIGINS)."""
 
-    # The per-address limit and the waiting room (service_layer/waiting_room.py; README, "Waiting room").
-    hold_rate_limit_per_ip_per_minute: int = Field(default=120, ge=1)  # holds and queue joins per address
-    # Peers whose X-Forwarded-For is believed: addresses or CIDRs, comma-separated (none by default).
+    hold_rate_limit_per_ip_per_minute: int = Field(default=120, ge=1)
+    """Hold requests and queue joins per client address per minute; past it 429."""
     trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    admission_token_ttl_seconds: float = Field(default=180, gt=0)  # an admitted customer's slot, and his token
-    waiting_room_step_seconds: float = Field(default=0.25, gt=0)  # how often a room admits (cluster-wide)
-    # A queued customer who has not polled for this long is dropped when his turn comes; an admitted one who
-    # has not come for his token in this time loses the slot.
+    """Peers whose X-Forwarded-For is believed, addresses or CIDRs, comma-separated; none: the TCP peer is the
+    client's address."""
+    admission_token_ttl_seconds: float = Field(default=180, gt=0)
+    """How long a customer let in by a waiting room keeps his slot and his admission token."""
+    waiting_room_step_seconds: float = Field(default=0.25, gt=0)
+    """How often a waiting room lets customers in (taken by whichever API process a poll reaches)."""
     waiting_room_abandon_seconds: float = Field(default=30, gt=0)
-    waiting_room_cache_seconds: float = Field(default=1.0, ge=0)  # how old a process's view of a room may be
-    waiting_room_redis_timeout_seconds: float = Field(default=1.0, gt=0)  # the queue's Redis calls (holds: 0.2)
+    """A queued customer who has not polled for this long is dropped when his turn comes; an admitted one who
+    has not come for his token in this time loses the slot."""
+    waiting_room_cache_seconds: float = Field(default=1.0, ge=0)
+    """How old a process's view of a room's configuration may be (how long an operator's change takes to be
+    seen everywhere)."""
+    waiting_room_redis_timeout_seconds: float = Field(default=1.0, gt=0)
+    """The waiting room's own Redis timeout (its queue calls; holds keep REDIS_SOCKET_TIMEOUT_SECONDS)."""
 
     @field_validator("trusted_proxies", mode="before")
     @classmethod

@@ -103,8 +103,8 @@ async def test_a_wave_of_expired_holds_is_decided_alike_by_the_plan_postgres_cac
     """hold-service runs every statement with the plan Postgres makes once for any parameters (the generic
     plan: bootstrap.PLANS), so that plan decides the holds. A wave of holds taking the seats of expired
     holds is written by one batch, each with the expired hold's SeatsReleased{EXPIRED} and its own
-    SeatsHeld, versions gapless. (Two joins in that plan were nested loops, seats x holds and seats x seats:
-    a wave's statement took 230-370 ms, then 50-90 ms, instead of ~30 ms; make bench-wave.)"""
+    SeatsHeld, versions gapless. (Two joins in that plan were nested loops, seats x holds and seats x seats,
+    many times slower than the custom plan; make bench-wave.)"""
     pairs = [[f"{r}{n}", f"{r}{n + 1}"] for r in "AB" for n in (1, 3, 5, 7, 9)]
     async with start(hold_rate_limit_per_minute=1000, hold_ttl_seconds=1) as svc:
         async with svc.service.pool.acquire() as conn:

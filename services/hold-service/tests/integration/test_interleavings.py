@@ -1,8 +1,8 @@
-"""RELIABILITY.md R2: hold/hold, hold/sweeper, confirm/expiry and confirm/cancel, each permutation run for
-real on two connections (isolationtester's way): transaction A does its step and stays open; B starts its
-step and the test waits until Postgres shows B blocked on A's lock (pg_stat_activity), or sees it finish
-when it needs no lock of A's; then A commits (or rolls back) and B's outcome, the rows and the events are
-checked. Every statement is the service's own (sql/holds.sql, migration 0004)."""
+"""Scenario R2 (docs/reliability.md): hold/hold, hold/sweeper, confirm/expiry and confirm/cancel, each permutation
+run for real on two connections (isolationtester's way): transaction A does its step and stays open; B starts its
+step and the test waits until Postgres shows B blocked on A's lock (pg_stat_activity), or sees it finish when it
+needs no lock of A's; then A commits (or rolls back) and B's outcome, the rows and the events are checked. Every
+statement is the service's own (sql/holds.sql, migration 0004)."""
 
 from __future__ import annotations
 

@@ -66,7 +66,8 @@ async def test_read_once_from_the_source_then_moved_by_changes() -> None:
     source = FakeSource()
     live = maps(source)
     first = await live.get(SID)
-    assert first is not None and body(first) == {"showtimeId": SID, "version": 0, "seats": [
+    assert first is not None and body(first) == {"showtimeId": SID, "title": "", "startsAt": None, "version": 0,
+                                                 "seats": [
         {"code": f"A{n}", "status": "AVAILABLE"} for n in range(1, 5)]}
     live.apply(source.commit("HELD", "A1", "A2"))
     live.apply(source.commit("BOOKED", "A1", "A2"))

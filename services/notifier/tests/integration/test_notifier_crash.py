@@ -1,4 +1,5 @@
-"""RELIABILITY R7 for the notifier: kill -9 the worker mid-stream, restart, nothing lost or doubled."""
+"""Scenario R7 (docs/reliability.md) for the notifier: kill -9 the worker mid-stream, restart, nothing lost or
+doubled."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ async def test_confirmed_credits_points_and_queues_one_ticket():
 
 
 async def test_points_are_computed_from_the_paid_amount(eml):
-    """amountCents is what the customer paid after the voucher discount (DESIGN.md section 4): a 24.50 EUR
+    """amountCents is what the customer paid after the voucher discount (the event contract, docs/events): a 24.50 EUR
     seat bought with a 5.00 EUR voucher earns 19 points, not 24, and the ticket says 19.50 EUR paid."""
     uow = FakeUnitOfWork({7: Contact(7, "ana@example.com", "Ana")})
     booking = uuid.uuid4()

@@ -9,37 +9,55 @@ THREE_DAYS = 3 * 86400
 
 
 class Settings(TokenSettings):
+    """Each setting's docstring is its meaning in docs/configuration.md (generated from this class)."""
+
     service_name: str = "payment-service"
+    """The name in logs, metrics and traces."""
     database_url: str = Field(default="postgresql://postgres@127.0.0.1:5432/ticketing",
                               validation_alias=AliasChoices("PAYMENT_DATABASE_URL", "DATABASE_URL"))
+    """payment-service's database (its role sees only its own schema, `payment`)."""
     gateway_webhook_secret: str = DEV_DEFAULT_SECRET
-    # The merchant's API key at the gateway, sent as a bearer token on every call to it.
+    """The key the gateway signs its callbacks with (Gateway-Signature, HMAC-SHA256; a secret)."""
     gateway_api_key: str = DEV_DEFAULT_SECRET
+    """The merchant's API key at the gateway, sent as a bearer token on every call to it (a secret)."""
     hold_service_url: str = "http://127.0.0.1:8001"
+    """hold-service, asked for a hold before its checkout."""
     voucher_service_url: str = "http://127.0.0.1:8003"
+    """voucher-service, where a checkout reserves its voucher use."""
     gateway_url: str = "http://127.0.0.1:8010"
+    """The payment gateway's API (the simulator in dev and tests)."""
     public_callback_url: str = "http://127.0.0.1:8002/payments/callback"
+    """Where the gateway sends its signed callbacks: this service's POST /payments/callback as the gateway
+    reaches it."""
     payment_session_ttl_seconds: int = Field(default=480, ge=1)
+    """How long a checkout's session at the gateway stays open for the customer to pay."""
     reconcile_interval_seconds: float = Field(default=60, gt=0)
+    """How often the reconciler asks the gateway about payments still PENDING."""
     reconcile_after_seconds: int = Field(default=900, ge=0)
+    """A PENDING payment this old is settled from the gateway's session state (its callback is late or
+    lost)."""
     callback_tolerance_seconds: int = Field(default=300, ge=1)
-    # Gateways retry for days: processed callback ids are kept at least 3 days (RELIABILITY.md S1/R8).
+    """How far a callback's signed timestamp may be from now, either way; further: 401."""
     callback_event_retention_seconds: int = Field(default=7 * 86400, ge=THREE_DAYS)
-    # Stripe keeps idempotency keys 24 h; we keep them at least that long.
+    """How long processed callback ids are kept, so a repeat is recognised; gateways retry for days, so at
+    least three."""
     idempotency_retention_seconds: int = Field(default=2 * 86400, ge=86400)
+    """How long a checkout's Idempotency-Key and its answer are kept (at least a day)."""
     housekeeping_interval_seconds: float = Field(default=3600, gt=0)
-    # Refunds the gateway refused or could not take are retried after first, 2 x first, ... up to max s;
-    # money due back for longer than refund_alert_seconds (or paid that long ago and neither booked nor
-    # due back) is reported to operators (metric payment_money_unresolved, log action=money.unresolved).
+    """How often old callback ids and idempotency keys are deleted."""
     refund_interval_seconds: float = Field(default=1.0, gt=0)
+    """How often refunds due are looked for and sent to the gateway."""
     refund_retry_first_seconds: float = Field(default=2.0, gt=0)
+    """A refund the gateway refused or could not take is tried again after this, then twice as long each
+    time."""
     refund_retry_max_seconds: float = Field(default=300.0, gt=0)
+    """The longest wait between two tries of a refund."""
     refund_alert_seconds: float = Field(default=900.0, gt=0)
-
-    # Web pages of other origins that may call this API from a browser (CORS), comma-separated: hold-service's
-    # seat-map page starts its checkout here (dev: http://127.0.0.1:8001). None by default: behind one
-    # ingress the page and this API share an origin.
+    """Money due back (or paid and neither booked nor due back) for this long is reported to operators
+    (payment_money_unresolved, log action=money.unresolved)."""
     cors_allowed_origins: str = ""
+    """Web pages of other origins that may call this API from a browser, comma-separated (dev: the seat-map
+    page at http://127.0.0.1:8001); none: behind one ingress the page and this API share an origin."""
 
     def secrets(self) -> dict[str, str]:
         return {**super().secrets(), "GATEWAY_WEBHOOK_SECRET": self.gateway_webhook_secret,

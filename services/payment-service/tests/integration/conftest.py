@@ -2,9 +2,9 @@
 the contract tests (test_contract_*.py): Postgres for the repositories and the unit of work, the gateway
 simulator process for the gateway, and for hold-service and voucher-service a stand-in HTTP server.
 
-The stand-in answers the HTTP contract of DESIGN.md section 3 (paths, service token, bodies, status codes)
-from the fakes' own state, over a real socket: the contract test then shows that the HTTP adapters keep the
-port's meaning across that contract. The services themselves are not started here (their own tests cover
+The stand-in answers hold-service's and voucher-service's HTTP contract (docs/api: paths, service token, bodies,
+status codes) from the fakes' own state, over a real socket: the contract test then shows that the HTTP adapters
+keep the port's meaning across that contract. The services themselves are not started here (their own tests cover
 their side; tests/e2e runs them together).
 """
 

@@ -1,4 +1,4 @@
-"""RELIABILITY.md S1 at the unit level: every malformed, stale or forged header is refused."""
+"""Scenario S1 (docs/reliability.md) at the unit level: every malformed, stale or forged header is refused."""
 
 import pytest
 from payment_service.domain.signature import BadSignature, sign, verify

@@ -1,4 +1,4 @@
-"""voucher-service settings (DESIGN.md section 5); nothing else reads the environment."""
+"""voucher-service settings: the only place that reads the environment."""
 
 from __future__ import annotations
 
@@ -7,27 +7,44 @@ from ticketing.settings import TokenSettings
 
 
 class VoucherSettings(TokenSettings):
+    """Each setting's docstring is its meaning in docs/configuration.md (generated from this class)."""
+
     service_name: str = "voucher-service"
+    """The name in logs, metrics and traces."""
     database_url: str = Field(
         default="postgresql://voucher_service@127.0.0.1:5432/ticketing",
         validation_alias=AliasChoices("VOUCHER_DATABASE_URL", "DATABASE_URL", "database_url"),
     )
+    """voucher-service's database (its role sees only its own schema, `voucher`)."""
     http_host: str = "127.0.0.1"
+    """The address the API listens on."""
     http_port: int = 8003
+    """The API's port."""
     voucher_reservation_ttl_seconds: float = Field(default=900, gt=0)
+    """A voucher use reserved this long without its payment settling is released, if payment-service says the
+    payment failed, expired, was refunded or is unknown."""
     sweep_interval_seconds: float = Field(default=15, gt=0)
+    """How often the reservation expiry runs."""
     reconcile_interval_seconds: float = Field(default=60, gt=0)
+    """How often each flash voucher's Redis gate is reconciled with PostgreSQL."""
     sold_out_cache_seconds: float = Field(default=2.0, ge=0)
+    """How long a process remembers that a flash voucher's gate is empty (answers OUT_OF_STOCK without asking
+    Redis)."""
     voucher_cache_seconds: float = Field(default=5.0, ge=0)
-    # Quotes per customer and minute (then 429): a quote tells whether a code is live.
+    """How long a process keeps a voucher's terms (amount, limits, dates) it read; they never change."""
     voucher_quote_rate_limit_per_minute: int = Field(default=30, ge=1)
-    # The reservation expiry asks payment-service whether a use's payment ended (service_layer/expiry.py).
+    """Quotes one customer may ask for per minute (then 429): a quote tells whether a code is live."""
     payment_service_url: str = "http://127.0.0.1:8002"
+    """payment-service, asked by the reservation expiry whether a use's payment ended."""
     kafka_send_timeout_seconds: float = Field(default=5.0, gt=0)
+    """How long a flash reservation waits for Kafka to acknowledge its VoucherReserved; past it the request
+    fails, and a use the message did not carry stays reserved in Redis only (undersold, never oversold) until
+    the reconciliation gives it back."""
     flash_linger_ms: int = Field(default=1, ge=0)
-    # After Redis lost a gate: wait this long (>= the send timeout) before reading the end offset the
-    # writer must reach; see service_layer/warmup.py. None = kafka_send_timeout_seconds.
+    """How long the flash producer waits to batch VoucherReserved messages."""
     gate_recovery_fence_seconds: float | None = Field(default=None, ge=0)
+    """After Redis lost a gate: wait this long (at least the send timeout) before reading the end offset the
+    writer must reach to rebuild it; unset: KAFKA_SEND_TIMEOUT_SECONDS."""
 
     @property
     def writer_group(self) -> str:

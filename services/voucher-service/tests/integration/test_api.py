@@ -1,4 +1,4 @@
-"""The HTTP contract (DESIGN.md section 3) through the real app, lifespan and all."""
+"""The HTTP contract (docs/api) through the real app, lifespan and all."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Refuse a request body over `MAX_BODY_BYTES` before it is read whole: 413 `PAYLOAD_TOO_LARGE` (DESIGN.md).
+"""Refuse a request body over `MAX_BODY_BYTES` before it is read whole: 413 `PAYLOAD_TOO_LARGE`.
 
 A plain ASGI middleware, the outermost one build_app adds (outside HotPaths, routing, dependencies and
 every endpoint; only Starlette's ServerErrorMiddleware, which reads nothing, is outside it), so no path

@@ -1,6 +1,6 @@
 """`/healthz` (process up), `/readyz` (dependencies reachable), `/metrics` (Prometheus).
 
-`/readyz` checks every dependency (DESIGN.md section 3). `/readyz?check=postgres` checks only the named
+`/readyz` checks every dependency. `/readyz?check=postgres` checks only the named
 ones: a Kubernetes readiness probe asks only for what the API cannot serve without (an API that still
 answers with Redis or Kafka down must not be taken out of every Service at once by their outage).
 """

@@ -1,4 +1,4 @@
-"""Every route's error answers in the OpenAPI document, in the contract's format (DESIGN.md section 3).
+"""Every route's error answers in the OpenAPI document, in the contract's format (`{"error", "message", ...}`).
 
 FastAPI documents what a route returns when all goes well and its own 422 body; ours are
 `{"error": CODE, "message": ...}` for every status. Added to every operation, from what it is:
@@ -20,7 +20,7 @@ from fastapi.openapi.utils import get_openapi
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["error", "message"], "additionalProperties": True,
-    "properties": {"error": {"type": "string", "description": "A stable code (DESIGN.md section 3)."},
+    "properties": {"error": {"type": "string", "description": "A stable code (docs/api/README.md lists them)."},
                    "message": {"type": "string", "description": "For humans."}},
 }
 BEARER = {"type": "http", "scheme": "bearer", "bearerFormat": "JWT",

@@ -8,7 +8,7 @@ their metrics say how many there were.
 The outermost middleware build_app adds, so it sees what the others answer (413s, the hot paths). The
 route label is the route's template (`/holds/{hold_id}`), never the raw path (bounded cardinality); a
 request no route matched is `unmatched`. Cheap on purpose: the labelled children are looked up once per
-(route, method, status) and kept (README, Benchmarks: the hold and reservation hot paths with and
+(route, method, status) and kept (docs/benchmarks.md: the hold and reservation hot paths with and
 without it).
 """
 

@@ -2,10 +2,10 @@
 
 The per-customer one (lua/rate_limit.lua) replaced the `limits` library here: that did the same single
 EVALSHA but through its own client, pool and wrappers, a noticeable share of a worker's CPU on the gate
-path (README, Benchmarks).
+path (docs/benchmarks.md).
 Fails open: with Redis down the limit is not enforced (logged); the denial-of-inventory cap lives in
-Postgres and still holds. The per-address limit (DESIGN.md) is here too; the route finds the address
-(entrypoints/api/client_address.py).
+Postgres and still holds. The per-address limit (HOLD_RATE_LIMIT_PER_IP_PER_MINUTE) is here too; the route
+finds the address (entrypoints/api/client_address.py).
 """
 
 from __future__ import annotations

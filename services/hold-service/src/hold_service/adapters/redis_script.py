@@ -56,9 +56,9 @@ async def pipelined(client: aioredis.Redis, commands: list[tuple[Any, ...]]) -> 
 
     Plain commands, not Script objects (a pipeline holding Script objects first checks and loads them,
     SCRIPT EXISTS, on every execute), and not redis-py's Pipeline either: its bookkeeping (retry wrapper,
-    observability, reset) cost about 17 µs more per call than these few lines, on the path most requests
-    take (py-spy, make bench-holds). Packed by hiredis (C, the same bytes): redis-py's asyncio connection
-    packs in Python, about 4 times slower, which was 12 % of a worker's CPU on the hold path (py-spy).
+    observability, reset) costs more per call than these few lines, on the path most requests take. Packed by
+    hiredis (C, the same bytes): redis-py's asyncio connection packs in Python, several times slower, a
+    visible share of a worker's CPU on the hold path (docs/benchmarks.md).
     """
     pool = client.connection_pool
     conn = await pool.get_connection()  # type: ignore[no-untyped-call]

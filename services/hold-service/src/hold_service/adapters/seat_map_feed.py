@@ -3,7 +3,7 @@
 Migration 0006 has Postgres notify each seat-map change on `<schema>_seat_map` at COMMIT, in commit
 order, which is version order for each showtime: `<showtimeId>:<version>:<status>:<seat>,<seat>...`.
 This process listens once and hands every change to its LiveSeatMaps, however many clients read or
-stream. Why not Kafka: README, "The seat map".
+stream. Why not Kafka: docs/seat-map.md.
 
 What can go wrong: the connection drops (Postgres restarts, a network cut, the backend is terminated);
 asyncpg tells us, or the ping every `ping_seconds` finds out. Changes committed meanwhile are not

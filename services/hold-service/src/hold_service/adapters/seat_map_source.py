@@ -26,10 +26,13 @@ class PgSeatMapSource(SeatMapSource):
             row = await conn.fetchrow(Q.seat_map, showtime_id)  # one statement: one snapshot, one version
         if row is None:
             return None
-        return SeatMap(showtime_id, row["version"], {code: status for code, status in row["seats"]})
+        return SeatMap(showtime_id, row["version"], {code: status for code, status in row["seats"]}, row["title"],
+                       row["starts_at"].isoformat().replace("+00:00", "Z"))
 
 
 def seat_map_body(seat_map: SeatMap) -> bytes:
-    """`{"showtimeId", "version", "seats": [{"code", "status"}]}`, seats in hall order (DESIGN.md section 3)."""
-    return orjson.dumps({"showtimeId": seat_map.showtime_id, "version": seat_map.version,
+    """`{"showtimeId", "title", "startsAt", "version", "seats": [{"code", "status"}]}`, seats in hall order
+    (the seat map's public contract, docs/api)."""
+    return orjson.dumps({"showtimeId": seat_map.showtime_id, "title": seat_map.title, "startsAt": seat_map.starts_at,
+                         "version": seat_map.version,
                          "seats": [{"code": code, "status": status} for code, status in seat_map.seats.items()]})

@@ -1,4 +1,4 @@
-"""A showtime's seat map as its changes make it, one version at a time (DESIGN.md section 4). Pure.
+"""A showtime's seat map as its changes make it, one version at a time (the seatMapVersion of the events). Pure.
 
 Postgres numbers the changes of a showtime's seat map 1, 2, 3... (seatMapVersion); applying them in that
 order to the map at some version gives the map at any later version. A change older than the map is
@@ -33,12 +33,15 @@ class Step(enum.Enum):
 
 
 class SeatMap:
-    """Seats (hall order) with their statuses at `version`; changed only by `apply`."""
+    """Seats (hall order) with their statuses at `version`; changed only by `apply`. The film's title and its
+    start (ISO-8601 UTC) come with it, for the pages: they never change with a version."""
 
-    __slots__ = ("seats", "showtime_id", "version")
+    __slots__ = ("seats", "showtime_id", "starts_at", "title", "version")
 
-    def __init__(self, showtime_id: int, version: int, seats: dict[str, str]) -> None:
+    def __init__(self, showtime_id: int, version: int, seats: dict[str, str], title: str = "",
+                 starts_at: str | None = None) -> None:
         self.showtime_id, self.version, self.seats = showtime_id, version, seats
+        self.title, self.starts_at = title, starts_at
 
     def apply(self, change: SeatChange) -> Step:
         if change.version <= self.version:

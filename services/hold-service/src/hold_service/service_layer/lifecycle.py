@@ -1,6 +1,6 @@
 """What happens to a hold after it is taken: the sweeper and the payment's confirmation.
 
-The booking saga's steps owned here (README, "The booking saga"): PaymentSucceeded books a live HELD
+The booking saga's steps owned here (docs/saga.md): PaymentSucceeded books a live HELD
 hold (BookingConfirmed with the amount paid) or, when the hold expired or was released meanwhile, ends it
 and says BookingFailed so that payment-service refunds. Every step is a conditional change under the
 booking row's lock, so a late or repeated PaymentSucceeded never undoes a later state.

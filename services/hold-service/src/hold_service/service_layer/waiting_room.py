@@ -1,4 +1,4 @@
-"""The waiting room of a hot showtime (DESIGN.md, hold-service; README, "Waiting room").
+"""The waiting room of a hot showtime (docs/waiting-room.md).
 
 An operator turns a showtime's room on with an active limit and an opening time. Customers join its queue
 and poll their ticket; the room admits them in steps (room_steps.py), first the pre-opening joiners in a

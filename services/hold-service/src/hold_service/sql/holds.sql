@@ -96,15 +96,15 @@ FROM verdict;
 -- take_seats.
 -- Every step reads the rows of the one before it and none joins two of them on a key: the planner guesses
 -- one row for a CTE (a new showtime has no statistics), so such a join is a nested loop, seats x holds. In a
--- wave of expired holds (a hundred holds, three hundred seats, as many SeatsReleased) those loops were
--- 40 % of the statement, all of it with the showtime's row locked behind it (make bench-holds). The plan
+-- wave of expired holds (a hundred holds, three hundred seats, as many SeatsReleased) those loops were a
+-- large part of the statement, all of it with the showtime's row locked behind it. The plan
 -- that counts is the generic one: the writer runs this statement thousands of times on each connection, and
 -- after five runs Postgres keeps one plan for any parameters, guessing even fewer rows. Its join of the
 -- SeatsReleased to the admitted holds (for their request ids, now read from $9 by position) regrouped the
--- expired seats once per hold: a wave took 230-370 ms instead of 30-60 (make bench-wave; the test
+-- expired seats once per hold, several times slower (make bench-wave, docs/benchmarks.md; the test
 -- test_hold_batches.py::test_a_wave_of_expired_holds_is_decided_alike_by_the_plan_postgres_caches). And the
--- UPDATE of the seats no longer joins them to the holds' seats (in that plan a nested loop, 300 x 300 in a
--- wave, 25-55 ms): each row looks its hold up in a map, seat code -> the hold's position.
+-- UPDATE of the seats no longer joins them to the holds' seats (in that plan a nested loop, seats x seats in
+-- a wave): each row looks its hold up in a map, seat code -> the hold's position.
 WITH req AS (
     SELECT * FROM unnest($4::uuid[], $5::bigint[], $6::uuid[], $9::text[])
                   WITH ORDINALITY AS r(hold_id, customer_id, booking_id, request_id, n)
@@ -226,11 +226,11 @@ FROM (SELECT hold_id FROM booking
 SELECT confirm_hold($1, $2, $3) AS version;
 
 -- name: seat_map
--- The seat map at its version: [code, status] pairs in hall order (row, then number: A2 before A10). The
--- statuses are the ones its changes recorded, so that the map is exactly its version (a snapshot plus the
--- later changes is the map): a hold past its time shows HELD until its release is recorded, with a
--- version, by the sweeper or by a hold that takes its seats. No row: no such showtime.
-SELECT s.seat_map_version AS version,
+-- The seat map at its version: the film and its start, [code, status] pairs in hall order (row, then number:
+-- A2 before A10). The statuses are the ones its changes recorded, so that the map is exactly its version (a
+-- snapshot plus the later changes is the map): a hold past its time shows HELD until its release is recorded,
+-- with a version, by the sweeper or by a hold that takes its seats. No row: no such showtime.
+SELECT s.seat_map_version AS version, s.title, s.starts_at,
        coalesce(array_agg(ARRAY[ss.seat_code::text, ss.status::text]
                           ORDER BY length(substring(ss.seat_code FROM '^[A-Z]+')),
                                    substring(ss.seat_code FROM '^[A-Z]+') COLLATE "C",
@@ -238,7 +238,7 @@ SELECT s.seat_map_version AS version,
                 FILTER (WHERE ss.seat_code IS NOT NULL), '{}') AS seats
 FROM showtime s LEFT JOIN show_seat ss ON ss.showtime_id = s.showtime_id
 WHERE s.showtime_id = $1
-GROUP BY s.seat_map_version;
+GROUP BY s.showtime_id;
 
 -- name: claim_idempotency_key
 -- First use of a key claims it, with the request's fingerprint; returns nothing when it was claimed before.

@@ -44,7 +44,7 @@ async def test_public_with_etag_and_304(start, h) -> None:
         url = f"/showtimes/{sid}/seats"
         first = await svc.client.get(url)  # no token: public
         assert first.status_code == 200 and first.headers["etag"] == '"0"', first.text
-        assert first.json() == {"showtimeId": sid, "version": 0,
+        assert first.json() == {"showtimeId": sid, "title": "Test", "startsAt": "2030-01-01T20:00:00Z", "version": 0,
                                 "seats": [{"code": f"F{n}", "status": "AVAILABLE"} for n in (1, 2, 3)]}
         for tag in ('"0"', 'W/"0"', '"7", "0"', "*"):
             same = await svc.client.get(url, headers={"If-None-Match": tag})

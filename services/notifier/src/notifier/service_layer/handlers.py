@@ -34,7 +34,7 @@ AnyEvent = BookingConfirmed | BookingFailed | RefundIssued
 
 
 def discount_cents(event: BookingConfirmed) -> int:
-    # DESIGN.md section 4: BookingConfirmed carries discountCents; read through model_dump so this works
+    # The event contract: BookingConfirmed carries discountCents; read through model_dump so this works
     # with catalogues from before the field was added (then there is no discount to show).
     return int(event.data.model_dump().get("discountCents", 0))
 

@@ -1,6 +1,6 @@
 """Payments, and the booking saga's rules that payment-service owns (pure: no I/O).
 
-The booking saga (README, "The booking saga", has the whole table):
+The booking saga (docs/saga.md has the whole table):
 
     hold-service      SeatsHeld ─ hold HELD ─┬─ PaymentSucceeded, in time ─> BOOKED, BookingConfirmed
                                              ├─ PaymentSucceeded, too late ─> BookingFailed

@@ -1,4 +1,4 @@
-"""Verifying the gateway's `Gateway-Signature` header (Stripe's scheme, DESIGN.md section 3).
+"""Verifying the gateway's `Gateway-Signature` header (Stripe's scheme; docs/security.md).
 
 `t=<unix>,v1=<hex>[,v1=<hex>...]`; the MAC is HMAC-SHA256(secret, "<t>.<raw body>") over the raw bytes
 (never a re-serialised body). Several v1 entries allow key rotation; any match is enough. Compared in

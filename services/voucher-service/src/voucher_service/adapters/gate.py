@@ -131,7 +131,7 @@ class RedisFlashGate(FlashGate):
         """Joins the marks of every order acknowledged meanwhile: one script run per voucher per batch.
 
         The broker acknowledges a whole batch of VoucherReserved at once, so their requests resume
-        together; one EVALSHA each was a noticeable share of a flash request's CPU (README).
+        together; one EVALSHA each was a noticeable share of a flash request's CPU (docs/benchmarks.md).
         """
         await self._sent_marks.add(code, order_id)
 

@@ -1,4 +1,4 @@
-"""VoucherReserved straight to Kafka (the flash-mode exception to the outbox, DESIGN.md section 4).
+"""VoucherReserved straight to Kafka (the flash-mode exception to the outbox, docs/events).
 
 Kafka may be down when the API starts: the API must still start (normal mode needs no Kafka), so the
 producer connects in the background and `ready` stays False (flash reserves answer 503) until it does.

@@ -58,7 +58,7 @@ def booking_handlers(deps: Deps) -> dict[str, Handler]:
 
 
 def voucher_reserved_consumer(settings: VoucherSettings, pool: asyncpg.Pool, deps: Deps) -> IdempotentConsumer:
-    # One transaction per partition batch (see the README's flash-mode figures): the batch handler writes it
+    # One transaction per partition batch (the flash-mode figures: docs/benchmarks.md): the batch handler writes it
     # in a handful of statements; the per-event handler is the replay path that isolates a poison message.
     async def write(conn: asyncpg.Connection, event: VoucherReserved) -> None:
         try:

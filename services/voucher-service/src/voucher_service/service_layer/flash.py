@@ -1,4 +1,4 @@
-"""Flash-sale mode (seed 002 section 8, "Forma B"): the Redis Lua gate decides, VoucherReserved goes
+"""Flash-sale mode: the Redis Lua gate decides, VoucherReserved goes
 straight to Kafka, and the voucher-reserved consumer writes Postgres.
 
 Where things can diverge, and why money is safe:

@@ -1,4 +1,4 @@
-"""One handler per command; normal mode is Postgres only (seed 002 section 6). The transitions of a use
+"""One handler per command; normal mode is Postgres only. The transitions of a use
 and what a stale event does to them: service_layer/outcomes.py."""
 
 from __future__ import annotations

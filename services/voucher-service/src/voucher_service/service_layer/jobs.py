@@ -1,4 +1,4 @@
-"""Periodic job: the Redis-vs-Postgres reconciliation of flash vouchers (seed 002 section 8.1). The
+"""Periodic job: the Redis-vs-Postgres reconciliation of flash vouchers. The
 reservation expiry is in service_layer/expiry.py."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The voucher use's part of the booking saga: who moves it, which event, what a late event does.
 
-The voucher orderId is the paymentId: one use per payment attempt (DESIGN.md section 4).
+The voucher orderId is the paymentId: one use per payment attempt (docs/events).
 
     (none) --reserve (payment-service, POST .../reservations)-----------------------> RESERVED
     RESERVED --BookingConfirmed{paymentId} (hold-service) | POST .../confirm---------> CONFIRMED

@@ -1,4 +1,4 @@
-"""Loading the flash gate from Postgres (seed 002 section 9: never from total_limit alone).
+"""Loading the flash gate from Postgres (never from total_limit alone).
 
 remaining = total_limit - live uses in Postgres - uses only Redis knows (orders hash entries held, P or
 R, that Postgres has not written yet). The adopt script sets `remaining` only if it is missing, so

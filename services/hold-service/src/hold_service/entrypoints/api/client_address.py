@@ -1,4 +1,4 @@
-"""The client's address for the per-address rate limit (DESIGN.md: `HOLD_RATE_LIMIT_PER_IP_PER_MINUTE`).
+"""The client's address for the per-address rate limit (`HOLD_RATE_LIMIT_PER_IP_PER_MINUTE`).
 
 The TCP peer, unless the peer is one of `TRUSTED_PROXIES`: then X-Forwarded-For is read from the right (each
 proxy appends the address it saw), skipping our own proxies; the first address that is not one is the

@@ -1,4 +1,4 @@
-"""Request and response bodies of DESIGN.md section 3 (camelCase on the wire)."""
+"""Request and response bodies of hold-service's API (camelCase on the wire; docs/api)."""
 
 from __future__ import annotations
 
@@ -66,11 +66,13 @@ class SeatPublic(BaseModel):
 
 class SeatMapPublic(BaseModel):
     showtimeId: int
+    title: str
+    startsAt: datetime | None
     version: int
     seats: list[SeatPublic]
 
 
-# The waiting room (routes/waiting_room.py). Fields beyond DESIGN.md's are additive (README, "Waiting room").
+# The waiting room (routes/waiting_room.py). Fields beyond the first contract's are additive (docs/waiting-room.md).
 
 
 class WaitingRoomUpdate(BaseModel):

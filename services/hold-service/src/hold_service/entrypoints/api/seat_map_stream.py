@@ -2,7 +2,7 @@
 
 One coroutine per client and one that waits for it to leave; no task group or memory channel per
 stream (FastAPI's EventSourceResponse runs four tasks per stream), so thousands of idle streams per
-process cost little more than their connections (README, "The seat map", has the figures).
+process cost little more than their connections (docs/benchmarks.md has the figures).
 
 How a stream ends:
 - the client leaves: uvicorn answers `receive()` with http.disconnect;

@@ -1,7 +1,7 @@
 -- depends: 0001_holds
 -- A hold's seat-map version is stamped at COMMIT, not when the hold is taken.
 --
--- `showtime.seat_map_version` grows by one per change of the seat map (DESIGN.md section 4), so every
+-- `showtime.seat_map_version` grows by one per change of the seat map (seatMapVersion, docs/events), so every
 -- change of one showtime must lock its row: under a sale that row is what all holds wait for. Bumped
 -- inside the transaction, it stays locked until the client's next round trips (the event, then COMMIT)
 -- come back through a busy event loop; a burst of holds then queues for hundreds of ms (make

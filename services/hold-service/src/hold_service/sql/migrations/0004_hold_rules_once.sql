@@ -6,7 +6,7 @@
 -- - seats_held: what the per-customer cap counts (seats a customer holds now on a showtime).
 -- - append_seat_map_events: changes of a showtime's seat map. Each takes the next seatMapVersion (the
 --   showtime's row stays locked to the end of the transaction, so versions are one per change, gapless, in
---   commit order) and its booking-events message (DESIGN.md section 4) goes to the outbox, built here where
+--   commit order) and its booking-events message (docs/events) goes to the outbox, built here where
 --   every value is known. Writers call it last in their one statement, so the showtime's row, which every
 --   hold of the showtime contends on, is locked only for the statement's tail and its COMMIT.
 -- - release_hold / confirm_hold: the end of a hold, for the customer's cancel, the sweeper and payments.

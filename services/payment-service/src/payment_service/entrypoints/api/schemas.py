@@ -1,4 +1,4 @@
-"""Request/response bodies of payment-service's API (DESIGN.md section 3)."""
+"""Request/response bodies of payment-service's API (docs/api)."""
 
 from __future__ import annotations
 

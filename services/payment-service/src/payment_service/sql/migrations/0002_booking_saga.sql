@@ -1,5 +1,5 @@
 -- depends: 0001_payments
--- The money side of the booking saga (README, "The booking saga"): every payment the gateway reports paid
+-- The money side of the booking saga (docs/saga.md): every payment the gateway reports paid
 -- ends in a booking or in a refund.
 --
 -- - cancel_requested_at: the hold ended while the checkout was still creating its gateway session; the

@@ -1,4 +1,4 @@
--- Take one use of a flash voucher per request, atomically (seed 002 section 7). All keys share the hash
+-- Take one use of a flash voucher per request, atomically. All keys share the hash
 -- tag {CODE}. One run takes the reservations of every request that arrived together, one after the other,
 -- with the same answers as separate runs in that order.
 -- KEYS[1] voucher:{CODE}:remaining  uses left

@@ -1,4 +1,4 @@
-"""Request and response bodies of DESIGN.md section 3 (voucher-service), camelCase on the wire."""
+"""Request and response bodies of voucher-service's API (docs/api), camelCase on the wire."""
 
 from __future__ import annotations
 

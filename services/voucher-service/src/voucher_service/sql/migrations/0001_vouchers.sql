@@ -1,4 +1,4 @@
--- Vouchers and their redemptions (seed 002, section 3). Postgres is the final guard: whatever the
+-- Vouchers and their redemptions. Postgres is the final guard: whatever the
 -- application or the Redis gate gets wrong, these constraints refuse an oversell.
 
 CREATE TABLE voucher (

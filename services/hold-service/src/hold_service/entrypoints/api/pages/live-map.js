@@ -1,4 +1,4 @@
-// A showtime's seat map, live (DESIGN.md, hold-service): GET .../seats/stream sends a `snapshot` event,
+// A showtime's seat map, live (hold-service, docs/seat-map.md): GET .../seats/stream sends a `snapshot` event,
 // then one `change` event per seat-map version, in version order. A change that is not the next version
 // means one was missed (a gap): the stream is reopened and its snapshot replaces the map. EventSource
 // reconnects by itself when the server ends a stream (each reconnect starts with a snapshot); a refusal
@@ -34,6 +34,7 @@ class LiveSeatMap {
 
   snapshot(map) {
     this.version = map.version;
+    this.title = map.title || "";
     this.seats = new Map(map.seats.map((s) => [s.code, s.status]));
     this.handlers.onSnapshot(this);
   }

@@ -1,7 +1,9 @@
 // The operator's page of one showtime: AVAILABLE / HELD / BOOKED counts and the map, live from the same
 // stream customers get, and the holds, bookings and releases of the last minute, counted from its changes
-// (each change is one hold taken, booked or released: DESIGN.md section 4). The counts come from every
-// version in order, so they are exact; the per-minute counts start when the page opens.
+// (each change of the seat map is one hold taken, booked or released). The counts come from every version in
+// order, so they are exact; the per-minute counts start when the page opens. With an operator (admin) token,
+// pasted once and kept in this browser, the waiting room's queue length, the customers choosing seats and the
+// admissions per minute, as GET /admin/showtimes/{id}/waiting-room gives them every few seconds.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -32,6 +34,7 @@ function drawMap(map) {
     grid.append(line);
   }
   drawCounts(map);
+  if (map.title) $("showtime").textContent = `${map.title} (showtime ${showtimeId})`;
 }
 
 function changed(map, change) {
@@ -57,7 +60,39 @@ function showState(text) {
   $("live").textContent = text;
 }
 
+const ROOM_POLL_MS = 3000;
+let adminToken = localStorage.getItem("ticketing.admin-token");
+
+function showRoom(text, active = "-", rate = "-") {
+  $("queue-length").textContent = text;
+  $("room-active").textContent = active;
+  $("admitted-per-minute").textContent = rate;
+}
+
+async function drawRoom() {
+  if (!adminToken) return showRoom("paste an operator token above");
+  const r = await fetch(`/admin/showtimes/${showtimeId}/waiting-room`,
+                        { headers: { authorization: `Bearer ${adminToken}` } }).catch(() => null);
+  const room = r && r.ok ? await r.json() : null;
+  if (r && r.status === 401) return showRoom("token refused");
+  if (r && r.status === 404) return showRoom("waiting room off");
+  if (!room) return showRoom("unavailable");
+  if (!room.enabled) return showRoom("waiting room off");
+  const figure = (value) => (value === null ? "-" : String(value));
+  showRoom(figure(room.queueLength), figure(room.active),
+           room.admissionRatePerMinute === null ? "-" : room.admissionRatePerMinute.toFixed(1));
+}
+
 const showtimeId = showtimeFromPath();
-$("showtime").textContent = String(showtimeId);
+$("showtime").textContent = `Showtime ${showtimeId}`;
+$("token-box").hidden = Boolean(adminToken);
+$("save-token").addEventListener("click", () => {
+  adminToken = $("token").value.trim();
+  localStorage.setItem("ticketing.admin-token", adminToken);
+  $("token-box").hidden = true;
+  drawRoom();
+});
 new LiveSeatMap(showtimeId, { onSnapshot: drawMap, onChange: changed, onState: showState }).start();
 setInterval(drawRates, 1000);
+drawRoom();
+setInterval(drawRoom, ROOM_POLL_MS);

@@ -1,7 +1,8 @@
-// The customer's page: the live seat map, pick up to 8 seats, hold them, a countdown to the hold's expiry,
-// checkout on the gateway's hosted page (payment-service's POST /holds/{id}/checkout gives its URL), the
-// result. The customer token is the one `make token` prints, pasted once and kept in this browser
-// (localStorage); production would take it from the chain's sign-in instead (README, "The seat map").
+// The customer's page: the film and its start, the waiting room when the showtime has one on (waiting-room.js),
+// then the live seat map: pick up to 8 seats, hold them (with the room's admission token), a countdown to the
+// hold's expiry, checkout on the gateway's hosted page (payment-service's POST /holds/{id}/checkout gives its
+// URL), the result. The customer token is the one `make token` prints, pasted once and kept in this browser
+// (localStorage); production would take it from the chain's sign-in instead (docs/pages.md).
 "use strict";
 
 const MAX_SEATS = 8;
@@ -13,9 +14,12 @@ const state = {
   picked: new Set(),
   hold: JSON.parse(localStorage.getItem(`ticketing.hold.${showtimeId}`) || "null"),
   paymentUrl: "",
-  admissionToken: null,  // HOOK(waiting-room): set once the queue admits this customer
+  admission: null,  // {admissionToken, expiresAt} once the waiting room let this customer in
+  mapStarted: false,
 };
 const live = new LiveSeatMap(showtimeId, { onSnapshot: drawMap, onChange: changed, onState: showState });
+const room = new WaitingRoom(showtimeId, api, { onQueued: queued, onAdmitted: admitted, onSoldOut: soldOut,
+                                                onOpen: admitted });
 
 function uid() {  // crypto.randomUUID needs a secure context; http://<host> of a dev machine is not one
   return crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
@@ -34,7 +38,8 @@ async function api(url, { method = "GET", body, headers = {} } = {}) {
   if (state.token) all.authorization = `Bearer ${state.token}`;
   const response = await fetch(url, { method, headers: all, body: body ? JSON.stringify(body) : undefined });
   const json = response.status === 204 ? null : await response.json().catch(() => null);
-  return { status: response.status, body: json, date: Date.parse(response.headers.get("date")) };
+  return { status: response.status, body: json, headers: response.headers,
+           date: Date.parse(response.headers.get("date")) };
 }
 
 // The countdown runs on the server's clock: its Date header against ours. The header is whole seconds and
@@ -120,7 +125,7 @@ async function hold() {
   const seats = [...state.picked];
   $("hold").disabled = true;
   const headers = { "idempotency-key": uid() };
-  if (state.admissionToken) headers["x-admission-token"] = state.admissionToken;
+  if (state.admission) headers["x-admission-token"] = state.admission.admissionToken;
   const r = await api(`/showtimes/${showtimeId}/holds`, { method: "POST", body: { seats }, headers });
   if (r.status === 201) {
     state.picked.clear();
@@ -129,7 +134,9 @@ async function hold() {
   } else if (r.status === 409 && r.body && r.body.seats) {
     say(`Taken meanwhile: ${r.body.seats.join(", ")}.`);
   } else if (r.status === 403 && r.body && r.body.error === "ADMISSION_REQUIRED") {
-    waitingRoom();
+    state.admission = null;  // no token yet, or it lapsed, or the turn ended: (back) to the queue
+    say("");
+    room.join();
   } else if (r.status === 401) {
     say("Your token was refused: paste a new one.");
     $("token-box").hidden = false;
@@ -139,10 +146,56 @@ async function hold() {
   drawPanel();
 }
 
-// HOOK(waiting-room): join the queue here and show the position; keep it simple (one poll a few seconds).
-function waitingRoom() {
-  $("waiting-room").hidden = false;
-  say("The waiting room is on for this showtime.");
+function stage(name) {  // entering | queue | map | sold-out
+  document.body.dataset.stage = name;
+  $("waiting-room").hidden = name !== "queue";
+  $("sold-out").hidden = name !== "sold-out";
+}
+
+function queued(s) {
+  stage("queue");
+  $("queue-position").textContent = s.position === null || s.position === undefined ? "-" : String(s.position);
+  $("queue-wait").textContent = waitText(s.estimatedWaitSeconds);
+  $("queue-note").textContent = s.retrying ? "The queue is busy; trying again in a moment."
+    : s.opensAt && s.position === null ? `The queue opens at ${when(s.opensAt)}; places are drawn then.` : "";
+}
+
+function admitted(admission) {  // null: no waiting room (or it was turned off)
+  state.admission = admission;
+  stage("map");
+  if (admission) say(`It is your turn: choose your seats and hold them before ${when(admission.expiresAt)}.`);
+  if (!state.mapStarted) {
+    state.mapStarted = true;
+    live.start();
+  }
+}
+
+function soldOut(message) {
+  stage("sold-out");
+  if (message) $("sold-out-text").textContent = message;
+}
+
+function when(iso) {
+  return new Date(iso).toLocaleString([], { dateStyle: "full", timeStyle: "short" });
+}
+
+async function showShowtime() {  // the film and its start, from the (public, cached) seat map
+  const r = await api(`/showtimes/${showtimeId}/seats`);
+  if (r.status !== 200) {
+    $("title").textContent = r.status === 404 ? "No such showtime" : "The showtime cannot be shown now";
+    return false;
+  }
+  $("title").textContent = r.body.title;
+  $("starts-at").textContent = r.body.startsAt ? when(r.body.startsAt) : "";
+  document.title = `${r.body.title}: pick your seats`;
+  return true;
+}
+
+async function enter() {  // through the waiting room, if the showtime has one on
+  if (await room.enter() === 401) {
+    say("Your token was refused: paste a new one.");
+    $("token-box").hidden = false;
+  }
 }
 
 function tick() {
@@ -156,94 +209,29 @@ function tick() {
   }
 }
 
-async function checkout() {
-  const hold = state.hold;
-  const payWindow = window.open("", "ticketing-pay");  // opened by the click itself: no popup blocker
-  hold.attempt += 1;  // a new Idempotency-Key per attempt: a declined payment may be tried again
-  const r = await api(`${state.paymentUrl}/holds/${hold.holdId}/checkout`, {
-    method: "POST", body: {}, headers: { "idempotency-key": `${hold.holdId}-${hold.attempt}` } });
-  if (r.status !== 201) {
-    if (payWindow) payWindow.close();
-    return say((r.body && r.body.message) || `The checkout failed (${r.status}).`);
-  }
-  saveHold({ ...hold, paymentId: r.body.paymentId });
-  if (payWindow) payWindow.location.href = r.body.redirectUrl;
-  else window.location.assign(r.body.redirectUrl);
-  say("Pay in the payment window; this page shows the result.");
-  watchPayment(r.body.paymentId);
-}
-
-async function watchPayment(paymentId) {
-  for (;;) {
-    await new Promise((done) => setTimeout(done, 1000));
-    if (!state.hold || state.hold.paymentId !== paymentId) return;
-    const payment = await api(`${state.paymentUrl}/payments/${paymentId}`);
-    const status = payment.body && payment.body.status;
-    if (status === "SUCCEEDED") return watchBooking();
-    if (["FAILED", "EXPIRED", "REFUNDED"].includes(status)) {
-      saveHold({ ...state.hold, paymentId: null });
-      return say(`The payment did not go through (${status.toLowerCase()}).`);
-    }
-  }
-}
-
-async function watchBooking() {
-  say("Paid: confirming your booking...");
-  for (;;) {
-    const r = await api(`/holds/${state.hold.holdId}`);
-    const status = r.body && r.body.status;
-    if (status === "BOOKED" || status === "EXPIRED" || status === "RELEASED") return showResult(status);
-    await new Promise((done) => setTimeout(done, 1000));
-  }
-}
-
-function showResult(status) {
-  const seats = state.hold.seats.join(", ");
-  $("result").dataset.outcome = status;
-  $("result").textContent = status === "BOOKED"
-    ? `Booked: ${seats}. Your tickets are on their way by e-mail.`
-    : `Your hold ended before the payment arrived; the payment is refunded.`;
-  saveHold({ ...state.hold, status });
-  say("");
-}
-
-async function release() {
-  const r = await api(`/holds/${state.hold.holdId}`, { method: "DELETE" });
-  if (r.status === 204) saveHold(null);
-  else say((r.body && r.body.message) || `The release failed (${r.status}).`);
-}
-
-async function resume() {  // a reload of the page: the hold kept in this browser, as the server sees it now
-  if (!state.hold || state.hold.status !== "HELD" || !state.token) return;
-  const r = await api(`/holds/${state.hold.holdId}`);
-  if (r.status !== 200 || r.body.status === "EXPIRED" || r.body.status === "RELEASED") return saveHold(null);
-  if (r.body.status === "BOOKED") return showResult("BOOKED");
-  saveHold({ ...state.hold, offsetMs: clockOffset(r.date) });
-  if (state.hold.paymentId) watchPayment(state.hold.paymentId);
-}
-
 function showState(text) {
   $("live").dataset.state = text;
   $("live").textContent = text;
 }
 
 async function main() {
-  $("showtime").textContent = String(showtimeId);
   $("token-box").hidden = Boolean(state.token);
   $("save-token").addEventListener("click", () => {
     state.token = $("token").value.trim();
     localStorage.setItem("ticketing.token", state.token);
     $("token-box").hidden = true;
     drawPanel();
+    enter();
   });
   $("change-token").addEventListener("click", (e) => { e.preventDefault(); $("token-box").hidden = false; });
   $("hold").addEventListener("click", hold);
   $("checkout").addEventListener("click", checkout);
   $("release").addEventListener("click", release);
   state.paymentUrl = (await api("/pages/config.json")).body.paymentUrl;
-  live.start();
-  await resume();
+  if (!await showShowtime()) return;
   setInterval(tick, 250);
+  if (!state.token) return;  // the token box first; saving it enters
+  if (!await resume()) await enter();
   drawPanel();
 }
 

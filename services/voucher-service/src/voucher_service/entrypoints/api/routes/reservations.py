@@ -1,6 +1,6 @@
 """Reserve / confirm / release, for payment-service only (thin: check the caller, validate, build the
 command, call the handler, map errors). The voucher orderId is the paymentId: one reservation per payment
-attempt (DESIGN.md section 4)."""
+attempt (docs/events)."""
 
 from __future__ import annotations
 

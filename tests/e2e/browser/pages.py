@@ -1,0 +1,73 @@
+"""What the page tests do the same way: a showtime made by an admin, a customer signed in on the seat-map page
+as the README says (a pasted token, in a browser session of its own), a seat on a page, paying on the
+gateway's hosted page."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import httpx
+from playwright.async_api import Page, expect
+from ticketing.auth import issue_token
+
+BOOKING_TIMEOUT_MS = 60_000  # gateway callback -> payment-service -> Kafka -> hold-service's consumer
+
+
+def seat(page: Page, code: str) -> Any:
+    return page.locator(f'#map [data-code="{code}"]')
+
+
+def admin(stack: Any) -> dict[str, str]:
+    return {"Authorization": f"Bearer {issue_token(stack.jwt_secret, sub='1', role='admin')}"}
+
+
+async def new_showtime(stack: Any, rows: dict[str, int], title: str = "Browser") -> int:
+    sid = random.randint(10**9, 2**52)
+    async with httpx.AsyncClient() as client:
+        r = await client.post(f"{stack.hold_url}/admin/showtimes", headers=admin(stack),
+                              json={"showtimeId": sid, "title": title, "startsAt": "2031-05-01T20:00:00Z",
+                                    "priceCents": 1250, "rows": rows})
+    assert r.status_code == 201, r.text
+    return sid
+
+
+async def signed_in(browser: Any, stack: Any, sid: int, customer: int) -> Page:
+    """A browser session of its own (its own localStorage) on the showtime's page, the customer's token pasted."""
+    context = await browser.new_context(viewport={"width": 1100, "height": 720})
+    page = await context.new_page()
+    await page.goto(f"{stack.hold_url}/pages/showtimes/{sid}")
+    await page.fill("#token", issue_token(stack.jwt_secret, sub=str(customer), role="customer"))
+    await page.click("#save-token")
+    return page
+
+
+async def on_the_map(page: Page, customer: int) -> None:
+    """The page shows the live map, A1 drawn, the customer signed in."""
+    await expect(page.locator("body")).to_have_attribute("data-stage", "map", timeout=30_000)
+    await expect(page.locator("#live")).to_have_attribute("data-state", "live")
+    await expect(seat(page, "A1")).to_be_visible()
+    await expect(page.locator("#customer")).to_have_text(str(customer))
+
+
+async def hold(page: Page, codes: list[str]) -> dict[str, str]:
+    """Pick the seats and hold them: the hold request's headers (201 asserted)."""
+    for code in codes:
+        await seat(page, code).click()
+    await expect(page.locator("#picked")).to_have_text(f"Picked: {', '.join(codes)}")
+    async with page.expect_response(lambda r: r.url.endswith("/holds") and r.request.method == "POST") as held:
+        await page.click("#hold")
+    response = await held.value
+    assert response.status == 201, await response.text()
+    return await response.request.all_headers()
+
+
+async def pay(page: Page) -> None:
+    """Pay on the gateway's hosted page, opened by the page's Pay button."""
+    async with page.expect_popup() as popup:
+        await page.click("#checkout")
+    payment = await popup.value
+    await payment.wait_for_load_state()
+    await expect(payment.locator("h1")).to_have_text("Simulated checkout")
+    await payment.click("button[value=pay]")
+    await expect(payment.locator("h1")).to_have_text("Payment paid")
