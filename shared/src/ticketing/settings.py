@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from ticketing.redis_client import cluster_nodes
 
 # Secrets that ship in code for local runs; production mode refuses them.
 DEV_DEFAULT_SECRET = "dev-only-change-me"
@@ -59,6 +61,9 @@ class ServiceSettings(KafkaSettings):
     log_level: str = "INFO"
     jwt_secret: str = DEV_DEFAULT_SECRET
     redis_url: str = "redis://127.0.0.1:6379/0"
+    # host:port,... of a Redis Cluster: every Redis use goes there (ticketing.redis_client); REDIS_URL then
+    # gives only the credentials and TLS.
+    redis_cluster_nodes: str = ""
     database_url: str = "postgresql://postgres@127.0.0.1:5432/ticketing"
     db_pool_min: int = Field(default=2, ge=1)
     db_pool_max: int = Field(default=20, ge=1)
@@ -79,6 +84,12 @@ class ServiceSettings(KafkaSettings):
     otel_exporter_otlp_endpoint: str | None = None
     # Of the traces that start here (a request without a sampled `traceparent`); a caller's decision is kept.
     tracing_sample_ratio: float = Field(default=1.0, ge=0, le=1)
+
+    @field_validator("redis_cluster_nodes")
+    @classmethod
+    def _nodes_are_host_port(cls, value: str) -> str:
+        cluster_nodes(value)  # a malformed list fails at start-up, not at the first Redis call
+        return value
 
     def secrets(self) -> dict[str, str]:
         """The secrets production mode must not run with; subclasses add theirs."""
