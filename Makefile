@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-unit test-deploy images compose-up compose-down helm-lint \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo token contract-tools \
-        bench-seatmap browser bench-queue bench-wave
+        bench-seatmap browser bench-queue bench-wave cluster-up cluster-down cluster-status test-cluster bench-cluster
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -67,7 +67,19 @@ test: infra topics migrate-test contract-tools browser ## infra (idempotent) + l
 	@rc=0; $(MAKE) --no-print-directory lint && $(PYTEST) -p no:cacheprovider || rc=$$?; \
 	  deploy/tests/background.sh wait || rc=1; exit $$rc
 
-test-deploy: infra ## the deployment tests alone: images, compose smoke journey, chart checks and runs
+cluster-up: venv env ## cluster mode: 3 Kafka brokers, a Redis Cluster, every API twice behind HAProxy, every worker twice
+	@deploy/local/cluster.sh up
+
+cluster-down: ## stop cluster mode (its data stays; deploy/local/cluster.sh clean removes it)
+	@deploy/local/cluster.sh down
+
+cluster-status: ## what cluster mode runs where
+	@deploy/local/cluster.sh status
+
+test-cluster: infra ## the cluster fault run alone (R16): cluster up on ports of its own, journeys and faults, checker, down
+	$(PYTEST) -p no:cacheprovider -q -s deploy/tests/test_cluster_faults.py
+
+test-deploy: infra ## the deployment tests alone: images, compose smoke journey, chart checks and runs, cluster faults
 	@deploy/tests/background.sh start >/dev/null && deploy/tests/background.sh wait
 
 images: venv ## container images from Debian packages with podman (app, postgres, redis, kafka)

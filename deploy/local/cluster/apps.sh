@@ -96,9 +96,12 @@ haproxy_render() {
 global
     maxconn 4096
     pidfile $RUN/haproxy.pid
+    log stdout format raw local0
 
 defaults
     mode http
+    log global
+    option httplog
     option forwardfor
     option redispatch
     retries 3
@@ -108,7 +111,10 @@ defaults
     timeout server 30s
     timeout tunnel 1h
     timeout http-request 10s
-    default-server inter 1s fall 2 rise 2
+    timeout check 3s
+    # A killed instance refuses connections: the first refused request takes it out (and goes to the other
+    # one), the checks put it back. A busy instance answering its check slowly is not taken out.
+    default-server inter 1s fall 3 rise 2 observe layer4 error-limit 1 on-error mark-down
     errorfile 502 $HERE/cluster/unavailable.http
     errorfile 503 $HERE/cluster/unavailable.http
     errorfile 504 $HERE/cluster/unavailable.http
@@ -122,10 +128,14 @@ CONF
       printf '\nfrontend %s\n    bind 127.0.0.1:%s\n    default_backend %s\n\nbackend %s\n    balance roundrobin\n' \
         "$api" "${FRONT[$api]}" "$api" "$api"
       printf '    option httpchk GET /healthz\n    http-check expect status 200\n'
+      # What the services answered below 500 is not logged (the hot path is mostly 409); what the balancer
+      # answered itself, and every 5xx, is.
+      printf '    http-response set-log-level silent if { status lt 500 }\n'
       for i in 1 2; do printf '    server %s-%s 127.0.0.1:%s check\n' "$api" "$i" "$(instance_port "$api" "$i")"; done
     done
   } >"$DIR/haproxy.cfg"
-  haproxy -c -q -f "$DIR/haproxy.cfg" || die "haproxy refused $DIR/haproxy.cfg"
+  haproxy -c -q -f "$DIR/haproxy.cfg" >"$LOG/haproxy-check.log" 2>&1 \
+    || fail_with_log "haproxy refused $DIR/haproxy.cfg" "$LOG/haproxy-check.log"
 }
 
 supervisord_running() { [[ -S "$RUN/supervisor.sock" ]] && "${CTL[@]}" pid >/dev/null 2>&1; }
@@ -138,6 +148,7 @@ apps_up() {
   haproxy_render
   if supervisord_running; then
     "${CTL[@]}" update >/dev/null
+    "${CTL[@]}" restart haproxy >/dev/null  # its configuration was written anew
     "${CTL[@]}" start all >/dev/null || true
   else
     "$REPO/.venv/bin/supervisord" -c "$SUPERVISOR_CONF"

@@ -82,26 +82,26 @@ class _RedisCluster(RedisCluster):
     """redis-py's cluster client, but a call caught in the client closing its connections fails as the
     ConnectionError it is. The client closes all of them at once, those other calls are using included, when
     a node answers CLUSTERDOWN or a slot is not served (a failover under way); redis-py 8.1 then lets those
-    calls fail with an AttributeError or TypeError from the closed stream (redis/redis-py issue 4287), which
-    no caller would take for a Redis outage."""
+    calls fail with whatever the closed stream raises (AttributeError, TypeError; RuntimeError under uvloop;
+    redis/redis-py issue 4287), which no caller would take for a Redis outage."""
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return await super().execute_command(*args, **kwargs)
-        except (AttributeError, TypeError) as exc:
-            if not _raised_by_a_closed_stream(exc):
+        except (AttributeError, TypeError, RuntimeError) as exc:
+            if not raised_by_a_closed_stream(exc):
                 raise
             raise RedisConnectionError(f"the connection was closed under the call: {exc}") from exc
 
 
-CLOSED_STREAM_FRAMES = ("redis/asyncio/connection.py", "asyncio/streams.py", "asyncio/selector_events.py")
-
-
-def _raised_by_a_closed_stream(exc: BaseException) -> bool:
+def raised_by_a_closed_stream(exc: BaseException) -> bool:
+    """Whether `exc` came from writing to a connection already closed: raised in redis-py's connection or in
+    the event loop's transport code, not in the caller's."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    return tb is not None and tb.tb_frame.f_code.co_filename.endswith(CLOSED_STREAM_FRAMES)
+    where = "" if tb is None else tb.tb_frame.f_code.co_filename
+    return where.endswith("redis/asyncio/connection.py") or "asyncio/" in where or where.startswith("uvloop/")
 
 
 async def redis_ready(client: RedisClient) -> None:

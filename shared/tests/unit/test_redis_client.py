@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 import redis.asyncio as aioredis
+import uvloop
 from pydantic import ValidationError
 from redis.asyncio.cluster import RedisCluster
-from ticketing.redis_client import cluster_nodes, is_cluster, redis_client
+from redis.exceptions import ConnectionError as RedisConnectionError
+from ticketing.redis_client import cluster_nodes, is_cluster, raised_by_a_closed_stream, redis_client
 from ticketing.settings import ServiceSettings
 
 
@@ -37,3 +41,40 @@ async def test_one_node_from_redis_url_a_cluster_from_the_nodes_with_the_urls_cr
     assert sorted(cluster.nodes_manager.startup_nodes) == ["10.0.0.1:7101", "10.0.0.2:7102"]
     await single.aclose()
     await cluster.aclose()
+
+
+def _write_to_a_closed_transport() -> BaseException:
+    """What writing to a connection the client has just closed raises, under uvloop (the services' loop)."""
+    async def scenario() -> BaseException:
+        server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+        _, writer = await asyncio.open_connection(*server.sockets[0].getsockname()[:2])
+        writer.transport.abort()
+        await asyncio.sleep(0.01)
+        try:
+            writer.writelines([b"PING\r\n"])
+        except Exception as exc:
+            return exc
+        finally:
+            server.close()
+        raise AssertionError("the write on a closed transport did not fail")
+    return uvloop.run(scenario())
+
+
+async def test_a_call_cut_by_the_client_closing_its_connections_is_a_connection_error(monkeypatch) -> None:
+    closed = await asyncio.to_thread(_write_to_a_closed_transport)  # a loop of its own
+    assert raised_by_a_closed_stream(closed)
+
+    async def cut(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        raise closed
+
+    monkeypatch.setattr(RedisCluster, "execute_command", cut)
+    client = redis_client(ServiceSettings(redis_cluster_nodes="127.0.0.1:1"), 0.5)
+    with pytest.raises(RedisConnectionError, match="closed under the call"):
+        await client.get("x")
+
+    async def bug(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        return None.missing  # a bug of ours stays a bug
+
+    monkeypatch.setattr(RedisCluster, "execute_command", bug)
+    with pytest.raises(AttributeError):
+        await client.get("x")
