@@ -91,9 +91,11 @@ compose-up: images env ## the whole platform in containers (podman-compose here,
 compose-down: ## stop the compose stack and remove its containers, network and volumes
 	@deploy/compose/stack.sh down
 
-helm-lint: ## helm lint --strict with the default and the external-infrastructure values
+helm-lint: ## helm lint --strict with the default, the external-infrastructure and the cluster-mode values
 	@H=$$(deploy/helm/tools.sh helm) && $$H lint --strict deploy/helm/ticketing \
-	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml
+	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml \
+	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml \
+	     -f deploy/helm/ticketing/values-cluster.yaml
 
 test-unit: venv ## fast tests only (no infrastructure)
 	$(PYTEST) -m "not integration and not e2e and not reliability" -q
