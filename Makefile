@@ -113,7 +113,7 @@ demo: venv ## a flash sale with a live dashboard and a checked table (after make
 bench: ## every benchmark and the report against the physical limits (var/bench/; not pass/fail)
 	@rm -f var/bench/*.json
 	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit bench-telemetry \
-	  bench-tracing bench-selloff bench-seatmap bench-queue bench-wave
+	  bench-tracing bench-selloff bench-seatmap bench-queue bench-wave bench-cluster
 	@$(MAKE) --no-print-directory bench-report
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
@@ -124,6 +124,10 @@ bench-tools: ## wrk (Debian), the closed-loop HTTP load generator the benchmarks
 
 bench-holds: infra topics migrate-test bench-tools ## hold throughput and latency, gate on/off, against a bare endpoint
 	$(PY) tests/bench/bench_holds.py
+
+bench-cluster: infra migrate-test bench-tools ## holds/s through HAProxy to one and two API instances, beside direct and bare
+	@deploy/local/cluster.sh tools
+	$(PY) tests/bench/bench_cluster.py
 
 bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve throughput and p99, normal vs flash mode
 	$(PY) tests/bench/bench_vouchers.py

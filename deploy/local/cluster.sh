@@ -5,6 +5,7 @@
 # database of its own, so this runs beside the single-node stack (`make up`) without touching it.
 #
 #   cluster.sh up | down | status | env | clean
+#   cluster.sh tools                             install what it runs (redis-server, haproxy, java) if missing
 #   cluster.sh redis-up | redis-down             the Redis Cluster alone (integration tests)
 #   cluster.sh kafka-kill N | kafka-start N      broker N (1-3): SIGKILL, start again
 #   cluster.sh redis-kill PORT | redis-start PORT
@@ -295,6 +296,7 @@ case "${1:-}" in
   clean) cmd_clean ;;
   status) cmd_status ;;
   env) cmd_env ;;
+  tools) ensure_packages ;;
   redis-up) ensure_packages redis-only && redis_up ;;
   redis-down) redis_down; rm -rf "$DIR/redis" ;;
   kafka-kill) kafka_node_kill "${2:?broker number}" ;;
