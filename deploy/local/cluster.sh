@@ -68,142 +68,10 @@ ensure_packages() { # [redis-only]
   mkdir -p "$RUN" "$LOG"
 }
 
-# ---------------------------------------------------------------- redis cluster
+# ---------------------------------------------------------------- the parts
 
-redis_port_up() { [[ "$(redis-cli -p "$1" ping 2>/dev/null)" == PONG ]]; }
-
-redis_node_start() { # port
-  local port="$1" dir="$DIR/redis/$1"
-  mkdir -p "$dir" "$RUN" "$LOG"
-  redis_port_up "$port" && return 0
-  # No persistence: what a node held is gone when it dies; its replica has it (or the services rebuild it).
-  # A shard without a master (one failing over) stops only its own slots, not the whole cluster.
-  redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --dir "$dir" --save "" --appendonly no \
-    --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout "$REDIS_NODE_TIMEOUT_MS" \
-    --cluster-replica-validity-factor 0 --cluster-require-full-coverage no --pidfile "$RUN/redis-$port.pid" --logfile "$LOG/redis-$port.log" \
-    || fail_with_log "redis-server $port failed to start" "$LOG/redis-$port.log"
-  wait_until 30 redis_port_up "$port" || fail_with_log "redis $port not answering" "$LOG/redis-$port.log"
-}
-
-redis_assigned() { redis-cli -p "$REDIS_FIRST" cluster info 2>/dev/null | grep -q '^cluster_slots_assigned:16384'; }
-
-# Every node agrees on the slot map, every slot served, every replica in sync with its master.
-redis_settled() {
-  redis-cli --cluster check "127.0.0.1:$REDIS_FIRST" >/dev/null 2>&1 || return 1
-  local port
-  for port in "${REDIS_PORTS[@]}"; do
-    redis-cli -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || return 1
-    if redis-cli -p "$port" info replication 2>/dev/null | grep -q '^role:slave'; then
-      redis-cli -p "$port" info replication | grep -q '^master_link_status:up' || return 1
-    fi
-  done
-}
-
-redis_up() {
-  local port
-  for port in "${REDIS_PORTS[@]}"; do redis_node_start "$port"; done
-  if ! redis_assigned; then
-    log "creating the Redis Cluster on ports ${REDIS_PORTS[0]}-${REDIS_PORTS[5]} (3 masters, 3 replicas)"
-    redis-cli --cluster create $(redis_nodes | tr , ' ') --cluster-replicas 1 --cluster-yes >"$LOG/redis-create.log" 2>&1 \
-      || fail_with_log "redis-cli --cluster create failed" "$LOG/redis-create.log"
-  fi
-  wait_until 60 redis_settled || { redis-cli --cluster check "127.0.0.1:$REDIS_FIRST" >&2 || true
-                                   die "the Redis Cluster did not settle in 60 s"; }
-}
-
-redis_node_kill() { # port
-  local pidfile="$RUN/redis-$1.pid"
-  [[ -f "$pidfile" ]] || die "no pid file for redis $1"
-  kill -9 "$(cat "$pidfile")" 2>/dev/null || true
-  rm -f "$pidfile"
-}
-
-redis_down() {
-  local port
-  for port in "${REDIS_PORTS[@]}"; do
-    redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
-  done
-}
-
-# ---------------------------------------------------------------- kafka (three KRaft nodes)
-
-kafka_props() { echo "$DIR/kafka/$1/server.properties"; }
-
-kafka_render() {
-  local voters=() n
-  for n in "${BROKERS[@]}"; do voters+=("$n@127.0.0.1:$(controller_port "$n")"); done
-  for n in "${BROKERS[@]}"; do
-    mkdir -p "$DIR/kafka/$n/data"
-    sed -e "s|@NODE_ID@|$n|" -e "s|@VOTERS@|$(IFS=,; echo "${voters[*]}")|" -e "s|@PORT@|$(kafka_port "$n")|g" \
-        -e "s|@CONTROLLER_PORT@|$(controller_port "$n")|" -e "s|@LOG_DIRS@|$DIR/kafka/$n/data|" \
-        "$HERE/cluster/kafka.properties.in" >"$(kafka_props "$n")"
-  done
-}
-
-kafka_format() {
-  local id_file="$DIR/kafka/cluster.id" n
-  [[ -s "$id_file" ]] || java -cp "$KAFKA_LIBS/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1 >"$id_file"
-  for n in "${BROKERS[@]}"; do
-    [[ -f "$DIR/kafka/$n/data/meta.properties" ]] && continue
-    java -cp "$KAFKA_LIBS/*" kafka.tools.StorageTool format -t "$(cat "$id_file")" -c "$(kafka_props "$n")" \
-      >>"$LOG/kafka-$n.log" 2>&1 || fail_with_log "formatting broker $n failed" "$LOG/kafka-$n.log"
-  done
-}
-
-# A pid counts only if it is a live kafka.Kafka process started from this broker's properties (pids get reused).
-kafka_pid() { # n
-  local pid=""
-  [[ -f "$RUN/kafka-$1.pid" ]] && pid="$(cat "$RUN/kafka-$1.pid")"
-  [[ -n "$pid" && -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$(kafka_props "$1")" \
-    && [[ "$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" != Z ]] && echo "$pid"
-}
-
-kafka_node_start() { # n
-  [[ -n "$(kafka_pid "$1" || true)" ]] && return 0
-  log "starting kafka broker $1 on 127.0.0.1:$(kafka_port "$1")"
-  (
-    cd "$REPO"
-    setsid nohup java -Xms256m -Xmx512m -XX:+UseG1GC -Dorg.slf4j.simpleLogger.showDateTime=true \
-      -cp "$KAFKA_LIBS/*" kafka.Kafka "$(kafka_props "$1")" >>"$LOG/kafka-$1.log" 2>&1 </dev/null &
-    echo $! >"$RUN/kafka-$1.pid"
-  )
-}
-
-kafka_wait_ready() {
-  "$PYTHON" "$HERE/kafka_ready.py" --bootstrap "$(bootstrap)" --brokers 3 --timeout "$READY_TIMEOUT" \
-    || fail_with_log "the three brokers were not all up after ${READY_TIMEOUT}s" "$LOG/kafka-1.log"
-}
-
-kafka_up() {
-  "$HERE/infra.sh" kafka-libs >/dev/null
-  kafka_render
-  kafka_format
-  local n
-  for n in "${BROKERS[@]}"; do kafka_node_start "$n"; done  # together: a lone voter waits for a quorum
-  kafka_wait_ready
-}
-
-kafka_node_kill() { # n
-  local pid
-  pid="$(kafka_pid "$1" || true)"
-  [[ -n "$pid" ]] || { log "broker $1 is not running"; return 0; }
-  kill -9 "$pid"
-  wait_until 30 bash -c "! kill -0 $pid 2>/dev/null" || die "broker $1 survived SIGKILL"
-  rm -f "$RUN/kafka-$1.pid"
-}
-
-kafka_down() {
-  local n pid pids=()
-  for n in "${BROKERS[@]}"; do
-    pid="$(kafka_pid "$n" || true)"
-    [[ -n "$pid" ]] && { kill -TERM "$pid"; pids+=("$pid"); }
-  done
-  # All three at once: the last broker standing would wait for a quorum that never comes.
-  for pid in "${pids[@]}"; do
-    wait_until 60 bash -c "! kill -0 $pid 2>/dev/null" || kill -9 "$pid" 2>/dev/null || true
-  done
-  rm -f "$RUN"/kafka-*.pid
-}
+source "$HERE/cluster/redis.sh"
+source "$HERE/cluster/kafka.sh"
 
 # ---------------------------------------------------------------- postgres database
 
@@ -222,9 +90,7 @@ topics_up() {
     "$REPO/.venv/bin/ticketing" topics
 }
 
-# ---------------------------------------------------------------- the services (supervisord) and HAProxy
-
-source "$HERE/cluster/apps.sh"
+source "$HERE/cluster/apps.sh"  # the services (supervisord) and HAProxy
 
 # ---------------------------------------------------------------- commands
 
