@@ -1,13 +1,12 @@
 """The sizing model of docs/scaling.md: the figures `make bench` measured here (var/bench/*.json) turned into
-what an opening of RPS requests/s on SHOWTIMES hot showtimes needs: API cores and pods, Redis masters,
-relay and consumer replicas, Kafka partitions, PostgreSQL.
+what an opening of RPS requests/s on SHOWTIMES hot showtimes needs: API cores, Redis masters, the relay and
+PostgreSQL. It prints the table docs/scaling.md shows.
 
     .venv/bin/python tests/bench/sizing.py [--rps 50000] [--showtimes 3] [--no-room]
 
-Every per-core figure is a benchmark's capacity on this 2-core machine divided by 2, although the load
-generator, PostgreSQL and Redis took part of those cores: the model errs on the side of more cores. The request
-mix of an opening behind the waiting room (MIX) is an assumption, printed with the result; --no-room is the
-worst case of every request a hold attempt.
+Per core = a benchmark's capacity on this 2-core machine divided by 2, although the load generator, PostgreSQL
+and Redis used part of those cores: the model errs on the side of more cores. The request mix behind the waiting
+room (MIX) is an assumption, printed with the result; --no-room is the worst case: every request a hold attempt.
 """
 
 from __future__ import annotations
@@ -22,68 +21,67 @@ sys.path.insert(0, str(Path(__file__).parent))
 from results import read_all
 
 CORES = 2  # of the machine the figures come from
-TARGET = 0.65  # utilisation the API pods are sized for (the HPA's target)
-REDIS_TARGET = 0.5  # of a Redis master's single core: room for a failover's catch-up and a slot's skew
-# An opening behind the waiting room: customers poll their place, read the seat map (mostly 304 or the
-# stream), join once, try holds once admitted (mostly refused by the gate: a few hundred seats), check out.
-MIX = {"poll": 0.60, "seat_map": 0.20, "join": 0.05, "hold": 0.12, "checkout": 0.02, "flash_voucher": 0.01}
-# Redis script calls per request, before any batching (holds: the customer's limit, the address's limit, the
-# gate; polls and joins: one room script; a flash reservation: the reserve script and the sent mark).
-REDIS_CALLS = {"poll": 1, "join": 1, "hold": 3, "flash_voucher": 2}
-# ... of which in the hot showtime's (or voucher's) slot: on one master whatever the number of masters.
-HOT_SLOT_CALLS = {"poll": 1, "join": 1, "hold": 1}
-EVENTS_PER_BOOKING = 5  # SeatsHeld, CheckoutStarted, PaymentSucceeded, BookingConfirmed, and an expiry's share
-TX_PER_BOOKING = 12  # hold, checkout, callback, confirmation, the consumers' inbox rows, outbox marks, e-mail
+API_TARGET = 0.65  # the share of a core the API pods are sized for (the HPA's target)
+REDIS_TARGET = 0.5  # of a Redis master's one core: room for skew between slots and a failover's catch-up
+# An opening behind the waiting room: customers poll their place, read the seat map (mostly 304s), join once,
+# and once admitted try holds, most of them refused by the gate (a few hundred seats per showtime).
+MIX = {"poll": 0.60, "seat_map": 0.25, "join": 0.05, "hold": 0.10}
+# Redis script runs per request before batching (a hold: its customer's limit, its address's limit and the
+# gate; a poll or a join: one room script; the seat map: none, it is served from the process).
+SCRIPTS = {"poll": 1, "join": 1, "hold": 3, "seat_map": 0}
+HOT_SLOT = {"poll": 1, "join": 1, "hold": 1, "seat_map": 0}  # of those, in the showtime's slot: one master
+SEATS = 300  # per showtime
+TX_PER_SEAT_SOLD = 4  # hold 1.5 (bench-selloff), then per booking of ~2 seats: checkout, callback, confirmation,
+#                       consumers' inbox rows, e-mail, outbox marks: ~5 more
+EVENTS_PER_SEAT_SOLD = 3  # SeatsHeld, CheckoutStarted, PaymentSucceeded, BookingConfirmed... per booking of ~2 seats
 
 
-def need(b: dict[str, Any], *path: str) -> float:
+def figure(b: dict[str, Any], *path: str) -> float:
     value: Any = b
     for key in path:
         if not isinstance(value, dict) or key not in value:
-            raise SystemExit(f"var/bench has no {'.'.join(path)}: run `make bench` (or that benchmark) first")
+            raise SystemExit(f"var/bench has no {'.'.join(path)}: run its benchmark (make bench) first")
         value = value[key]
     return float(value)
 
 
 def per_core(b: dict[str, Any]) -> dict[str, float]:
-    """req/s one API core answers, per kind of request."""
-    flash = max((p["req_per_s"] for p in b.get("vouchers", {}).get("points", []) if p["mode"] == "flash"), default=0)
-    if not flash:
-        raise SystemExit("var/bench/vouchers.json has no flash point: run bench_vouchers first")
-    return {"poll": need(b, "queue", "poll", "per_s") / CORES, "join": need(b, "queue", "join", "per_s") / CORES,
-            "seat_map": need(b, "seatmap", "reads", "not_modified", "capacity_per_s") / CORES,
-            "hold": need(b, "holds", "gate_on", "capacity_per_s") / CORES,
-            "checkout": need(b, "holds", "gate_on", "capacity_per_s") / CORES / 4,  # see docs/scaling.md
-            "flash_voucher": flash / CORES}
+    """Requests/s one core of hold-service answers, per kind (the API's 2 workers on 2 cores, halved)."""
+    return {"poll": figure(b, "queue", "poll", "per_s") / CORES, "join": figure(b, "queue", "join", "per_s") / CORES,
+            "seat_map": figure(b, "seatmap", "reads", "capacity_per_s", "seat map, 304") / CORES,
+            "hold": figure(b, "holds", "gate_on", "capacity_per_s") / CORES}
 
 
-def model(b: dict[str, Any], rps: float, showtimes: int, mix: dict[str, float]) -> list[tuple[str, str, str]]:
-    rates = {kind: rps * share for kind, share in mix.items()}
-    cores = {kind: rate / per_core(b)[kind] for kind, rate in rates.items()}
-    balancer = 1 - need(b, "cluster", "balancer_cost_one_instance")
-    api = sum(cores.values()) / min(1.0, balancer) / TARGET
-    redis_calls = need(b, "limits", "redis_gate_script", "calls_per_s")
-    calls = sum(rates[k] * REDIS_CALLS.get(k, 0) for k in rates)
-    hot = sum(rates[k] * HOT_SLOT_CALLS.get(k, 0) for k in rates) / showtimes
-    masters = max(3, math.ceil(calls / (redis_calls * REDIS_TARGET)))
-    bookings = min(rates.get("checkout", 0), 900 * showtimes / 60)  # a showtime's seats sell in about a minute
-    relay = need(b, "outbox", "relay_events_per_s")
-    pg_tps = need(b, "limits", "pg_hold_update", "tps")
+def model(b: dict[str, Any], rps: float, showtimes: int, mix: dict[str, float]) -> list[tuple[str, str]]:
+    rate = {kind: rps * share for kind, share in mix.items()}
+    core = per_core(b)
+    busy = {kind: r / core[kind] for kind, r in rate.items()}
+    balancer = figure(b, "cluster", "per_s", "hold-service, one instance via HAProxy") / \
+        figure(b, "cluster", "per_s", "hold-service, one instance, direct")
+    api = sum(busy.values()) / min(1.0, balancer) / API_TARGET
+    master = figure(b, "limits", "redis_gate_script", "calls_per_s")
+    calls = sum(r * SCRIPTS[k] for k, r in rate.items())
+    hot = sum(r * HOT_SLOT[k] for k, r in rate.items()) / showtimes
+    masters = max(3, math.ceil(calls / (master * REDIS_TARGET)))
+    sold_per_s = SEATS * showtimes / 60  # every seat of the hot showtimes sold within a minute
+    relay, pg = figure(b, "outbox", "relay_events_per_s"), figure(b, "limits", "pg_hold_update", "tps")
+    gate_share = figure(b, "holds", "gate_on", "gate_share")
+    pg_attempts = rate.get("hold", 0) * (1 - gate_share)  # the attempts the gate lets through
     return [
-        ("request mix", ", ".join(f"{k} {v:.0%}" for k, v in mix.items()), "assumed (--no-room: all holds)"),
-        ("API cores", f"{api:.0f} cores at {TARGET:.0%}: " + ", ".join(f"{k} {c:.1f}" for k, c in cores.items()),
-         f"per core: " + ", ".join(f"{k} {v:,.0f}/s" for k, v in per_core(b).items())),
-        ("Redis calls", f"{calls:,.0f} script calls/s; {hot:,.0f}/s in one hot showtime's slot "
-                        f"({hot / redis_calls:.0%} of a master, {hot * showtimes / redis_calls:.0%} if all "
-                        f"{showtimes} hash to one)", f"one master: {redis_calls:,.0f} gate-script calls/s"),
-        ("Redis masters", f"{masters} masters with a replica each ({calls / masters / redis_calls:.0%} busy)",
-         f"at most {REDIS_TARGET:.0%} of a master's core"),
-        ("relay", f"{bookings * EVENTS_PER_BOOKING:,.0f} events/s at most, one leader per service "
-                  f"({bookings * EVENTS_PER_BOOKING / relay:.1%} of one)", f"one relay: {relay:,.0f} events/s"),
-        ("PostgreSQL", f"{bookings * TX_PER_BOOKING:,.0f} tx/s for {bookings:,.0f} bookings/s "
-                       f"({bookings * TX_PER_BOOKING / pg_tps:.1%} of this machine's hold UPDATE tps)",
-         f"pgbench: hold UPDATE {pg_tps:,.0f} tps, one hot row {need(b, 'limits', 'pg_voucher_row', 'tps'):,.0f}"
-         " tps"),
+        ("requests", f"{rps:,.0f}/s on {showtimes} showtimes: "
+         + ", ".join(f"{k} {r:,.0f}/s" for k, r in rate.items())),
+        ("per core (measured)", ", ".join(f"{k} {c:,.0f}/s" for k, c in core.items())
+         + f"; HAProxy in front: x{balancer:.2f}"),
+        ("hold-service API", f"{sum(busy.values()):.1f} busy cores ("
+         + ", ".join(f"{k} {c:.1f}" for k, c in busy.items()) + f"): {math.ceil(api)} cores at {API_TARGET:.0%}"),
+        ("Redis", f"{calls:,.0f} script runs/s before batching; {masters} masters with a replica each "
+                  f"({calls / masters / master:.0%} of a master); one hot showtime's slot {hot:,.0f}/s = "
+                  f"{hot / master:.0%} of its master ({hot * showtimes / master:.0%} if all {showtimes} share one)"),
+        ("PostgreSQL", f"{pg_attempts:,.0f} hold attempts/s past the gate ({1 - gate_share:.1%}) + "
+                       f"{sold_per_s * TX_PER_SEAT_SOLD:,.0f} tx/s selling {sold_per_s:,.0f} seats/s = "
+                       f"{(pg_attempts + sold_per_s * TX_PER_SEAT_SOLD) / pg:.0%} of this machine's {pg:,.0f} tps"),
+        ("relay", f"{sold_per_s * EVENTS_PER_SEAT_SOLD:,.0f} events/s = "
+                  f"{sold_per_s * EVENTS_PER_SEAT_SOLD / relay:.1%} of one leader's {relay:,.0f}/s"),
     ]
 
 
@@ -93,9 +91,8 @@ def main() -> None:
     parser.add_argument("--showtimes", type=int, default=3)
     parser.add_argument("--no-room", action="store_true", help="every request a hold attempt")
     args = parser.parse_args()
-    mix = {"hold": 1.0} if args.no_room else MIX
-    for what, value, basis in model(read_all(), args.rps, args.showtimes, mix):
-        print(f"{what:14s} {value}\n{'':14s} ({basis})")
+    for what, value in model(read_all(), args.rps, args.showtimes, {"hold": 1.0} if args.no_room else MIX):
+        print(f"{what:20s} {value}")
 
 
 if __name__ == "__main__":

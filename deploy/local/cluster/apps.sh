@@ -121,6 +121,7 @@ defaults
 
 listen stats
     bind 127.0.0.1:$STATS_PORT
+    no log
     stats enable
     stats uri /
 CONF
