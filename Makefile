@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-unit test-readme test-deploy images compose-up compose-down helm-lint \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs token contract-tools \
-        bench-seatmap browser bench-queue bench-wave
+        bench-seatmap browser bench-queue bench-wave cluster-up cluster-down cluster-status test-cluster bench-cluster
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -73,7 +73,19 @@ test: infra topics migrate-test contract-tools browser ## infra (idempotent) + l
 test-readme: ## the README's path: make up, make down and up at once, make demo (small), make down
 	@deploy/tests/readme_path.sh
 
-test-deploy: infra ## the deployment tests alone: images, compose smoke journey, chart checks and runs
+cluster-up: venv env ## cluster mode: 3 Kafka brokers, a Redis Cluster, every API twice behind HAProxy, every worker twice
+	@deploy/local/cluster.sh up
+
+cluster-down: ## stop cluster mode (its data stays; deploy/local/cluster.sh clean removes it)
+	@deploy/local/cluster.sh down
+
+cluster-status: ## what cluster mode runs where
+	@deploy/local/cluster.sh status
+
+test-cluster: infra ## the cluster fault run alone (R16): cluster up on ports of its own, journeys and faults, checker, down
+	$(PYTEST) -p no:cacheprovider -q -s deploy/tests/test_cluster_faults.py
+
+test-deploy: infra ## the deployment tests alone: images, compose smoke journey, chart checks and runs, cluster faults
 	@deploy/tests/background.sh start >/dev/null && deploy/tests/background.sh wait
 
 images: venv ## container images from Debian packages with podman (app, postgres, redis, kafka)
@@ -85,9 +97,11 @@ compose-up: images env ## the whole platform in containers (podman-compose here,
 compose-down: ## stop the compose stack and remove its containers, network and volumes
 	@deploy/compose/stack.sh down
 
-helm-lint: ## helm lint --strict with the default (and a kept JWT Secret) and the external-infrastructure values
+helm-lint: ## helm lint --strict with the default (and a kept JWT Secret), the external-infrastructure and the cluster-mode values
 	@H=$$(deploy/helm/tools.sh helm) && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt \
-	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml
+	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml \
+	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml \
+	     -f deploy/helm/ticketing/values-cluster.yaml
 
 test-unit: venv ## fast tests only (no infrastructure)
 	$(PYTEST) -m "not integration and not e2e and not reliability" -q
@@ -108,7 +122,7 @@ demo: venv ## a flash sale with a live dashboard and a checked table (after make
 bench: ## every benchmark and the report against the physical limits (var/bench/; not pass/fail)
 	@rm -f var/bench/*.json
 	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry \
-	  bench-tracing bench-selloff bench-seatmap bench-queue bench-wave
+	  bench-tracing bench-selloff bench-seatmap bench-queue bench-wave bench-cluster
 	@$(MAKE) --no-print-directory bench-report
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
@@ -119,6 +133,10 @@ bench-tools: ## wrk (Debian), the closed-loop HTTP load generator the benchmarks
 
 bench-holds: infra topics migrate-test bench-tools ## hold throughput and latency, gate on/off, against a bare endpoint
 	$(PY) tests/bench/bench_holds.py
+
+bench-cluster: infra migrate-test bench-tools ## holds/s through HAProxy to one and two API instances, beside direct and bare
+	@deploy/local/cluster.sh tools
+	$(PY) tests/bench/bench_cluster.py
 
 bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve throughput and p99, normal vs flash mode
 	$(PY) tests/bench/bench_vouchers.py

@@ -22,6 +22,9 @@ KAFKA_PID="$RUN_DIR/kafka.pid"
 KAFKA_LOG="$LOG_DIR/kafka.log"
 KAFKA_POM="$HERE/kafka/pom.xml"
 KAFKA_LIBS_MARKER="$KAFKA_LIBS/.resolved"
+# The Redis the redis-* commands act on: 6379 unless REDIS_PORT names another (a test restarting the Redis
+# its own REDIS_URL points at, beside a dev Redis it must not touch).
+REDIS_PORT="${REDIS_PORT:-6379}"
 REDIS_PID="$RUN_DIR/redis.pid"
 REDIS_LOG="$LOG_DIR/redis.log"
 PG_VERSION=15
@@ -37,29 +40,8 @@ KAFKA_STOP_TIMEOUT=60
 
 APT_UPDATED=""
 
-log() { echo "infra: $*"; }
-die() { echo "infra: ERROR: $*" >&2; exit 1; }
-
-fail_with_log() { # message logfile
-  echo "infra: ERROR: $1" >&2
-  if [[ -f "$2" ]]; then
-    # Kafka's shutdown chatter can push the cause out of the tail, so show the errors first.
-    echo "----- last errors in $2 -----" >&2
-    grep -E 'ERROR|FATAL|Exception|Address already' "$2" | tail -n 15 >&2 || true
-    echo "----- last 60 lines of $2 -----" >&2
-    tail -n 60 "$2" >&2
-  fi
-  exit 1
-}
-
-wait_until() { # timeout_seconds command...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.5
-  done
-}
+NAME=infra
+source "$HERE/common.sh"
 
 # ---------------------------------------------------------------- packages
 
@@ -152,7 +134,7 @@ pg_stop() {
 
 # ---------------------------------------------------------------- redis
 
-redis_cli() { redis-cli -h 127.0.0.1 -p 6379 "$@"; }
+redis_cli() { redis-cli -h 127.0.0.1 -p "$REDIS_PORT" "$@"; }
 
 redis_up() { [[ "$(redis_cli ping 2>/dev/null)" == "PONG" ]]; }
 
@@ -161,7 +143,7 @@ redis_down() { ! redis_up; }
 redis_start() {
   redis_up && return 0
   log "starting redis"
-  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no \
     --pidfile "$REDIS_PID" --logfile "$REDIS_LOG" \
     || fail_with_log "redis-server failed to start" "$REDIS_LOG"
   wait_until "$REDIS_READY_TIMEOUT" redis_up \
@@ -334,7 +316,7 @@ kafka_serving() { port_open 9092; }
 cmd_status() {
   local rc=0
   status_line postgres pg_ready 127.0.0.1:5432 || rc=3
-  status_line redis redis_up 127.0.0.1:6379 || rc=3
+  status_line redis redis_up "127.0.0.1:$REDIS_PORT" || rc=3
   status_line kafka kafka_serving 127.0.0.1:9092 || rc=3
   return "$rc"
 }
@@ -375,7 +357,7 @@ main() {
     kafka-libs) ensure_packages && ensure_dirs && kafka_resolve_libs ;;
     kafka-kill) kafka_kill ;;
     kafka-start) kafka_start ;;
-    redis-restart) redis_stop && redis_start ;;
+    redis-restart) ensure_dirs && redis_stop && redis_start ;;
     redis-stop) redis_stop ;;
     redis-start) ensure_dirs && redis_start ;;
     pg-restart) pg_restart ;;

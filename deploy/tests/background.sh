@@ -2,10 +2,12 @@
 # `make test` runs the deployment tests beside the main suite:
 #
 #   background.sh start   build the tools (helm) and the images side by side, then run pytest deploy/tests,
-#                         all detached; output in var/deploy/test.log
+#                         then the cluster fault run (deploy/tests/test_cluster_faults.py), all detached;
+#                         output in var/deploy/test.log
 #   background.sh wait    wait for it, print its output, exit with its status
 #
-# The two suites share the machine; the deployment tests are mostly image builds, downloads and waits.
+# The two suites share the machine; the deployment tests are mostly image builds, downloads and waits. The
+# cluster fault run comes after them, so that only one of the two shares the cores with the main suite.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 DIR="$REPO/var/deploy"
@@ -31,6 +33,9 @@ start() {
     fi
     wait
     echo "deploy-tests: finished in $((SECONDS - started)) s"
+    started=$SECONDS
+    .venv/bin/pytest -p no:cacheprovider --timeout 1500 -q -rA -s deploy/tests/test_cluster_faults.py || rc=$?
+    echo "cluster-faults: finished in $((SECONDS - started)) s"
     echo "$rc" >"$2"
   ' _ "$REPO" "$RC" >"$LOG" 2>&1 </dev/null &
   echo "deploy-tests: started in the background (log: var/deploy/test.log)"

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-# Test modules import their helpers from deploy_support (pytest runs with --import-mode=importlib).
+# Test modules import their helpers from deploy_support (pytest runs with --import-mode=importlib), and the
+# cluster fault run drives the e2e journeys and the saga checker as the package tests.e2e.
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[2]))
 
 from deploy_support import run
 

@@ -27,6 +27,7 @@ def run(args: list[str], *, timeout: float = 600, env: dict[str, str] | None = N
 
 CHART = REPO / "deploy" / "helm" / "ticketing"
 EXTERNAL_VALUES = CHART / "values-external.yaml"
+CLUSTER_VALUES = CHART / "values-cluster.yaml"  # on top of EXTERNAL_VALUES
 
 
 def render(helm: str, *args: str, env: dict[str, str] | None = None) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Every environment variable the chart (default and external values) and the compose file give an
+"""Every environment variable the chart (default, external and cluster values) and the compose file give an
 application container is one its process reads, and every setting a deployment must set is set.
 
 What a process reads: its service's pydantic Settings (field names, or their aliases), plus the launcher's
@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from deploy_support import EXTERNAL_VALUES, REPO, by_kind, containers, render
+from deploy_support import CLUSTER_VALUES, EXTERNAL_VALUES, REPO, by_kind, containers, render
 from gateway_simulator.config import SimulatorSettings
 from hold_service.config import HoldSettings
 from notifier.config import NotifierSettings
@@ -30,8 +30,8 @@ SETTINGS: dict[str, type[ServiceSettings]] = {
     "hold-service": HoldSettings, "payment-service": PaymentSettings, "voucher-service": VoucherSettings,
     "notifier": NotifierSettings, "gateway-simulator": SimulatorSettings, "kafka": ServiceSettings}
 # Fields of the shared base that these components never read (grep: no use outside config.py).
-UNUSED = {"payment-service": {"redis_url"}, "notifier": {"redis_url"},
-          "gateway-simulator": {"redis_url", "database_url", "kafka_bootstrap_servers"}}
+UNUSED = {"payment-service": {"redis_url", "redis_cluster_nodes"}, "notifier": {"redis_url", "redis_cluster_nodes"},
+          "gateway-simulator": {"redis_url", "redis_cluster_nodes", "database_url", "kafka_bootstrap_servers"}}
 IMAGE_ENV = {"PATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "HTTP_HOST", "FAUST_DATA_DIR"}
 
 
@@ -76,10 +76,13 @@ def check(where: str, component: str, role: str, given: set[str]) -> None:
     assert not missing, f"{where}: {component} {role} needs {missing}"
 
 
-@pytest.mark.parametrize("values", ["default", "external"])
+VALUES = {"default": ["--set", "jwt.existingSecret=ticketing-jwt"], "external": ["-f", str(EXTERNAL_VALUES)],
+          "cluster": ["-f", str(EXTERNAL_VALUES), "-f", str(CLUSTER_VALUES)]}
+
+
+@pytest.mark.parametrize("values", sorted(VALUES))
 def test_chart_sets_only_what_services_read_and_all_they_need(helm: str, values: str) -> None:
-    manifests = render(helm, *(["-f", str(EXTERNAL_VALUES)] if values == "external" else
-                               ["--set", "jwt.existingSecret=ticketing-jwt"]))
+    manifests = render(helm, *VALUES[values])
     config_maps, secrets = by_kind(manifests, "ConfigMap"), by_kind(manifests, "Secret")
     checked = 0
     for workload, container in containers(manifests):

@@ -1,7 +1,8 @@
-"""The chart lints strictly, renders with the default and the external-infrastructure values, every manifest
-is valid against the Kubernetes schema, and the rendered shape is what the issue asked for: every role of
-every worker runs in some Deployment, each pod reads only its own service's secrets, APIs have Services,
-probes, HPAs; every Deployment a PDB; migrations and topics run as hooks."""
+"""The chart lints strictly, renders with the default, the external-infrastructure and the cluster-mode values,
+every manifest is valid against the Kubernetes schema, and the rendered shape is what the issue asked for: every
+role of every worker runs in some Deployment, each pod reads only its own service's secrets, APIs have Services,
+probes, HPAs; every Deployment a PDB; migrations and topics run as hooks; in cluster mode two of every role on
+different nodes, one of each kept through disruptions, the Redis Cluster's nodes, topics of 3 replicas."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
-from deploy_support import CHART, EXTERNAL_VALUES, by_kind, containers, render, run
+from deploy_support import CHART, CLUSTER_VALUES, EXTERNAL_VALUES, by_kind, containers, render, run
 
 KUBERNETES_VERSION = "1.33.0"
 # The default values name no JWT key, and a render without a cluster will not make one up (test_helm_trust.py):
 # "default" names the Secret a GitOps deployment keeps.
-VALUES = {"default": ["--set", "jwt.existingSecret=ticketing-jwt"], "external": ["-f", str(EXTERNAL_VALUES)]}
+VALUES = {"default": ["--set", "jwt.existingSecret=ticketing-jwt"], "external": ["-f", str(EXTERNAL_VALUES)],
+          "cluster": ["-f", str(EXTERNAL_VALUES), "-f", str(CLUSTER_VALUES)]}
 WORKER_MODULES = {service: f"{service.replace('-', '_')}.entrypoints.worker"
                   for service in ("hold-service", "payment-service", "voucher-service", "notifier")}
 
@@ -95,3 +97,30 @@ def test_migrations_then_topics_run_as_hooks(manifests: list[dict[str, Any]]) ->
         [container] = jobs[name]["spec"]["template"]["spec"]["containers"]
         assert container["args"][2] == "migrate"
         assert {e["name"] for e in container["env"]} == {"LOG_LEVEL", "DATABASE_URL"}
+
+
+def test_cluster_mode_runs_two_of_every_role_apart_and_keeps_one_up(helm: str) -> None:
+    manifests = render(helm, *VALUES["cluster"])
+    deployments, pdbs = by_kind(manifests, "Deployment"), by_kind(manifests, "PodDisruptionBudget")
+    hpas = by_kind(manifests, "HorizontalPodAutoscaler")
+    for name, deployment in deployments.items():
+        replicas = hpas[name]["spec"]["minReplicas"] if name in hpas else deployment["spec"]["replicas"]
+        assert replicas >= 2, f"{name} runs alone"
+        assert replicas - pdbs[name]["spec"]["maxUnavailable"] >= 1, f"a disruption may take every {name}"
+        assert pdbs[name]["spec"]["selector"] == deployment["spec"]["selector"]
+        spread = deployment["spec"]["template"]["spec"]["topologySpreadConstraints"]
+        by_node = [c for c in spread if c["topologyKey"] == "kubernetes.io/hostname"]
+        assert by_node and by_node[0]["whenUnsatisfiable"] == "DoNotSchedule" and by_node[0]["maxSkew"] == 1
+        assert by_node[0]["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    configs = by_kind(manifests, "ConfigMap")
+    nodes = {name: c["data"].get("REDIS_CLUSTER_NODES") for name, c in configs.items()}
+    assert nodes["ticketing-hold-service"] and nodes["ticketing-hold-service"] == nodes["ticketing-voucher-service"]
+    assert not nodes["ticketing-payment-service"] and not nodes["ticketing-notifier"]  # they use no Redis
+    [topics] = by_kind(manifests, "Job")["ticketing-topics"]["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in topics["env"]}
+    assert (env["KAFKA_TOPIC_REPLICATION_FACTOR"], env["KAFKA_TOPIC_MIN_INSYNC_REPLICAS"]) == ("3", "2")
+
+
+def test_a_malformed_redis_cluster_node_list_is_refused(helm: str) -> None:
+    proc = run([helm, "template", "t", str(CHART), "--set", "redis.clusterNodes=redis-0"], check=False)
+    assert proc.returncode != 0 and "/redis/clusterNodes" in proc.stderr

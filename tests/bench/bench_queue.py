@@ -155,11 +155,13 @@ async def opening(port: int, client: httpx.AsyncClient, conn: asyncpg.Connection
 
 async def big_opening_step() -> tuple[float, float, int, float]:
     """One opening step over BIG_PRE_QUEUE pre-opening joiners, in-process: Redis' time for the shuffle."""
-    from hold_service.adapters.redis_guard import RedisGuard, redis_client
+    from hold_service.adapters.redis_guard import RedisGuard
     from hold_service.adapters.room_queue import RedisRoomQueue, room_key
     from hold_service.domain.waiting_room import RoomConfig, RoomFacts, StepOutcome
+    from ticketing.redis_client import redis_client
+    from ticketing.settings import ServiceSettings
 
-    guard = RedisGuard(redis_client(REDIS_URL, 5.0), 1.0)
+    guard = RedisGuard(redis_client(ServiceSettings(redis_url=REDIS_URL), 5.0), 1.0)
     queue = RedisRoomQueue(guard, 0.25, 30)
     sid = random.randint(10**15, 2**52)
     now_ms = int(time.time() * 1000)

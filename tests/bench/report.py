@@ -69,6 +69,11 @@ def rows(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     for name in ("seat map, full body", "seat map, 304"):
         out.append((f"GET seat map ({name.split(', ')[1]}): capacity (wrk)", seat_map.get(name), "req/s",
                     "bare FastAPI route, same app and payload (bench-seatmap)", seat_map.get("bare FastAPI route")))
+    balanced = get(b, "cluster", "per_s") or {}
+    for name in ("hold-service, one instance via HAProxy", "hold-service, two instances via HAProxy"):
+        out.append((f"POST holds, {name.split(', ')[1]}: capacity (wrk)", balanced.get(name), "req/s",
+                    "one instance reached directly, same run (bench-cluster)",
+                    balanced.get("hold-service, one instance, direct")))
     return [{"figure": name, "value": value, "unit": unit, "limit": limit_name, "limit_value": limit,
              "ratio": round(value / limit, 3) if value and limit else None}
             for name, value, unit, limit_name, limit in out]

@@ -120,6 +120,11 @@ def order_is_booking(f: Facts) -> None:
     f.redemptions[0]["order_id"] = B1
 
 
+def use_of_no_payment_kept(f: Facts) -> None:  # a failed checkout's use, never given back
+    f.redemptions.append({"voucher_code": "V", "customer_id": CUSTOMER, "order_id": "no-such-payment",
+                          "status": "RESERVED"})
+
+
 def undiscounted_confirmation(f: Facts) -> None:  # issue 11 case 11
     data = _event(f, "e6")["data"]
     assert isinstance(data, dict)
@@ -174,6 +179,7 @@ def charged_more(f: Facts) -> None:
     (over_the_limit, {"voucher.counters"}),
     (discount_without_use, {"voucher.discounts", "voucher.order_is_payment"}),
     (order_is_booking, {"voucher.order_is_payment"}),
+    (use_of_no_payment_kept, {"voucher.order_is_payment"}),
     (undiscounted_confirmation, {"events.confirmed_amount"}),
     (points_at_list_price, {"points.one_row"}),
     (ticket_lost, {"mail.one_ticket"}),
@@ -189,6 +195,15 @@ def test_each_breach_is_caught_by_its_invariant(breach: Callable[[Facts], None],
     facts = copy.deepcopy(world())
     breach(facts)
     assert caught_by <= failing(facts)
+
+
+def test_a_failed_checkouts_use_given_back_is_no_breach() -> None:
+    """A checkout that failed after its voucher use was reserved, before its payment was recorded (a 503 while
+    a broker or the gate failed over): voucher-service's expiry hears 404 for the payment and releases it."""
+    facts = copy.deepcopy(world())
+    facts.redemptions.append({"voucher_code": "V", "customer_id": CUSTOMER, "order_id": "no-such-payment",
+                              "status": "RELEASED"})
+    assert not failing(facts)
 
 
 def test_what_callers_saw_is_checked_against_the_contract() -> None:

@@ -17,7 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from api_kit import api_client
 from ticketing.db import create_pool
 from ticketing.kafka import idempotent_producer
-from voucher_service.adapters.gate import redis_client
+from ticketing.redis_client import redis_client
+from ticketing.settings import ServiceSettings
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
@@ -42,7 +43,7 @@ async def pool(voucher_dsn: str) -> AsyncIterator[asyncpg.Pool]:
 
 @pytest_asyncio.fixture(scope="session")
 async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    client = redis_client(redis_url, 2.0)
+    client = redis_client(ServiceSettings(redis_url=redis_url), 2.0, retry_dropped=True)
     yield client
     await client.aclose()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -19,7 +20,7 @@ from ticketing.kafka import idempotent_producer
 from voucher_service.adapters.gate import RedisFlashGate
 from voucher_service.adapters.repository import PgVouchersUnitOfWork
 from voucher_service.domain.commands import CreateVoucher, ReserveVoucher
-from voucher_service.domain.errors import VoucherError
+from voucher_service.domain.errors import GateUnavailable, VoucherError
 from voucher_service.service_layer.handlers import create_voucher, reserve_voucher
 from voucher_service.service_layer.ports import Deps
 
@@ -102,6 +103,36 @@ async def try_reserve(deps: Deps, cmd: ReserveVoucher) -> str:
         return "ok"
     except VoucherError as exc:
         return type(exc).__name__
+
+
+async def reserve_retrying(deps: Deps, code: str, *, retry_for: float = 0.0) -> tuple[str, str]:
+    """One customer's reservation; a 503 is retried with the same order id (as the contract's Retry-After
+    asks) for up to `retry_for` seconds. Returns (outcome, order id): "ok", "unavailable" or the error's name."""
+    order, customer = str(uuid.uuid4()), unique_customer()
+    deadline = time.monotonic() + retry_for
+    while True:
+        try:
+            await reserve_voucher(ReserveVoucher(code, customer, order, 1000), deps)
+            return "ok", order
+        except GateUnavailable:
+            if time.monotonic() >= deadline:
+                return "unavailable", order
+            await asyncio.sleep(0.3)
+        except VoucherError as exc:
+            return type(exc).__name__, order
+
+
+async def used_once_quiet(pool: asyncpg.Pool, code: str, quiet: float = 3.0, timeout: float = 40.0) -> int:
+    """used_count once the writer stopped changing it (the messages in flight have landed)."""
+    last, since, deadline = -1, time.monotonic(), time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        used = (await invariant(pool, code))[0]
+        if used != last:
+            last, since = used, time.monotonic()
+        elif time.monotonic() - since > quiet:
+            return used
+        await asyncio.sleep(0.2)
+    return last
 
 
 async def dead_letters(kafka_bootstrap: str, run: Callable[[], Awaitable[object]],

@@ -84,6 +84,22 @@ async def redis_url() -> str:
     return url
 
 
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A Redis Cluster of this session (three masters, a replica each), started by deploy/local/cluster.sh;
+    a LocalRedisCluster (ticketing.testing_redis_cluster): `.nodes` is its REDIS_CLUSTER_NODES."""
+    import shutil
+
+    from ticketing.testing_redis_cluster import LocalRedisCluster
+
+    require("redis-server", shutil.which("redis-server") is not None, "Debian's redis-server is not installed")
+    cluster = LocalRedisCluster.start(tmp_path_factory.mktemp("redis-cluster"))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 _migrated: set[tuple[str, str]] = set()
 
 

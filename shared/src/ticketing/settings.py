@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from ticketing.redis_client import cluster_nodes
 
 # Secrets that ship in code for local runs; only dev mode (APP_ENV=dev, set by `make up` and the tests)
 # runs with them.
@@ -80,7 +82,9 @@ class ServiceSettings(KafkaSettings):
     """DEBUG, INFO, WARNING or ERROR: the JSON logs on stdout."""
     redis_url: str = "redis://127.0.0.1:6379/0"
     """Redis: the seat gate, rate limits, the waiting room, the flash-sale gate (a cache: it may lose
-    everything)."""
+    everything). With REDIS_CLUSTER_NODES it gives only the credentials and TLS."""
+    redis_cluster_nodes: str = ""
+    """host:port,... of a Redis Cluster: when set, every Redis use goes there through the cluster client."""
     database_url: str = "postgresql://postgres@127.0.0.1:5432/ticketing"
     """The service's PostgreSQL database (each service reads its own variable first: HOLD_DATABASE_URL and so
     on)."""
@@ -110,6 +114,12 @@ class ServiceSettings(KafkaSettings):
     """The OTLP collector (/v1/traces is added); unset: OpenTelemetry's default, http://localhost:4318."""
     tracing_sample_ratio: float = Field(default=1.0, ge=0, le=1)
     """The share of traces that start here to record; a caller's decision (its `traceparent`) is kept."""
+
+    @field_validator("redis_cluster_nodes")
+    @classmethod
+    def _nodes_are_host_port(cls, value: str) -> str:
+        cluster_nodes(value)  # a malformed list fails at start-up, not at the first Redis call
+        return value
 
     def secrets(self) -> dict[str, str]:
         """The secrets only dev mode may run with at their defaults; subclasses add theirs."""

@@ -7,8 +7,8 @@ message is fine, it never goes to a DLQ), the relay backs off. Everything else i
 from __future__ import annotations
 
 import asyncpg
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from ticketing.redis_client import REDIS_UNAVAILABLE
 
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     OSError, TimeoutError,  # refused, reset, timed out (asyncio.TimeoutError is TimeoutError)
@@ -17,5 +17,5 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.InternalClientError,  # a connection the server dropped mid-query, failing its reset on release
     # Not an outage but as transient: Postgres aborted the transaction to break a lock cycle; a retry succeeds.
     asyncpg.DeadlockDetectedError, asyncpg.SerializationError,
-    RedisConnectionError, RedisTimeoutError,
+    *REDIS_UNAVAILABLE,  # a Redis Cluster failing over too
 )

@@ -18,8 +18,8 @@ def test_a_free_port_is_bindable_and_below_the_range_outgoing_connections_draw_f
 
 
 def test_two_processes_seeding_the_global_generator_alike_still_draw_different_ports() -> None:
-    state = random.getstate()  # given back: later tests draw their ids from it, unlike in every other run
-    try:
+    state = random.getstate()  # the rest of the session draws ids from it: seeded, a rerun on the same test
+    try:                       # database would draw the same showtime ids again (SHOWTIME_EXISTS)
         random.seed(7)
         first = [free_port() for _ in range(5)]
         random.seed(7)

@@ -6,12 +6,12 @@ import asyncio
 from dataclasses import dataclass, field
 
 import asyncpg
-import redis.asyncio as aioredis
 from ticketing.db import create_pool
+from ticketing.redis_client import RedisClient, redis_client
 
 from hold_service.adapters.admission import RedisAdmission, SequentialAdmission
 from hold_service.adapters.rate_limit import RedisRateLimiter
-from hold_service.adapters.redis_guard import RedisGuard, redis_client
+from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.adapters.room_credentials import SignedCredentials
 from hold_service.adapters.room_queue import RedisRoomQueue
@@ -32,10 +32,10 @@ class Service:
 
     deps: Deps
     pool: asyncpg.Pool
-    redis: aioredis.Redis
+    redis: RedisClient
     seat_maps: LiveSeatMaps
     seat_map_feed: PgSeatMapFeed
-    room_redis: aioredis.Redis | None = None  # the waiting room's own client
+    room_redis: RedisClient | None = None  # the waiting room's own client
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -71,12 +71,12 @@ PLANS = {"plan_cache_mode": "force_generic_plan"}
 async def bootstrap(settings: HoldSettings) -> Service:
     pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max,
                              command_timeout=settings.dependency_timeout_seconds * 5, server_settings=PLANS)
-    guard = RedisGuard(redis_client(settings.redis_url, settings.redis_socket_timeout_seconds),
+    guard = RedisGuard(redis_client(settings, settings.redis_socket_timeout_seconds),
                        settings.redis_retry_after_seconds)
     limiter = RedisRateLimiter(guard, settings.hold_rate_limit_per_minute, settings.hold_rate_limit_per_ip_per_minute)
     # The waiting room's own client and guard: its calls may take longer than a hold's, and a slow answer to
     # one of them does not make the other skip Redis.
-    room_guard = RedisGuard(redis_client(settings.redis_url, settings.waiting_room_redis_timeout_seconds),
+    room_guard = RedisGuard(redis_client(settings, settings.waiting_room_redis_timeout_seconds),
                             settings.redis_retry_after_seconds)
     queue = RedisRoomQueue(room_guard, settings.waiting_room_step_seconds, settings.waiting_room_abandon_seconds)
     admission: Admission

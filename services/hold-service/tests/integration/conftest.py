@@ -22,7 +22,7 @@ import pytest
 import pytest_asyncio
 from hold_service.adapters.admission import RedisAdmission
 from hold_service.adapters.rate_limit import RedisRateLimiter
-from hold_service.adapters.redis_guard import RedisGuard, redis_client
+from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.adapters.room_queue import RedisRoomQueue
 from hold_service.adapters.seat_gate import RedisSeatGate
@@ -38,6 +38,8 @@ from hold_service.service_layer.ports import Admission, HoldsUnitOfWork, HoldWri
 from ticketing.auth import issue_token
 from ticketing.db import create_pool
 from ticketing.pytest_plugin import env
+from ticketing.redis_client import redis_client
+from ticketing.settings import ServiceSettings
 from ticketing.testing import eventually
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "src" / "hold_service" / "sql" / "migrations"
@@ -130,13 +132,24 @@ async def assert_single_holders(db: asyncpg.Connection, sid: int) -> None:
     assert not mismatch
 
 
+def most_at_once(intervals: list[tuple[float, float]]) -> int:
+    """The most (start, end) intervals that overlap at any moment (admission slots held at once)."""
+    edges = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals])
+    now = peak = 0
+    for _, step in edges:
+        now += step
+        peak = max(peak, now)
+    return peak
+
+
 @pytest.fixture
 def h() -> Any:
     """The helpers above (test modules cannot import conftest under --import-mode=importlib)."""
     from types import SimpleNamespace
 
     return SimpleNamespace(new_id=new_id, auth=auth, seat_rows=seat_rows,
-                           assert_single_holders=assert_single_holders, open_ports=open_ports)
+                           assert_single_holders=assert_single_holders, open_ports=open_ports,
+                           most_at_once=most_at_once)
 
 
 @dataclass
@@ -178,9 +191,10 @@ class Ports:
 
 @asynccontextmanager
 async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
-                     per_minute: int = 3, per_address: int = 10**6) -> AsyncIterator[Ports]:
+                     per_minute: int = 3, per_address: int = 10**6, cluster_nodes: str = "") -> AsyncIterator[Ports]:
     """`kind`: "fake" (tests/fakes.py), "real" (Postgres and Redis, wired as with the gate on: batched
-    writer, one-round-trip admission) or "real-unbatched" (the writer as with the gate off)."""
+    writer, one-round-trip admission), "real-cluster" (the same on the Redis Cluster `cluster_nodes`) or
+    "real-unbatched" (the writer as with the gate off)."""
     if kind == "fake":
         world = fakes.fake_deps(hold_rate_limit_per_minute=per_minute, hold_rate_limit_per_ip_per_minute=per_address)
 
@@ -194,7 +208,8 @@ async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
         yield Ports(kind, d.uow, d.writer, d.admission, d.seat_maps, advance, recorded)
         return
     pool = await create_pool(dsn, min_size=1, max_size=8)
-    guard = RedisGuard(redis_client(redis_url, 2.0), retry_after=1.0)
+    guard = RedisGuard(redis_client(ServiceSettings(redis_url=redis_url, redis_cluster_nodes=cluster_nodes), 2.0),
+                       retry_after=1.0)
 
     async def outbox(booking_id: uuid.UUID) -> list[dict[str, Any]]:
         rows = await pool.fetch("SELECT convert_from(payload, 'UTF8') AS e FROM outbox WHERE message_key = $1 "
@@ -208,7 +223,7 @@ async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
     following = asyncio.create_task(feed.run(stop))
     try:
         await asyncio.wait_for(feed.listening.wait(), 10)
-        yield Ports(kind, lambda: PgHoldsUnitOfWork(pool), PostgresHoldWriter(pool, batched=kind == "real"),
+        yield Ports(kind, lambda: PgHoldsUnitOfWork(pool), PostgresHoldWriter(pool, batched=kind != "real-unbatched"),
                     RedisAdmission(guard, RedisRateLimiter(guard, per_minute, per_address), RedisSeatGate(guard),
                                    RedisRoomQueue(guard, 0.25, 30)),
                     seat_maps, asyncio.sleep, outbox)

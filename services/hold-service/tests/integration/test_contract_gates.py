@@ -1,5 +1,5 @@
 """The contracts of Admission (rate limit + seat gate) and SeatMaps, run against the fakes (tests/fakes.py)
-and the real adapters on Redis and Postgres."""
+and the real adapters on Postgres and Redis, one node and a Redis Cluster."""
 
 from __future__ import annotations
 
@@ -15,10 +15,11 @@ pytestmark = pytest.mark.integration
 PER_MINUTE = 3
 
 
-@pytest_asyncio.fixture(params=["fake", "real"])
+@pytest_asyncio.fixture(params=["fake", "real", "real-cluster"])
 async def ports(request, h, fakes, hold_dsn, redis_url):  # type: ignore[no-untyped-def]
+    nodes = request.getfixturevalue("redis_cluster").nodes if request.param == "real-cluster" else ""
     async with h.open_ports(request.param, fakes, hold_dsn, redis_url, per_minute=PER_MINUTE,
-                            per_address=PER_MINUTE) as opened:
+                            per_address=PER_MINUTE, cluster_nodes=nodes) as opened:
         yield opened
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import subprocess
 import uuid
+from urllib.parse import urlsplit
 
 import pytest
 import redis.asyncio as aioredis
@@ -55,8 +57,10 @@ async def test_r4_flush_mid_storm_leaves_one_holder_per_seat(start, db, h, redis
 async def test_r4_redis_restart_mid_storm_keeps_serving_and_scripts_reload(start, db, h, redis_url) -> None:
     async def restart(wave: int) -> None:
         if wave == 1:
+            # The Redis of REDIS_URL (a worktree's own, beside the dev one on 6379).
+            port = urlsplit(redis_url).port or 6379
             await asyncio.to_thread(subprocess.run, [str(INFRA), "redis-restart"], check=True,
-                                    capture_output=True, timeout=60)
+                                    capture_output=True, timeout=60, env={**os.environ, "REDIS_PORT": str(port)})
 
     async with start(redis_url=_db15(redis_url), hold_rate_limit_per_minute=1000,
                      redis_retry_after_seconds=0.2) as svc:
@@ -106,13 +110,13 @@ async def test_requests_arriving_together_share_one_round_trip_and_gate_run(star
         sid, other = await svc.showtime({"A": 6}), await svc.showtime({"A": 6})
         admission = svc.deps.admission
         exchanges: list[int] = []
-        pipelined = admission._pipelined
+        run_together = admission._run_together
 
-        async def counted(commands: list[tuple[object, ...]]) -> list[object]:
-            exchanges.append(len(commands))
-            return await pipelined(commands)
+        async def counted(calls: list[tuple[object, ...]]) -> list[object]:
+            exchanges.append(len(calls))
+            return await run_together(calls)
 
-        admission._pipelined = counted
+        admission._run_together = counted
         asks = [(sid, ["A1", "A2"]), (sid, ["A2", "A3"]), (sid, ["A4"]), (other, ["A2"])]
         got = await asyncio.gather(*(admission.admit(h.new_id(), s, seats, uuid.uuid4(), 60, address="192.0.2.7")
                                      for s, seats in asks))

@@ -64,15 +64,6 @@ def own_redis() -> Iterator[OwnRedis]:
         stop_process(server.proc)
 
 
-def most_at_once(intervals: list[tuple[float, float]]) -> int:
-    edges = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals])
-    now = peak = 0
-    for _, step in edges:
-        now += step
-        peak = max(peak, now)
-    return peak
-
-
 async def test_redis_loses_the_room_nobody_extra_comes_in_and_everyone_keeps_his_place(
         start, db, h, rooms, own_redis) -> None:
     limit = 2
@@ -112,7 +103,7 @@ async def test_redis_loses_the_room_nobody_extra_comes_in_and_everyone_keeps_his
             await asyncio.sleep(0.05)
         assert sorted(admitted_at, key=admitted_at.get) == customers[limit:limit + 2]  # places kept
         assert min(admitted_at.values()) >= max(end for _, end in slots[:limit]) - 0.05
-        assert most_at_once(slots) <= limit
+        assert h.most_at_once(slots) <= limit
         overview = (await svc.client.get(f"/admin/showtimes/{sid}/waiting-room", headers=h.auth(1, "admin"))).json()
         assert overview["enabled"] and overview["activeLimit"] == limit  # from Postgres
     await h.assert_single_holders(db, sid)

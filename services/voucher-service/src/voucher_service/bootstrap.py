@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import asyncpg
-import redis.asyncio as aioredis
 from ticketing.db import create_pool
+from ticketing.redis_client import RedisClient, redis_client
 
-from voucher_service.adapters.gate import RedisFlashGate, redis_client
+from voucher_service.adapters.gate import RedisFlashGate
 from voucher_service.adapters.payments import HttpPayments
 from voucher_service.adapters.publisher import KafkaPublisher, flash_producer
 from voucher_service.adapters.quote_limit import RedisQuoteLimit
@@ -26,7 +26,7 @@ class Service:
     settings: VoucherSettings
     deps: Deps
     pool: asyncpg.Pool
-    redis: aioredis.Redis
+    redis: RedisClient
     publisher: KafkaPublisher | None  # None in the worker
     writer_lag: KafkaWriterLag
     payments: HttpPayments
@@ -46,7 +46,10 @@ async def bootstrap(settings: VoucherSettings, *, with_producer: bool = True) ->
     pool = await create_pool(settings.database_url, min_size=settings.db_pool_min,
                              max_size=settings.db_pool_max,
                              command_timeout=max(settings.dependency_timeout_seconds * 5, 10))
-    client = redis_client(settings.redis_url, settings.dependency_timeout_seconds)
+    # Short timeouts: a dead Redis must turn into a quick 503, not a hung request. One quick retry on a
+    # dropped connection (a restarted Redis leaves stale pooled sockets): every script is idempotent per
+    # order id, so a retried call cannot take a second use.
+    client = redis_client(settings, settings.dependency_timeout_seconds, retry_dropped=True)
     publisher = None
     if with_producer:
         publisher = KafkaPublisher(None, settings.kafka_send_timeout_seconds, factory=lambda: flash_producer(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -15,15 +14,12 @@ import pytest_asyncio
 import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer
 from ticketing.events import VOUCHER_RESERVED_DLQ
-from voucher_service.adapters.gate import redis_client
+from ticketing.redis_client import redis_client
+from ticketing.settings import ServiceSettings
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.adapters.writer_lag import KafkaWriterLag
-from voucher_service.domain.commands import ReserveVoucher
-from voucher_service.domain.errors import GateUnavailable, VoucherError
-from voucher_service.service_layer.handlers import reserve_voucher
 from voucher_service.service_layer.jobs import reconcile
-from voucher_service.service_layer.ports import Deps
-from voucher_testkit import assert_invariant, invariant, make_deps, new_voucher, unique_customer
+from voucher_testkit import assert_invariant, make_deps, new_voucher, reserve_retrying, used_once_quiet
 
 from conftest import SEND_TIMEOUT
 
@@ -33,39 +29,10 @@ R4_DB = 14
 
 @pytest_asyncio.fixture
 async def r4_redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    client = redis_client(redis_url.rsplit("/", 1)[0] + f"/{R4_DB}", 2.0)
+    client = redis_client(ServiceSettings(redis_url=redis_url.rsplit("/", 1)[0] + f"/{R4_DB}"), 2.0,
+                          retry_dropped=True)
     yield client
     await client.aclose()
-
-
-async def _reserve(deps: Deps, code: str, *, retry_for: float = 0.0) -> tuple[str, str]:
-    """One customer's reservation; a 503 is retried with the same order id (as the contract's
-    Retry-After asks) for up to `retry_for` seconds. Returns (outcome, order id)."""
-    order, customer = str(uuid.uuid4()), unique_customer()
-    deadline = time.monotonic() + retry_for
-    while True:
-        try:
-            await reserve_voucher(ReserveVoucher(code, customer, order, 1000), deps)
-            return "ok", order
-        except GateUnavailable:
-            if time.monotonic() >= deadline:
-                return "unavailable", order
-            await asyncio.sleep(0.3)
-        except VoucherError as exc:
-            return type(exc).__name__, order
-
-
-async def _caught_up(pool: asyncpg.Pool, code: str, quiet: float = 3.0, timeout: float = 40.0) -> int:
-    """Wait until the consumer stops changing used_count (the in-flight messages have landed)."""
-    last, since, deadline = -1, time.monotonic(), time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        used = (await invariant(pool, code))[0]
-        if used != last:
-            last, since = used, time.monotonic()
-        elif time.monotonic() - since > quiet:
-            return used
-        await asyncio.sleep(0.2)
-    return last
 
 
 async def _dlq_at_end(bootstrap: str) -> AIOKafkaConsumer:
@@ -96,7 +63,7 @@ async def test_r4_flush_mid_sale_no_false_201_no_oversell(pool: asyncpg.Pool, r4
     limit = 60
     code = await new_voucher(deps, limit=limit, flash=True)
     dlq = await _dlq_at_end(kafka_bootstrap)
-    before = await asyncio.gather(*(_reserve(deps, code) for _ in range(40)))
+    before = await asyncio.gather(*(reserve_retrying(deps, code) for _ in range(40)))
     flushed = time.monotonic()
     await r4_redis.flushdb()  # FLUSHALL's effect, confined to this test's logical db
     # Right after the loss the 40 uses are in flight: in neither Redis nor (yet) Postgres. 200 more
@@ -104,12 +71,12 @@ async def test_r4_flush_mid_sale_no_false_201_no_oversell(pool: asyncpg.Pool, r4
     first_ok: list[float] = []
 
     async def customer() -> tuple[str, str]:
-        outcome = await _reserve(deps, code, retry_for=30.0)
+        outcome = await reserve_retrying(deps, code, retry_for=30.0)
         if outcome[0] == "ok":
             first_ok.append(time.monotonic() - flushed)
         return outcome
     after = await asyncio.gather(*(customer() for _ in range(200)))
-    used = await _caught_up(pool, code)
+    used = await used_once_quiet(pool, code)
     dead = await _dead_lettered(dlq, code)
     promised = [order for outcome, order in before + after if outcome == "ok"]
     rows = await pool.fetch("SELECT order_id FROM voucher_redemption WHERE voucher_code = $1 "

@@ -11,8 +11,8 @@ On the path most requests take under load (the gate answers 409) the Redis clien
 was the largest part of a worker's CPU after the framework (py-spy).
 Why not one script: the rate-limit keys are per customer and per address and the gate keys per showtime
 (`seat:{showtimeId}:...`); one script touching them all would break Redis Cluster (a script's keys must
-share a hash slot). Each script keeps its own keys in one slot; on a Cluster the EVALSHAs would go
-to their nodes through a cluster pipeline instead of `pipelined` (one connection, one node).
+share a hash slot). Each script keeps its own keys in one slot; on a Cluster the calls go to their nodes
+as separate concurrent calls (redis_script.run_together), the gate's still one script run per showtime.
 MULTI is not needed: no script depends on another's result.
 The price: the gate script runs even when a limiter says no. Its keys are then released at once
 (a rare extra round trip), and a refused customer (or address) is refused in-process until the limiter's
@@ -31,7 +31,7 @@ from ticketing.batching import TickBatcher
 
 from hold_service.adapters.rate_limit import RateLimiter, RedisRateLimiter, log_refusal
 from hold_service.adapters.redis_guard import RedisGuard
-from hold_service.adapters.redis_script import Call, pipelined, run_together
+from hold_service.adapters.redis_script import Call, run_together
 from hold_service.adapters.room_queue import room_key
 from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate, seat_key
 from hold_service.domain.waiting_room import AdmissionPass
@@ -110,8 +110,8 @@ class RedisAdmission(SequentialAdmission):
         if (wait := self._remembered(address, now)) is not None:
             return wait
         limit = self.redis_limiter
-        got = await self.guard.call("ratelimit.address", run_together(
-            [(limit.address_script, *limit.address_call(address))], self._pipelined))
+        got = await self.guard.call("ratelimit.address", self._run_together(
+            [(limit.address_script, *limit.address_call(address))]))
         return self._refuse(address, int(got[0]), now) if got and got[0] else None
 
     def _remembered(self, who: int | str, now: float) -> int | None:
@@ -145,7 +145,7 @@ class RedisAdmission(SequentialAdmission):
         for customer, seats, hold_id, _, slot in requests:
             gate_args += [len(seats), str(hold_id), customer, "" if slot is None else slot.slot_ms]
         calls.append((self.redis_gate.try_hold_script, gate_keys, gate_args))
-        results = await self.guard.call("admission", run_together(calls, self._pipelined))
+        results = await self.guard.call("admission", self._run_together(calls))
         if results is None:
             return None
         answers: list[Answer] = []
@@ -156,8 +156,8 @@ class RedisAdmission(SequentialAdmission):
             answers.append((customer_ms, address_ms, gate))
         return answers
 
-    async def _pipelined(self, commands: list[tuple[Any, ...]]) -> list[Any]:
-        return await pipelined(self.guard.client, commands)  # a method: a test counts the exchanges
+    async def _run_together(self, calls: list[Call]) -> list[Any]:
+        return await run_together(self.guard.client, calls)  # a method: a test counts the exchanges
 
 
 def _longer(a: int | None, b: int | None) -> int | None:

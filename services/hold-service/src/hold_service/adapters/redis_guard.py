@@ -11,21 +11,16 @@ import time
 from collections.abc import Awaitable
 from typing import TypeVar
 
-import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, SlotNotCoveredError
 from ticketing.logs import log_action
+from ticketing.redis_client import RedisClient
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def redis_client(url: str, timeout: float) -> aioredis.Redis:
-    return aioredis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
-                             decode_responses=True, max_connections=200)
-
-
 class RedisGuard:
-    def __init__(self, client: aioredis.Redis, retry_after: float) -> None:
+    def __init__(self, client: RedisClient, retry_after: float) -> None:
         self.client = client
         self.retry_after = retry_after
         self._down_until = 0.0
@@ -40,7 +35,7 @@ class RedisGuard:
             return None
         try:
             return await pending
-        except (RedisError, OSError) as exc:
+        except (RedisError, SlotNotCoveredError, OSError) as exc:  # a Redis Cluster failing over too
             self._down_until = time.monotonic() + self.retry_after
             log_action(logger, "redis.skipped", str(exc), level=logging.WARNING, call=what,
                        error=type(exc).__name__)

@@ -15,9 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from ticketing.batching import TickBatcher
+from ticketing.redis_client import is_cluster
 
 from hold_service.adapters.redis_guard import RedisGuard
-from hold_service.adapters.redis_script import LuaScript, pipelined, run_together
+from hold_service.adapters.redis_script import LuaScript, run_together
 from hold_service.domain.waiting_room import (
     AdmissionPass,
     Joined,
@@ -49,6 +50,7 @@ class RedisRoomQueue(RoomQueue):
         self.step_ms, self.abandon_ms = int(step_seconds * 1000), int(abandon_seconds * 1000)
         self.max_scan = MAX_SCAN
         client = guard.client
+        self._cluster = is_cluster(client)
         self._join, self._poll = LuaScript(client, "room_join.lua"), LuaScript(client, "room_poll.lua")
         self._step, self._leave = LuaScript(client, "room_step.lua"), LuaScript(client, "room_leave.lua")
         self._slot = LuaScript(client, "room_slot.lua")
@@ -80,21 +82,18 @@ class RedisRoomQueue(RoomQueue):
 
     async def _poll_many(self, showtime_id: int, polls: list[list[Any]]) -> list[list[Any]] | None:
         keys = room_keys(showtime_id)
-        return await self.guard.call("room.poll", run_together([(self._poll, keys, args) for args in polls],
-                                                               self._send))
+        return await self.guard.call("room.poll", run_together(self.guard.client,
+                                                               [(self._poll, keys, args) for args in polls]))
 
     async def _run(self, script: LuaScript, keys: list[str], args: list[Any]) -> Any:
         """One script call over the raw connection (redis-py's command path costs more than the script)."""
-        return (await run_together([(script, keys, args)], self._send))[0]
-
-    async def _send(self, commands: list[tuple[Any, ...]]) -> list[Any]:
-        return await pipelined(self.guard.client, commands)
+        return (await run_together(self.guard.client, [(script, keys, args)]))[0]
 
     async def step(self, facts: RoomFacts, slot_seconds: float) -> StepOutcome | str | None:
         config = facts.config
         args: list[Any] = [config.active_limit, to_ms(config.opens_at), facts.lease_ms, facts.seed or "",
                            facts.available, facts.held, ",".join(map(str, facts.holders)), int(slot_seconds * 1000),
-                           self.abandon_ms, self.max_scan, KEEP_MS, int(facts.started)]
+                           self.abandon_ms, self.max_scan, KEEP_MS, int(facts.started), int(self._cluster)]
         got = await self.guard.call("room.step", self._step(room_keys(config.showtime_id), args))
         if got is None:
             return None

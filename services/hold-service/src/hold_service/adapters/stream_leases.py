@@ -18,7 +18,7 @@ import secrets
 from collections import defaultdict
 
 from hold_service.adapters.redis_guard import RedisGuard
-from hold_service.adapters.redis_script import LuaScript, pipelined, run_together
+from hold_service.adapters.redis_script import LuaScript, run_together
 
 RENEW_BATCH = 500  # addresses per round trip
 
@@ -71,8 +71,7 @@ class StreamLeases:
         for start in range(0, len(streams), RENEW_BATCH):
             calls = [(self.renew_script, [_key(a)], [self.lease_ms, *leases])
                      for a, leases in streams[start:start + RENEW_BATCH]]
-            if await self.guard.call("seatmap.lease_renew", run_together(
-                    calls, lambda commands: pipelined(client, commands))) is None:
+            if await self.guard.call("seatmap.lease_renew", run_together(client, calls)) is None:
                 return  # Redis is down: the local counts hold meanwhile
 
     def _forget(self, address: str, lease: str) -> None:

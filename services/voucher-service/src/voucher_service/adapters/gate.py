@@ -12,12 +12,8 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from ticketing.batching import TickBatcher
+from ticketing.redis_client import REDIS_UNAVAILABLE, RedisClient, is_cluster
 
 from voucher_service.domain.errors import GateUnavailable
 from voucher_service.domain.gate import GateOrder, GateResult
@@ -32,34 +28,30 @@ P = ParamSpec("P")
 
 def _down_is_unavailable(
         method: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
-    """Redis down or slow -> GateUnavailable (a clear 503 in flash mode; normal mode never calls it)."""
+    """Redis down, slow or failing over -> GateUnavailable (a clear 503 in flash mode; normal mode never calls it)."""
     @functools.wraps(method)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return await method(*args, **kwargs)
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        except REDIS_UNAVAILABLE as exc:
             raise GateUnavailable(f"the flash-sale gate (Redis) is unavailable: {exc}") from exc
     return wrapper
 
 
 def keys(code: str) -> list[str]:
-    prefix = f"voucher:{{{code}}}:"  # hash tag: the three keys share one Cluster slot
+    prefix = f"voucher:{{{code}}}:"  # hash tag: the keys share one Cluster slot
     return [prefix + "remaining", prefix + "users", prefix + "orders"]
 
 
-def redis_client(url: str, timeout: float) -> aioredis.Redis:
-    # Short socket timeouts: a dead Redis must turn into a quick 503, not a hung request.
-    # One quick retry on a dropped connection (a restarted Redis leaves stale pooled sockets); every
-    # script is idempotent per order id, so a retried call cannot take a second use.
-    return aioredis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
-                             decode_responses=True, max_connections=200,
-                             retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), 2),
-                             retry_on_error=[RedisConnectionError])
+def node_key(code: str) -> str:
+    """On a Redis Cluster: which node loaded the gate (lua/reserve.lua says why)."""
+    return f"voucher:{{{code}}}:node"
 
 
 class RedisFlashGate(FlashGate):
-    def __init__(self, client: aioredis.Redis, sold_out_ttl: float = 2.0) -> None:
+    def __init__(self, client: RedisClient, sold_out_ttl: float = 2.0) -> None:
         self.redis = client
+        self._cluster = is_cluster(client)
         self._reserve = client.register_script((_LUA / "reserve.lua").read_text())
         self._release = client.register_script((_LUA / "release.lua").read_text())
         self._adopt = client.register_script((_LUA / "adopt.lua").read_text())
@@ -84,7 +76,7 @@ class RedisFlashGate(FlashGate):
         args: list[str | int] = [int(time.time())]
         for request in requests:
             args += request
-        return [int(a) for a in await self._reserve(keys=keys(code), args=args)]
+        return [int(a) for a in await self._reserve(keys=self._script_keys(code), args=args)]
 
     @_down_is_unavailable
     async def release(self, code: str, order_id: str, *, forget: bool = False, retire: bool = False) -> int:
@@ -145,7 +137,10 @@ class RedisFlashGate(FlashGate):
         args: list[str | int] = [mode, remaining, expire_at]
         for order_id, customer_id in pairs:
             args += [order_id, customer_id]
-        return int(await self._adopt(keys=keys(code), args=args))
+        return int(await self._adopt(keys=self._script_keys(code), args=args))
+
+    def _script_keys(self, code: str) -> list[str]:
+        return [*keys(code), node_key(code)] if self._cluster else keys(code)
 
     def sold_out(self, code: str) -> bool:
         until = self._sold_out.get(code)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from ticketing.redis_client import RedisClient
 
 from voucher_service.domain.errors import GateUnavailable
 from voucher_service.service_layer.ports import QuoteLimit
@@ -20,7 +20,7 @@ WINDOW_MS = 60_000
 
 
 class RedisQuoteLimit(QuoteLimit):
-    def __init__(self, client: aioredis.Redis, per_minute: int) -> None:
+    def __init__(self, client: RedisClient, per_minute: int) -> None:
         self.per_minute = per_minute
         self.script = client.register_script((Path(__file__).parent / "lua" / "quote_limit.lua").read_text())
 

@@ -3,7 +3,8 @@
 -- KEYS: as room_join.lua. ARGV: [1] active limit, [2] opening time ms (0: open), [3] lease ms (no slot may end
 -- after it), [4] shuffle seed ('' if not fixed yet), [5] seats available, [6] seats held, [7] the customers
 -- holding them (comma-separated), [8] slot length ms, [9] abandon ms, [10] most queue entries looked at,
--- [11] how long the room's keys outlive its last step (ms), [12] 1 if the room was set up in Redis before.
+-- [11] how long the room's keys outlive its last step (ms), [12] 1 if the room was set up in Redis before,
+-- [13] 1 on a Redis Cluster.
 -- Returns {'ok', admitted, dropped, queued, active, admissions per minute, sold out}, or {'need_seed'} /
 -- {'need_lease'}: Postgres must fix the seed / extend the lease first, or {'opening'}: the opening is under
 -- way; in each case the caller steps again.
@@ -15,14 +16,19 @@ local limit, opens, lease = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[
 local available, held = tonumber(ARGV[5]), tonumber(ARGV[6])
 local slot_ms, abandon = tonumber(ARGV[8]), tonumber(ARGV[9])
 
-local st = redis.call('HMGET', state, 'since', 'opened', 'paused_until', 'filled_at')
-if not st[1] then
+local st = redis.call('HMGET', state, 'since', 'opened', 'paused_until', 'filled_at', 'node')
+-- On a Redis Cluster, another node than the one that took the last step may answer: the replica that took over
+-- after it died, whose copy may lack the last admissions (replication is asynchronous). That counts as a loss.
+local node = ARGV[13] == '1' and redis.call('CLUSTER', 'MYID') or false
+if not st[1] or (node and st[5] ~= node) then
   -- The room's first step, or Redis lost it. Tokens handed out before may still be valid, up to the lease:
   -- nobody is admitted until then, so they and the newly admitted are never more than the limit together.
   -- After a loss, `since` tells the tickets from before (they get their places back) from ended ones.
   st[3] = lease > now and lease or 0
-  redis.call('HSET', state, 'since', ARGV[12] == '1' and now or 0, 'paused_until', st[3])
+  if not st[1] then redis.call('HSET', state, 'since', ARGV[12] == '1' and now or 0) end
+  redis.call('HSET', state, 'paused_until', st[3])
 end
+if node then redis.call('HSET', state, 'node', node) end
 local sold_out = (available == 0 and held == 0) and 1 or 0
 redis.call('HSET', state, 'limit', limit, 'available', available, 'held', held, 'sold_out', sold_out)
 

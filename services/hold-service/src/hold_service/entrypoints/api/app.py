@@ -11,6 +11,7 @@ from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
 from ticketing.kafka import kafka_readiness
 from ticketing.logs import configure_logging
+from ticketing.redis_client import redis_ready
 from ticketing.tokens import TokenVerifier
 
 from hold_service.bootstrap import bootstrap
@@ -34,7 +35,7 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
         app.state.client_address = ClientAddress(settings.trusted_proxies)  # for the per-address limit
         app.state.readiness_checks = {
             "postgres": lambda: service.pool.fetchval("SELECT 1"),
-            "redis": lambda: service.redis.ping(),
+            "redis": lambda: redis_ready(service.redis),
             "kafka": kafka,
         }
         # The seat map: this process' LISTEN and its streams, closed on SIGTERM before uvicorn waits for them.

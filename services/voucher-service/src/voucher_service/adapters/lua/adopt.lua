@@ -11,6 +11,7 @@ if mode == 'warm' then
   if redis.call('EXISTS', KEYS[1]) == 1 then return -5 end
   redis.call('SET', KEYS[1], ARGV[2])
   if tonumber(ARGV[3]) > 0 then redis.call('EXPIREAT', KEYS[1], ARGV[3]) end
+  if #KEYS == 4 then redis.call('SET', KEYS[4], redis.call('CLUSTER', 'MYID')) end  -- see reserve.lua
 elseif redis.call('EXISTS', KEYS[1]) == 0 then
   return -3
 end
@@ -23,9 +24,8 @@ for i = 4, #ARGV - 1, 2 do
     recorded = recorded + 1
   end
 end
-local ttl = redis.call('PTTL', KEYS[1])  -- the hashes expire with the counter
+local ttl = redis.call('PTTL', KEYS[1])  -- the hashes (and the node's id) expire with the counter
 if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[2], ttl)
-  redis.call('PEXPIRE', KEYS[3], ttl)
+  for i = 2, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 return recorded

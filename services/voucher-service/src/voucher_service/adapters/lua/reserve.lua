@@ -6,6 +6,7 @@
 -- KEYS[3] voucher:{CODE}:orders     hash orderId -> "P|cust|amount|epoch" (reserved, Kafka send pending),
 --                                   "S|..." (pending, and a retry is sending the VoucherReserved again),
 --                                   "R|..." (reserved, VoucherReserved acknowledged) or "X|..." (released)
+-- KEYS[4] voucher:{CODE}:node       on a Redis Cluster only: the id of the node that loaded the gate
 -- ARGV[1] epochSeconds, then per request: customerId, perUserLimit, orderId, orderAmount
 -- Returns one answer per request: 1 RESERVED, 0 DUPLICATE (a retry), 2 PENDING (a retry while no send is
 --         acknowledged yet: the caller sends again, and the entry becomes S so that the first attempt can no
@@ -30,6 +31,14 @@ local function reserve(customer, limit, order, amount, epoch)
   redis.call('HINCRBY', KEYS[2], customer, 1)
   redis.call('HSET', KEYS[3], order, 'P|' .. customer .. '|' .. amount .. '|' .. epoch)
   return 1
+end
+
+-- On a Redis Cluster, a node other than the one that loaded the gate may answer: its replica took over after
+-- it died, or the slot moved. Replication is asynchronous, so that copy may lack the last uses taken (told
+-- 201, sent to Kafka): promising from it could oversell. The gate counts as lost, as after any loss of Redis
+-- data: its counter goes, and the warm-up rebuilds it from Postgres once every use in flight has landed there.
+if #KEYS == 4 and redis.call('GET', KEYS[4]) ~= redis.call('CLUSTER', 'MYID') then
+  redis.call('DEL', KEYS[1])
 end
 
 local answers, reserved = {}, false

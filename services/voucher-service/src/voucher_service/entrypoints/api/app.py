@@ -11,6 +11,7 @@ from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
 from ticketing.kafka import KafkaProbe
 from ticketing.logs import configure_logging
+from ticketing.redis_client import redis_ready
 from ticketing.tokens import TokenVerifier
 
 from voucher_service.adapters.publisher import KafkaPublisher
@@ -31,7 +32,7 @@ def get_application(settings: VoucherSettings | None = None) -> FastAPI:
         kafka = KafkaProbe(settings.kafka_bootstrap_servers)
         app.state.readiness_checks = {
             "postgres": lambda: service.pool.fetchval("SELECT 1"),
-            "redis": service.redis.ping,
+            "redis": lambda: redis_ready(service.redis),
             "kafka": lambda: _kafka_ready(kafka, service.publisher),
         }
         try:

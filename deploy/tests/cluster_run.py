@@ -1,0 +1,163 @@
+"""Cluster mode as the fault run drives it: `deploy/local/cluster.sh` with a directory, ports and database of
+the run's own (beside a dev cluster or stack on the same machine), its processes found and faulted.
+
+Faults, each one the way it happens for real: SIGKILL (no shutdown hook runs) of a Kafka broker, a Redis
+master or a service process (supervisord starts the service again, as Kubernetes would), SIGSTOP of a
+consumer for longer than its session timeout (the group moves its partitions away, then takes it back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+from aiokafka.admin import AIOKafkaAdminClient
+from deploy_support import DOTENV, REPO
+from ticketing.testing_redis_cluster import LocalRedisCluster
+
+SCRIPT = REPO / "deploy" / "local" / "cluster.sh"
+ROLES = {"hold": "HOLD_DATABASE_URL", "payment": "PAYMENT_DATABASE_URL", "voucher": "VOUCHER_DATABASE_URL",
+         "notifier": "NOTIFIER_DATABASE_URL"}
+
+
+@dataclass
+class Cluster:
+    directory: Path
+    port: int  # CLUSTER_PORT: every port of the cluster is derived from it
+    database: str
+    settings: dict[str, str] = field(default_factory=dict)  # for every service (shorter timings)
+    address: dict[str, str] = field(default_factory=dict)  # `cluster.sh env`
+
+    def sh(self, *args: str, timeout: float = 900) -> str:
+        env = {**os.environ, **self.settings, "CLUSTER_DIR": str(self.directory), "CLUSTER_PORT": str(self.port),
+               "CLUSTER_DATABASE": self.database, "CLUSTER_FRESH": "1"}
+        done = subprocess.run([str(SCRIPT), *args], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+        assert done.returncode == 0, f"cluster.sh {' '.join(args)} exited {done.returncode}:\n" \
+                                     f"{done.stdout[-6000:]}\n{done.stderr[-6000:]}"
+        return done.stdout
+
+    def up(self) -> None:
+        self.sh("clean")  # what an earlier run left behind (its logs stay)
+        self.sh("up")
+        self.address = dict(line.split("=", 1) for line in self.sh("env").split())
+
+    @property
+    def bootstrap(self) -> str:
+        return self.address["KAFKA_BOOTSTRAP_SERVERS"]
+
+    @property
+    def redis(self) -> LocalRedisCluster:
+        return LocalRedisCluster(self.directory, int(self.address["REDIS_CLUSTER_NODES"].split(",")[0].split(":")[1]))
+
+    def dsn(self) -> dict[str, str]:
+        """hold, payment, voucher, notifier -> that role's DSN on the cluster's database."""
+        return {role: DOTENV[variable].rsplit("/", 1)[0] + f"/{self.database}" for role, variable in ROLES.items()}
+
+    # --- the services (supervisord) ------------------------------------------------------------------
+
+    def ctl(self, *args: str) -> str:
+        done = subprocess.run([str(REPO / ".venv/bin/supervisorctl"), "-c", self.address["SUPERVISOR_CONF"], *args],
+                              capture_output=True, text=True, timeout=60, check=False)
+        return done.stdout.strip()
+
+    def pid(self, program: str) -> int:
+        return int(self.ctl("pid", program))
+
+    def kill(self, program: str) -> int:
+        """SIGKILL; supervisord starts it again. Returns the pid killed."""
+        pid = self.pid(program)
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+    def wait_running(self, program: str, not_pid: int, timeout: float = 120) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if "RUNNING" in self.ctl("status", program):
+                pid = self.pid(program)
+                if pid != not_pid:
+                    return pid
+            time.sleep(0.5)
+        raise TimeoutError(f"{program} not running again after {timeout} s")
+
+    def balanced(self, backend: str) -> int:
+        """How many of the backend's instances HAProxy sends requests to now."""
+        rows = httpx.get(self.address["HAPROXY_STATS_URL"] + ";csv", timeout=5).text.splitlines()
+        return sum(1 for row in rows if row.startswith(f"{backend},{backend}-") and row.split(",")[17] == "UP")
+
+    async def relay_leader(self, service: str = "hold") -> str:
+        """The worker program whose relay holds the service's relay lock (a session advisory lock): its
+        backend's client port, found among the workers' sockets."""
+        conn = await asyncpg.connect(self.dsn()[service])
+        try:
+            port = await conn.fetchval(
+                "SELECT a.client_port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                "WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database() AND l.objsubid = 1 "
+                "AND l.objid::bigint = (hashtext(current_schema() || '.outbox-relay')::bigint & 4294967295)")
+        finally:
+            await conn.close()
+        assert port, f"no relay of {service} holds the lock"
+        for n in (1, 2):
+            program = f"{service}-worker-{n}"
+            if _owns_local_port(self.pid(program), int(port)):
+                return program
+        raise LookupError(f"no {service} worker owns the relay's connection (port {port})")
+
+    # --- Kafka and Redis -----------------------------------------------------------------------------
+
+    async def _partitions(self, topic: str) -> list[dict[str, Any]]:
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        await admin.start()
+        try:
+            (described,) = await admin.describe_topics([topic])
+        finally:
+            await admin.close()
+        return list(described["partitions"])
+
+    async def busiest_leader(self, topic: str) -> tuple[int, list[int]]:
+        """The broker leading most of `topic`'s partitions, and those partitions."""
+        led: dict[int, list[int]] = {}
+        for p in await self._partitions(topic):
+            led.setdefault(p["leader"], []).append(p["partition"])
+        broker = max(led, key=lambda b: len(led[b]))
+        return broker, sorted(led[broker])
+
+    async def in_sync(self, topic: str) -> bool:
+        return all(len(p["isr"]) == 3 for p in await self._partitions(topic))
+
+    def redis_master_of(self, key: str) -> int:
+        return self.redis.master_of(key)
+
+
+def _owns_local_port(pid: int, port: int) -> bool:
+    """Whether process `pid` has a TCP socket whose local port is `port` (its client end)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(fields[9])
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            if os.readlink(fd) in {f"socket:[{i}]" for i in inodes}:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+async def until(check, timeout: float, interval: float = 0.5) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not await check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{check.__name__} not true after {timeout} s")
+        await asyncio.sleep(interval)
+
