@@ -17,6 +17,9 @@ class HoldSettings(ServiceSettings):
         validation_alias=AliasChoices("HOLD_DATABASE_URL", "DATABASE_URL"),
     )
     hold_ttl_seconds: float = Field(default=600, gt=0)
+    # A hold lasts at most this long from its creation, extensions included (POST /holds/{id}/extend: at
+    # checkout, to the payment session's end + its grace; docs/saga.md).
+    hold_max_seconds: float = Field(default=1200, gt=0)
     sweep_interval_seconds: float = Field(default=15, gt=0)
     sweep_batch_size: int = Field(default=200, ge=1)
     hold_rate_limit_per_minute: int = Field(default=5, ge=1)

@@ -15,7 +15,7 @@ import pytest
 import redis
 from hold_service.adapters.redis_script import LuaScript
 from hold_service.adapters.room_queue import room_key, room_keys
-from hold_service.adapters.seat_gate import seat_key
+from hold_service.adapters.seat_gate import gate_tail, mark_key, seat_key
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
 from ticketing.testing import stop_process
@@ -72,7 +72,7 @@ async def test_every_room_script_runs_on_redis_cluster(cluster: int) -> None:
     client = RedisCluster(host="127.0.0.1", port=cluster, decode_responses=True)
     script = {name: LuaScript(client, f"{name}.lua")  # type: ignore[arg-type]
               for name in ("room_join", "room_poll", "room_step", "room_slot", "room_leave", "try_hold",
-                           "rate_limit", "address_rate_limit")}
+                           "rate_limit", "address_rate_limit", "fill", "keep")}
     sid, customer, keys = 4242, 7, room_keys(4242)
     assert len({RedisCluster.keyslot(client, k) for k in keys}) == 1  # one slot for the whole room
     ticket, position, _ = await script["room_join"](keys, [customer, "00ff00ff00ff00ff", 0])
@@ -85,10 +85,12 @@ async def test_every_room_script_runs_on_redis_cluster(cluster: int) -> None:
     what, slot, *_ = await script["room_poll"](keys, [customer, ticket, joined, 0, 250])
     assert what == "admitted"
     assert await script["room_slot"](keys, [customer, slot]) == 1
-    gate_keys = [seat_key(sid, "A1"), seat_key(sid, "A2"), room_key(sid, "active"), room_key(sid, "state")]
-    assert await script["try_hold"](gate_keys, [60_000, 2, "hold-1", customer, slot]) == [[]]
+    gate_keys = [seat_key(sid, "A1"), seat_key(sid, "A2"), *gate_tail(sid)]
+    assert await script["try_hold"](gate_keys, [60_000, 2, "hold-1", customer, slot]) == [[], 0]  # no mark yet
+    assert await script["fill"]([mark_key(sid), seat_key(sid, "A3")], [60_000, "hold-0", 0]) == 1
+    assert await script["keep"]([seat_key(sid, "A1"), seat_key(sid, "A2")], ["hold-1", 90_000]) == 2
     assert await script["room_leave"](keys, [customer]) == 1
-    assert await script["try_hold"](gate_keys[:1] + gate_keys[2:], [60_000, 1, "hold-2", customer, slot]) == [-1]
+    assert await script["try_hold"](gate_keys[:1] + gate_keys[2:], [60_000, 1, "hold-2", customer, slot]) == [-1, 1]
     assert await script["rate_limit"]([f"ratelimit:holds:{customer}"], [5, 60_000]) == 0
     assert await script["address_rate_limit"](["ratelimit:address:{192.0.2.1}"], [120, 60_000]) == 0
     with pytest.raises(RedisClusterException, match="same key slot"):  # what a script over two slots meets

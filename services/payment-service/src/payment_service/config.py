@@ -18,6 +18,13 @@ class Settings(ServiceSettings):
     gateway_url: str = "http://127.0.0.1:8010"
     public_callback_url: str = "http://127.0.0.1:8002/payments/callback"
     payment_session_ttl_seconds: int = Field(default=480, ge=1)
+    # Paying in time always books (docs/saga.md): a session ends at min(now + PAYMENT_SESSION_TTL_SECONDS, the
+    # hold's creation + HOLD_MAX_SECONDS - PAYMENT_CONFIRM_GRACE_SECONDS) and the hold is first extended to
+    # the session's end + the grace; less than PAYMENT_MIN_SESSION_SECONDS left: no session (hold again).
+    hold_max_seconds: float = Field(default=1200, gt=0)
+    payment_confirm_grace_seconds: float = Field(default=120, ge=0)
+    payment_min_session_seconds: float = Field(default=60, ge=0)
+    max_checkouts_per_hold: int = Field(default=3, ge=1)  # payment attempts of one hold (then CHECKOUT_LIMIT)
     reconcile_interval_seconds: float = Field(default=60, gt=0)
     reconcile_after_seconds: int = Field(default=900, ge=0)
     callback_tolerance_seconds: int = Field(default=300, ge=1)

@@ -14,6 +14,7 @@ from ticketing.api.health import router as health_router
 from ticketing.api.hot_path import HotPaths, HotRoute
 from ticketing.api.openapi import describe_errors
 from ticketing.api.telemetry import RequestTelemetry
+from ticketing.metrics import ROLE_UP
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 NO_OTEL: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
@@ -29,6 +30,7 @@ def build_app(*, title: str, jwt_secret: str, routers: list[APIRouter], max_body
     app = FastAPI(title=title, version=version, lifespan=lifespan, telemetry=NO_OTEL)
     app.state.jwt_secret = jwt_secret
     app.state.readiness_checks = {}
+    ROLE_UP.labels(title, "api").set(1)  # an alert fires when no instance of a role reports
     install_error_handlers(app)
     app.include_router(health_router)
     for router in routers:
