@@ -26,11 +26,12 @@ Role = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
 
 
 async def run_until_stopped(roles: dict[str, Role], *, service: str, metrics_port: int | None = None,
-                            metrics_host: str = "127.0.0.1") -> None:
+                            metrics_host: str = "127.0.0.1",
+                            loop_stall_seconds: float = loop_health.STALL_SECONDS) -> None:
     """Run the roles until SIGTERM; with `metrics_port`, serve /metrics (Prometheus) and /healthz (the event
-    loop's liveness) there meanwhile: a worker serves no API, and its relay, consumers and jobs are what an
-    operator watches."""
-    heartbeat = loop_health.Heartbeat()
+    loop's liveness: 503 once the loop has not run for `loop_stall_seconds`) there meanwhile: a worker serves
+    no API, and its relay, consumers and jobs are what an operator watches."""
+    heartbeat = loop_health.Heartbeat(loop_stall_seconds)
     server = None
     if metrics_port:
         server = loop_health.serve(metrics_port, metrics_host, heartbeat)

@@ -80,10 +80,15 @@ async def test_two_customers_hold_pay_and_see_each_other_live(browser, page_stac
     await first.screenshot(path=str(screenshots / "seat-map-held.png"), full_page=True)
     await second.screenshot(path=str(screenshots / "seat-map-held-by-another.png"), full_page=True)
 
+    held_until = await first.evaluate("state.hold.expiresAt")
     async with first.expect_popup() as popup:
         await first.click("#checkout")
     payment = await popup.value
     await payment.wait_for_load_state()
+    # The checkout extended the hold past its payment session: the countdown follows the server's new expiry.
+    await first.wait_for_function("state.hold.paymentId")
+    server = await _hold(page_stack, await first.evaluate("state.hold.holdId"), ana)
+    assert await first.evaluate("state.hold.expiresAt") == server["expiresAt"] and server["expiresAt"] > held_until
     await expect(payment.locator("h1")).to_have_text("Simulated checkout")
     await payment.click("button[value=pay]")
     await expect(payment.locator("h1")).to_have_text("Payment paid")
@@ -112,6 +117,14 @@ async def test_a_gap_in_versions_makes_the_page_reload_the_map(browser, page_sta
     await page.wait_for_function("live.reloads === 1 && live.version !== null")
     assert await page.evaluate("live.version") == version  # the server's snapshot, not the bogus change
     await expect(_seat(page, "A1")).to_have_attribute("data-status", "AVAILABLE")
+
+
+async def _hold(stack: Any, hold_id: str, customer: int) -> dict[str, Any]:
+    token = issue_token(stack.jwt_secret, sub=str(customer), role="customer")
+    async with httpx.AsyncClient() as client:
+        r = await client.get(f"{stack.hold_url}/holds/{hold_id}", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200, r.text
+    return r.json()  # type: ignore[no-any-return]
 
 
 def _countdown() -> Any:

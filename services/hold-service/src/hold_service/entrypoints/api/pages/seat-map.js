@@ -166,7 +166,10 @@ async function checkout() {
     if (payWindow) payWindow.close();
     return say((r.body && r.body.message) || `The checkout failed (${r.status}).`);
   }
-  saveHold({ ...hold, paymentId: r.body.paymentId });
+  // The checkout extended the hold past the payment session: the countdown follows the hold as the server has it.
+  const now = await api(`/holds/${hold.holdId}`);
+  const expiresAt = now.status === 200 ? now.body.expiresAt : hold.expiresAt;
+  saveHold({ ...hold, expiresAt, paymentId: r.body.paymentId });
   if (payWindow) payWindow.location.href = r.body.redirectUrl;
   else window.location.assign(r.body.redirectUrl);
   say("Pay in the payment window; this page shows the result.");
@@ -218,7 +221,7 @@ async function resume() {  // a reload of the page: the hold kept in this browse
   const r = await api(`/holds/${state.hold.holdId}`);
   if (r.status !== 200 || r.body.status === "EXPIRED" || r.body.status === "RELEASED") return saveHold(null);
   if (r.body.status === "BOOKED") return showResult("BOOKED");
-  saveHold({ ...state.hold, offsetMs: clockOffset(r.date) });
+  saveHold({ ...state.hold, expiresAt: r.body.expiresAt, offsetMs: clockOffset(r.date) });
   if (state.hold.paymentId) watchPayment(state.hold.paymentId);
 }
 
