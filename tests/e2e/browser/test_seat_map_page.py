@@ -8,6 +8,7 @@ var/screenshots/. Every wait is for a condition on the page, never a fixed sleep
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from typing import Any
@@ -86,7 +87,7 @@ async def test_two_customers_hold_pay_and_see_each_other_live(browser, page_stac
     payment = await popup.value
     await payment.wait_for_load_state()
     # The checkout extended the hold past its payment session: the countdown follows the server's new expiry.
-    await first.wait_for_function("state.hold.paymentId")
+    await _until(first, "Boolean(state.hold && state.hold.paymentId)")
     server = await _hold(page_stack, await first.evaluate("state.hold.holdId"), ana)
     assert await first.evaluate("state.hold.expiresAt") == server["expiresAt"] and server["expiresAt"] > held_until
     await expect(payment.locator("h1")).to_have_text("Simulated checkout")
@@ -117,6 +118,15 @@ async def test_a_gap_in_versions_makes_the_page_reload_the_map(browser, page_sta
     await page.wait_for_function("live.reloads === 1 && live.version !== null")
     assert await page.evaluate("live.version") == version  # the server's snapshot, not the bogus change
     await expect(_seat(page, "A1")).to_have_attribute("data-status", "AVAILABLE")
+
+
+async def _until(page: Page, condition: str, timeout: float = 15.0) -> None:
+    """Polls `condition` from here: the page's CSP (default-src 'self') refuses the string evaluation that
+    page.wait_for_function polls with inside the page."""
+    deadline = time.monotonic() + timeout
+    while not await page.evaluate(condition):
+        assert time.monotonic() < deadline, f"not true within {timeout} s: {condition}"
+        await asyncio.sleep(0.1)
 
 
 async def _hold(stack: Any, hold_id: str, customer: int) -> dict[str, Any]:
