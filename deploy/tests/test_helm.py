@@ -55,6 +55,18 @@ def test_every_worker_role_runs_in_a_deployment(manifests: list[dict[str, Any]])
         assert running[service] == set(getattr(worker, "ALL_ROLES", getattr(worker, "ROLES", ()))), service
 
 
+def test_a_workers_liveness_follows_its_event_loop(manifests: list[dict[str, Any]]) -> None:
+    """/healthz on the metrics port (ticketing.loop_health), not /metrics: a thread serves that one, and it
+    answers while the event loop is stuck."""
+    probed = 0
+    for _, container in containers(manifests):
+        args = container["args"]
+        if args[:1] == ["ticketing-run"] and args[2] == "worker" and args[1] != "notifier":
+            assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+            probed += 1
+    assert probed >= 6
+
+
 def test_each_pod_reads_only_its_own_secrets(manifests: list[dict[str, Any]]) -> None:
     owner: dict[str, str] = {}  # secret name -> the one service whose pods read it
     for workload, container in containers(manifests):

@@ -56,11 +56,13 @@ def bare_endpoint() -> dict[str, float]:
 
 
 def gate_command(sha: str, tag: str) -> list[str]:
-    """One two-seat hold per call, as one request of the gate's batch with the waiting room off (its two keys
-    named, no slot); redis-benchmark puts a new random number in place of each __rand_int__ (seats of a
-    300-seat showtime; a hold id; a customer). tests/bench/test_bench_limits.py runs it against the script."""
-    return ["EVALSHA", sha, "4", f"seat:{{{tag}}}:__rand_int__", f"seat:{{{tag}}}:__rand_int__",
-            f"wr:{{{tag}}}:active", f"wr:{{{tag}}}:state", "2000", "2", "hold-__rand_int__", "__rand_int__", ""]
+    """One two-seat hold per call, as one request of the gate's batch with the waiting room off (the gate's mark
+    and the room's two keys named, no slot); redis-benchmark puts a new random number in place of each
+    __rand_int__ (seats of a 300-seat showtime; a hold id; a customer). tests/bench/test_bench_limits.py runs it
+    against the script."""
+    return ["EVALSHA", sha, "5", f"seat:{{{tag}}}:__rand_int__", f"seat:{{{tag}}}:__rand_int__",
+            f"seatgate:{{{tag}}}:loaded", f"wr:{{{tag}}}:active", f"wr:{{{tag}}}:state", "2000", "2",
+            "hold-__rand_int__", "__rand_int__", ""]
 
 
 def redis_gate() -> dict[str, float]:

@@ -25,8 +25,8 @@ async def test_the_gate_command_of_the_limits_run_holds_two_seats_then_finds_the
         numbers = iter(["7", "8", "1", "42"])  # seat A, seat B, the hold, the customer, in the command's order
         first = [next(numbers).join(arg.split("__rand_int__")) if "__rand_int__" in arg else arg for arg in command]
         assert first[3] != first[4]  # two different seats
-        assert await client.execute_command(*first) == [[]]  # both seats set to the hold
+        assert await client.execute_command(*first) == [[], 0]  # both seats set to the hold; the gate unmarked
         again = [arg.replace("hold-1", "hold-2") for arg in first]
-        assert await client.execute_command(*again) == [[1, 2]]  # another hold finds both taken
+        assert await client.execute_command(*again) == [[1, 2], 0]  # another hold finds both taken
     finally:
         await client.aclose()

@@ -34,10 +34,10 @@ DEMO_HOLD_TTL = 15.0
 
 def demo_timings(hold_ttl: float = DEMO_HOLD_TTL) -> Timings:
     """Holds and sessions short enough that late payers and customers who walk away play within the minute;
-    the reconciler waits longer than a hold lives, so a late callback (not the reconciler) settles a late
-    payment."""
+    a checkout extends its hold past the session by a fifth of a hold (the grace), within two holds' time."""
     return Timings(hold_ttl=hold_ttl, session_ttl=int(hold_ttl), sweep_interval=1, reconcile_after=int(hold_ttl) + 5,
-                   reconcile_interval=2, voucher_ttl=2 * hold_ttl, voucher_sweep_interval=2)
+                   reconcile_interval=2, voucher_ttl=2 * hold_ttl, voucher_sweep_interval=2, hold_max=2 * hold_ttl,
+                   confirm_grace=hold_ttl / 5, min_session=hold_ttl / 5)
 
 
 @dataclass
@@ -57,10 +57,14 @@ class Platform:
 
     def sources(self, start_offsets: dict[str, Offsets]) -> Sources:
         services = self.stack.services if self.stack else ("hold", "pay", "voucher", "notifier")
+        settings = _settings()  # make up's own timings, unless this is a stack of the demo's
+        hold_max = self.stack.timings.hold_max if self.stack else float(settings.get("HOLD_MAX_SECONDS", 1200))
+        grace = self.stack.timings.confirm_grace if self.stack else float(
+            settings.get("PAYMENT_CONFIRM_GRACE_SECONDS", 120))
         return Sources(dsn=self.dsn, hold_url=self.url["hold"], sim_url=self.url["sim"], bootstrap=self.bootstrap,
                        groups=consumer_groups(self.group_prefix, services), group_prefix=self.group_prefix,
                        mail_dir=self.mail_dir, start_offsets=start_offsets, sent_log=self.sent_log,
-                       jwt_secret=self.jwt_secret)
+                       jwt_secret=self.jwt_secret, hold_max_seconds=hold_max, confirm_grace_seconds=grace)
 
 
 def _settings() -> dict[str, str]:

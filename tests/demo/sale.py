@@ -6,8 +6,9 @@ one part for good (drawn by the seed), built from the saga run's journeys (tests
     pays               hold, check out (a voucher half of the time), pay: page, callback, twice or delayed
     pays twice         the Pay button pressed twice at once, then a duplicated callback
     declines, retries  the card is declined; once FAILED, a new checkout of the same hold, paid
-    pays late          paid in time but the callback comes after the hold expired (refund), or the Pay
-                       button pressed after it expired (the gateway refuses)
+    pays late          paid in time but the callback comes after the session ended (the reconciler settles
+                       it, the extended hold books it), or the Pay button pressed after the session ended
+                       (the gateway refuses)
     abandons           cancels, or walks away after the hold or the checkout (the hold expires)
 
 The flash voucher (small limit) is offered at checkout; who gets it first gets it. A customer who finds no

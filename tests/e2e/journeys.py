@@ -3,7 +3,9 @@ seeded weight.
 
 Each journey is what a customer (or the gateway on their behalf) may really do; none of them waits for an
 outcome the contract does not promise to the customer. Late, duplicated, delayed and missing callbacks come
-from the simulator's delivery modes; "pay late" is a payment attempted after the hold expired.
+from the simulator's delivery modes; "pay late" is a payment attempted after the session ended; "last
+second" pays 1-2 s before it ends and "late checkout" checks out when the hold has a second or two left
+(docs/saga.md: the checkout extends the hold past the session, so both book).
 """
 
 from __future__ import annotations
@@ -99,20 +101,44 @@ async def never_pay(c: Customer, j: Journey, rng: random.Random) -> None:
 
 
 async def pay_late(c: Customer, j: Journey, rng: random.Random) -> None:
-    """Try to pay after the hold (and so the gateway session) expired."""
-    if not (hold := await c.take_hold(j, rng)) or not (co := await c.checkout(j, c.pick_voucher(rng, 0.4))):
+    """Try to pay after the gateway session ended: the gateway refuses, nothing is charged."""
+    if not (await c.take_hold(j, rng)) or not (co := await c.checkout(j, c.pick_voucher(rng, 0.4))):
         return
-    await asyncio.sleep(max(0.0, seconds_until(hold["expiresAt"])) + rng.uniform(0.2, 1.0))
+    await asyncio.sleep(max(0.0, seconds_until(co["expiresAt"])) + rng.uniform(0.2, 1.0))
     await c.pay_page(j, co)
 
 
 async def late_callback(c: Customer, j: Journey, rng: random.Random) -> None:
-    """Paid in time, but the callback arrives after the hold expired (R9): refund, or booked if
-    reconciliation found the payment first."""
-    if not (hold := await c.take_hold(j, rng)) or not (co := await c.checkout(j, c.pick_voucher(rng, 0.4))):
+    """Paid in time, but the callback arrives after the session ended (R9): the reconciler settles the payment
+    at the session's end, within the grace its hold outlives it by, so it books; a callback later still
+    changes nothing."""
+    if not (await c.take_hold(j, rng)) or not (co := await c.checkout(j, c.pick_voucher(rng, 0.4))):
         return
-    late = max(0.0, seconds_until(hold["expiresAt"])) + rng.uniform(0.5, 2.5)
+    late = max(0.0, seconds_until(co["expiresAt"])) + rng.uniform(0.5, 2.5)
     await c.pay_sim(j, co, delivery="delayed", delay=late)
+
+
+async def last_second(c: Customer, j: Journey, rng: random.Random) -> None:
+    """Pays 1-2 s before the session ends (R17), the callback coming normally, late or never: booked, never
+    refunded for lateness."""
+    if not (await c.take_hold(j, rng)) or not (co := await c.checkout(j, c.pick_voucher(rng, 0.3))):
+        return
+    await asyncio.sleep(max(0.0, seconds_until(co["expiresAt"]) - rng.uniform(1.0, 2.0)))
+    await c.pay_sim(j, co, delivery=rng.choice(("normal", "delayed", "never")), delay=rng.uniform(0.5, 3.0))
+
+
+async def late_checkout(c: Customer, j: Journey, rng: random.Random) -> None:
+    """Checks out when the hold has a second or two left: the checkout extends it past a whole session (or, too
+    close to the hold's maximum, says to hold again); then pays, at once or at the last second."""
+    if not (hold := await c.take_hold(j, rng)):
+        return
+    await asyncio.sleep(max(0.0, seconds_until(hold["expiresAt"]) - rng.uniform(0.5, 2.0)))
+    if not (co := await c.checkout(j, c.pick_voucher(rng, 0.3))):
+        return
+    j.notes.append("late_checkout")
+    if rng.random() < 0.5:
+        await asyncio.sleep(max(0.0, seconds_until(co["expiresAt"]) - rng.uniform(1.0, 2.0)))
+    await c.pay_sim(j, co, delivery=rng.choice(("normal", "never")))
 
 
 async def missing_callback(c: Customer, j: Journey, rng: random.Random) -> None:
@@ -161,6 +187,8 @@ SCENARIOS: dict[str, tuple[float, Step]] = {
     "never_pay": (1.0, never_pay),
     "pay_late": (1.0, pay_late),
     "late_callback": (1.0, late_callback),
+    "last_second": (1.5, last_second),
+    "late_checkout": (1.0, late_checkout),
     "missing_callback": (1.5, missing_callback),
     "pay_twice": (1.0, pay_twice),
     "voucher_abuse": (1.0, voucher_abuse),

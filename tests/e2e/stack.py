@@ -58,14 +58,20 @@ class Timings:
     reconcile_interval: float = 60
     voucher_ttl: float = 900
     voucher_sweep_interval: float = 15
+    hold_max: float = 1200
+    confirm_grace: float = 120
+    min_session: float = 60
 
     def hold_env(self) -> dict[str, str]:
-        return {"HOLD_TTL_SECONDS": str(self.hold_ttl), "SWEEP_INTERVAL_SECONDS": str(self.sweep_interval)}
+        return {"HOLD_TTL_SECONDS": str(self.hold_ttl), "SWEEP_INTERVAL_SECONDS": str(self.sweep_interval),
+                "HOLD_MAX_SECONDS": str(self.hold_max)}
 
     def payment_env(self) -> dict[str, str]:
         return {"PAYMENT_SESSION_TTL_SECONDS": str(self.session_ttl),
                 "RECONCILE_AFTER_SECONDS": str(self.reconcile_after),
-                "RECONCILE_INTERVAL_SECONDS": str(self.reconcile_interval)}
+                "RECONCILE_INTERVAL_SECONDS": str(self.reconcile_interval),
+                "HOLD_MAX_SECONDS": str(self.hold_max), "PAYMENT_CONFIRM_GRACE_SECONDS": str(self.confirm_grace),
+                "PAYMENT_MIN_SESSION_SECONDS": str(self.min_session)}
 
     def voucher_env(self) -> dict[str, str]:
         return {"VOUCHER_RESERVATION_TTL_SECONDS": str(self.voucher_ttl),

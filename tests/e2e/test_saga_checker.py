@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,17 @@ B1, B2, B3 = "b0000000-0000-0000-0000-000000000001", "b0000000-0000-0000-0000-00
 H1, H2, H3 = "a0000000-0000-0000-0000-000000000001", "a0000000-0000-0000-0000-000000000002", \
     "a0000000-0000-0000-0000-000000000003"
 P1, P2 = "c0000000-0000-0000-0000-000000000001", "c0000000-0000-0000-0000-000000000002"
-SOURCES = Sources(dsn={}, hold_url="", sim_url="", bootstrap="", groups={}, mail_dir=Path("."))
+SOURCES = Sources(dsn={}, hold_url="", sim_url="", bootstrap="", groups={}, mail_dir=Path("."),
+                  hold_max_seconds=1200, confirm_grace_seconds=120)
+T0 = datetime(2031, 1, 1, 12, tzinfo=UTC)
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def iso(seconds: float) -> str:
+    return at(seconds).isoformat().replace("+00:00", "Z")
 
 
 def event(kind: str, booking: str, n: int, customer: int = CUSTOMER, **data: object) -> dict[str, object]:
@@ -29,7 +40,8 @@ def event(kind: str, booking: str, n: int, customer: int = CUSTOMER, **data: obj
 
 
 def world() -> Facts:
-    """B1 booked and paid with voucher V (300 off); B2 paid after its hold expired, refunded; B3 cancelled."""
+    """B1 booked and paid with voucher V (300 off); B2 paid in time but applied after its hold expired, beyond
+    the grace, refunded; B3 cancelled."""
     f = Facts()
     f.showtimes = {ST: 6}
     f.seats = [{"showtime_id": ST, "seat_code": c, "status": s, "hold_id": h, "booking_id": b}
@@ -37,17 +49,21 @@ def world() -> Facts:
                                   ("A4", "AVAILABLE", None, None))]
     f.bookings = {
         B1: {"hold_id": H1, "booking_id": B1, "customer_id": CUSTOMER, "showtime_id": ST, "seats": ["A1", "A2"],
-             "amount_cents": 2400, "status": "BOOKED", "payment_id": P1, "expired": True},
+             "amount_cents": 2400, "status": "BOOKED", "payment_id": P1, "expired": True, "created_at": at(0),
+             "expires_at": at(600)},
         B2: {"hold_id": H2, "booking_id": B2, "customer_id": STRANGER, "showtime_id": ST, "seats": ["A3"],
-             "amount_cents": 1200, "status": "EXPIRED", "payment_id": None, "expired": True},
+             "amount_cents": 1200, "status": "EXPIRED", "payment_id": None, "expired": True, "created_at": at(0),
+             "expires_at": at(600)},
         B3: {"hold_id": H3, "booking_id": B3, "customer_id": CUSTOMER, "showtime_id": ST, "seats": ["A4"],
-             "amount_cents": 1200, "status": "RELEASED", "payment_id": None, "expired": True},
+             "amount_cents": 1200, "status": "RELEASED", "payment_id": None, "expired": True, "created_at": at(0),
+             "expires_at": at(600)},
     }
     f.payments = {
         P1: {"payment_id": P1, "hold_id": H1, "booking_id": B1, "customer_id": CUSTOMER, "showtime_id": ST,
              "amount_cents": 2100, "discount_cents": 300, "voucher_code": "V", "status": "SUCCEEDED"},
         P2: {"payment_id": P2, "hold_id": H2, "booking_id": B2, "customer_id": STRANGER, "showtime_id": ST,
-             "amount_cents": 1200, "discount_cents": 0, "voucher_code": None, "status": "REFUNDED"},
+             "amount_cents": 1200, "discount_cents": 0, "voucher_code": None, "status": "REFUNDED",
+             "refund_reason": "HOLD_EXPIRED"},
     }
     f.events = [
         event("SeatsHeld", B1, 1, holdId=H1, seats=["A1", "A2"], seatMapVersion=1),
@@ -55,16 +71,18 @@ def world() -> Facts:
         event("SeatsHeld", B3, 3, holdId=H3, seats=["A4"], seatMapVersion=3),
         event("SeatsReleased", B3, 4, holdId=H3, seats=["A4"], reason="CANCELLED", seatMapVersion=4),
         event("PaymentSucceeded", B1, 5, paymentId=P1, amountCents=2100),
-        event("BookingConfirmed", B1, 6, holdId=H1, seats=["A1", "A2"], amountCents=2100, discountCents=300,
-              paymentId=P1, seatMapVersion=5),
+        {**event("BookingConfirmed", B1, 6, holdId=H1, seats=["A1", "A2"], amountCents=2100, discountCents=300,
+                 paymentId=P1, seatMapVersion=5), "occurredAt": iso(100)},
         event("SeatsReleased", B2, 7, STRANGER, holdId=H2, seats=["A3"], reason="EXPIRED", seatMapVersion=6),
         event("PaymentSucceeded", B2, 8, STRANGER, paymentId=P2, amountCents=1200),
-        event("BookingFailed", B2, 9, STRANGER, paymentId=P2, reason="HOLD_EXPIRED"),
+        {**event("BookingFailed", B2, 9, STRANGER, paymentId=P2, reason="HOLD_EXPIRED"), "occurredAt": iso(610)},
         event("RefundIssued", B2, 10, STRANGER, paymentId=P2, amountCents=1200, refundId="re_1"),
     ]
     f.outbox = {"hold": {"e1": True, "e6": True}, "payment": {"e5": True, "e10": True}}
-    f.sessions = {"cs_1": {"reference": P1, "status": "paid", "amountCents": 2100, "refundIds": []},
-                  "cs_2": {"reference": P2, "status": "paid", "amountCents": 1200, "refundIds": ["re_1"]}}
+    f.sessions = {"cs_1": {"reference": P1, "status": "paid", "amountCents": 2100, "refundIds": [],
+                           "paidAt": iso(90), "expiresAt": iso(480)},
+                  "cs_2": {"reference": P2, "status": "paid", "amountCents": 1200, "refundIds": ["re_1"],
+                           "paidAt": iso(300), "expiresAt": iso(480)}}  # applied 130 s late: beyond the grace
     f.vouchers = {"V": {"code": "V", "total_limit": 1, "used_count": 1}}
     f.redemptions = [{"voucher_code": "V", "customer_id": CUSTOMER, "order_id": P1, "status": "CONFIRMED"}]
     f.contacts = {CUSTOMER}
@@ -172,6 +190,15 @@ def charged_more(f: Facts) -> None:
     f.sessions["cs_1"]["amountCents"] = 2400
 
 
+def refunded_for_lateness(f: Facts) -> None:  # paid in time, hold-service found the hold expired within the grace
+    _event(f, "e9")["occurredAt"] = iso(500)
+
+
+def hold_past_its_maximum(f: Facts) -> None:  # extended beyond creation + HOLD_MAX, then booked there
+    f.bookings[B1]["expires_at"] = at(1300)
+    _event(f, "e6")["occurredAt"] = iso(1250)
+
+
 @pytest.mark.parametrize(("breach", "caught_by"), [
     (two_owners, {"seats.single_owner", "seats.booked_once"}),
     (paid_but_forgotten, {"money.paid_resolved", "money.gateway_agrees"}),
@@ -190,6 +217,8 @@ def charged_more(f: Facts) -> None:
     (dead_letter, {"events.none_dead_lettered"}),
     (lost_event, {"events.none_lost"}),
     (charged_more, {"money.amounts"}),
+    (refunded_for_lateness, {"timing.paid_in_time_booked"}),
+    (hold_past_its_maximum, {"timing.hold_max"}),
 ])
 def test_each_breach_is_caught_by_its_invariant(breach: Callable[[Facts], None], caught_by: set[str]) -> None:
     facts = copy.deepcopy(world())

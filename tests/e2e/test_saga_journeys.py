@@ -33,10 +33,11 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 LOGS = Path(__file__).resolve().parents[2] / "var" / "log" / "tests" / "e2e-saga"
 # Short enough that holds expire, sessions lapse and reconciliation settles many times within a run, long
-# enough that most payments confirm in time on a busy 2-core machine; the session never outlives the hold
-# (docs/configuration.md), so "pay late" meets an expired session.
+# enough that most payments confirm in time on a busy 2-core machine. A checkout extends its hold to its
+# session's end + the grace (at most HOLD_MAX after the hold was taken): the grace absorbs the nemesis'
+# pauses and the restart of a killed consumer, so a payment accepted at the session's last second books.
 FAST = Timings(hold_ttl=12, session_ttl=12, sweep_interval=1, reconcile_after=4, reconcile_interval=1,
-               voucher_ttl=20, voucher_sweep_interval=1)
+               voucher_ttl=20, voucher_sweep_interval=1, hold_max=40, confirm_grace=15, min_session=3)
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +59,9 @@ async def test_r14_random_journeys_keep_every_saga_invariant(saga_stack: Stack) 
     sources = Sources(dsn=saga_stack.dsn, hold_url=saga_stack.url["hold"], sim_url=saga_stack.url["sim"],
                       bootstrap=saga_stack.bootstrap, groups=saga_stack.consumer_groups(),
                       group_prefix=saga_stack.group_prefix, mail_dir=saga_stack.mail_dir, start_offsets=start,
-                      sent_log=saga_stack.procs["notifier-worker"].log_path, jwt_secret=saga_stack.jwt_secret)
-    verdict = await check(result.scope, sources, result.history, rest_timeout=60)
+                      sent_log=saga_stack.procs["notifier-worker"].log_path, jwt_secret=saga_stack.jwt_secret,
+                      hold_max_seconds=FAST.hold_max, confirm_grace_seconds=FAST.confirm_grace)
+    verdict = await check(result.scope, sources, result.history, rest_timeout=90)
     verdict.extra = {"stack_started_in_s": round(saga_stack.started_in, 1), "run": describe(cfg, result),
                      "nemesis": pause_figures(result.history)}
     report = verdict.report()

@@ -178,7 +178,8 @@ async def test_one_booking_is_one_trace_across_services_and_kafka(  # type: igno
              and str((s.attributes or {}).get("messaging.consumer.group.name", group)).startswith(group)]
     assert sorted(s.name for s in spans) == sorted([
         "book two seats", "POST /showtimes/{showtime_id}/holds", "POST /holds/{hold_id}/checkout",
-        "GET /holds/{hold_id}", "POST /payments/callback", f"process {BOOKING_EVENTS}"])
+        "GET /holds/{hold_id}", "POST /holds/{hold_id}/extend", "POST /payments/callback",
+        f"process {BOOKING_EVENTS}"])
     holding = one(spans, "POST /showtimes/{showtime_id}/holds")
     checking_out = one(spans, "POST /holds/{hold_id}/checkout")
     asked = one(spans, "GET /holds/{hold_id}")  # hold-service, called by payment-service's checkout
@@ -187,6 +188,8 @@ async def test_one_booking_is_one_trace_across_services_and_kafka(  # type: igno
     root_id = root.get_span_context().span_id
     assert [s.parent.span_id for s in (holding, checking_out, callback)] == [root_id] * 3  # type: ignore[union-attr]
     assert asked.parent.span_id == checking_out.context.span_id  # type: ignore[union-attr]
+    extended = one(spans, "POST /holds/{hold_id}/extend")  # the checkout extends the hold before the session
+    assert extended.parent.span_id == checking_out.context.span_id  # type: ignore[union-attr]
     assert applied.parent.span_id == callback.context.span_id  # type: ignore[union-attr]
     assert {s.kind for s in (holding, checking_out, asked, callback)} == {SpanKind.SERVER}
     assert applied.kind == SpanKind.CONSUMER

@@ -37,6 +37,8 @@ from hold_service.service_layer.ports import (
     Admission,
     Admitted,
     Deps,
+    Extension,
+    GateSeat,
     HoldRepository,
     HoldsUnitOfWork,
     HoldWriter,
@@ -174,6 +176,27 @@ class FakeHoldRepository(HoldRepository):
             "holdId": hold_id, "seats": hold.seats, "amountCents": paid_cents,
             "discountCents": max(hold.amount_cents - paid_cents, 0), "paymentId": payment_id})
 
+    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float) -> Extension | None:
+        hold = self.tx["bookings"].get(hold_id)
+        if hold is None or hold.status != "HELD" or hold_expired(hold.status, hold.expires_at, self.tx.now):
+            return None
+        assert hold.created_at is not None
+        expires = min(max(hold.expires_at, until), hold.created_at + timedelta(seconds=max_seconds))
+        if expires <= hold.expires_at:
+            return Extension(hold.expires_at, moved=False)
+        for code in hold.seats:
+            self.tx["seats"][(hold.showtime_id, code)] = Seat("HELD", hold_id, expires)
+        self.tx["bookings"][hold_id] = replace(hold, expires_at=expires)
+        return Extension(expires, moved=True)
+
+    async def gate_seats(self, showtime_id: int) -> list[GateSeat] | None:
+        showtime = self.tx["showtimes"].get(showtime_id)
+        if showtime is None or showtime.starts_at <= self.tx.now:
+            return None
+        return [GateSeat(code, s.hold_id, None if s.status == "BOOKED" else s.expires_at)
+                for (sid, code), s in sorted(self.tx["seats"].items())
+                if sid == showtime_id and s.hold_id is not None and not seat_is_free(s, self.tx.now)]
+
     async def emit(self, event: Any) -> None:
         if all(e.eventId != event.eventId for e in self.tx["outbox"].values()):  # the outbox's UNIQUE event_id
             self.tx["outbox"][self.tx.db.next_id()] = event
@@ -243,7 +266,8 @@ def _take(tx: MemoryTransaction, r: TakeSeats) -> Verdict:
     for code in r.seats:
         tx["seats"][(r.showtime_id, code)] = Seat("HELD", r.hold_id, expires_at)
     hold = Hold(hold_id=r.hold_id, booking_id=r.booking_id, customer_id=r.customer_id, showtime_id=r.showtime_id,
-                seats=r.seats, status="HELD", expires_at=expires_at, amount_cents=price * len(r.seats))
+                seats=r.seats, status="HELD", expires_at=expires_at, amount_cents=price * len(r.seats),
+                created_at=tx.now)
     tx["bookings"][r.hold_id] = hold
     seat_map_event(tx, "SeatsHeld", hold, {"holdId": r.hold_id, "seats": r.seats, "expiresAt": expires_at,
                                            "amountCents": hold.amount_cents})
@@ -262,13 +286,15 @@ def _check_cap(tx: MemoryTransaction, r: TakeSeats) -> None:
 
 class FakeAdmission(Admission):
     """The rate limits (a moving window per customer and per address), the waiting room's slot (the fake
-    queue's live slots) and the seat gate (keys with a TTL), in memory. `forget()` is Redis losing
-    everything: the gate then lets everything through to the writer."""
+    queue's live slots) and the seat gate (keys with a TTL; a mark per showtime whose gate was filled),
+    in memory. `forget()` is Redis losing everything: the gate then lets everything through to the writer,
+    and says its mark is gone, until it is refilled."""
 
     def __init__(self, clock: Clock, per_minute: int, per_address_per_minute: int, queue: FakeRoomQueue) -> None:
         self.clock, self.per_minute, self.per_address, self.queue = clock, per_minute, per_address_per_minute, queue
         self._hits: dict[int | str, list[datetime]] = {}
         self._keys: dict[tuple[int, str], tuple[uuid.UUID, datetime]] = {}
+        self._marks: dict[int, datetime] = {}  # showtime -> until when its gate is marked filled
 
     async def admit(self, customer_id: int, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
                     ttl_seconds: float, *, address: str | None = None,
@@ -284,7 +310,7 @@ class FakeAdmission(Admission):
         taken = [s for s in seats if self._owner(showtime_id, s) not in (None, hold_id)]
         if not taken:
             self._keys.update({(showtime_id, s): (hold_id, now + timedelta(seconds=ttl_seconds)) for s in seats})
-        return Admitted(None, taken)
+        return Admitted(None, taken, gate_lost=self._marks.get(showtime_id, now) <= now)
 
     async def address_wait(self, address: str) -> int | None:
         return self._count(address, self.per_address)
@@ -303,6 +329,24 @@ class FakeAdmission(Admission):
             if self._owner(showtime_id, s) == hold_id:
                 del self._keys[(showtime_id, s)]
 
+    async def refill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:
+        now, written = self.clock.now(), 0
+        mark = now + timedelta(seconds=mark_seconds)
+        for seat in seats:
+            self._keys[(showtime_id, seat.code)] = (seat.hold_id, seat.until or mark)
+            written += 1
+        self._marks[showtime_id] = mark
+        return written
+
+    async def keep(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
+        for s in seats:
+            if self._owner(showtime_id, s) == hold_id:
+                self._keys[(showtime_id, s)] = (hold_id, until)
+
+    def knows(self, showtime_id: int, seat: str) -> uuid.UUID | None:
+        """The hold the gate says has the seat (None: it lets requests for it through)."""
+        return self._owner(showtime_id, seat)
+
     def _owner(self, showtime_id: int, seat: str) -> uuid.UUID | None:
         key = self._keys.get((showtime_id, seat))
         return None if key is None or key[1] <= self.clock.now() else key[0]
@@ -310,6 +354,7 @@ class FakeAdmission(Admission):
     def forget(self) -> None:
         self._keys.clear()
         self._hits.clear()
+        self._marks.clear()
 
 
 class FakeSeatMaps(SeatMaps):
@@ -449,7 +494,8 @@ class FakeWorld(MemoryWorld):
         showtime_id = len(self.db.tables["showtimes"]) + 1
         async with self.deps.uow() as uow:
             seats = [f"{row}{n}" for row, count in (rows or {"F": 10}).items() for n in range(1, count + 1)]
-            await uow.holds.add_showtime(showtime_id, "Test", self.clock.now(), price_cents, seats)
+            starts_at = self.clock.now() + timedelta(days=1)  # on sale
+            await uow.holds.add_showtime(showtime_id, "Test", starts_at, price_cents, seats)
             await uow.commit()
         return showtime_id
 

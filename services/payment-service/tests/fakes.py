@@ -18,7 +18,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from payment_service.config import Settings
-from payment_service.domain.errors import DependencyUnavailable, GatewayRejected, VoucherRejected
+from payment_service.domain.errors import (
+    DependencyUnavailable,
+    GatewayRejected,
+    HoldNotActive,
+    HoldNotFound,
+    VoucherRejected,
+)
 from payment_service.domain.model import Hold, Payment
 from payment_service.service_layer.ports import (
     CallbackEventRepository,
@@ -78,13 +84,14 @@ class FakePaymentRepository(PaymentRepository):
         row = self.rows[payment_id] = _checked(row.set(**changes))
         return row.payment
 
-    async def add(self, p: Payment, idempotency_key: str, ttl_seconds: int, hold_expires_at: datetime) -> None:
+    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> None:
         live = {"PENDING", "SUCCEEDED"}
-        if p.payment_id in self.rows or any(r.payment.hold_id == p.hold_id and r.payment.status in live
-                                            for r in self.rows.values()):
+        of_hold = [r for r in self.rows.values() if r.payment.hold_id == p.hold_id]
+        if len(of_hold) >= max_attempts:
+            return  # the hold's attempts are used up
+        if p.payment_id in self.rows or any(r.payment.status in live for r in of_hold):
             return  # ON CONFLICT DO NOTHING (the key, or one live payment per hold)
-        expires = min(self.now + timedelta(seconds=ttl_seconds), hold_expires_at)
-        self.rows[p.payment_id] = Row(replace(p, status="PENDING", expires_at=expires), idempotency_key, self.now)
+        self.rows[p.payment_id] = Row(replace(p, status="PENDING"), idempotency_key, self.now)
 
     async def get(self, payment_id: uuid.UUID) -> Payment | None:
         row = self.rows.get(payment_id)
@@ -147,7 +154,7 @@ class FakePaymentRepository(PaymentRepository):
     async def pending_to_reconcile(self, after_seconds: float, limit: int = 500) -> list[Pending]:
         since = self.now - timedelta(seconds=after_seconds)
         rows = [r for r in self.rows.values() if r.payment.status == "PENDING"
-                and (r.created_at < since or r.cancel_requested_at is not None)]
+                and (r.payment.expires_at <= self.now or r.created_at < since or r.cancel_requested_at is not None)]
         return [Pending(payment=r.payment, past=r.payment.expires_at <= self.now,
                         cancel_requested=r.cancel_requested_at is not None)
                 for r in sorted(rows, key=lambda r: r.created_at)[:limit]]
@@ -223,25 +230,51 @@ class FakePaymentsUnitOfWork(MemoryUnitOfWork, PaymentsUnitOfWork):
 
 
 class FakeHoldDirectory(HoldDirectory):
-    """hold-service's answers; `now` is hold-service's clock (the wall clock unless a test passes one)."""
+    """hold-service's answers; `now` is hold-service's clock (the wall clock unless a test passes one). An
+    extension follows hold-service's rules: HELD and live only, max(current, until), capped at the hold's
+    creation + `hold_max` seconds; `extended` records each one that moved a hold (a HoldExtended)."""
 
-    def __init__(self, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
-        self.now = now
+    def __init__(self, now: Callable[[], datetime] = lambda: datetime.now(UTC), hold_max: float = 1200) -> None:
+        self.now, self.hold_max = now, hold_max
         self.holds: dict[uuid.UUID, Hold] = {}
+        self.extended: list[tuple[uuid.UUID, datetime]] = []
         self.down = False
 
     async def get(self, hold_id: uuid.UUID) -> Hold | None:
-        if self.down:
-            raise DependencyUnavailable("hold-service: ConnectError")
-        return self.holds.get(hold_id)
+        self._reachable()
+        hold = self.holds.get(hold_id)
+        if hold is not None and hold.status == "HELD" and hold.expires_at < self.now():
+            return replace(hold, status="EXPIRED")  # lazy expiry, by hold-service's clock
+        return hold
 
-    def add(self, customer_id: int, *, amount: int = 2400, ttl: float = 600, status: str = "HELD") -> Hold:
-        """`ttl` <= 0: a hold whose time passed, which hold-service reports as EXPIRED."""
+    async def extend(self, hold_id: uuid.UUID, customer_id: int, until: datetime) -> datetime:
+        hold = await self.get(hold_id)
+        if hold is None or hold.customer_id != customer_id:
+            raise HoldNotFound(str(hold_id))
+        if hold.status != "HELD":
+            raise HoldNotActive(f"the hold is {hold.status}")
+        cap = (hold.created_at or hold.expires_at) + timedelta(seconds=self.hold_max)
+        expires = min(max(hold.expires_at, until), cap)
+        if expires > hold.expires_at:
+            self.holds[hold_id] = replace(hold, expires_at=expires)
+            self.extended.append((hold_id, expires))
+        return expires
+
+    def add(self, customer_id: int, *, amount: int = 2400, ttl: float = 600, status: str = "HELD",
+            age: float = 0) -> Hold:
+        """A hold taken `age` seconds ago that ends in `ttl` seconds; `ttl` <= 0: a hold whose time passed,
+        which hold-service reports as EXPIRED."""
+        now = self.now()
         hold = Hold(hold_id=uuid.uuid4(), booking_id=uuid.uuid4(), customer_id=customer_id,
                     showtime_id=900_000 + customer_id % 1000, status="EXPIRED" if ttl <= 0 else status,
-                    expires_at=self.now() + timedelta(seconds=ttl), amount_cents=amount)
+                    expires_at=now + timedelta(seconds=ttl), amount_cents=amount,
+                    created_at=now - timedelta(seconds=age))
         self.holds[hold.hold_id] = hold
         return hold
+
+    def _reachable(self) -> None:
+        if self.down:
+            raise DependencyUnavailable("hold-service: ConnectError")
 
     def end(self, hold_id: uuid.UUID, status: str = "RELEASED") -> None:
         self.holds[hold_id] = replace(self.holds[hold_id], status=status)
@@ -400,6 +433,8 @@ def fake_deps(**settings: Any) -> FakeWorld:
     """Settings as given (no environment, no .env), every port a fake on one clock."""
     db = payments_db()
     holds, vouchers, gateway = FakeHoldDirectory(db.clock.now), FakeVouchers(), FakeGateway(db.clock)
-    deps = Deps(settings=Settings(_env_file=None, **settings), uow=lambda: FakePaymentsUnitOfWork(db),  # type: ignore[call-arg]
-                holds=holds, vouchers=vouchers, gateway=gateway)
+    config = Settings(_env_file=None, **settings)  # type: ignore[call-arg]
+    holds.hold_max = config.hold_max_seconds
+    deps = Deps(settings=config, uow=lambda: FakePaymentsUnitOfWork(db), holds=holds, vouchers=vouchers,
+                gateway=gateway, clock=db.clock.now)
     return FakeWorld(deps=deps, db=db, holds=holds, vouchers=vouchers, gateway=gateway)

@@ -111,6 +111,15 @@ class BookingFailedData(_Model):
     reason: Literal["HOLD_EXPIRED", "HOLD_RELEASED"]
 
 
+class HoldExtendedData(_Model):
+    """The hold lasts longer: its customer started paying (payment-service extends it at checkout)."""
+
+    holdId: uuid.UUID
+    expiresAt: datetime = Field(description="The hold's new end: its payment session's end plus the grace "
+                                            "within which a payment accepted in time is still booked. Never "
+                                            "later than the hold's creation + HOLD_MAX_SECONDS.")
+
+
 class RefundIssuedData(_Model):
     """The gateway accepted the refund of this payment."""
 
@@ -180,6 +189,13 @@ class BookingFailed(_BookingEnvelope):
     data: BookingFailedData
 
 
+class HoldExtended(_BookingEnvelope):
+    """hold-service: a live hold's expiry moved later (not a seat-map change: its seats stay HELD)."""
+
+    type: Literal["HoldExtended"] = "HoldExtended"
+    data: HoldExtendedData
+
+
 class RefundIssued(_BookingEnvelope):
     """payment-service: the money went back."""
 
@@ -189,13 +205,13 @@ class RefundIssued(_BookingEnvelope):
 
 BookingEvent = Annotated[
     SeatsHeld | SeatsReleased | CheckoutStarted | PaymentSucceeded | PaymentFailed
-    | BookingConfirmed | BookingFailed | RefundIssued,
+    | BookingConfirmed | BookingFailed | RefundIssued | HoldExtended,
     Field(discriminator="type"),
 ]
 BOOKING_EVENT_TYPES: dict[str, type[_BookingEnvelope]] = {
     cls.model_fields["type"].default: cls
     for cls in (SeatsHeld, SeatsReleased, CheckoutStarted, PaymentSucceeded, PaymentFailed,
-                BookingConfirmed, BookingFailed, RefundIssued)
+                BookingConfirmed, BookingFailed, RefundIssued, HoldExtended)
 }
 _booking_adapter: TypeAdapter[BookingEvent] = TypeAdapter(BookingEvent)
 

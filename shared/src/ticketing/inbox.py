@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import asyncpg
+import orjson
 from aiokafka import ConsumerRecord
 
 from ticketing import request_id, tracing
@@ -65,6 +66,8 @@ class Inbox:
         try:
             event = self.decode(record.value)
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            if self._not_ours(record.value):
+                return "skipped"
             raise PoisonMessage(f"undecodable: {exc}") from exc
         handler = self.handlers.get(event.type)
         if handler is None:
@@ -80,8 +83,8 @@ class Inbox:
 
     async def apply_batch(self, records: list[ConsumerRecord]) -> list[str]:
         """One outcome per record; raises on any failure (nothing of the batch is then written)."""
-        events = [self.decode(record.value) for record in records]  # ValueError: the replay DLQs it
-        wanted = [e for e in events if e.type in self.handlers]
+        events = [self._decoded(record.value) for record in records]  # ValueError: the replay DLQs it
+        wanted = [e for e in events if e is not None and e.type in self.handlers]
         fresh: list[Event] = []
         if wanted:
             async with self.pool.acquire() as conn, conn.transaction():
@@ -93,6 +96,24 @@ class Inbox:
         log_action(logger, "consumer.batch_applied", consumer=self.consumer, size=len(records),
                    applied=len(fresh), duplicates=len(wanted) - len(fresh), skipped=len(events) - len(wanted))
         return outcomes
+
+    def _decoded(self, value: bytes) -> Event | None:
+        """The event; None for one this consumer has no handler for and cannot decode (a type added to the
+        contract after this consumer was built): skipped, as the contract says, never dead-lettered."""
+        try:
+            return self.decode(value)
+        except ValueError:
+            if self._not_ours(value):
+                return None
+            raise
+
+    def _not_ours(self, value: bytes) -> bool:
+        """An undecodable message is poison only when its type is one this consumer handles."""
+        try:
+            kind = orjson.loads(value).get("type")
+        except (orjson.JSONDecodeError, AttributeError):
+            return False  # not a JSON object: nobody can read it, a poison message
+        return isinstance(kind, str) and kind not in self.handlers
 
     async def _mark(self, conn: asyncpg.Connection, events: list[Event]) -> list[Event]:
         """Inbox rows for every event in one statement; the events recorded now, first occurrence only."""

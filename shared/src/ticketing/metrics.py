@@ -18,3 +18,5 @@ CONSUMER_LAG = Gauge("consumer_lag_messages", "Messages on the partition not yet
 OUTBOX_BACKLOG = Gauge("outbox_backlog_rows", "Committed outbox rows waiting for the relay", ["service"])
 DEAD_LETTERED = Counter("consumer_dead_lettered_total", "Messages a consumer parked in <topic>.DLQ",
                         ["consumer", "topic"])
+ROLE_UP = Gauge("ticketing_role_up", "1 for each role this process runs (api, relay, consumer, sweeper, ...)",
+                ["service", "role"], multiprocess_mode="max")

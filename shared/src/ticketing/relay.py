@@ -63,6 +63,7 @@ from aiokafka.errors import (
     RecordListTooLargeError,
 )
 
+from ticketing.job_metrics import JobWatch
 from ticketing.kafka import idempotent_producer
 from ticketing.logs import log_action
 from ticketing.metrics import (
@@ -125,6 +126,8 @@ class OutboxRelay:
         self.config = config
         self._wake = asyncio.Event()
         self._last_housekeeping = 0.0
+        # The outbox retention, a periodic job of the leading relay (a standby reports its start).
+        self._retention = JobWatch(config.service, "outbox-retention", HOUSEKEEPING_EVERY_SECONDS)
 
     async def run(self, stop: asyncio.Event) -> None:
         backoff = 0.5
@@ -239,7 +242,12 @@ class OutboxRelay:
         OUTBOX_QUARANTINED_ROWS.labels(self.config.service).set(counts["quarantined"])
         if now - self._last_housekeeping >= HOUSEKEEPING_EVERY_SECONDS:
             self._last_housekeeping = now
-            await conn.execute(QUERIES.delete_published_before, PUBLISHED_RETENTION_SECONDS)
+            try:
+                await conn.execute(QUERIES.delete_published_before, PUBLISHED_RETENTION_SECONDS)
+            except Exception:
+                self._retention.failed()
+                raise
+            self._retention.succeeded()
 
 
 # What became of one row's send: a delivery future, the exception that stopped it, or None (not sent now).

@@ -1,7 +1,9 @@
 """Running a service's roles (HTTP API, relay, consumers, periodic jobs) until SIGTERM.
 
 Locally one process may run every role; in Kubernetes each role is its own Deployment, so each
-entrypoint takes the list of roles to run.
+entrypoint takes the list of roles to run. Each role it runs is announced as ticketing_role_up{service, role}
+(an alert fires when no instance of a role reports at all), each periodic job reports its runs
+(ticketing.job_metrics), and the event loop's liveness is served beside /metrics (ticketing.loop_health).
 """
 
 from __future__ import annotations
@@ -13,22 +15,37 @@ import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
-from prometheus_client import start_http_server
-
+from ticketing import loop_health
+from ticketing.job_metrics import JobWatch
 from ticketing.logs import log_action
+from ticketing.metrics import ROLE_UP
 
 logger = logging.getLogger(__name__)
 
 Role = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
 
 
-async def run_until_stopped(roles: dict[str, Role], *, metrics_port: int | None = None,
-                            metrics_host: str = "127.0.0.1") -> None:
-    """Run the roles until SIGTERM; with `metrics_port`, serve /metrics (Prometheus) there meanwhile: a
-    worker serves no API, and its relay, consumers and jobs are what an operator watches."""
+async def run_until_stopped(roles: dict[str, Role], *, service: str, metrics_port: int | None = None,
+                            metrics_host: str = "127.0.0.1",
+                            loop_stall_seconds: float = loop_health.STALL_SECONDS) -> None:
+    """Run the roles until SIGTERM; with `metrics_port`, serve /metrics (Prometheus) and /healthz (the event
+    loop's liveness: 503 once the loop has not run for `loop_stall_seconds`) there meanwhile: a worker serves
+    no API, and its relay, consumers and jobs are what an operator watches."""
+    heartbeat = loop_health.Heartbeat(loop_stall_seconds)
+    server = None
     if metrics_port:
-        start_http_server(metrics_port, addr=metrics_host)
+        server = loop_health.serve(metrics_port, metrics_host, heartbeat)
         log_action(logger, "runtime.metrics", port=metrics_port, host=metrics_host)
+    for role in roles:
+        ROLE_UP.labels(service, role).set(1)
+    try:
+        await _run(roles, heartbeat)
+    finally:
+        if server is not None:
+            server.shutdown()
+
+
+async def _run(roles: dict[str, Role], heartbeat: loop_health.Heartbeat) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -36,24 +53,29 @@ async def run_until_stopped(roles: dict[str, Role], *, metrics_port: int | None 
     log_action(logger, "runtime.started", roles=sorted(roles))
     tasks: dict[asyncio.Task[None], str] = {
         asyncio.create_task(role(stop), name=name): name for name, role in roles.items()}
+    beat = asyncio.create_task(heartbeat.run(stop), name="heartbeat")
     done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
     stop.set()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.gather(beat, *tasks, return_exceptions=True)
     for task in done:
         if task.exception() is not None:
             raise task.exception()  # type: ignore[misc]
     log_action(logger, "runtime.stopped")
 
 
-def periodic(name: str, seconds: float, job: Callable[[], Awaitable[object]]) -> Role:
-    """Run `job` every `seconds`; a failing run is logged and the next one still happens."""
+def periodic(name: str, seconds: float, job: Callable[[], Awaitable[object]], *, service: str) -> Role:
+    """Run `job` every `seconds`; a failing run is logged and counted, and the next one still happens."""
     async def loop(stop: asyncio.Event) -> None:
+        watch = JobWatch(service, name, seconds)
         while not stop.is_set():
             try:
                 await job()
             except Exception as exc:  # a job must survive its dependencies' outages
+                watch.failed()
                 log_action(logger, "job.failed", str(exc), level=logging.WARNING, job=name,
                            error=type(exc).__name__)
+            else:
+                watch.succeeded()
             try:
                 await asyncio.wait_for(stop.wait(), seconds)
             except TimeoutError:

@@ -104,6 +104,20 @@ async def test_a_failing_batch_is_replayed_record_by_record(db, pool, topic, kaf
     assert await dead_letters(kafka_bootstrap, f"{topic}.DLQ", 2) == [1, 2]
 
 
+async def test_a_type_this_consumer_cannot_decode_nor_handles_is_skipped_not_dead_lettered(db, pool, topic) -> None:
+    """A type added to the contract after the consumer was built (its decoder refuses it): skipped, alone or
+    in a batch, like any type without a handler; the same shape of a type it handles is poison."""
+    batch = Recorder()
+    runner = consumer(pool, topic, batch)
+    newer = orjson.dumps({"eventId": str(uuid.uuid4()), "type": "SomethingNew", "data": {"holdId": "h"}})
+    assert await runner.inbox.apply(record(topic, 0, newer)) == "skipped"
+    await runner.process_batch([record(topic, 1, event(0)), record(topic, 2, newer), record(topic, 3, event(1))])
+    assert batch.calls == [[0, 1]] and await effects(db) == [0, 1]
+    broken = orjson.dumps({"eventId": str(uuid.uuid4()), "type": "TestEvent", "data": {}})
+    with pytest.raises(PoisonMessage):
+        await runner.inbox.apply(record(topic, 4, broken))
+
+
 async def dead_letters(bootstrap: str, dlq: str, expected: int) -> list[int]:
     """Original offsets in the (fresh) DLQ topic: polled until `expected` came and one more poll is empty."""
     reader = AIOKafkaConsumer(dlq, bootstrap_servers=bootstrap, auto_offset_reset="earliest")

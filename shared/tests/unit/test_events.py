@@ -25,6 +25,7 @@ SAMPLE_DATA = {
                          "paymentId": uuid.uuid4(), "seatMapVersion": 5},
     "BookingFailed": {"paymentId": uuid.uuid4(), "reason": "HOLD_EXPIRED"},
     "RefundIssued": {"paymentId": uuid.uuid4(), "amountCents": 1200, "refundId": "re_1"},
+    "HoldExtended": {"holdId": uuid.uuid4(), "expiresAt": "2026-01-01T00:12:00Z"},
 }
 
 

@@ -8,14 +8,17 @@ var/screenshots/. Every wait is for a condition on the page, never a fixed sleep
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from typing import Any
 
+import httpx
 import pytest
 from playwright.async_api import Page, expect
+from ticketing.auth import issue_token
 
-from .pages import BOOKING_TIMEOUT_MS, hold, new_showtime, on_the_map, pay, signed_in
+from .pages import BOOKING_TIMEOUT_MS, hold, new_showtime, on_the_map, signed_in
 from .pages import seat as _seat
 
 pytestmark = pytest.mark.e2e
@@ -53,7 +56,18 @@ async def test_two_customers_hold_pay_and_see_each_other_live(browser, page_stac
     await first.screenshot(path=str(screenshots / "seat-map-held.png"), full_page=True)
     await second.screenshot(path=str(screenshots / "seat-map-held-by-another.png"), full_page=True)
 
-    await pay(first)
+    held_until = await first.evaluate("state.hold.expiresAt")
+    async with first.expect_popup() as popup:
+        await first.click("#checkout")
+    payment = await popup.value
+    await payment.wait_for_load_state()
+    # The checkout extended the hold past its payment session: the countdown follows the server's new expiry.
+    await _until(first, "Boolean(state.hold && state.hold.paymentId)")
+    server = await _hold(page_stack, await first.evaluate("state.hold.holdId"), ana)
+    assert await first.evaluate("state.hold.expiresAt") == server["expiresAt"] and server["expiresAt"] > held_until
+    await expect(payment.locator("h1")).to_have_text("Simulated checkout")
+    await payment.click("button[value=pay]")
+    await expect(payment.locator("h1")).to_have_text("Payment paid")
 
     for page in (first, second, operator):
         for code in ("A3", "A4"):
@@ -79,6 +93,23 @@ async def test_a_gap_in_versions_makes_the_page_reload_the_map(browser, page_sta
     await page.wait_for_function("live.reloads === 1 && live.version !== null")
     assert await page.evaluate("live.version") == version  # the server's snapshot, not the bogus change
     await expect(_seat(page, "A1")).to_have_attribute("data-status", "AVAILABLE")
+
+
+async def _until(page: Page, condition: str, timeout: float = 15.0) -> None:
+    """Polls `condition` from here: the page's CSP (default-src 'self') refuses the string evaluation that
+    page.wait_for_function polls with inside the page."""
+    deadline = time.monotonic() + timeout
+    while not await page.evaluate(condition):
+        assert time.monotonic() < deadline, f"not true within {timeout} s: {condition}"
+        await asyncio.sleep(0.1)
+
+
+async def _hold(stack: Any, hold_id: str, customer: int) -> dict[str, Any]:
+    token = issue_token(stack.jwt_secret, sub=str(customer), role="customer")
+    async with httpx.AsyncClient() as client:
+        r = await client.get(f"{stack.hold_url}/holds/{hold_id}", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200, r.text
+    return r.json()  # type: ignore[no-any-return]
 
 
 def _countdown() -> Any:

@@ -41,7 +41,9 @@ def sources_from(args: argparse.Namespace) -> Sources:
     return Sources(dsn={k: _setting(env, v) for k, v in DSN.items()}, hold_url=args.hold_url, sim_url=args.sim_url,
                    bootstrap=_setting(env, "KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"),
                    groups=consumer_groups(prefix), group_prefix=prefix,
-                   mail_dir=Path(args.mail_dir) if args.mail_dir else None, jwt_secret=_setting(env, "JWT_SECRET"))
+                   mail_dir=Path(args.mail_dir) if args.mail_dir else None, jwt_secret=_setting(env, "JWT_SECRET"),
+                   hold_max_seconds=float(_setting(env, "HOLD_MAX_SECONDS", "1200")),
+                   confirm_grace_seconds=float(_setting(env, "PAYMENT_CONFIRM_GRACE_SECONDS", "120")))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,10 +34,11 @@ SQL = {
     "seats": "SELECT showtime_id, seat_code, status, hold_id::text, booking_id::text FROM show_seat "
              "WHERE showtime_id = ANY($1::bigint[])",
     "bookings": "SELECT hold_id::text, booking_id::text, customer_id, showtime_id, seats, amount_cents, status, "
-                "payment_id::text, expires_at < now() AS expired FROM booking WHERE showtime_id = ANY($1::bigint[])",
+                "payment_id::text, expires_at < now() AS expired, created_at, expires_at FROM booking "
+                "WHERE showtime_id = ANY($1::bigint[])",
     "payments": "SELECT payment_id::text, hold_id::text, booking_id::text, customer_id, showtime_id, amount_cents, "
-                "discount_cents, voucher_code, status, session_id, refund_id, created_at FROM payment "
-                "WHERE showtime_id = ANY($1::bigint[]) ORDER BY created_at",
+                "discount_cents, voucher_code, status, session_id, refund_id, refund_reason, created_at, expires_at "
+                "FROM payment WHERE showtime_id = ANY($1::bigint[]) ORDER BY created_at",
     "outbox": "SELECT event_id::text, published_at IS NOT NULL AS published FROM outbox "
               "WHERE message_key = ANY($1::text[])",
     "vouchers": "SELECT code, total_limit, used_count, flash_sale, discount_amount FROM voucher "

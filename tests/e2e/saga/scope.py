@@ -46,3 +46,7 @@ class Sources:
     sent_log: Path | None = None
     jwt_secret: str | None = None  # only to read a seat map that (wrongly) asks for a token
     cents_per_point: int = 100
+    # The stack's HOLD_MAX_SECONDS and PAYMENT_CONFIRM_GRACE_SECONDS: how long a hold may live, and how late
+    # a payment accepted in time may be applied and still book (saga/timing.py).
+    hold_max_seconds: float = 1200.0
+    confirm_grace_seconds: float = 120.0

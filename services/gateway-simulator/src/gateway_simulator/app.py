@@ -66,7 +66,8 @@ def _public(session: Session) -> SessionPublic:
     return SessionPublic(sessionId=session.session_id, status=session.status, reference=session.reference,
                          amountCents=session.amount_cents,
                          expiresAt=datetime.fromtimestamp(session.expires_at, UTC),
-                         refundIds=sorted(set(session.refunds.values())))
+                         refundIds=sorted(set(session.refunds.values())),
+                         paidAt=datetime.fromtimestamp(session.decided, UTC) if session.decided else None)
 
 
 @merchant.post("/v1/sessions", status_code=200, response_model=SessionCreated)

@@ -32,6 +32,7 @@ class Session:
     expires_at: float  # unix seconds
     created: float = field(default_factory=time.time)
     status: Status = "open"
+    decided: float | None = None  # unix seconds the customer paid or was declined
     refunds: dict[str, str] = field(default_factory=dict)  # idempotency key -> refund id
 
     def current_status(self, now: float) -> Status:
@@ -73,6 +74,7 @@ class SessionStore:
         if session.status != "open":
             raise SessionConflict(f"session is {session.status}")
         session.status = "paid" if outcome == "succeeded" else "failed"
+        session.decided = time.time()
         return session
 
     def cancel(self, session_id: str) -> Session:

@@ -29,6 +29,7 @@ class SessionPublic(BaseModel):
     amountCents: int
     expiresAt: datetime
     refundIds: list[str]
+    paidAt: datetime | None = None  # when the customer paid (or was declined); None while open or expired
 
 
 class RefundCreate(BaseModel):

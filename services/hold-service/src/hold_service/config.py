@@ -23,6 +23,9 @@ class HoldSettings(TokenSettings):
     hold_ttl_seconds: float = Field(default=600, gt=0)
     """How long a hold keeps its seats while the customer pays; then they are free again (lazily: no job is
     needed for that)."""
+    hold_max_seconds: float = Field(default=1200, gt=0)
+    """A hold lasts at most this long from its creation, extensions included (POST /holds/{id}/extend, at
+    checkout: to the payment session's end + its grace)."""
     sweep_interval_seconds: float = Field(default=15, gt=0)
     """How often the sweeper records the holds whose time has passed (SeatsReleased, EXPIRED), so that the
     seat map shows their seats free."""

@@ -10,11 +10,13 @@ import asyncio
 import random
 import time
 from datetime import datetime
+from pathlib import Path
 
 import pytest
+from hold_service.adapters import stream_leases
 from hold_service.adapters.redis_script import LuaScript
 from hold_service.adapters.room_queue import room_key, room_keys
-from hold_service.adapters.seat_gate import seat_key
+from hold_service.adapters.seat_gate import gate_tail, mark_key, seat_key
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
 from ticketing.testing import eventually
@@ -24,9 +26,9 @@ pytestmark = pytest.mark.integration
 
 async def test_every_script_runs_on_redis_cluster(redis_cluster) -> None:  # type: ignore[no-untyped-def]
     client = RedisCluster(host="127.0.0.1", port=redis_cluster.ports[0], decode_responses=True)
-    script = {name: LuaScript(client, f"{name}.lua")
-              for name in ("room_join", "room_poll", "room_step", "room_slot", "room_leave", "try_hold",
-                           "release", "rate_limit", "address_rate_limit")}
+    lua = Path(stream_leases.__file__).parent / "lua"
+    script = {path.stem: LuaScript(client, path.name) for path in sorted(lua.glob("*.lua"))}
+    ran: set[str] = set()
     sid, customer = random.randint(10**9, 2**40), 7
     keys = room_keys(sid)
     assert len({client.keyslot(k) for k in keys}) == 1  # one slot for the whole room
@@ -40,13 +42,21 @@ async def test_every_script_runs_on_redis_cluster(redis_cluster) -> None:  # typ
     what, slot, *_ = await script["room_poll"](keys, [customer, ticket, joined, 0, 250])
     assert what == "admitted"
     assert await script["room_slot"](keys, [customer, slot]) == 1
-    gate_keys = [seat_key(sid, "A1"), seat_key(sid, "A2"), room_key(sid, "active"), room_key(sid, "state")]
-    assert await script["try_hold"](gate_keys, [60_000, 2, "hold-1", customer, slot]) == [[]]
+    gate_keys = [seat_key(sid, "A1"), seat_key(sid, "A2"), *gate_tail(sid)]
+    assert await script["try_hold"](gate_keys, [60_000, 2, "hold-1", customer, slot]) == [[], 0]  # no mark yet
+    assert await script["fill"]([mark_key(sid), seat_key(sid, "A3")], [60_000, "hold-0", 0]) == 1
+    assert await script["keep"]([seat_key(sid, "A1"), seat_key(sid, "A2")], ["hold-1", 90_000]) == 2
     assert await script["release"](gate_keys[:2], ["hold-1"]) is not None
     assert await script["room_leave"](keys, [customer]) == 1
-    assert await script["try_hold"](gate_keys[:1] + gate_keys[2:], [60_000, 1, "hold-2", customer, slot]) == [-1]
+    assert await script["try_hold"](gate_keys[:1] + gate_keys[2:], [60_000, 1, "hold-2", customer, slot]) == [-1, 1]
     assert await script["rate_limit"]([f"ratelimit:holds:{customer}"], [5, 60_000]) == 0
     assert await script["address_rate_limit"](["ratelimit:address:{192.0.2.1}"], [120, 60_000]) == 0
+    lease_key = stream_leases._key("192.0.2.1")
+    assert await script["stream_lease"]([lease_key], [8, 60_000, "stream-1"]) == 1
+    assert await script["stream_renew"]([lease_key], [60_000, "stream-1"]) == 1
+    ran.update(("room_join", "room_step", "room_poll", "room_slot", "try_hold", "fill", "keep", "release",
+                "room_leave", "rate_limit", "address_rate_limit", "stream_lease", "stream_renew"))
+    assert ran == set(script), f"scripts not run on the cluster: {set(script) - ran}"  # a new script joins here
     with pytest.raises(RedisClusterException, match="same key slot"):  # what a script over two slots meets
         await script["room_leave"]([*keys[:3], room_key(sid + 1, "active"), *keys[4:]], [customer])
     await client.aclose()

@@ -6,13 +6,15 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from hold_service.adapters.redis_guard import RedisGuard, redis_client
+from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.stream_leases import StreamLeases
+from ticketing.redis_client import redis_client
+from ticketing.settings import ServiceSettings
 
 
 async def test_the_cap_holds_over_processes_and_leases_come_back(redis_url: str) -> None:
     address = f"198.51.100.{uuid.uuid4().int % 250}-{uuid.uuid4().hex[:6]}"  # this test's own key
-    guards = [RedisGuard(redis_client(redis_url, 1.0), 1.0) for _ in range(2)]
+    guards = [RedisGuard(redis_client(ServiceSettings(redis_url=redis_url), 1.0), 1.0) for _ in range(2)]
     try:
         one, two = (StreamLeases(g, 3, lease_seconds=0.6, renew_seconds=0.2) for g in guards)
         held = [await one.acquire(address), await two.acquire(address), await one.acquire(address)]
@@ -37,7 +39,8 @@ async def test_the_cap_holds_over_processes_and_leases_come_back(redis_url: str)
 
 
 async def test_without_redis_each_process_still_caps_its_own(redis_url: str) -> None:
-    guard = RedisGuard(redis_client("redis://127.0.0.1:9/0", 0.2), 60.0)  # nothing listens there
+    nowhere = ServiceSettings(redis_url="redis://127.0.0.1:9/0")  # nothing listens there
+    guard = RedisGuard(redis_client(nowhere, 0.2), 60.0)
     try:
         leases = StreamLeases(guard, 2)
         assert await leases.acquire("a") and await leases.acquire("a")

@@ -30,7 +30,19 @@ class Settings(TokenSettings):
     """Where the gateway sends its signed callbacks: this service's POST /payments/callback as the gateway
     reaches it."""
     payment_session_ttl_seconds: int = Field(default=480, ge=1)
-    """How long a checkout's session at the gateway stays open for the customer to pay."""
+    """How long a checkout's session at the gateway stays open for the customer to pay (at most: see
+    HOLD_MAX_SECONDS)."""
+    hold_max_seconds: float = Field(default=1200, gt=0)
+    """hold-service's HOLD_MAX_SECONDS: a session ends at min(now + PAYMENT_SESSION_TTL_SECONDS, the hold's
+    creation + HOLD_MAX_SECONDS - PAYMENT_CONFIRM_GRACE_SECONDS), and the hold is first extended to the
+    session's end + the grace."""
+    payment_confirm_grace_seconds: float = Field(default=120, ge=0)
+    """How late the events that carry a payment accepted in time may be applied and still book it: the hold
+    outlives its payment session by this much."""
+    payment_min_session_seconds: float = Field(default=60, ge=0)
+    """A checkout that would leave the customer less than this to pay gets 409 HOLD_NOT_ACTIVE (hold again)."""
+    max_checkouts_per_hold: int = Field(default=3, ge=1)
+    """Payment attempts of one hold (after declines); then 409 CHECKOUT_LIMIT."""
     reconcile_interval_seconds: float = Field(default=60, gt=0)
     """How often the reconciler asks the gateway about payments still PENDING."""
     reconcile_after_seconds: int = Field(default=900, ge=0)

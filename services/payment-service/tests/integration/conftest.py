@@ -31,7 +31,7 @@ from payment_service.adapters.http import ServiceClient, api_key, service_token
 from payment_service.adapters.repository import PgPaymentsUnitOfWork
 from payment_service.adapters.vouchers import HttpVouchers
 from payment_service.config import Settings
-from payment_service.domain.errors import DependencyUnavailable, VoucherRejected
+from payment_service.domain.errors import DependencyUnavailable, HoldNotActive, HoldNotFound, VoucherRejected
 from payment_service.domain.model import Payment
 from payment_service.service_layer.ports import Gateway, HoldDirectory, PaymentsUnitOfWork, Vouchers
 from ticketing.auth import InvalidToken, verify_token
@@ -42,7 +42,8 @@ STAND_IN_SECRET = "stand-in-service-secret-0123456789abcdef"
 
 
 def stand_in_app() -> FastAPI:
-    """hold-service's GET /holds/{id} and voucher-service's reservations, answered from app.state's fakes."""
+    """hold-service's GET /holds/{id} and POST /holds/{id}/extend and voucher-service's reservations, answered
+    from app.state's fakes."""
     app = FastAPI()
 
     @app.middleware("http")
@@ -72,7 +73,20 @@ def stand_in_app() -> FastAPI:
         return JSONResponse({"holdId": str(hold.hold_id), "bookingId": str(hold.booking_id),
                              "customerId": hold.customer_id, "showtimeId": hold.showtime_id, "seats": ["A1"],
                              "status": hold.status, "expiresAt": hold.expires_at.isoformat(),
-                             "amountCents": hold.amount_cents})
+                             "amountCents": hold.amount_cents,
+                             **({"createdAt": hold.created_at.isoformat()} if hold.created_at else {})})
+
+    @app.post("/holds/{hold_id}/extend")
+    async def extend(hold_id: uuid.UUID, request: Request) -> Response:
+        body = await request.json()
+        try:
+            expires = await request.app.state.holds.extend(hold_id, body["customerId"],
+                                                           datetime.fromisoformat(body["until"]))
+        except HoldNotFound:
+            return JSONResponse({"error": "NOT_FOUND", "message": "not found"}, 404)
+        except HoldNotActive as exc:
+            return JSONResponse({"error": "HOLD_NOT_ACTIVE", "message": str(exc)}, 409)
+        return JSONResponse({"expiresAt": expires.isoformat()})
 
     @app.post("/vouchers/{code}/reservations")
     async def reserve(code: str, request: Request) -> Response:
@@ -140,12 +154,12 @@ class Ports:
                        discount_cents=0, voucher_code=voucher, status="PENDING",
                        expires_at=self.now() + timedelta(seconds=ttl))
 
-    async def add(self, draft: Payment | None = None, session_ttl: int = 480) -> Payment:
+    async def add(self, draft: Payment | None = None, max_attempts: int = 3) -> Payment:
         """The draft written by the repository, committed, as it reads back."""
         draft = draft or self.payment()
         self.added.append(draft.payment_id)
         async with self.uow() as uow:
-            await uow.payments.add(draft, f"key-{draft.payment_id}", session_ttl, draft.expires_at)
+            await uow.payments.add(draft, f"key-{draft.payment_id}", max_attempts)
             await uow.commit()
         stored = await self.get(draft.payment_id)
         assert stored is not None

@@ -7,17 +7,18 @@ import uuid
 import httpx
 import pytest
 from payment_service.adapters.repository import PgPaymentsUnitOfWork
-from payment_service.domain.commands import RefundFailedBooking
+from payment_service.domain.commands import RefundFailedBooking, StartCheckout
 from payment_service.service_layer import money
+from payment_service.service_layer.checkout import start_checkout
 from payment_service.service_layer.reactions import refund_failed_booking
 from ticketing.pytest_plugin import merchant_auth
 
 pytestmark = pytest.mark.integration
 
 
-async def started(api, kit, ttl=600):  # type: ignore[no-untyped-def]
+async def started(api, kit, ttl=600, age=0):  # type: ignore[no-untyped-def]
     customer = kit.unique_customer()
-    hold = api.holds.add(customer, ttl=ttl)
+    hold = api.holds.add(customer, ttl=ttl, age=age)
     async with httpx.AsyncClient(timeout=10) as c:
         r = await c.post(f"{api.url}/holds/{hold.hold_id}/checkout", json={},
                          headers={**api.token(customer), "Idempotency-Key": "k"})
@@ -108,14 +109,20 @@ async def test_s1_every_bad_signature_is_401_and_changes_nothing(payment_api, ki
 async def test_r10_no_callback_reconciliation_settles_paid_and_expired(payment_api, kit) -> None:
     paid_id, paid_session, _ = await started(payment_api, kit)
     await sim_pay(payment_api, paid_session, "succeeded", delivery="never")
-    lost_id, _, _ = await started(payment_api, kit, ttl=1)  # session expires with the 1 s hold
+    deps = payment_api.deps
+    # A hold near its HOLD_MAX: its session ends a second from now (HOLD_MAX - grace - age), allowed here.
+    near_end = payment_api.holds.add(kit.unique_customer(), ttl=121, age=1200 - 120 - 1)
+    lost = await start_checkout(StartCheckout(near_end.hold_id, near_end.customer_id, "k", None), type(deps)(
+        **{**vars(deps), "settings": deps.settings.model_copy(update={"payment_min_session_seconds": 0})}))
+    lost_id = str(lost.payment_id)
     open_id, _, _ = await started(payment_api, kit)
     await asyncio.sleep(1.2)
-    deps = payment_api.deps
+    await money.settle_pending(deps)  # RECONCILE_AFTER_SECONDS is 900: only the ended session is due
+    assert await state(payment_api, lost_id) == ("EXPIRED", ["PaymentFailed"])
+    assert await state(payment_api, paid_id) == ("PENDING", [])
     await money.settle_pending(type(deps)(**{**vars(deps), "settings": deps.settings.model_copy(
         update={"reconcile_after_seconds": 0})}))
     assert await state(payment_api, paid_id) == ("SUCCEEDED", ["PaymentSucceeded"])
-    assert await state(payment_api, lost_id) == ("EXPIRED", ["PaymentFailed"])
     assert await state(payment_api, open_id) == ("PENDING", [])
 
 

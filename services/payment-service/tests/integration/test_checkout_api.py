@@ -2,6 +2,7 @@
 
 import asyncio
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -80,10 +81,33 @@ async def test_inactive_hold_missing_key_and_voucher_errors(payment_api, kit) ->
     assert ok.status_code == 201 and (ok.json()["amountCents"], ok.json()["discountCents"]) == (1900, 500)
 
 
-async def test_session_expiry_never_after_the_hold(payment_api, kit) -> None:
+async def test_a_late_checkout_gets_a_whole_session_and_its_hold_outlives_it_by_the_grace(payment_api, kit) -> None:
     customer = kit.unique_customer()
-    hold = payment_api.holds.add(customer, ttl=60)  # shorter than the 480 s session TTL
+    hold = payment_api.holds.add(customer, ttl=60, age=540)  # a minute left of its ten, the session TTL is 480 s
+    before = datetime.now(UTC)
     r = await checkout(payment_api, hold.hold_id, customer, "exp")
-    row = await rows(payment_api, "SELECT expires_at FROM payment WHERE hold_id = $1", hold.hold_id)
-    assert row[0]["expires_at"] == hold.expires_at.replace(microsecond=hold.expires_at.microsecond)
-    assert r.json()["expiresAt"].startswith(hold.expires_at.strftime("%Y-%m-%dT%H:%M:%S"))
+    (row,) = await rows(payment_api, "SELECT expires_at FROM payment WHERE hold_id = $1", hold.hold_id)
+    ends = row["expires_at"]
+    assert before + timedelta(seconds=480) <= ends <= datetime.now(UTC) + timedelta(seconds=480)
+    assert datetime.fromisoformat(r.json()["expiresAt"]) == ends
+    extended = payment_api.holds.holds[hold.hold_id].expires_at
+    assert extended == ends + timedelta(seconds=payment_api.settings.payment_confirm_grace_seconds)
+
+
+async def test_too_late_in_the_hold_is_409_and_a_fourth_checkout_is_checkout_limit(payment_api, kit) -> None:
+    customer = kit.unique_customer()
+    late = payment_api.holds.add(customer, ttl=150, age=1050)  # 30 s of session left: under the minimum
+    r = await checkout(payment_api, late.hold_id, customer, "late")
+    assert (r.status_code, r.json()["error"]) == (409, "HOLD_NOT_ACTIVE") and "hold the seats again" in \
+        r.json()["message"]
+    hold = payment_api.holds.add(customer)
+    for attempt in range(3):
+        ok = await checkout(payment_api, hold.hold_id, customer, f"try{attempt}", {"voucherCode": "TEN"})
+        assert ok.status_code == 201 and ok.json()["discountCents"] == 500  # the voucher comes back each time
+        async with httpx.AsyncClient() as c:
+            session = ok.json()["redirectUrl"].rsplit("/", 1)[1]
+            await c.post(f"{payment_api.settings.gateway_url}/sim/sessions/{session}/pay",
+                         json={"outcome": "failed", "delivery": "never"})
+    limit = await checkout(payment_api, hold.hold_id, customer, "try3", {"voucherCode": "TEN"})
+    assert (limit.status_code, limit.json()["error"]) == (409, "CHECKOUT_LIMIT")
+    assert len(await rows(payment_api, "SELECT 1 FROM payment WHERE hold_id = $1", hold.hold_id)) == 3

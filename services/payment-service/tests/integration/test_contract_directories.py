@@ -5,9 +5,10 @@ why a stand-in)."""
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pytest
-from payment_service.domain.errors import DependencyUnavailable, VoucherRejected
+from payment_service.domain.errors import DependencyUnavailable, HoldNotActive, HoldNotFound, VoucherRejected
 
 pytestmark = pytest.mark.integration
 
@@ -24,6 +25,31 @@ async def test_hold_service_decides_the_status(ports) -> None:
     hold = ports.hold_store.add(7)
     ports.hold_store.end(hold.hold_id, "EXPIRED")
     assert (await ports.holds.get(hold.hold_id)).status == "EXPIRED"
+
+
+async def test_a_hold_is_extended_to_max_of_now_and_until_within_its_cap(ports) -> None:
+    hold = ports.hold_store.add(7, ttl=600, age=100)  # taken 100 s ago; the cap is its creation + 1200 s
+    assert hold.created_at is not None and (await ports.holds.get(hold.hold_id)).created_at == hold.created_at
+    later = hold.expires_at + timedelta(seconds=120)
+    assert await ports.holds.extend(hold.hold_id, 7, later) == later
+    assert await ports.holds.extend(hold.hold_id, 7, later) == later  # idempotent
+    assert await ports.holds.extend(hold.hold_id, 7, hold.expires_at) == later  # never shortened
+    capped = await ports.holds.extend(hold.hold_id, 7, later + timedelta(hours=1))
+    assert capped == hold.created_at + timedelta(seconds=1200)
+    assert (await ports.holds.get(hold.hold_id)).expires_at == capped
+
+
+async def test_only_a_live_hold_of_its_customer_is_extended(ports) -> None:
+    hold = ports.hold_store.add(7)
+    until = hold.expires_at + timedelta(seconds=60)
+    with pytest.raises(HoldNotFound):
+        await ports.holds.extend(hold.hold_id, 8, until)  # another customer's: "not found"
+    with pytest.raises(HoldNotFound):
+        await ports.holds.extend(uuid.uuid4(), 7, until)
+    ports.hold_store.end(hold.hold_id, "RELEASED")
+    with pytest.raises(HoldNotActive):
+        await ports.holds.extend(hold.hold_id, 7, until)  # never revived
+    assert (await ports.holds.get(hold.hold_id)).expires_at == hold.expires_at
 
 
 async def test_hold_service_down_is_unavailable(ports) -> None:

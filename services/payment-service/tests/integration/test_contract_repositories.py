@@ -5,7 +5,6 @@ for every test (unresolved money, refunds due) are compared before and after, ne
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
 
 import pytest
 from payment_service.service_layer.checkout import checkout_started
@@ -49,20 +48,30 @@ async def test_published_events_are_recorded_with_the_commit(ports) -> None:
 
 # --- PaymentRepository ----------------------------------------------------------------------------
 
-async def test_a_payment_is_added_once_and_expires_with_its_session_or_hold(ports) -> None:
-    short_hold = ports.payment(ttl=60)
-    short = await ports.add(short_hold, session_ttl=480)
-    assert (short.status, short.expires_at) == ("PENDING", short_hold.expires_at)  # never after the hold
-    draft = ports.payment(ttl=600)
-    long = await ports.add(draft, session_ttl=480)
-    assert abs(long.expires_at - (ports.now() + timedelta(seconds=480))) < timedelta(seconds=5)
-    assert await ports.add(draft, session_ttl=1) == long  # a retry with the same id changes nothing
+async def test_a_payment_is_added_once_with_the_end_of_its_session(ports) -> None:
+    draft = ports.payment(ttl=480)
+    added = await ports.add(draft)
+    assert (added.status, added.expires_at) == ("PENDING", draft.expires_at)  # the checkout's window decides
+    assert await ports.add(draft) == added  # a retry with the same id changes nothing
+
+
+async def test_a_hold_gets_at_most_max_attempts_payments(ports) -> None:
+    first = await ports.add()
+    for _ in range(2):  # declined, then checked out again
+        await ports.change(lambda uow, p=first: uow.payments.settle(p.payment_id, "FAILED"))
+        first = await ports.add(ports.payment(hold_id=first.hold_id), max_attempts=3)
+    await ports.change(lambda uow: uow.payments.settle(first.payment_id, "FAILED"))
+    fourth = ports.payment(hold_id=first.hold_id)
+    await ports.change(lambda uow: uow.payments.add(fourth, "k4", 3))
+    assert await ports.get(fourth.payment_id) is None
+    async with ports.uow() as uow:
+        assert [p.status for p in await uow.payments.of_hold(first.hold_id)] == ["FAILED"] * 3
 
 
 async def test_a_hold_has_one_live_payment_at_a_time(ports) -> None:
     first = await ports.add()
     second = ports.payment(hold_id=first.hold_id)
-    await ports.change(lambda uow: uow.payments.add(second, "k2", 480, second.expires_at))
+    await ports.change(lambda uow: uow.payments.add(second, "k2", 3))
     assert await ports.get(second.payment_id) is None
     await ports.change(lambda uow: uow.payments.settle(first.payment_id, "FAILED"))
     third = await ports.add(ports.payment(hold_id=first.hold_id))
@@ -148,15 +157,23 @@ async def _failed_then_claimed(ports, payment, retry_in: float) -> set[uuid.UUID
 
 
 async def test_the_reconciler_sees_old_and_cancel_requested_pending_payments(ports) -> None:
-    old, cancelled, plain = await ports.add(ports.payment(ttl=0.3)), await ports.add(), await ports.add()
+    old, cancelled, plain = await ports.add(ports.payment(ttl=60)), await ports.add(), await ports.add()
     await ports.change(lambda uow: uow.payments.request_cancel(cancelled.payment_id))
     await ports.elapse(0.6)
     async with ports.uow() as uow:
         recent = {p.payment.payment_id: p for p in await uow.payments.pending_to_reconcile(0.5, limit=100_000)}
         at_once = {p.payment.payment_id for p in await uow.payments.pending_to_reconcile(10**6, limit=100_000)}
-    assert old.payment_id in recent and recent[old.payment_id].past and not recent[old.payment_id].cancel_requested
+    assert not recent[old.payment_id].past and not recent[old.payment_id].cancel_requested
     assert recent[cancelled.payment_id].cancel_requested and not recent[cancelled.payment_id].past
     assert cancelled.payment_id in at_once and old.payment_id not in at_once and plain.payment_id not in at_once
+
+
+async def test_the_reconciler_sees_a_pending_payment_as_soon_as_its_session_ended(ports) -> None:
+    ended, open_ = await ports.add(ports.payment(ttl=0.3)), await ports.add(ports.payment(ttl=600))
+    await ports.elapse(0.6)
+    async with ports.uow() as uow:  # however long RECONCILE_AFTER_SECONDS
+        found = {p.payment.payment_id: p for p in await uow.payments.pending_to_reconcile(10**6, limit=100_000)}
+    assert found[ended.payment_id].past and open_.payment_id not in found
 
 
 async def test_the_report_counts_money_neither_booked_nor_refunded_in_time(ports) -> None:

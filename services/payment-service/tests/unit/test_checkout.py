@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from payment_service.domain.commands import EndPaymentOfReleasedHold, StartCheckout
 from payment_service.domain.errors import (
+    CheckoutLimit,
     DependencyUnavailable,
     HoldNotActive,
     HoldNotFound,
@@ -40,10 +41,73 @@ async def test_a_checkout_records_a_pending_payment_with_its_session(kit) -> Non
         "CheckoutStarted", 2400, payment.expires_at)
 
 
-async def test_the_session_never_outlives_the_hold(kit) -> None:
-    world = kit.fakes.fake_deps(payment_session_ttl_seconds=480)
-    hold = world.holds.add(7, ttl=60)
-    assert (await start_checkout(checkout(hold), world.deps)).expires_at == hold.expires_at
+async def test_a_checkout_late_in_the_hold_extends_it_past_the_session_by_the_grace(kit) -> None:
+    world = kit.fakes.fake_deps(payment_session_ttl_seconds=480, payment_confirm_grace_seconds=120)
+    hold = world.holds.add(7, ttl=10, age=590)  # ten seconds left of its ten minutes
+    extended_first = []
+    world.gateway.during_create = lambda: _noted(extended_first, list(world.holds.extended))
+    payment = await start_checkout(checkout(hold), world.deps)
+    now = world.clock.now()
+    assert payment.expires_at == now + timedelta(seconds=480)  # a whole session, not the hold's ten seconds
+    assert world.holds.extended == [(hold.hold_id, now + timedelta(seconds=600))]  # the session's end + grace
+    assert extended_first == [world.holds.extended]  # extended BEFORE the gateway session existed
+    assert (await world.holds.get(hold.hold_id)).expires_at == now + timedelta(seconds=600)
+
+
+async def _noted(into: list, what: object) -> None:  # type: ignore[type-arg]
+    into.append(what)
+
+
+async def test_the_session_ends_the_grace_before_the_hold_can_last_no_longer(kit) -> None:
+    world = kit.fakes.fake_deps(payment_session_ttl_seconds=480, payment_confirm_grace_seconds=120,
+                                hold_max_seconds=1200)
+    hold = world.holds.add(7, ttl=300, age=650)  # extended once already; 550 s left of HOLD_MAX
+    payment = await start_checkout(checkout(hold), world.deps)
+    cap = hold.created_at + timedelta(seconds=1200)
+    assert payment.expires_at == cap - timedelta(seconds=120)
+    assert (await world.holds.get(hold.hold_id)).expires_at == cap
+
+
+async def test_too_little_time_left_says_hold_again_and_records_nothing(kit) -> None:
+    world = kit.fakes.fake_deps(payment_confirm_grace_seconds=120, payment_min_session_seconds=60)
+    world.vouchers.add("TEN")
+    hold = world.holds.add(7, ttl=170, age=1030)  # 50 s of session would be left, fewer than 60
+    with pytest.raises(HoldNotActive, match="hold the seats again"):
+        await start_checkout(checkout(hold, voucher="TEN"), world.deps)
+    assert world.db.committed("payments") == [] and world.vouchers.reserved == {} and world.holds.extended == []
+
+
+async def test_a_hold_that_ended_before_its_extension_expires_the_payment_and_opens_no_session(kit) -> None:
+    world = kit.fakes.fake_deps()
+    world.vouchers.add("TEN")
+    hold = world.holds.add(7)
+    real_extend = world.holds.extend
+
+    async def released_first(*args: object) -> object:
+        world.holds.end(hold.hold_id)  # the customer cancelled in another tab, just then
+        return await real_extend(*args)  # type: ignore[arg-type]
+
+    world.holds.extend = released_first  # type: ignore[method-assign]
+    with pytest.raises(HoldNotActive):
+        await start_checkout(checkout(hold, voucher="TEN"), world.deps)
+    (row,) = world.db.committed("payments")
+    assert (row.payment.status, row.payment.session_id, world.gateway.sessions) == ("EXPIRED", None, {})
+    assert [(e.type, e.data.reason) for e in world.events(row.payment.payment_id)] == [("PaymentFailed", "EXPIRED")]
+
+
+async def test_a_hold_is_checked_out_at_most_max_checkouts_times(kit) -> None:
+    world = kit.fakes.fake_deps(max_checkouts_per_hold=3)
+    world.vouchers.add("ONCE", discount=500, limit=1)
+    hold = world.holds.add(7)
+    for attempt in range(3):
+        payment = await start_checkout(checkout(hold, f"k{attempt}", "ONCE"), world.deps)
+        assert payment.discount_cents == 500  # the declined attempt's use came back each time
+        world.gateway.pay(payment.session_id, "failed")
+    with pytest.raises(CheckoutLimit, match="hold the seats again"):
+        await start_checkout(checkout(hold, "k3", "ONCE"), world.deps)
+    assert world.vouchers.reserved == {}  # the last declined attempt's use came back too
+    assert [r.payment.status for r in world.db.committed("payments")] == ["FAILED"] * 3
+    assert len(world.gateway.sessions) == 3
 
 
 async def test_a_replay_returns_the_recorded_payment_and_does_nothing_else(kit) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from payment_service.domain.commands import RefundFailedBooking, StartCheckout
+from payment_service.domain.errors import DependencyUnavailable
 from payment_service.service_layer import money, reactions
 from payment_service.service_layer.checkout import start_checkout
 
@@ -76,12 +77,31 @@ async def test_a_cancel_requested_is_done_at_once_whatever_the_age(kit) -> None:
     assert status(world, payment) == "EXPIRED" and world.gateway.sessions[payment.session_id].status == "expired"
 
 
-async def test_a_gateway_that_is_down_stops_the_pass_and_settles_nothing(kit) -> None:
+async def test_a_gateway_that_is_down_stops_the_pass_settles_nothing_and_fails_the_run(kit) -> None:
     world = kit.fakes.fake_deps(reconcile_after_seconds=0)
-    payment = await started(world)
+    owed, payment = await refund_due(world), await started(world, 8)
     world.gateway.pay(payment.session_id)
-    world.gateway.down = True
-    assert await money.settle_pending(world.deps) == 0 and status(world, payment) == "PENDING"
+    world.clock.advance(1)
+    world.gateway.failing.add("get_session")
+    with pytest.raises(DependencyUnavailable):  # the job's metrics count a failed run (job_metrics)
+        await money.settle_pending(world.deps)
+    assert status(world, payment) == "PENDING"
+    with pytest.raises(DependencyUnavailable):
+        await money.reconcile(world.deps)
+    assert status(world, owed) == "REFUNDED"  # the refunds and the report still ran
+
+
+async def test_a_pending_payment_is_settled_at_the_first_pass_after_its_session_ended(kit) -> None:
+    """However long RECONCILE_AFTER_SECONDS: its hold outlives the session only by the grace."""
+    world = kit.fakes.fake_deps(reconcile_after_seconds=900, payment_session_ttl_seconds=480)
+    paid, unpaid = await started(world, 1), await started(world, 2)
+    world.gateway.pay(paid.session_id)  # at the last moment; the callback is lost
+    world.clock.advance(479)
+    assert await money.settle_pending(world.deps) == 0  # the session is still open
+    world.clock.advance(1)
+    assert await money.settle_pending(world.deps) == 2
+    assert [status(world, p) for p in (paid, unpaid)] == ["SUCCEEDED", "EXPIRED"]
+    assert [e.type for e in world.events(paid.payment_id)] == ["CheckoutStarted", "PaymentSucceeded"]
 
 
 async def test_money_due_back_is_refunded_once_with_refund_issued(kit) -> None:

@@ -17,6 +17,7 @@ from ticketing.api.hot_path import HotPaths, HotRoute
 from ticketing.api.openapi import describe_errors
 from ticketing.api.server import HeadLimitedHttpTools
 from ticketing.api.telemetry import RequestTelemetry
+from ticketing.metrics import ROLE_UP
 from ticketing.tokens import TokenVerifier
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
@@ -45,6 +46,7 @@ def build_app(*, title: str, tokens: TokenVerifier | None, routers: list[APIRout
     app.max_header_bytes = HeadLimitedHttpTools.max_head_bytes = max_header_bytes
     app.state.tokens = tokens
     app.state.readiness_checks = {}
+    ROLE_UP.labels(title, "api").set(1)  # an alert fires when no instance of a role reports
     install_error_handlers(app)
     app.include_router(health_router)
     for router in routers:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import time
 import uuid
+from datetime import datetime
 from typing import Any
 
 from ticketing.batching import TickBatcher
@@ -32,16 +33,15 @@ from ticketing.batching import TickBatcher
 from hold_service.adapters.rate_limit import RateLimiter, RedisRateLimiter, log_refusal
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.redis_script import Call, run_together
-from hold_service.adapters.room_queue import room_key
-from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate, seat_key
+from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate, gate_tail, seat_key
 from hold_service.domain.waiting_room import AdmissionPass
-from hold_service.service_layer.ports import Admission, Admitted, RoomQueue
+from hold_service.service_layer.ports import Admission, Admitted, GateSeat, RoomQueue
 
 MAX_REMEMBERED = 10_000  # refused customers and addresses remembered per process
 Request = tuple[int, list[str], uuid.UUID, str | None, AdmissionPass | None]  # customer, seats, hold, address, slot
 # The customer's limiter's wait in ms, the address's (0: admitted), the gate's answer (taken seat indexes, or
-# -1: the slot is over).
-Answer = tuple[int, int, list[int] | int]
+# -1: the slot is over), whether the gate lost its mark (Redis lost the showtime's keys).
+Answer = tuple[int, int, list[int] | int, bool]
 
 
 class SequentialAdmission(Admission):
@@ -68,6 +68,12 @@ class SequentialAdmission(Admission):
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
         await self.gate.release(showtime_id, seats, hold_id)
 
+    async def refill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:
+        return await self.gate.fill(showtime_id, seats, mark_seconds)
+
+    async def keep(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
+        await self.gate.keep(showtime_id, seats, hold_id, until)
+
 
 class RedisAdmission(SequentialAdmission):
     def __init__(self, guard: RedisGuard, limiter: RedisRateLimiter, gate: RedisSeatGate, queue: RoomQueue) -> None:
@@ -92,7 +98,7 @@ class RedisAdmission(SequentialAdmission):
             # Redis unavailable: the limits and the gate fail open, as each did alone, and Postgres decides;
             # a token's slot is taken on the token's word (it lapses soon, and nobody new is admitted).
             return Admitted(None, [])
-        customer_ms, address_ms, gate = got
+        customer_ms, address_ms, gate, lost = got
         if customer_ms or address_ms:
             if gate == []:  # the gate took the seats for a refused request: give them back now
                 await self.gate.release(showtime_id, seats, hold_id)
@@ -102,8 +108,8 @@ class RedisAdmission(SequentialAdmission):
                 wait = _longer(wait, self._refuse(address, address_ms, now))
             return Admitted(wait, [])
         if isinstance(gate, int):
-            return Admitted(None, [], slot_ended=True)
-        return Admitted(None, [seats[int(i) - 1] for i in gate])
+            return Admitted(None, [], slot_ended=True, gate_lost=lost)
+        return Admitted(None, [seats[int(i) - 1] for i in gate], gate_lost=lost)
 
     async def address_wait(self, address: str) -> int | None:
         now = time.monotonic()
@@ -140,7 +146,7 @@ class RedisAdmission(SequentialAdmission):
             if address is not None:
                 calls.append((limit.address_script, *limit.address_call(address)))
         gate_keys = [seat_key(showtime_id, s) for _, seats, _, _, _ in requests for s in seats]
-        gate_keys += [room_key(showtime_id, "active"), room_key(showtime_id, "state")]
+        gate_keys += gate_tail(showtime_id)
         gate_args: list[Any] = [ttl_ms]
         for customer, seats, hold_id, _, slot in requests:
             gate_args += [len(seats), str(hold_id), customer, "" if slot is None else slot.slot_ms]
@@ -150,10 +156,11 @@ class RedisAdmission(SequentialAdmission):
             return None
         answers: list[Answer] = []
         limits = iter(results[:-1])
-        for (_, _, _, address, _), gate in zip(requests, results[-1], strict=True):
+        *gates, marked = results[-1]
+        for (_, _, _, address, _), gate in zip(requests, gates, strict=True):
             customer_ms = int(next(limits))
             address_ms = 0 if address is None else int(next(limits))
-            answers.append((customer_ms, address_ms, gate))
+            answers.append((customer_ms, address_ms, gate, not marked))
         return answers
 
     async def _run_together(self, calls: list[Call]) -> list[Any]:

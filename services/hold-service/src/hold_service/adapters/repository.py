@@ -15,6 +15,8 @@ import hold_service
 from hold_service.domain.errors import TooManySeatsHeld
 from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.service_layer.ports import (
+    Extension,
+    GateSeat,
     HoldRepository,
     HoldsUnitOfWork,
     IdempotencyRepository,
@@ -28,7 +30,8 @@ CAP_REFUSED = "HL429"  # SQLSTATE of the commit-time cap check (migration 0003)
 def _hold(row: asyncpg.Record) -> Hold:
     return Hold(hold_id=row["hold_id"], booking_id=row["booking_id"], customer_id=row["customer_id"],
                 showtime_id=row["showtime_id"], seats=list(row["seats"]), status=row["status"],
-                expires_at=row["expires_at"], amount_cents=row["amount_cents"], payment_id=row["payment_id"])
+                expires_at=row["expires_at"], amount_cents=row["amount_cents"], payment_id=row["payment_id"],
+                created_at=row["created_at"])
 
 
 def _released(hold_id: uuid.UUID, row: asyncpg.Record | None) -> Released | None:
@@ -117,6 +120,17 @@ class PgHoldRepository(HoldRepository):
         await self._carry_request_id()
         version: int | None = await self.conn.fetchval(Q.confirm_hold, hold_id, payment_id, paid_cents)
         return version
+
+    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float) -> Extension | None:
+        row = await self.conn.fetchrow(Q.extend_hold, hold_id, until, max_seconds)
+        return None if row is None else Extension(expires_at=row["expires_at"], moved=row["moved"])
+
+    async def gate_seats(self, showtime_id: int) -> list[GateSeat] | None:
+        row = await self.conn.fetchrow(Q.gate_seats, showtime_id)
+        if row is None:
+            return None
+        return [GateSeat(code, hold, until) for code, hold, until in zip(row["seats"], row["holds"], row["expires"],
+                                                                          strict=True)]
 
     async def emit(self, event: Any) -> None:
         await outbox.append(self.conn, event)  # type: ignore[arg-type]

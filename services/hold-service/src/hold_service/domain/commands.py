@@ -23,6 +23,15 @@ class CancelHold:
 
 
 @dataclass(frozen=True)
+class ExtendHold:
+    """payment-service at checkout: the hold must last until `until` (the session's end + the grace)."""
+
+    hold_id: uuid.UUID
+    until: datetime
+    customer_id: int | None  # the customer paying: another customer's hold is "not found" (None: not checked)
+
+
+@dataclass(frozen=True)
 class ConfirmBooking:
     """PaymentSucceeded: the payment of a booking, and what was paid (after any voucher discount)."""
 

@@ -117,6 +117,7 @@ class Hold:
     amount_cents: int
     payment_id: uuid.UUID | None = None
     seat_map_version: int = 0
+    created_at: datetime | None = None  # when it was taken: it lasts at most HOLD_MAX_SECONDS from then
 
     def visible_to(self, customer_id: int | None) -> bool:
         """None = a service principal; a customer sees only his own holds (others get 404)."""

@@ -37,11 +37,14 @@ async def main(roles: list[str]) -> None:
         "relay": OutboxRelay(RelayConfig(service=settings.service_name, dsn=settings.database_url,
                                          bootstrap=settings.kafka_bootstrap_servers)).run,
         "consumer": payment_consumer(settings, service.pool, deps).run,
-        "sweeper": periodic("sweeper", settings.sweep_interval_seconds, lambda: sweep_expired(deps)),
-        "housekeeping": periodic("idempotency-purge", HOUSEKEEPING_SECONDS, lambda: purge_keys(deps)),
+        "sweeper": periodic("sweeper", settings.sweep_interval_seconds, lambda: sweep_expired(deps),
+                            service=settings.service_name),
+        "housekeeping": periodic("idempotency-purge", HOUSEKEEPING_SECONDS, lambda: purge_keys(deps),
+                                 service=settings.service_name),
     }
     try:
-        await run_until_stopped({name: available[name] for name in roles}, metrics_port=settings.metrics_port,
+        await run_until_stopped({name: available[name] for name in roles}, service=settings.service_name,
+                                metrics_port=settings.metrics_port,
                                 metrics_host=settings.metrics_host)
     finally:
         await service.close()

@@ -1,4 +1,4 @@
-"""BookingFailed, built from the event catalogue (shared/src/ticketing/events.py).
+"""BookingFailed and HoldExtended, built from the event catalogue (shared/src/ticketing/events.py).
 
 The seat-map events (SeatsHeld, SeatsReleased, BookingConfirmed) carry a seatMapVersion only Postgres
 knows at the change, so Postgres builds them (migration 0004, append_seat_map_events).
@@ -7,6 +7,7 @@ knows at the change, so Postgres builds them (migration 0004, append_seat_map_ev
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from ticketing.events import booking_event
@@ -24,3 +25,9 @@ def booking_failed(hold: Hold, payment_id: uuid.UUID, reason: str) -> Any:
     return booking_event("BookingFailed", source=SOURCE, booking_id=hold.booking_id, showtime_id=hold.showtime_id,
                          customer_id=hold.customer_id, data={"paymentId": payment_id, "reason": reason},
                          event_id=uuid.uuid5(_BOOKING_FAILED, str(payment_id)))
+
+
+def hold_extended(hold: Hold, expires_at: datetime) -> Any:
+    """The hold's new expiry (not a seat-map change: no seatMapVersion, its seats stay HELD)."""
+    return booking_event("HoldExtended", source=SOURCE, booking_id=hold.booking_id, showtime_id=hold.showtime_id,
+                         customer_id=hold.customer_id, data={"holdId": hold.hold_id, "expiresAt": expires_at})

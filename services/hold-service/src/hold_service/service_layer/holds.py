@@ -17,6 +17,7 @@ from hold_service.domain.errors import (
     SeatsUnavailable,
 )
 from hold_service.domain.model import Hold, HoldSeats, TakeSeats, requested_seats
+from hold_service.service_layer.gate_refill import refill_soon
 from hold_service.service_layer.ports import Deps
 from hold_service.service_layer.waiting_room import admission_for, end_slot
 
@@ -33,6 +34,8 @@ async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:
     ttl = deps.settings.hold_ttl_seconds
     got = await deps.admission.admit(cmd.customer_id, cmd.showtime_id, seats, cmd.hold_id, ttl,
                                      address=cmd.address, slot=slot)
+    if got.gate_lost:  # Redis lost this showtime's keys: put back what Postgres knows, in the background
+        refill_soon(cmd.showtime_id, deps)
     if got.wait is not None:
         DECISIONS.labels("limiter", "refused").inc()
         raise RateLimited(got.wait)

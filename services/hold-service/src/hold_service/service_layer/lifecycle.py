@@ -1,22 +1,48 @@
-"""What happens to a hold after it is taken: the sweeper and the payment's confirmation.
+"""What happens to a hold after it is taken: its extension at checkout, the sweeper and the payment's
+confirmation.
 
-The booking saga's steps owned here (docs/saga.md): PaymentSucceeded books a live HELD
-hold (BookingConfirmed with the amount paid) or, when the hold expired or was released meanwhile, ends it
-and says BookingFailed so that payment-service refunds. Every step is a conditional change under the
-booking row's lock, so a late or repeated PaymentSucceeded never undoes a later state.
+The booking saga's steps owned here (docs/saga.md): a checkout extends a live HELD hold past its payment
+session by the grace (HoldExtended), so that PaymentSucceeded, applied up to the grace late, still finds it
+live and books it (BookingConfirmed with the amount paid); when the hold expired or was released meanwhile,
+PaymentSucceeded ends it and says BookingFailed so that payment-service refunds. Every step is a conditional
+change under the booking row's lock, so a late or repeated event never undoes a later state, and an ended
+hold is never revived.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from ticketing.logs import log_action
 
-from hold_service.domain.commands import ConfirmBooking
+from hold_service.domain.commands import ConfirmBooking, ExtendHold
+from hold_service.domain.errors import HoldNotActive, HoldNotFound
 from hold_service.service_layer import events
 from hold_service.service_layer.ports import Deps, HoldsUnitOfWork
 
 logger = logging.getLogger(__name__)
+
+
+async def extend_hold(cmd: ExtendHold, deps: Deps) -> datetime:
+    """The hold's expiry becomes max(its expiry, until), at most its creation + HOLD_MAX_SECONDS, with
+    HoldExtended in the same transaction when it moved (a repeat changes nothing: idempotent). Not HELD and
+    live (released, expired, booked): HoldNotActive, never revived. Its gate keys last as long."""
+    async with deps.uow() as uow:
+        hold = await uow.holds.get(cmd.hold_id)
+        if hold is None or not hold.visible_to(cmd.customer_id):
+            raise HoldNotFound(str(cmd.hold_id))
+        extension = await uow.holds.extend(cmd.hold_id, cmd.until, deps.settings.hold_max_seconds)
+        if extension is None:
+            raise HoldNotActive(f"the hold is {hold.status if hold.status != 'HELD' else 'over'}: "
+                                "hold the seats again")
+        if extension.moved:
+            await uow.holds.emit(events.hold_extended(hold, extension.expires_at))
+        await uow.commit()
+    if extension.moved:
+        log_action(logger, "hold.extended", hold_id=str(hold.hold_id), expires_at=extension.expires_at.isoformat())
+        await deps.admission.keep(hold.showtime_id, hold.seats, hold.hold_id, extension.expires_at)
+    return extension.expires_at
 
 
 async def sweep_expired(deps: Deps) -> int:

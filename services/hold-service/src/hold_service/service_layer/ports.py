@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -43,6 +43,23 @@ class Released:
     version: int | None  # the seat-map version of its SeatsReleased; None when nothing was freed
 
 
+@dataclass(frozen=True)
+class Extension:
+    """What extending a live hold did."""
+
+    expires_at: datetime  # its expiry now (moved or not)
+    moved: bool  # False: it lasted that long already, or its cap (creation + HOLD_MAX_SECONDS) was reached
+
+
+@dataclass(frozen=True)
+class GateSeat:
+    """A seat the Redis gate should know is taken: by this hold, until then (None: BOOKED)."""
+
+    code: str
+    hold_id: uuid.UUID
+    until: datetime | None
+
+
 class HoldRepository(abc.ABC):
     @abc.abstractmethod
     async def add_showtime(self, showtime_id: int, title: str, starts_at: datetime, price_cents: int,
@@ -68,6 +85,15 @@ class HoldRepository(abc.ABC):
     @abc.abstractmethod
     async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
         """Book a live HELD hold and record BookingConfirmed; its seat-map version, or None (not bookable)."""
+
+    @abc.abstractmethod
+    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float) -> Extension | None:
+        """A HELD, live hold lasts until max(its expiry, until), never past its creation + `max_seconds`;
+        None (and nothing changed) when it is not HELD and live."""
+
+    @abc.abstractmethod
+    async def gate_seats(self, showtime_id: int) -> list[GateSeat] | None:
+        """The seats live holds hold and the BOOKED seats of a showtime on sale; None when it is not."""
 
     @abc.abstractmethod
     async def emit(self, event: Any) -> None:
@@ -107,6 +133,8 @@ class Admitted:
     wait: int | None  # seconds to wait: a rate limit (the customer's or the address's) refused it
     taken: list[str]  # the seats the gate knows are taken; [] = go on to Postgres
     slot_ended: bool = False  # the waiting room no longer admits this customer (slot over, token stale)
+    # Redis lost this showtime's gate (its mark is gone): a hint to refill it, not part of the answer.
+    gate_lost: bool = field(default=False, compare=False)
 
 
 class Admission(abc.ABC):
@@ -126,6 +154,16 @@ class Admission(abc.ABC):
     @abc.abstractmethod
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
         """Forget the gate's keys of this hold (Postgres refused it, or it ended)."""
+
+    @abc.abstractmethod
+    async def refill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:
+        """Set the keys of `seats` to their holds (over any other key) and mark the showtime's gate loaded
+        for `mark_seconds` (a BOOKED seat's key lasts as long); how many keys were set, None when Redis is
+        unavailable."""
+
+    @abc.abstractmethod
+    async def keep(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
+        """The hold was extended: its keys (only those still its own) last until `until`."""
 
 
 @dataclass(frozen=True)
@@ -258,3 +296,5 @@ class Deps:
     rooms: RoomStore
     queue: RoomQueue
     credentials: Credentials
+    # Showtime -> when this process last started refilling its seat gate (service_layer/gate_refill.py).
+    gate_refills: dict[int, float] = field(default_factory=dict)

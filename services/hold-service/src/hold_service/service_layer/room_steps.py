@@ -13,7 +13,9 @@ out" within a step of the last seat being booked. Postgres records what must out
 - the lease: before a slot would end after it, it is extended (rarely: by a slot and a quarter). After a
   Redis loss the rebuilt room admits nobody until the lease has passed, so the tokens handed out before the
   loss and the ones after are never more than the active limit together.
-A step that fails (Postgres or Redis down) is logged and skipped: the next poll tries again.
+A step that fails (Postgres or Redis down) is logged and skipped: the next poll tries again. Each step taken
+or failed is counted as a run of the periodic job `waiting-room-step` (ticketing.job_metrics; on demand: it
+runs only while someone waits, so its alert also needs failed runs).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import secrets
 from dataclasses import replace
 
 from prometheus_client import Counter, Gauge
+from ticketing.job_metrics import JobWatch
 from ticketing.logs import log_action
 from ticketing.transient import TRANSIENT_ERRORS
 
@@ -46,15 +49,28 @@ DROPPED = Counter("waiting_room_dropped_total", "Queued or admitted customers dr
                   ["showtime"])
 
 
+_WATCHES: dict[str, JobWatch] = {}  # per service name: one job, whichever rooms it steps
+
+
+def _watch(deps: Deps) -> JobWatch:
+    s = deps.settings
+    if (watch := _WATCHES.get(s.service_name)) is None:
+        watch = _WATCHES[s.service_name] = JobWatch(s.service_name, "waiting-room-step", s.waiting_room_step_seconds,
+                                                    "on_demand")
+    return watch
+
+
 async def advance_room(showtime_id: int, deps: Deps) -> StepOutcome | None:
     """One admission step; None when none was taken (no room, or a dependency failed: logged)."""
     try:
         outcome = await _step(showtime_id, deps)
     except TRANSIENT_ERRORS as exc:
+        _watch(deps).failed()
         log_action(logger, "room.step_failed", str(exc), level=logging.WARNING, showtime_id=showtime_id,
                    error=type(exc).__name__)
         return None
     if outcome is not None:
+        _watch(deps).succeeded()
         _record(showtime_id, outcome)
     return outcome
 
@@ -75,8 +91,10 @@ async def _step(showtime_id: int, deps: Deps) -> StepOutcome | None:
         elif got == "need_lease":
             reach = settings.admission_token_ttl_seconds * LEASE_SLOTS + settings.waiting_room_step_seconds
             facts = replace(facts, lease_ms=await deps.rooms.extend_lease(showtime_id, reach))
+        elif got is None:  # a failed run of the job
+            raise ConnectionError("the room's queue (Redis) is unavailable")
         else:
-            return got if isinstance(got, StepOutcome) else None  # None: Redis unavailable
+            return got if isinstance(got, StepOutcome) else None
     return None
 
 

@@ -189,17 +189,64 @@ FROM ok;
 
 -- name: get_booking
 -- One hold with its status as a customer sees it (EXPIRED when HELD and past its time: lazy expiry).
-SELECT hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, expires_at, payment_id,
+SELECT hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, expires_at, payment_id, created_at,
        CASE WHEN hold_expired(status, expires_at) THEN 'EXPIRED' ELSE status END AS status
 FROM booking WHERE hold_id = $1;
 
 -- name: lock_booking_by_booking_id
 -- One hold by booking id (events carry the bookingId), locked for a payment's decision, with its status as
 -- get_booking derives it.
-SELECT hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, expires_at, payment_id,
+SELECT hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, expires_at, payment_id, created_at,
        CASE WHEN hold_expired(status, expires_at) THEN 'EXPIRED' ELSE status END AS status
 FROM booking WHERE booking_id = $1
 FOR UPDATE;
+
+-- name: extend_hold
+-- A HELD hold that has not expired lasts until max(its expiry, $2), never later than its creation + $3 s
+-- (HOLD_MAX_SECONDS); its seats' expiry moves with it (lazy expiry reads the seats). Locks the booking, then
+-- its seats in seat-code order, as every path does. The expiry (moved or not) and whether it moved; no row:
+-- the hold is not HELD and live, and nothing changed (a released or expired hold is never revived).
+WITH b AS MATERIALIZED (
+    SELECT hold_id, showtime_id, seats, expires_at AS was,
+           least(greatest(expires_at, $2), created_at + make_interval(secs => $3)) AS until
+    FROM booking
+    WHERE hold_id = $1 AND status = 'HELD' AND NOT hold_expired(status, expires_at)
+    FOR UPDATE
+), locked AS MATERIALIZED (
+    SELECT s.seat_code FROM show_seat s, b
+    WHERE s.showtime_id = b.showtime_id AND s.seat_code = ANY(b.seats) AND b.until > b.was
+    ORDER BY s.seat_code
+    FOR UPDATE OF s
+), seat_rows AS (
+    UPDATE show_seat s SET hold_expires_at = b.until
+    FROM b
+    WHERE s.showtime_id = b.showtime_id AND s.seat_code IN (SELECT seat_code FROM locked) AND s.hold_id = b.hold_id
+      AND s.status = 'HELD'
+    RETURNING 1
+), booking_row AS (
+    UPDATE booking SET expires_at = b.until, updated_at = now()
+    FROM b
+    WHERE booking.hold_id = b.hold_id AND b.until > b.was
+    RETURNING 1
+)
+SELECT b.until AS expires_at, b.until > b.was AS moved,
+       must(b.until <= b.was OR (SELECT count(*) FROM seat_rows) = cardinality(b.seats),
+            'a live hold owns all its seats') AS checked
+FROM b;
+
+-- name: gate_seats
+-- What the Redis seat gate should know of a showtime on sale (it starts after now): every seat a live
+-- hold holds (until its expiry) and every BOOKED seat (no expiry), with its hold id. No row: not on sale.
+SELECT st.starts_at,
+       coalesce(array_agg(s.seat_code ORDER BY s.seat_code) FILTER (WHERE s.seat_code IS NOT NULL), '{}') AS seats,
+       coalesce(array_agg(s.hold_id ORDER BY s.seat_code) FILTER (WHERE s.seat_code IS NOT NULL), '{}') AS holds,
+       coalesce(array_agg(s.hold_expires_at ORDER BY s.seat_code) FILTER (WHERE s.seat_code IS NOT NULL), '{}')
+           AS expires
+FROM showtime st
+LEFT JOIN show_seat s ON s.showtime_id = st.showtime_id
+    AND (s.status = 'BOOKED' OR (s.status = 'HELD' AND NOT seat_is_free(s.status, s.hold_expires_at)))
+WHERE st.showtime_id = $1 AND st.starts_at > now()
+GROUP BY st.starts_at;
 
 -- name: set_request_id
 -- The request id the events of this transaction carry (append_seat_map_events; migration 0007).

@@ -32,6 +32,7 @@ from ticketing.consumer import IdempotentConsumer
 from ticketing.events import BOOKING_EVENTS
 from ticketing.kafka import client_options, kafka_reachable
 from ticketing.logs import configure_logging
+from ticketing.metrics import ROLE_UP
 
 from notifier.bootstrap import Service
 from notifier.entrypoints.consumer import booking_events_processor
@@ -93,6 +94,8 @@ def create_app(service: Service, roles: set[str]) -> NotifierApp:
         _consumer_agent(app)
     if "sender" in roles:
         app.task(_sender_task(app))
+    for role in roles:  # an alert fires when no instance of a role reports
+        ROLE_UP.labels("notifier", role).set(1)
     return app
 
 

@@ -15,6 +15,10 @@ class HoldNotActive(PaymentError):
     pass
 
 
+class CheckoutLimit(PaymentError):
+    """The hold had MAX_CHECKOUTS_PER_HOLD payment attempts already."""
+
+
 class PaymentNotFound(PaymentError):
     pass
 

@@ -5,9 +5,10 @@ The booking saga (docs/saga.md has the whole table):
     hold-service      SeatsHeld ─ hold HELD ─┬─ PaymentSucceeded, in time ─> BOOKED, BookingConfirmed
                                              ├─ PaymentSucceeded, too late ─> BookingFailed
                                              └─ DELETE or expiry ─> SeatsReleased
-    payment-service   checkout ─ PENDING ─┬─ gateway paid ─> SUCCEEDED, PaymentSucceeded
-                                          ├─ gateway failed ─> FAILED, PaymentFailed{DECLINED}
-                                          └─ gateway expired/cancelled ─> EXPIRED, PaymentFailed{EXPIRED}
+    payment-service   checkout ─ hold extended to the session's end + grace (HoldExtended), then
+                      PENDING ─┬─ gateway paid ─> SUCCEEDED, PaymentSucceeded
+                               ├─ gateway failed ─> FAILED, PaymentFailed{DECLINED}
+                               └─ gateway expired/cancelled ─> EXPIRED, PaymentFailed{EXPIRED}
                       SUCCEEDED ─┬─ BookingConfirmed ─> booked (final)
                                  └─ BookingFailed ─> refund due ─ gateway refund ─> REFUNDED, RefundIssued
                       FAILED/EXPIRED ─ gateway paid after all ─> refund due ─> REFUNDED, RefundIssued
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 PaymentStatus = Literal["PENDING", "SUCCEEDED", "FAILED", "EXPIRED", "REFUNDED"]
@@ -40,10 +41,34 @@ class Hold:
     status: str  # HELD | BOOKED | RELEASED | EXPIRED
     expires_at: datetime
     amount_cents: int
+    created_at: datetime | None = None  # None: a hold-service that does not say (no extension past expires_at)
 
     @property
     def active(self) -> bool:
         return self.status == "HELD"
+
+
+@dataclass(frozen=True)
+class CheckoutWindow:
+    """When a checkout's gateway session ends, and how long its hold must last for that."""
+
+    session_ends_at: datetime
+    hold_until: datetime  # the session's end + the grace: a payment accepted in time, applied late, still books
+
+
+def checkout_window(hold: Hold, now: datetime, *, session_seconds: float, hold_max_seconds: float,
+                    grace_seconds: float, min_session_seconds: float) -> CheckoutWindow | None:
+    """Paying in time always books. The session ends at min(now + the session TTL, the hold's creation +
+    HOLD_MAX - the grace), and the hold is extended to that end + the grace BEFORE the session exists, so the
+    PaymentSucceeded of a payment the gateway accepted before the session ended may reach hold-service up
+    to the grace late and still find the hold live. None: less than `min_session_seconds` would be left to
+    pay (the customer holds the seats again)."""
+    cap = hold.created_at + timedelta(seconds=hold_max_seconds) if hold.created_at else hold.expires_at + \
+        timedelta(seconds=grace_seconds)  # unknown creation: the hold's current end is all we may count on
+    ends = min(now + timedelta(seconds=session_seconds), cap - timedelta(seconds=grace_seconds))
+    if ends - now < timedelta(seconds=min_session_seconds):
+        return None
+    return CheckoutWindow(session_ends_at=ends, hold_until=ends + timedelta(seconds=grace_seconds))
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,12 @@ def _roles(service: Service) -> dict[str, Callable[[], Role]]:
         "relay": lambda: OutboxRelay(RelayConfig(service=s.service_name, dsn=s.database_url,
                                                  bootstrap=s.kafka_bootstrap_servers)).run,
         "consumer": lambda: booking_events_consumer(deps, service.pool).run,
-        "reconcile": lambda: _both(periodic("reconcile", s.reconcile_interval_seconds, lambda: money.reconcile(deps)),
-                                   periodic("refunds", s.refund_interval_seconds, lambda: money.issue_refunds(deps))),
+        "reconcile": lambda: _both(periodic("reconcile", s.reconcile_interval_seconds, lambda: money.reconcile(deps),
+                                            service=s.service_name),
+                                   periodic("refunds", s.refund_interval_seconds, lambda: money.issue_refunds(deps),
+                                            service=s.service_name)),
         "housekeeping": lambda: periodic("housekeeping", s.housekeeping_interval_seconds,
-                                         lambda: purge_expired_records(deps)),
+                                         lambda: purge_expired_records(deps), service=s.service_name),
     }
 
 
@@ -50,7 +52,8 @@ async def run(roles: list[str]) -> None:
     service = await bootstrap(settings)
     try:
         factories = _roles(service)
-        await run_until_stopped({name: factories[name]() for name in roles}, metrics_port=settings.metrics_port,
+        await run_until_stopped({name: factories[name]() for name in roles}, service=settings.service_name,
+                                metrics_port=settings.metrics_port,
                                 metrics_host=settings.metrics_host)
     finally:
         await service.close()

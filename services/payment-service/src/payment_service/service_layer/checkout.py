@@ -1,4 +1,4 @@
-"""`start_checkout`: the hold, the voucher, a PENDING payment, the gateway session.
+"""`start_checkout`: the hold, the voucher, a PENDING payment, the hold extended, the gateway session.
 
 Crash safety (the order matters):
 1. the Idempotency-Key is claimed with a new paymentId BEFORE anything else; a retry with the key resumes
@@ -6,15 +6,19 @@ Crash safety (the order matters):
 2. the voucher use is reserved with orderId = paymentId (idempotent at voucher-service: a retry reserves
    nothing more; a use reserved for a payment that is never recorded is released by voucher-service's
    expiry, which asks us and hears 404);
-3. the PENDING payment commits BEFORE the gateway is called; the gateway deduplicates sessions on the
-   reference = paymentId;
-4. the session id and CheckoutStarted commit together.
+3. the PENDING payment commits BEFORE the gateway is called, with the session's end (domain/model.py,
+   checkout_window); the gateway deduplicates sessions on the reference = paymentId;
+4. the hold is extended to the session's end + PAYMENT_CONFIRM_GRACE_SECONDS BEFORE the session exists
+   (idempotent: a retry extends again), so nobody can pay a session whose payment could outlive its hold;
+   a hold that ended meanwhile expires the payment at once (nobody got a URL);
+5. the session id and CheckoutStarted commit together.
 If the process dies anywhere, the client's retry with the same key finds the key's paymentId and ends up
 with the one session of that payment. A replay returns the recorded payment.
 
 A new checkout of the same hold (a new key) first settles the hold's earlier attempts that are still open
 at the gateway (a declined card whose callback has not arrived yet) and gives back the voucher uses of the
-attempts that ended unpaid, so the customer can use the voucher again.
+attempts that ended unpaid, so the customer can use the voucher again; a hold has at most
+MAX_CHECKOUTS_PER_HOLD attempts (then CHECKOUT_LIMIT).
 """
 
 from __future__ import annotations
@@ -24,14 +28,15 @@ import json
 import logging
 import uuid
 from dataclasses import replace
+from datetime import datetime, timedelta
 
 from ticketing.events import booking_event
 from ticketing.logs import log_action
 
 from payment_service.domain import errors
 from payment_service.domain.commands import StartCheckout
-from payment_service.domain.model import Hold, Payment, charged_amount
-from payment_service.service_layer.ports import Deps
+from payment_service.domain.model import CheckoutWindow, Hold, Payment, charged_amount, checkout_window
+from payment_service.service_layer.ports import Deps, GatewayState
 from payment_service.service_layer.settlement import SOURCE, apply_gateway_state
 
 logger = logging.getLogger(__name__)
@@ -54,8 +59,11 @@ async def start_checkout(cmd: StartCheckout, deps: Deps) -> Payment:
         raise errors.HoldNotActive(f"the payment is {recorded.status}")
     hold = await _active_hold(cmd, deps)
     if recorded is None:
-        await _end_earlier_attempts(hold, deps)
-        recorded = await _record_pending(cmd, payment_id, hold, deps)
+        attempts = await _end_earlier_attempts(hold, deps)
+        if len(attempts) >= deps.settings.max_checkouts_per_hold:
+            raise errors.CheckoutLimit(_LIMIT.format(len(attempts)))
+        recorded = await _record_pending(cmd, payment_id, hold, _window(hold, deps).session_ends_at, deps)
+    await _keep_hold_for(recorded, deps)
     session = await deps.gateway.create_session(recorded, deps.settings.public_callback_url)
     return await _finish(replace(recorded, session_id=session.session_id, redirect_url=session.url), deps)
 
@@ -80,7 +88,37 @@ async def _active_hold(cmd: StartCheckout, deps: Deps) -> Hold:
     return hold
 
 
-async def _end_earlier_attempts(hold: Hold, deps: Deps) -> None:
+_LIMIT = "this hold had {} payment attempts, the most it may have: hold the seats again to try once more"
+_TOO_LATE = ("too little of this hold's time is left to pay; release it and hold the seats again "
+             "(a new hold gives you a new payment window)")
+
+
+def _window(hold: Hold, deps: Deps) -> CheckoutWindow:
+    s = deps.settings
+    window = checkout_window(hold, deps.clock(), session_seconds=s.payment_session_ttl_seconds,
+                             hold_max_seconds=s.hold_max_seconds, grace_seconds=s.payment_confirm_grace_seconds,
+                             min_session_seconds=s.payment_min_session_seconds)
+    if window is None:
+        raise errors.HoldNotActive(_TOO_LATE)
+    return window
+
+
+async def _keep_hold_for(payment: Payment, deps: Deps) -> None:
+    """The hold lasts to the session's end + the grace; a hold that ended meanwhile (hold-service says 409)
+    ends the payment: EXPIRED at once (nobody has its URL), PaymentFailed gives the voucher use back."""
+    until = payment.expires_at + timedelta(seconds=deps.settings.payment_confirm_grace_seconds)
+    try:
+        await deps.holds.extend(payment.hold_id, payment.customer_id, until)
+    except errors.HoldNotActive:
+        expired = GatewayState(session_id="", status="expired", amount_cents=payment.amount_cents)
+        async with deps.uow() as uow:
+            await apply_gateway_state(uow, payment.payment_id, expired)
+            await uow.commit()
+        raise
+
+
+async def _end_earlier_attempts(hold: Hold, deps: Deps) -> list[Payment]:
+    """The hold's earlier attempts, settled with the gateway where still open; their unpaid uses given back."""
     async with deps.uow() as uow:
         earlier = await uow.payments.of_hold(hold.hold_id)
     for attempt in earlier:
@@ -94,9 +132,11 @@ async def _end_earlier_attempts(hold: Hold, deps: Deps) -> None:
                 await uow.commit()
         if attempt.voucher_use_ended:
             await deps.vouchers.release(attempt.voucher_code or "", attempt.payment_id)
+    return earlier
 
 
-async def _record_pending(cmd: StartCheckout, payment_id: uuid.UUID, hold: Hold, deps: Deps) -> Payment:
+async def _record_pending(cmd: StartCheckout, payment_id: uuid.UUID, hold: Hold, session_ends_at: datetime,
+                          deps: Deps) -> Payment:
     discount = 0
     if cmd.voucher_code:
         discount = await deps.vouchers.reserve(cmd.voucher_code, customer_id=cmd.customer_id, order_id=payment_id,
@@ -105,16 +145,20 @@ async def _record_pending(cmd: StartCheckout, payment_id: uuid.UUID, hold: Hold,
     draft = Payment(payment_id=payment_id, hold_id=hold.hold_id, booking_id=hold.booking_id,
                     customer_id=cmd.customer_id, showtime_id=hold.showtime_id, amount_cents=amount,
                     discount_cents=applied, voucher_code=cmd.voucher_code, status="PENDING",
-                    expires_at=hold.expires_at)
+                    expires_at=session_ends_at)
+    limit = deps.settings.max_checkouts_per_hold
     async with deps.uow() as uow:
-        await uow.payments.add(draft, cmd.idempotency_key, deps.settings.payment_session_ttl_seconds,
-                               hold.expires_at)
+        await uow.payments.add(draft, cmd.idempotency_key, limit)
         payment = await uow.payments.get(payment_id)
+        attempts = len(await uow.payments.of_hold(hold.hold_id))
         await uow.commit()
     if payment is None or payment.status != "PENDING":
-        # Another attempt is live for this hold (the partial unique index said no): give the use back.
+        # Another attempt is live for this hold (the partial unique index said no), or a concurrent checkout
+        # took the last attempt: give the use back.
         if cmd.voucher_code:
             await deps.vouchers.release(cmd.voucher_code, payment_id)
+        if payment is None and attempts >= limit:
+            raise errors.CheckoutLimit(_LIMIT.format(attempts))
         raise errors.HoldNotActive("a payment for this hold is already pending or done")
     return payment
 

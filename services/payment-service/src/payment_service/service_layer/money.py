@@ -2,9 +2,13 @@
 
 Three passes, safe to run in several workers at once (every change is a conditional UPDATE, refunds are
 leased, and the gateway's refund is idempotent on the payment id):
-- pending: PENDING payments older than RECONCILE_AFTER_SECONDS (the callback never came) or whose hold
-  ended (cancel requested) are looked up, or cancelled, at the gateway and settled as a callback would
-  settle them; one that never got a session is expired once its time is over (nobody can pay it).
+- pending: PENDING payments whose session's time is over (at the next pass: the hold outlives the session
+  only by PAYMENT_CONFIRM_GRACE_SECONDS, so a payment accepted at the last second must be settled, and
+  booked, within that grace even when its callback is lost), older than RECONCILE_AFTER_SECONDS (the
+  callback never came), or whose hold ended (cancel requested), are looked up, or cancelled, at the gateway
+  and settled as a callback would settle them; one that never got a session is expired once its time is
+  over (nobody can pay it). A gateway that cannot be reached fails the run (the job's metrics count it)
+  after the refunds and the report.
 - refunds: money due back is refunded, retried with exponential backoff for as long as the gateway
   refuses or is down; REFUNDED and RefundIssued commit together.
 - report: refunds due for longer than REFUND_ALERT_SECONDS and payments paid that long ago with neither a
@@ -30,13 +34,21 @@ UNRESOLVED = Gauge("payment_money_unresolved", "Money an operator must look at",
 
 
 async def reconcile(deps: Deps) -> Unresolved:
-    await settle_pending(deps)
+    outage: DependencyUnavailable | None = None
+    try:
+        await settle_pending(deps)
+    except DependencyUnavailable as exc:
+        outage = exc
     await issue_refunds(deps)
-    return await report_unresolved(deps)
+    found = await report_unresolved(deps)
+    if outage is not None:
+        raise outage
+    return found
 
 
 async def settle_pending(deps: Deps) -> int:
-    """Returns how many payments were settled."""
+    """Returns how many payments were settled; raises DependencyUnavailable when the gateway could not be
+    asked (what was settled before stays settled)."""
     async with deps.uow() as uow:
         candidates = await uow.payments.pending_to_reconcile(deps.settings.reconcile_after_seconds)
     settled = 0
@@ -44,8 +56,9 @@ async def settle_pending(deps: Deps) -> int:
         try:
             state = await _gateway_state(pending, deps)
         except DependencyUnavailable as exc:
-            log_action(logger, "reconcile.gateway_down", str(exc), level=logging.WARNING)
-            break
+            log_action(logger, "reconcile.gateway_down", str(exc), level=logging.WARNING, settled=settled,
+                       candidates=len(candidates))
+            raise
         if state is None:
             continue
         async with deps.uow() as uow:

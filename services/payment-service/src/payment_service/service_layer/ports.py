@@ -8,8 +8,8 @@ from __future__ import annotations
 import abc
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ticketing.unit_of_work import UnitOfWork
@@ -52,8 +52,9 @@ class Unresolved:
 
 class PaymentRepository(abc.ABC):
     @abc.abstractmethod
-    async def add(self, p: Payment, idempotency_key: str, ttl_seconds: int, hold_expires_at: datetime) -> None:
-        """A PENDING payment (a retry with the same id changes nothing); Postgres sets its expiry."""
+    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> None:
+        """A PENDING payment expiring at p.expires_at; nothing when the id exists (a retry), when the hold has
+        a live payment, or when it had `max_attempts` payments already."""
 
     @abc.abstractmethod
     async def get(self, payment_id: uuid.UUID) -> Payment | None: ...
@@ -97,7 +98,7 @@ class PaymentRepository(abc.ABC):
 
     @abc.abstractmethod
     async def pending_to_reconcile(self, after_seconds: float, limit: int = 500) -> list[Pending]:
-        """PENDING payments older than `after_seconds`, or whose hold ended."""
+        """PENDING payments whose session's time is over, older than `after_seconds`, or whose hold ended."""
 
     @abc.abstractmethod
     async def unresolved(self, bound_seconds: float) -> Unresolved: ...
@@ -139,6 +140,11 @@ class HoldDirectory(abc.ABC):
     async def get(self, hold_id: uuid.UUID) -> Hold | None:
         """None when hold-service does not know the hold."""
 
+    @abc.abstractmethod
+    async def extend(self, hold_id: uuid.UUID, customer_id: int, until: datetime) -> datetime:
+        """The hold of `customer_id` lasts at least until `until` (hold-service caps it at its creation +
+        HOLD_MAX_SECONDS; idempotent); its expiry. Raises HoldNotActive (not HELD and live), HoldNotFound."""
+
 
 class Vouchers(abc.ABC):
     @abc.abstractmethod
@@ -175,3 +181,4 @@ class Deps:
     holds: HoldDirectory
     vouchers: Vouchers
     gateway: Gateway
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))  # when a checkout's session ends

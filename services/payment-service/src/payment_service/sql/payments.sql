@@ -1,9 +1,11 @@
 -- name: insert_payment
--- A PENDING payment written before the gateway is called; a retry with the same id changes nothing. The
--- session expires TTL ($10 s) after creation and never after the hold ($11): Postgres' clock.
+-- A PENDING payment written before the gateway is called, its session ending at $10 (the checkout's window);
+-- a retry with the same id changes nothing, and neither does a hold that had $11 payments already
+-- (MAX_CHECKOUTS_PER_HOLD; at most one of them live: payment_one_live_per_hold).
 INSERT INTO payment (payment_id, hold_id, booking_id, customer_id, showtime_id, amount_cents,
                      discount_cents, voucher_code, idempotency_key, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, least(now() + make_interval(secs => $10), $11))
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+WHERE (SELECT count(*) FROM payment WHERE hold_id = $2) < $11
 ON CONFLICT DO NOTHING;
 
 -- name: get_payment
@@ -89,11 +91,12 @@ UPDATE payment SET refund_attempts = refund_attempts + 1, refund_last_error = $3
 WHERE payment_id = $1 AND status <> 'REFUNDED';
 
 -- name: pending_to_reconcile
--- Reconciliation candidates: PENDING for longer than $1 s, or whose hold ended (cancel requested). `past`
--- says whether the session's time is over by Postgres' clock.
+-- Reconciliation candidates: PENDING and its session's time is over (settled at the next pass: its hold
+-- lasts only the grace longer), or PENDING for longer than $1 s, or its hold ended (cancel requested).
+-- `past` says whether the session's time is over by Postgres' clock.
 SELECT *, expires_at <= now() AS past FROM payment
 WHERE status = 'PENDING'
-  AND (created_at < now() - make_interval(secs => $1) OR cancel_requested_at IS NOT NULL)
+  AND (expires_at <= now() OR created_at < now() - make_interval(secs => $1) OR cancel_requested_at IS NOT NULL)
 ORDER BY created_at
 LIMIT $2;
 

@@ -24,8 +24,10 @@ def build_roles(service: Service, names: list[str]) -> dict[str, Role]:
     available: dict[str, Role] = {
         "reserved-consumer": voucher_reserved_consumer(s, service.pool, deps).run,
         "booking-consumer": booking_events_consumer(s, service.pool, deps).run,
-        "expiry": periodic("voucher-expiry", s.sweep_interval_seconds, lambda: expiry.expire_reservations(deps)),
-        "reconcile": periodic("voucher-reconcile", s.reconcile_interval_seconds, lambda: jobs.reconcile_all(deps)),
+        "expiry": periodic("voucher-expiry", s.sweep_interval_seconds, lambda: expiry.expire_reservations(deps),
+                           service=s.service_name),
+        "reconcile": periodic("voucher-reconcile", s.reconcile_interval_seconds, lambda: jobs.reconcile_all(deps),
+                              service=s.service_name),
     }
     return {name: available[name] for name in names}
 
@@ -37,7 +39,8 @@ async def main(names: list[str]) -> None:
     service = await bootstrap(settings, with_producer=False)
     try:
         await warm_selling_vouchers(service.deps)
-        await run_until_stopped(build_roles(service, names), metrics_port=settings.metrics_port,
+        await run_until_stopped(build_roles(service, names), service=settings.service_name,
+                                metrics_port=settings.metrics_port,
                                 metrics_host=settings.metrics_host)
     finally:
         await service.close()

@@ -1,15 +1,17 @@
 -- All-or-nothing seat gate for one or more hold requests on one showtime (those that arrived together),
 -- taken one after the other: a later request sees the keys an earlier one set.
--- KEYS: seat:{showtimeId}:code of every request, request after request, then the showtime's waiting room
--- keys wr:{showtimeId}:active and wr:{showtimeId}:state (one hash slot per showtime).
+-- KEYS: seat:{showtimeId}:code of every request, request after request, then the gate's mark
+-- seatgate:{showtimeId}:loaded and the showtime's waiting room keys wr:{showtimeId}:active and
+-- wr:{showtimeId}:state (one hash slot per showtime).
 -- ARGV[1] = TTL in ms, then per request: its number of seats, its hold id, its customer, and the end of his
 -- waiting-room slot as his admission token says ('' while the room is off).
 -- A key set by the same hold id is not "taken": a retry of one hold (an Idempotency-Key) goes on to
 -- Postgres, which answers it with the hold it already has.
 -- Returns per request the indexes (1-based, within the request) of the seats already taken; an empty list
 -- means every key of that request was set to its hold id; -1 means the customer's slot is over (his token
--- is stale: he paid, cancelled, or never came for it) and nothing was set.
-local active, state = KEYS[#KEYS - 1], KEYS[#KEYS]
+-- is stale: he paid, cancelled, or never came for it) and nothing was set. Then one more element: 1 when the
+-- gate's mark is there, 0 when Redis lost it (the gate knows only the holds taken since: refill it).
+local mark, active, state = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
 local now, since, paused
 
 -- The slot the token names is still the customer's. After Redis lost the room (`since` is when it was
@@ -48,4 +50,5 @@ for r = 2, #ARGV, 4 do
   end
   k = k + n
 end
+answers[#answers + 1] = redis.call('EXISTS', mark)
 return answers

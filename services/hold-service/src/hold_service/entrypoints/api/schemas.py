@@ -53,10 +53,26 @@ class HoldCreated(BaseModel):
 class HoldPublic(HoldCreated):
     customerId: int
     status: Literal["HELD", "BOOKED", "RELEASED", "EXPIRED"]
+    createdAt: datetime | None = Field(default=None, description="When the hold was taken: it lasts at most "
+                                       "HOLD_MAX_SECONDS from then, extensions included.")
 
     @classmethod
     def of(cls, hold: Hold) -> HoldPublic:
-        return cls(**HoldCreated.of(hold).model_dump(), customerId=hold.customer_id, status=hold.status)
+        return cls(**HoldCreated.of(hold).model_dump(), customerId=hold.customer_id, status=hold.status,
+                   createdAt=hold.created_at)
+
+
+class HoldExtend(BaseModel):
+    """payment-service at checkout: keep the hold until `until` (its payment session's end + the grace)."""
+
+    model_config = ConfigDict(extra="forbid")
+    until: UtcDatetime
+    customerId: int | None = Field(default=None, ge=1, description="The customer checking out: another "
+                                   "customer's hold is 404, as for any reader.")
+
+
+class HoldExtended(BaseModel):
+    expiresAt: datetime
 
 
 class SeatPublic(BaseModel):

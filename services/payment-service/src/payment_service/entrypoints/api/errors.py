@@ -12,6 +12,7 @@ _TABLE: dict[type[Exception], Callable[[Exception], ApiError]] = {
     errors.HoldNotFound: lambda _: not_found("hold"),
     errors.PaymentNotFound: lambda _: not_found("payment"),
     errors.HoldNotActive: lambda e: ApiError(409, "HOLD_NOT_ACTIVE", str(e) or "the hold is not active"),
+    errors.CheckoutLimit: lambda e: ApiError(409, "CHECKOUT_LIMIT", str(e)),
     errors.IdempotencyKeyReused: lambda _: ApiError(
         422, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with another request body"),
     errors.VoucherRejected: lambda e: ApiError(e.status, e.code, e.message),  # type: ignore[attr-defined]

@@ -14,7 +14,10 @@ async function checkout() {
     if (payWindow) payWindow.close();
     return say((r.body && r.body.message) || `The checkout failed (${r.status}).`);
   }
-  saveHold({ ...hold, paymentId: r.body.paymentId });
+  // The checkout extended the hold past the payment session: the countdown follows the hold as the server has it.
+  const now = await api(`/holds/${hold.holdId}`);
+  const expiresAt = now.status === 200 ? now.body.expiresAt : hold.expiresAt;
+  saveHold({ ...hold, expiresAt, paymentId: r.body.paymentId });
   if (payWindow) payWindow.location.href = r.body.redirectUrl;
   else window.location.assign(r.body.redirectUrl);
   say("Pay in the payment window; this page shows the result.");
@@ -75,7 +78,7 @@ async function resume() {
     showResult("BOOKED");
     return true;
   }
-  saveHold({ ...state.hold, offsetMs: clockOffset(r.date) });
+  saveHold({ ...state.hold, expiresAt: r.body.expiresAt, offsetMs: clockOffset(r.date) });
   if (state.hold.paymentId) watchPayment(state.hold.paymentId);
   return true;
 }

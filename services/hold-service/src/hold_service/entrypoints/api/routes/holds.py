@@ -1,27 +1,31 @@
-"""Holds: take (with optional Idempotency-Key), read, cancel. Routes are thin."""
+"""Holds: take (with optional Idempotency-Key), read, extend (payment-service at checkout), cancel. Routes
+are thin."""
 
 from __future__ import annotations
 
 import uuid
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from ticketing.api.security import Customer, CustomerOrService, require_role
+from ticketing.auth import Principal
 
-from hold_service.domain.commands import CancelHold
+from hold_service.domain.commands import CancelHold, ExtendHold
 from hold_service.domain.errors import HoldError
 from hold_service.domain.model import HoldSeats
 from hold_service.entrypoints.api import hold_request
 from hold_service.entrypoints.api.deps import DepsDep
 from hold_service.entrypoints.api.errors import api_error
 from hold_service.entrypoints.api.hold_request import HOLD_OPENAPI, json_response
-from hold_service.entrypoints.api.schemas import HoldCreated, HoldPublic
-from hold_service.service_layer import holds
+from hold_service.entrypoints.api.schemas import HoldCreated, HoldExtend, HoldExtended, HoldPublic
+from hold_service.service_layer import holds, lifecycle
 from hold_service.service_layer.idempotency import hold_seats_once
 from hold_service.service_layer.ports import Deps
 
 router = APIRouter(tags=["holds"])
 _customer = require_role("customer")  # the shared check (app.state.tokens, cached), called directly
+Service = Annotated[Principal, Depends(require_role("service"))]  # another service of ours (payment-service)
 CREATE_HOLD_PATH = "/showtimes/{showtime_id}/holds"
 
 
@@ -53,6 +57,19 @@ async def get_hold(hold_id: uuid.UUID, who: CustomerOrService, deps: DepsDep) ->
         return HoldPublic.of(await holds.get_hold(hold_id, customer, deps))
     except HoldError as exc:
         raise api_error(exc) from exc
+
+
+@router.post("/holds/{hold_id}/extend", response_model=HoldExtended, name="extend_hold",
+             responses={404: {}, 409: {}, 422: {}})
+async def extend_hold(hold_id: uuid.UUID, body: HoldExtend, _caller: Service, deps: DepsDep) -> HoldExtended:
+    """payment-service at checkout: the hold's expiry becomes max(its expiry, until), never later than its
+    creation + HOLD_MAX_SECONDS (HoldExtended on booking-events when it moved); idempotent. 409
+    HOLD_NOT_ACTIVE unless the hold is HELD and live (a released or expired hold is never revived)."""
+    try:
+        expires = await lifecycle.extend_hold(ExtendHold(hold_id, body.until, body.customerId), deps)
+    except HoldError as exc:
+        raise api_error(exc) from exc
+    return HoldExtended(expiresAt=expires)
 
 
 @router.delete("/holds/{hold_id}", status_code=204, name="cancel_hold", responses={404: {}, 409: {}})

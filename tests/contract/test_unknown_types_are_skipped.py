@@ -1,0 +1,54 @@
+"""HoldExtended (hold-service, at checkout) reaches every consumer of booking-events: payment-service, voucher-
+service and the notifier skip it, and so does hold-service's own consumer; and a consumer built before a type
+existed (its catalogue cannot decode it) skips it too instead of dead-lettering it (the contract: a consumer
+ignores event types it does not know). No infrastructure: a skipped event never reaches the database."""
+
+from __future__ import annotations
+
+import uuid
+from types import SimpleNamespace
+from typing import Any
+
+import orjson
+import pytest
+from aiokafka import ConsumerRecord
+from hold_service.config import HoldSettings
+from hold_service.entrypoints.consumer import payment_consumer
+from notifier.config import NotifierSettings
+from notifier.entrypoints.consumer import booking_events_processor
+from payment_service.config import Settings as PaymentSettings
+from payment_service.entrypoints.consumer import booking_events_consumer as payment_events
+from ticketing.consumer import IdempotentConsumer
+from ticketing.events import BOOKING_EVENTS, booking_event, encode
+from voucher_service.config import VoucherSettings
+from voucher_service.entrypoints.consumer import booking_events_consumer as voucher_events
+
+
+def consumers() -> dict[str, IdempotentConsumer]:
+    """Each service's booking-events consumer, with no pool (a skipped event never asks for a connection)."""
+    no_pool: Any = None
+    return {
+        "hold-service": payment_consumer(HoldSettings(_env_file=None), no_pool, SimpleNamespace()),  # type: ignore[call-arg,arg-type]
+        "payment-service": payment_events(SimpleNamespace(settings=PaymentSettings(_env_file=None)), no_pool),  # type: ignore[call-arg,arg-type]
+        "voucher-service": voucher_events(VoucherSettings(_env_file=None), no_pool, SimpleNamespace()),  # type: ignore[call-arg,arg-type]
+        "notifier": booking_events_processor(SimpleNamespace(settings=NotifierSettings(_env_file=None)), no_pool),  # type: ignore[call-arg,arg-type]
+    }
+
+
+def record(value: bytes) -> ConsumerRecord:
+    return ConsumerRecord(BOOKING_EVENTS, 0, 0, 0, 0, b"k", value, None, 0, len(value), ())
+
+
+HOLD_EXTENDED = encode(booking_event("HoldExtended", source="hold-service", booking_id=uuid.uuid4(), showtime_id=42,
+                                     customer_id=7, data={"holdId": uuid.uuid4(),
+                                                          "expiresAt": "2031-01-01T20:00:00Z"}))
+NEWER = orjson.dumps({"eventId": str(uuid.uuid4()), "type": "SomethingAddedLater", "version": 1,
+                      "bookingId": str(uuid.uuid4()), "data": {}})
+
+
+@pytest.mark.parametrize("service", sorted(consumers()))
+async def test_every_consumer_skips_hold_extended_and_types_it_does_not_know(service: str) -> None:
+    consumer = consumers()[service]
+    assert "HoldExtended" not in consumer.config.handlers
+    assert await consumer.inbox.apply(record(HOLD_EXTENDED)) == "skipped"
+    assert await consumer.inbox.apply(record(NEWER)) == "skipped"
