@@ -9,21 +9,21 @@ import asyncpg
 from ticketing.db import create_pool
 from ticketing.redis_client import RedisClient, redis_client
 
-from hold_service.adapters.admission import RedisAdmission, SequentialAdmission
-from hold_service.adapters.rate_limit import RedisRateLimiter
+from hold_service.adapters.admission import RedisAdmission
+from hold_service.adapters.rate_limit import RateLimits
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.adapters.room_credentials import SignedCredentials
 from hold_service.adapters.room_queue import RedisRoomQueue
 from hold_service.adapters.room_store import PgRoomStore
-from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate
+from hold_service.adapters.seat_gate import SeatGate
 from hold_service.adapters.seat_map_feed import PgSeatMapFeed, maintain
 from hold_service.adapters.seat_map_source import PgSeatMapSource
 from hold_service.adapters.seat_maps import LiveSeatMaps
 from hold_service.adapters.stream_leases import StreamLeases
 from hold_service.adapters.writer import PostgresHoldWriter
 from hold_service.config import HoldSettings
-from hold_service.service_layer.ports import Admission, Deps
+from hold_service.service_layer.ports import Deps
 
 
 @dataclass
@@ -73,17 +73,13 @@ async def bootstrap(settings: HoldSettings) -> Service:
                              command_timeout=settings.dependency_timeout_seconds * 5, server_settings=PLANS)
     guard = RedisGuard(redis_client(settings, settings.redis_socket_timeout_seconds),
                        settings.redis_retry_after_seconds)
-    limiter = RedisRateLimiter(guard, settings.hold_rate_limit_per_minute, settings.hold_rate_limit_per_ip_per_minute)
+    limits = RateLimits(guard, settings.hold_rate_limit_per_minute, settings.hold_rate_limit_per_ip_per_minute)
     # The waiting room's own client and guard: its calls may take longer than a hold's, and a slow answer to
     # one of them does not make the other skip Redis.
     room_guard = RedisGuard(redis_client(settings, settings.waiting_room_redis_timeout_seconds),
                             settings.redis_retry_after_seconds)
     queue = RedisRoomQueue(room_guard, settings.waiting_room_step_seconds, settings.waiting_room_abandon_seconds)
-    admission: Admission
-    if settings.seat_gate_enabled:
-        admission = RedisAdmission(guard, limiter, RedisSeatGate(guard), queue)  # all in one round trip
-    else:
-        admission = SequentialAdmission(limiter, SeatGate(), queue)
+    admission = RedisAdmission(guard, limits, SeatGate(guard, enabled=settings.seat_gate_enabled))
     seat_maps = LiveSeatMaps(PgSeatMapSource(pool), capacity=settings.seat_map_showtimes,
                              missing_seconds=settings.seat_map_missing_seconds,
                              stale_seconds=settings.seat_map_stale_seconds,
@@ -92,7 +88,7 @@ async def bootstrap(settings: HoldSettings) -> Service:
                              flush_seconds=settings.seat_map_stream_flush_seconds,
                              leases=StreamLeases(guard, settings.seat_map_max_streams_per_address))
     deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool),
-                writer=PostgresHoldWriter(pool, batched=settings.seat_gate_enabled), admission=admission,
+                writer=PostgresHoldWriter(pool), admission=admission,
                 seat_maps=seat_maps,
                 # The waiting room.
                 rooms=PgRoomStore(pool, settings.waiting_room_cache_seconds), queue=queue,

@@ -91,14 +91,14 @@ async def test_gate_down_postgres_decides(start, db, h) -> None:
 
 async def test_stale_release_cannot_free_another_holds_key(start, redis_url) -> None:
     async with start(redis_url=_db15(redis_url)) as svc:
-        gate, sid = svc.deps.admission.gate, 10**12 + random.randint(0, 10**6)
+        gate, sid = svc.deps.admission, 10**12 + random.randint(0, 10**6)
         old, new = uuid.uuid4(), uuid.uuid4()
-        assert await gate.try_hold(sid, ["C1"], old, 0.05) == []
+        assert (await gate.admit(7, sid, ["C1"], old, 0.05)).taken == []
         await asyncio.sleep(0.1)  # the old key's TTL passed
-        assert await gate.try_hold(sid, ["C1", "C2"], new, 60) == []
+        assert (await gate.admit(8, sid, ["C1", "C2"], new, 60)).taken == []
         await gate.release(sid, ["C1"], old)
         assert await svc.redis.get(seat_key(sid, "C1")) == str(new)
-        assert await gate.try_hold(sid, ["C2", "C3"], uuid.uuid4(), 60) == ["C2"]
+        assert (await gate.admit(9, sid, ["C2", "C3"], uuid.uuid4(), 60)).taken == ["C2"]
         assert await svc.redis.exists(seat_key(sid, "C3")) == 0  # all-or-nothing in Redis too
 
 

@@ -1,68 +1,39 @@
-"""Hold rate limits, per customer and per client address, each one Lua call in Redis.
+"""Hold rate limits, per customer and per client address: one Lua script each, sent by admission.py with the
+seat gate's in one round trip.
 
-The per-customer one (lua/rate_limit.lua) replaced the `limits` library here: that did the same single
-EVALSHA but through its own client, pool and wrappers, a noticeable share of a worker's CPU on the gate
-path (docs/benchmarks.md).
-Fails open: with Redis down the limit is not enforced (logged); the denial-of-inventory cap lives in
-Postgres and still holds. The per-address limit (HOLD_RATE_LIMIT_PER_IP_PER_MINUTE) is here too; the route
-finds the address (entrypoints/api/client_address.py).
+Fails open: with Redis down the limits are not enforced (logged); the denial-of-inventory cap lives in
+Postgres and still holds. The route finds the client's address (entrypoints/api/client_address.py).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from typing import Any
 
 from ticketing.logs import log_action
 
 from hold_service.adapters.redis_guard import RedisGuard
-from hold_service.adapters.redis_script import LuaScript
+from hold_service.adapters.redis_script import Call, LuaScript
 
 logger = logging.getLogger(__name__)
 WINDOW_MS = 60_000
 
 
-class RateLimiter:
-    """The null limiter: admits everything (the gate-off and test configurations use Redis's)."""
-
-    async def retry_after(self, customer_id: int) -> int | None:
-        """None when admitted, else seconds to wait."""
-        return None
-
-    async def retry_after_address(self, address: str) -> int | None:
-        """The same for a client address (HOLD_RATE_LIMIT_PER_IP_PER_MINUTE)."""
-        return None
-
-
-class RedisRateLimiter(RateLimiter):
+class RateLimits:
     """Per customer: the moving window of rate_limit.lua (exact; its cost grows with the limit, 5 a minute).
     Per address: the sliding-window counter of address_rate_limit.lua, O(1) at any limit, since one address
-    (a NAT, an office) may carry many customers and a high limit."""
+    (a NAT, an office) may carry many customers and a high limit. Each answers the wait in ms (0: admitted)."""
 
     def __init__(self, guard: RedisGuard, per_minute: int, per_address_per_minute: int) -> None:
-        self.guard, self.per_minute = guard, per_minute  # the guard: "Redis is down, skip it a moment"
-        self.per_address_per_minute = per_address_per_minute
-        self.script = LuaScript(guard.client, "rate_limit.lua")  # also pipelined by admission.py
-        self.address_script = LuaScript(guard.client, "address_rate_limit.lua")  # so is this one
+        self.per_minute, self.per_address_per_minute = per_minute, per_address_per_minute
+        self.script = LuaScript(guard.client, "rate_limit.lua")
+        self.address_script = LuaScript(guard.client, "address_rate_limit.lua")
 
-    def call(self, customer_id: int) -> tuple[list[str], list[Any]]:
-        return [f"ratelimit:holds:{customer_id}"], [self.per_minute, WINDOW_MS]
+    def customer(self, customer_id: int) -> Call:
+        return self.script, [f"ratelimit:holds:{customer_id}"], [self.per_minute, WINDOW_MS]
 
-    def address_call(self, address: str) -> tuple[list[str], list[Any]]:
-        return [f"ratelimit:address:{{{address}}}"], [self.per_address_per_minute, WINDOW_MS]
-
-    async def retry_after(self, customer_id: int) -> int | None:
-        wait_ms = await self.guard.call("ratelimit.hit", self.script(*self.call(customer_id)))
-        if not wait_ms:
-            return None  # admitted, or Redis unavailable (fail open)
-        return log_refusal(customer_id, int(wait_ms))
-
-    async def retry_after_address(self, address: str) -> int | None:
-        wait_ms = await self.guard.call("ratelimit.address", self.address_script(*self.address_call(address)))
-        if not wait_ms:
-            return None
-        return log_refusal(address, int(wait_ms))
+    def address(self, address: str) -> Call:
+        return self.address_script, [f"ratelimit:address:{{{address}}}"], [self.per_address_per_minute, WINDOW_MS]
 
 
 def log_refusal(who: int | str, wait_ms: int) -> int:

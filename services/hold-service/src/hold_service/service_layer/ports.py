@@ -257,10 +257,6 @@ class RoomQueue(abc.ABC):
         """The customer's slot is over (he paid or cancelled): someone else may come in."""
 
     @abc.abstractmethod
-    async def slot_live(self, admission: AdmissionPass) -> bool | None:
-        """Whether the slot the token names is still the customer's."""
-
-    @abc.abstractmethod
     async def figures(self, showtime_id: int) -> RoomFigures | None:
         """None also when no step ran yet."""
 
