@@ -44,12 +44,11 @@ from hold_service.service_layer.ports import (
     HoldWriter,
     IdempotencyRepository,
     Released,
-    RoomQueue,
-    RoomStore,
     SeatMaps,
     SeatMapSubscription,
     SeatMapView,
 )
+from hold_service.service_layer.room_ports import RoomQueue, RoomStore
 from hold_service.service_layer.showtimes import seat_map
 from ticketing.events import booking_event
 from ticketing.in_memory import Clock, MemoryDb, MemoryTransaction, MemoryUnitOfWork, MemoryWorld

@@ -123,3 +123,31 @@ async def test_requests_arriving_together_share_one_round_trip_and_gate_run(star
         assert [(a.wait, a.taken) for a in got] == [(None, []), (None, ["A2"]), (None, []), (None, [])]
         # Per request its customer's and its address's rate-limit runs, then 1 gate run; 2 + 1 for the other
         assert sorted(exchanges) == [3, 7]
+
+
+async def test_with_the_gate_off_admission_takes_the_same_path_and_sets_no_seat_key(start, h) -> None:
+    """SEAT_GATE_ENABLED=false changes the edge only: the same admission, its requests of one loop turn in one
+    exchange with their rate-limit runs (and the gate script only for a waiting-room slot to check), no seat
+    named and no seat key left in Redis; the limits still refuse, and the writer is the same."""
+    async with start(hold_rate_limit_per_minute=2) as on, start(seat_gate_enabled=False,
+                                                                 hold_rate_limit_per_minute=2) as svc:
+        assert (type(svc.deps.admission), type(svc.deps.writer)) == (type(on.deps.admission), type(on.deps.writer))
+        sid = await svc.showtime({"A": 6})
+        admission, exchanges = svc.deps.admission, []
+        run_together = admission._run_together
+
+        async def counted(calls: list[tuple[object, ...]]) -> list[object]:
+            exchanges.append(len(calls))
+            return await run_together(calls)
+
+        admission._run_together = counted
+        customer = h.new_id()
+        got = await asyncio.gather(*(admission.admit(customer, sid, [f"A{n}"], uuid.uuid4(), 60, address="192.0.2.8")
+                                     for n in (1, 2, 3)))
+        assert [(a.wait is None, a.taken) for a in got] == [(True, []), (True, []), (False, [])]
+        assert exchanges == [6]  # 3 customer and 3 address runs, no gate run: no slot to check
+        assert await svc.redis.keys(f"seat:{{{sid}}}:*") == []
+        # Two holds of one seat reach Postgres, which decides.
+        first, second = await asyncio.gather(svc.hold(sid, ["A5"]), svc.hold(sid, ["A5"]))
+        assert sorted([first.status_code, second.status_code]) == [201, 409]
+        assert "postgres" in (first.json().get("decidedBy"), second.json().get("decidedBy"))

@@ -28,7 +28,7 @@ from hold_service.domain.waiting_room import (
     Ticket,
     to_ms,
 )
-from hold_service.service_layer.ports import RoomQueue
+from hold_service.service_layer.room_ports import RoomQueue
 
 ROOM_KEYS = ("state", "pre", "queue", "active", "tickets", "seen", "pickup", "admits")
 KEEP_MS = 2 * 86_400_000  # a room's keys outlive its last step by two days
