@@ -9,8 +9,7 @@ import asyncpg
 from ticketing.db import create_pool
 from ticketing.redis_client import RedisClient, redis_client
 
-from hold_service.adapters.admission import RedisAdmission
-from hold_service.adapters.rate_limit import RateLimits
+from hold_service.adapters.admission import RateLimits, RedisAdmission
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.adapters.room_credentials import SignedCredentials

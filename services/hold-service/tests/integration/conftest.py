@@ -20,8 +20,7 @@ import asyncpg
 import httpx
 import pytest
 import pytest_asyncio
-from hold_service.adapters.admission import RedisAdmission
-from hold_service.adapters.rate_limit import RateLimits
+from hold_service.adapters.admission import RateLimits, RedisAdmission
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.adapters.seat_gate import SeatGate

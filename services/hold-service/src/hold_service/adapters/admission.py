@@ -2,6 +2,12 @@
 checks the customer's waiting-room slot while the showtime's room is on. One path whatever SEAT_GATE_ENABLED
 says: a gate that is off names no seats (adapters/seat_gate.py).
 
+The limits fail open: with Redis down they are not enforced (logged); the denial-of-inventory cap lives in
+Postgres and still holds. Per customer, the moving window of lua/rate_limit.lua (exact; its cost grows with
+the limit, 5 a minute); per address, the sliding-window counter of lua/address_rate_limit.lua, O(1) at any
+limit, since one address (a NAT, an office) may carry many customers and a high limit. The route finds the
+address (entrypoints/api/client_address.py).
+
 The Lua scripts go in ONE network round trip (redis_script.run_together), and the requests for one showtime
 that arrive in the same turn of the event loop (under load, many: the loop reads many sockets per turn) share
 it (ticketing.batching): two rate-limit scripts per request (its customer's, its address's), then ONE gate
@@ -18,6 +24,7 @@ Postgres still decides every hold; this only filters.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 import uuid
@@ -25,18 +32,35 @@ from datetime import datetime
 from typing import Any
 
 from ticketing.batching import TickBatcher
+from ticketing.logs import log_action
 
-from hold_service.adapters.rate_limit import RateLimits, log_refusal
 from hold_service.adapters.redis_guard import RedisGuard
-from hold_service.adapters.redis_script import Call, run_together
+from hold_service.adapters.redis_script import Call, LuaScript, run_together
 from hold_service.adapters.seat_gate import GateAnswer, SeatGate
 from hold_service.domain.waiting_room import AdmissionPass
 from hold_service.service_layer.ports import Admission, Admitted, GateSeat
 
+logger = logging.getLogger(__name__)
 MAX_REMEMBERED = 10_000  # refused customers and addresses remembered per process
+WINDOW_MS = 60_000  # the rate limits' window
 Request = tuple[int, list[str], uuid.UUID, str | None, AdmissionPass | None]  # customer, seats, hold, address, slot
 # The customer's limiter's wait in ms, the address's (0: admitted), the gate's answer, whether Redis lost the gate.
 Answer = tuple[int, int, GateAnswer, bool]
+
+
+class RateLimits:
+    """The rate-limit scripts' calls; each answers the wait in ms (0: admitted)."""
+
+    def __init__(self, guard: RedisGuard, per_minute: int, per_address_per_minute: int) -> None:
+        self.per_minute, self.per_address_per_minute = per_minute, per_address_per_minute
+        self.script = LuaScript(guard.client, "rate_limit.lua")
+        self.address_script = LuaScript(guard.client, "address_rate_limit.lua")
+
+    def customer(self, customer_id: int) -> Call:
+        return self.script, [f"ratelimit:holds:{customer_id}"], [self.per_minute, WINDOW_MS]
+
+    def address(self, address: str) -> Call:
+        return self.address_script, [f"ratelimit:address:{{{address}}}"], [self.per_address_per_minute, WINDOW_MS]
 
 
 class RedisAdmission(Admission):
@@ -118,6 +142,16 @@ class RedisAdmission(Admission):
 
     async def _run_together(self, calls: list[Call]) -> list[Any]:
         return await run_together(self.guard.client, calls)  # a method: a test counts the exchanges
+
+
+def log_refusal(who: int | str, wait_ms: int) -> int:
+    """The Retry-After in whole seconds (at least 1), logged."""
+    wait = max(1, math.ceil(wait_ms / 1000))
+    if isinstance(who, int):
+        log_action(logger, "hold.rate_limited", customer_id=who, retry_after=wait)
+    else:
+        log_action(logger, "hold.rate_limited", address=who, retry_after=wait)
+    return wait
 
 
 def _longer(a: int | None, b: int | None) -> int | None:
