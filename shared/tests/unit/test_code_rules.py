@@ -41,3 +41,13 @@ def test_an_error_answer_is_written_in_one_place() -> None:
              and {"error", "message"} <= {k.value for k in node.keys if isinstance(k, ast.Constant)}
              and not any(isinstance(v, ast.Dict) for v in node.values)]  # a JSON Schema of the body is not one
     assert [place.split(":")[0] for place in found] == ["shared/src/ticketing/api/errors.py"], found
+
+
+MAX_MODULE_LINES = 250
+BEING_SPLIT = {"shared/src/ticketing/relay.py"}  # being split by concern in a change of its own: then none
+
+
+def test_no_production_module_is_over_250_lines() -> None:
+    over = {str(path): len((ROOT / path).read_text().splitlines()) for path, _ in production()
+            if len((ROOT / path).read_text().splitlines()) > MAX_MODULE_LINES}
+    assert set(over) <= BEING_SPLIT, over
