@@ -70,7 +70,8 @@ _TLS = ssl.create_default_context()
 class Clients:
     """One HTTP client per source address of a customer process. A client opens connections as its calls
     need them (browsing calls are bounded by the process's share of --connections, the sale's semaphore, and a
-    customer who pays never waits for a connection); it keeps `keepalive` of them open between calls."""
+    customer who pays never waits for a connection); it keeps `keepalive` of them open between calls, each
+    for at most httpx's keep-alive expiry (5 s idle)."""
 
     keepalive: int
     timeout: float = 30.0

@@ -41,6 +41,9 @@ LAG_PROBE_SECONDS = 0.05
 SATURATED_LAG_MS = 20.0  # a loop this late at p99 adds about that much to what its customers measure
 REPORT_SECONDS = 0.25
 JOURNEYS_PER_WORKER = 10**7  # journey ids of worker w start at w * this
+# Connections an address keeps open between calls, per customer of it: the service he calls and the one he called
+# last, as his browser would. Fewer, and its pool closes a connection and opens another for almost every call.
+KEEPALIVE_PER_CUSTOMER = 2
 
 
 @dataclass(frozen=True)
@@ -118,10 +121,8 @@ async def _work(plan: Plan, out: Any, start: Any, stop: Any) -> None:
                 expiry_plays=plan.expiry_plays, stop=stop,
                 in_flight=asyncio.Semaphore(connections))
     sale.seats = {showtime: SeatCounts(available=len(seats)) for showtime, seats in plan.catalogue.showtimes.items()}
-    # The process's share of --connections kept open between calls, spread over its addresses.
-    addresses = {address for *_, address in plan.customers}
-    clients = Clients(keepalive=max(1, connections // max(1, len(addresses))))
-    for address in sorted(addresses):
+    clients = Clients(keepalive=KEEPALIVE_PER_CUSTOMER * cfg.customers_per_address)
+    for address in sorted({address for *_, address in plan.customers}):
         clients.of(address)
     reporter = Reporter(sale, plan.worker, out)
     reporter.send("ready")  # the interpreter and the harness are loaded: the parent starts the sale
