@@ -6,7 +6,9 @@ The limits fail open: with Redis down they are not enforced (logged); the denial
 Postgres and still holds. Per customer, the moving window of lua/rate_limit.lua (exact; its cost grows with
 the limit, 5 a minute); per address, the sliding-window counter of lua/address_rate_limit.lua, O(1) at any
 limit, since one address (a NAT, an office) may carry many customers and a high limit. The route finds the
-address (entrypoints/api/client_address.py).
+address (entrypoints/api/client_address.py). Every refusal is counted by the limit that made it
+(`hold_rate_limited_total{limit}`): refusals by address while few by customer mean many customers behind one
+address (a NAT, an office, a proxy not in TRUSTED_PROXIES), not one customer hammering.
 
 The Lua scripts go in ONE network round trip (redis_script.run_together), and the requests for one showtime
 that arrive in the same turn of the event loop (under load, many: the loop reads many sockets per turn) share
@@ -31,6 +33,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from prometheus_client import Counter
 from ticketing.batching import TickBatcher
 from ticketing.logs import log_action
 
@@ -43,6 +46,10 @@ from hold_service.service_layer.ports import Admission, Admitted, GateSeat
 logger = logging.getLogger(__name__)
 MAX_REMEMBERED = 10_000  # refused customers and addresses remembered per process
 WINDOW_MS = 60_000  # the rate limits' window
+REFUSED = Counter("hold_rate_limited_total", "Hold requests and queue joins refused, by the limit that refused them",
+                  ["limit"])
+for _limit in ("customer", "address"):
+    REFUSED.labels(_limit)  # exported at 0 from the start: "none refused" reads as 0, not as missing
 Request = tuple[int, list[str], uuid.UUID, str | None, AdmissionPass | None]  # customer, seats, hold, address, slot
 # The customer's limiter's wait in ms, the address's (0: admitted), the gate's answer, whether Redis lost the gate.
 Answer = tuple[int, int, GateAnswer, bool]
@@ -109,9 +116,11 @@ class RedisAdmission(Admission):
         await self.gate.keep(showtime_id, seats, hold_id, until)
 
     def _remembered(self, who: int | str | None, now: float) -> int | None:
+        """Seconds `who` still waits after a refusal (counted again: it is refused again), or None."""
         if who is None or (until := self._refused.get(who)) is None:
             return None
         if now < until:
+            count_refusal(who)
             return max(1, math.ceil(until - now))
         del self._refused[who]
         return None
@@ -144,9 +153,15 @@ class RedisAdmission(Admission):
         return await run_together(self.guard.client, calls)  # a method: a test counts the exchanges
 
 
+def count_refusal(who: int | str) -> None:
+    """One refusal by the customer's limit (`who` an id) or the address's (`who` an address)."""
+    REFUSED.labels("customer" if isinstance(who, int) else "address").inc()
+
+
 def log_refusal(who: int | str, wait_ms: int) -> int:
-    """The Retry-After in whole seconds (at least 1), logged."""
+    """The Retry-After in whole seconds (at least 1), logged and counted."""
     wait = max(1, math.ceil(wait_ms / 1000))
+    count_refusal(who)
     if isinstance(who, int):
         log_action(logger, "hold.rate_limited", customer_id=who, retry_after=wait)
     else:
