@@ -19,7 +19,7 @@ from notifier.entrypoints.consumer import booking_events_processor
 from payment_service.config import Settings as PaymentSettings
 from payment_service.entrypoints.consumer import booking_events_consumer as payment_events
 from ticketing.consumer import IdempotentConsumer
-from ticketing.events import BOOKING_EVENTS, booking_event, encode
+from ticketing.events import BOOKING_EVENTS, booking_event, outgoing
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.consumer import booking_events_consumer as voucher_events
 
@@ -39,9 +39,9 @@ def record(value: bytes) -> ConsumerRecord:
     return ConsumerRecord(BOOKING_EVENTS, 0, 0, 0, 0, b"k", value, None, 0, len(value), ())
 
 
-HOLD_EXTENDED = encode(booking_event("HoldExtended", source="hold-service", booking_id=uuid.uuid4(), showtime_id=42,
-                                     customer_id=7, data={"holdId": uuid.uuid4(),
-                                                          "expiresAt": "2031-01-01T20:00:00Z"}))
+HOLD_EXTENDED = outgoing(booking_event("HoldExtended", source="hold-service", booking_id=uuid.uuid4(), showtime_id=42,
+                                       customer_id=7, data={"holdId": uuid.uuid4(),
+                                                            "expiresAt": "2031-01-01T20:00:00Z"})).value
 NEWER = orjson.dumps({"eventId": str(uuid.uuid4()), "type": "SomethingAddedLater", "version": 1,
                       "bookingId": str(uuid.uuid4()), "data": {}})
 

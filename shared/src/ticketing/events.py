@@ -1,8 +1,6 @@
-"""The event catalogue: topics, keys, headers and payloads of the event contract (docs/events).
-
-This module is the single source of every event the platform produces; a contract test checks each
-produced message against it.
-"""
+"""The event catalogue: the topics, keys and payloads of the event contract (docs/events), in the envelope of
+ticketing.envelope. The single source of every event the platform produces; a contract test checks each
+produced message against it."""
 
 from __future__ import annotations
 
@@ -10,8 +8,9 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-import orjson
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
+
+from ticketing.envelope import BookingEnvelope, Model, Outgoing, message
 
 BOOKING_EVENTS = "booking-events"
 VOUCHER_RESERVED = "voucher-reserved"
@@ -35,19 +34,13 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class _Model(BaseModel):
-    # Producers are strict (nothing outside the contract is sent); the published schemas (ticketing.contract)
-    # mark defaulted fields required, since every message carries them.
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_serialization_defaults_required=True)
-
-
 _SEAT_MAP_VERSION = ("The showtime's seat-map version after this change: +1 per change, no gap. Applying a "
                      "showtime's SeatsHeld, SeatsReleased and BookingConfirmed in this order reproduces its seat map.")
 
 
 # --- booking-events payloads -------------------------------------------------------------------
 
-class SeatsHeldData(_Model):
+class SeatsHeldData(Model):
     """A customer holds these seats until expiresAt (all or nothing); they are HELD."""
 
     holdId: uuid.UUID
@@ -58,7 +51,7 @@ class SeatsHeldData(_Model):
     seatMapVersion: int = Field(description=_SEAT_MAP_VERSION)
 
 
-class SeatsReleasedData(_Model):
+class SeatsReleasedData(Model):
     """A hold ended without a booking; these seats are AVAILABLE again."""
 
     holdId: uuid.UUID
@@ -68,7 +61,7 @@ class SeatsReleasedData(_Model):
     seatMapVersion: int = Field(description=_SEAT_MAP_VERSION)
 
 
-class CheckoutStartedData(_Model):
+class CheckoutStartedData(Model):
     """A payment attempt for the hold: the customer was sent to the gateway's page."""
 
     paymentId: uuid.UUID
@@ -78,21 +71,21 @@ class CheckoutStartedData(_Model):
     expiresAt: datetime
 
 
-class PaymentSucceededData(_Model):
+class PaymentSucceededData(Model):
     """The gateway took the money for this payment."""
 
     paymentId: uuid.UUID
     amountCents: int
 
 
-class PaymentFailedData(_Model):
+class PaymentFailedData(Model):
     """The payment attempt ended unpaid: declined, or its session expired or was cancelled."""
 
     paymentId: uuid.UUID
     reason: Literal["DECLINED", "EXPIRED"]
 
 
-class BookingConfirmedData(_Model):
+class BookingConfirmedData(Model):
     """The hold's seats are BOOKED for this payment (final)."""
 
     holdId: uuid.UUID
@@ -104,14 +97,14 @@ class BookingConfirmedData(_Model):
     seatMapVersion: int = Field(description=_SEAT_MAP_VERSION)
 
 
-class BookingFailedData(_Model):
+class BookingFailedData(Model):
     """The customer paid but the hold could not be booked; the payment is refunded (RefundIssued)."""
 
     paymentId: uuid.UUID
     reason: Literal["HOLD_EXPIRED", "HOLD_RELEASED"]
 
 
-class HoldExtendedData(_Model):
+class HoldExtendedData(Model):
     """The hold lasts longer: its customer started paying (payment-service extends it at checkout)."""
 
     holdId: uuid.UUID
@@ -120,7 +113,7 @@ class HoldExtendedData(_Model):
                                             "later than the hold's creation + HOLD_MAX_SECONDS.")
 
 
-class RefundIssuedData(_Model):
+class RefundIssuedData(Model):
     """The gateway accepted the refund of this payment."""
 
     paymentId: uuid.UUID
@@ -128,75 +121,63 @@ class RefundIssuedData(_Model):
     refundId: str
 
 
-class _BookingEnvelope(_Model):
-    eventId: uuid.UUID = Field(description="Unique per event; a redelivered copy has the same id (de-duplicate "
-                                           "on it: delivery is at least once).")
-    type: str
-    version: Literal[1] = 1
-    occurredAt: datetime
-    source: str = Field(description="The producing service.")
-    bookingId: uuid.UUID = Field(description="Also the Kafka key: one booking's events are in order.")
-    showtimeId: int
-    customerId: int
-
-
-class SeatsHeld(_BookingEnvelope):
+class SeatsHeld(BookingEnvelope):
     """hold-service: seats held (booking-events, key bookingId)."""
 
     type: Literal["SeatsHeld"] = "SeatsHeld"
     data: SeatsHeldData
 
 
-class SeatsReleased(_BookingEnvelope):
+class SeatsReleased(BookingEnvelope):
     """hold-service: a hold cancelled or expired, seats freed."""
 
     type: Literal["SeatsReleased"] = "SeatsReleased"
     data: SeatsReleasedData
 
 
-class CheckoutStarted(_BookingEnvelope):
+class CheckoutStarted(BookingEnvelope):
     """payment-service: a payment attempt started."""
 
     type: Literal["CheckoutStarted"] = "CheckoutStarted"
     data: CheckoutStartedData
 
 
-class PaymentSucceeded(_BookingEnvelope):
+class PaymentSucceeded(BookingEnvelope):
     """payment-service: the gateway reports the payment paid."""
 
     type: Literal["PaymentSucceeded"] = "PaymentSucceeded"
     data: PaymentSucceededData
 
 
-class PaymentFailed(_BookingEnvelope):
+class PaymentFailed(BookingEnvelope):
     """payment-service: the payment attempt ended unpaid."""
 
     type: Literal["PaymentFailed"] = "PaymentFailed"
     data: PaymentFailedData
 
 
-class BookingConfirmed(_BookingEnvelope):
+class BookingConfirmed(BookingEnvelope):
     """hold-service: the booking is confirmed (seats BOOKED)."""
 
     type: Literal["BookingConfirmed"] = "BookingConfirmed"
     data: BookingConfirmedData
 
 
-class BookingFailed(_BookingEnvelope):
+class BookingFailed(BookingEnvelope):
     """hold-service: a paid booking could not be honoured."""
 
     type: Literal["BookingFailed"] = "BookingFailed"
     data: BookingFailedData
 
 
-class HoldExtended(_BookingEnvelope):
+class HoldExtended(BookingEnvelope):
     """hold-service: a live hold's expiry moved later (not a seat-map change: its seats stay HELD)."""
 
     type: Literal["HoldExtended"] = "HoldExtended"
     data: HoldExtendedData
 
 
-class RefundIssued(_BookingEnvelope):
+class RefundIssued(BookingEnvelope):
     """payment-service: the money went back."""
 
     type: Literal["RefundIssued"] = "RefundIssued"
@@ -208,7 +189,7 @@ BookingEvent = Annotated[
     | BookingConfirmed | BookingFailed | RefundIssued | HoldExtended,
     Field(discriminator="type"),
 ]
-BOOKING_EVENT_TYPES: dict[str, type[_BookingEnvelope]] = {
+BOOKING_EVENT_TYPES: dict[str, type[BookingEnvelope]] = {
     cls.model_fields["type"].default: cls
     for cls in (SeatsHeld, SeatsReleased, CheckoutStarted, PaymentSucceeded, PaymentFailed,
                 BookingConfirmed, BookingFailed, RefundIssued, HoldExtended)
@@ -218,7 +199,7 @@ _booking_adapter: TypeAdapter[BookingEvent] = TypeAdapter(BookingEvent)
 
 def booking_event(type_: str, *, source: str, booking_id: uuid.UUID | str, showtime_id: int,
                   customer_id: int, data: dict[str, Any] | BaseModel,
-                  occurred_at: datetime | None = None, event_id: uuid.UUID | None = None) -> _BookingEnvelope:
+                  occurred_at: datetime | None = None, event_id: uuid.UUID | None = None) -> BookingEnvelope:
     """Build and validate a booking event; raises pydantic.ValidationError on a contract breach.
 
     `event_id`: for an event that one cause can make only once (its id derived from the cause), so that
@@ -238,7 +219,7 @@ def decode_booking_event(value: bytes) -> BookingEvent:
 
 # --- voucher-reserved ---------------------------------------------------------------------------
 
-class VoucherReserved(_Model):
+class VoucherReserved(Model):
     """voucher-service, flash mode: one use of a voucher reserved for an order (voucher-reserved, key code)."""
 
     eventId: uuid.UUID
@@ -261,36 +242,8 @@ def decode_voucher_reserved(value: bytes) -> VoucherReserved:
 
 # --- wire format --------------------------------------------------------------------------------
 
-class Outgoing(_Model):
-    """One message as it goes to Kafka: topic, key, JSON value and headers."""
-
-    topic: str
-    key: str
-    value: bytes
-    headers: list[tuple[str, bytes]]
-
-
-def encode(event: BaseModel) -> bytes:
-    return orjson.dumps(event.model_dump(mode="json"))
-
-
-def headers_for(event: _BookingEnvelope | VoucherReserved) -> list[tuple[str, bytes]]:
-    """Debezium-compatible `id` plus CloudEvents binary-mode headers."""
-    source = getattr(event, "source", "voucher-service")
-    return [
-        ("id", str(event.eventId).encode()),
-        ("ce_specversion", b"1.0"),
-        ("ce_id", str(event.eventId).encode()),
-        ("ce_type", event.type.encode()),
-        ("ce_source", source.encode()),
-        ("ce_time", event.occurredAt.isoformat().encode()),
-        ("content-type", b"application/json"),
-    ]
-
-
-def outgoing(event: _BookingEnvelope | VoucherReserved) -> Outgoing:
+def outgoing(event: BookingEnvelope | VoucherReserved) -> Outgoing:
+    """The message as it goes to Kafka: the topic, the key and the headers (ticketing.envelope) of its type."""
     if isinstance(event, VoucherReserved):
-        return Outgoing(topic=VOUCHER_RESERVED, key=event.code, value=encode(event),
-                        headers=headers_for(event))
-    return Outgoing(topic=BOOKING_EVENTS, key=str(event.bookingId), value=encode(event),
-                    headers=headers_for(event))
+        return message(VOUCHER_RESERVED, event.code, event, source="voucher-service")
+    return message(BOOKING_EVENTS, str(event.bookingId), event, source=event.source)
