@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import replace
 
 import asyncpg
 import pytest
+from voucher_service.adapters.repository import QUERIES, PgNormalReservations
 from voucher_service.domain.commands import ConfirmReservation, ReleaseReservation, ReserveVoucher
 from voucher_service.domain.errors import AlreadyUsed, NotEligible, OutOfStock
 from voucher_service.service_layer.handlers import (
@@ -18,6 +20,7 @@ from voucher_service.service_layer.ports import Deps
 from voucher_testkit import assert_invariant, new_voucher, try_reserve, unique_customer
 
 pytestmark = pytest.mark.integration
+RESET = "SELECT pg_advisory_unlock_all();\nCLOSE ALL;\nUNLISTEN *;\nRESET ALL;"  # asyncpg's, on release
 
 
 async def test_r3_200_customers_on_limit_10_exactly_10(deps: Deps, pool: asyncpg.Pool) -> None:
@@ -98,3 +101,28 @@ async def test_confirm_release_idempotent_and_reuse(deps: Deps, pool: asyncpg.Po
     with pytest.raises(AlreadyUsed):
         await release_reservation(ReleaseReservation(second, code), deps)
     assert await assert_invariant(pool, code) == 1
+
+
+async def test_a_reservation_is_one_statement_in_its_own_transaction(deps: Deps, pool: asyncpg.Pool,
+                                                                      voucher_dsn: str) -> None:
+    """No BEGIN, no COMMIT, no look-up before the hot row: the round trips a reservation waits for."""
+    code = await new_voucher(deps, limit=5)
+    await reserve_voucher(ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000), deps)  # terms cached
+    statements: list[str] = []
+
+    async def logged(conn: asyncpg.Connection) -> None:
+        conn.add_query_logger(lambda record: statements.append(record.query))
+
+    watched = await asyncpg.create_pool(voucher_dsn, min_size=1, max_size=1, init=logged)
+    try:
+        counted = replace(deps, reservations=PgNormalReservations(watched))
+        statements.clear()
+        customer, order = unique_customer(), str(uuid.uuid4())
+        await reserve_voucher(ReserveVoucher(code, customer, order, 1000), counted)
+        await asyncio.sleep(0.2)  # query loggers are called soon after, not during; the pool's reset runs too
+        taken = list(statements)
+        await reserve_voucher(ReserveVoucher(code, customer, order, 1000), counted)  # a retry: the same answer
+    finally:
+        await watched.close()
+    assert taken[0] == QUERIES.reserve_use and taken[1:] == [RESET], taken  # the pool's reset, after the answer
+    assert await assert_invariant(pool, code) == 2
