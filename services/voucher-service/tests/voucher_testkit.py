@@ -18,7 +18,8 @@ from aiokafka import AIOKafkaConsumer, ConsumerRecord
 from ticketing.events import VOUCHER_RESERVED_DLQ, BookingConfirmedData, booking_event, outgoing
 from ticketing.kafka import idempotent_producer
 from voucher_service.adapters.gate import RedisFlashGate
-from voucher_service.adapters.repository import PgNormalReservations, PgVouchersUnitOfWork
+from voucher_service.adapters.repository import PgVouchersUnitOfWork
+from voucher_service.adapters.reservations import PgNormalReservations
 from voucher_service.domain.commands import CreateVoucher, ReserveVoucher
 from voucher_service.domain.errors import GateUnavailable, VoucherError
 from voucher_service.service_layer.handlers import create_voucher, reserve_voucher

@@ -12,7 +12,8 @@ from voucher_service.adapters.gate import RedisFlashGate
 from voucher_service.adapters.payments import HttpPayments
 from voucher_service.adapters.publisher import KafkaPublisher, flash_producer
 from voucher_service.adapters.quote_limit import RedisQuoteLimit
-from voucher_service.adapters.repository import PgNormalReservations, PgVouchersUnitOfWork
+from voucher_service.adapters.repository import PgVouchersUnitOfWork
+from voucher_service.adapters.reservations import PgNormalReservations
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
 from voucher_service.service_layer.ports import Deps

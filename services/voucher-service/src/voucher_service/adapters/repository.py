@@ -1,5 +1,4 @@
-"""The Postgres repository, unit of work and normal-mode reservation: every statement is a named query from
-sql/vouchers.sql."""
+"""The Postgres repository and unit of work: every statement is a named query from sql/vouchers.sql."""
 
 from __future__ import annotations
 
@@ -7,14 +6,14 @@ from datetime import UTC
 from typing import Any
 
 import asyncpg
-from ticketing.db import Queries, released_in_background, sql_dir
+from ticketing.db import Queries, sql_dir
 from ticketing.unit_of_work import Conn, PostgresUnitOfWork
 
 import voucher_service
 from voucher_service.domain.commands import CreateVoucher
 from voucher_service.domain.errors import OutOfStock, RedemptionConflict
-from voucher_service.domain.model import NormalAttempt, Redemption, Voucher
-from voucher_service.service_layer.ports import NormalReservations, VoucherRepository, VouchersUnitOfWork
+from voucher_service.domain.model import Redemption, Voucher
+from voucher_service.service_layer.ports import VoucherRepository, VouchersUnitOfWork
 
 QUERIES = Queries.load(sql_dir(voucher_service.__file__) / "vouchers.sql")
 
@@ -140,22 +139,3 @@ class PgVoucherRepository(VoucherRepository):
 class PgVouchersUnitOfWork(PostgresUnitOfWork, VouchersUnitOfWork):
     def bind(self, conn: Conn) -> None:
         self.vouchers = PgVoucherRepository(conn)
-
-
-class PgNormalReservations(NormalReservations):
-    """sql reserve_use on a connection of the pool, handed back in the background (its reset is a round trip
-    the answer need not wait for)."""
-
-    def __init__(self, pool: asyncpg.Pool) -> None:
-        self.pool = pool
-
-    async def reserve(self, code: str, customer_id: int, order_id: str, amount: int) -> NormalAttempt:
-        async with released_in_background(self.pool) as conn:
-            try:
-                row = await conn.fetchrow(QUERIES.reserve_use, code, customer_id, order_id, amount)
-            except asyncpg.UniqueViolationError as exc:
-                raise RedemptionConflict(str(exc)) from exc
-        assert row is not None  # the statement always returns its one row
-        existing = None if row["voucher_code"] is None else Redemption(
-            row["voucher_code"], row["customer_id"], order_id, row["order_amount"], row["status"])
-        return NormalAttempt(row["outcome"], existing)

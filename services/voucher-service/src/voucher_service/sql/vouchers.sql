@@ -49,6 +49,44 @@ SELECT CASE WHEN EXISTS (SELECT 1 FROM inserted) THEN 'RESERVED'
        p.voucher_code, p.customer_id, p.order_amount, p.status
 FROM (SELECT 1) one LEFT JOIN prior p ON true;
 
+-- name: reserve_together
+-- Normal mode, the reservations of one voucher that came together ($2 customers, $3 orders, $4 amounts),
+-- written by one statement: one UPDATE of the hot row and one COMMIT for them all. It writes only those it
+-- surely may, all of them or none: each alone in the batch with its order and its customer, an order with
+-- no redemption yet, a customer with a free slot (the lowest), and the hot row with a use left for every
+-- one of them (re-evaluated after waiting for its lock, as in reserve_use). Returns the orders written; the
+-- caller asks each of the others on its own (reserve_use), which gives its verdict. A twin committed after
+-- the statement's snapshot fails it on a unique index: nothing written, every one asked on its own.
+-- $1 code, $2 customers, $3 orders, $4 amounts
+WITH req AS (
+    SELECT r.customer_id, r.order_id, r.amount, r.n,
+           count(*) OVER (PARTITION BY r.customer_id) AS of_customer,
+           count(*) OVER (PARTITION BY r.order_id) AS of_order
+    FROM unnest($2::bigint[], $3::varchar[], $4::bigint[]) WITH ORDINALITY AS r(customer_id, order_id, amount, n)
+), v AS (
+    SELECT per_user_limit FROM voucher WHERE code = $1
+), sure AS (
+    SELECT req.customer_id, req.order_id, req.amount, req.n, free.slot, v.per_user_limit
+    FROM req CROSS JOIN v
+    CROSS JOIN LATERAL (
+        SELECT min(s) AS slot FROM generate_series(0, v.per_user_limit - 1) AS s
+        WHERE NOT EXISTS (SELECT 1 FROM voucher_redemption r
+                          WHERE r.voucher_code = $1 AND r.customer_id = req.customer_id AND r.slot = s
+                            AND r.status IN ('RESERVED', 'CONFIRMED'))) AS free
+    WHERE req.of_customer = 1 AND req.of_order = 1 AND free.slot IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM voucher_redemption r WHERE r.order_id = req.order_id)
+), taken AS (
+    UPDATE voucher SET used_count = used_count + (SELECT count(*) FROM sure)
+    WHERE code = $1 AND used_count + (SELECT count(*) FROM sure) <= total_limit
+      AND now() >= starts_at AND now() < ends_at AND EXISTS (SELECT 1 FROM sure)
+    RETURNING code
+)
+INSERT INTO voucher_redemption (voucher_code, customer_id, order_id, order_amount, status, slot, per_user_limit)
+SELECT $1, sure.customer_id, sure.order_id, sure.amount, 'RESERVED', sure.slot, sure.per_user_limit
+FROM sure, taken
+ORDER BY sure.n
+RETURNING order_id;
+
 -- name: give_back_use
 -- A live redemption became RELEASED in the same transaction.
 UPDATE voucher SET used_count = used_count - $2 WHERE code = $1;
