@@ -41,23 +41,15 @@ async def pump(relay: OutboxRelay, conn: asyncpg.Connection, producer: object, s
             await relay.housekeeping.run(conn, idle=True)
             await relay.wait_for_work(stop)
         else:
-            sending = asyncio.ensure_future(relay._send(producer, rows))
-            try:
-                ahead = None
-                if len(rows) == size and loop.time() < reread_by:
-                    ahead = await batches.claim(conn, service, size, after=rows[-1]["id"], marking=marks)
-                    marks = []
-                outcome = await sending
-            finally:
-                sending.cancel()  # a no-op once done; else the claim failed and the connection is gone
-            if ahead is not None and outcome.clean:
-                marks, rows = outcome.published, ahead
-                continue
-            await batches.mark(conn, service, marks + outcome.published, outcome.quarantined)
+            ahead_wanted = len(rows) == size and loop.time() < reread_by
+            outcome, ahead = await _in_flight(relay, conn, producer, rows, marks if ahead_wanted else None)
+            if ahead is not None:
+                marks = []  # marked by the claim
+                if outcome.clean:
+                    marks, rows = outcome.published, ahead
+                    continue
+            await _settle(conn, service, marks, outcome)
             marks = []
-            if outcome.failure is not None:
-                raise RelayBatchError(f"{len(outcome.published)}/{outcome.claimed} acknowledged: "
-                                      f"{outcome.failure!r}") from outcome.failure
             if outcome.renew_producer:
                 return
             await relay.housekeeping.run(conn, idle=False)
@@ -67,3 +59,27 @@ async def pump(relay: OutboxRelay, conn: asyncpg.Connection, producer: object, s
         rows = await batches.claim(conn, service, size)
         reread_by = loop.time() + relay.config.poll_interval
     await batches.mark(conn, service, marks, [])
+
+
+async def _in_flight(relay: OutboxRelay, conn: asyncpg.Connection, producer: object, rows: list[asyncpg.Record],
+                     marking: list[int] | None) -> tuple[batches.BatchOutcome, list[asyncpg.Record] | None]:
+    """Send the batch; while the broker answers, claim the next one with the statement that marks `marking`
+    (None: no claim ahead, `marking` stays unmarked)."""
+    sending = asyncio.ensure_future(relay._send(producer, rows))
+    try:
+        ahead = None
+        if marking is not None:
+            ahead = await batches.claim(conn, relay.config.service, relay.config.batch_size,
+                                        after=rows[-1]["id"], marking=marking)
+        return await sending, ahead
+    finally:
+        sending.cancel()  # a no-op once done; else the claim failed and the connection is gone
+
+
+async def _settle(conn: asyncpg.Connection, service: str, marks: list[int], outcome: batches.BatchOutcome) -> None:
+    """The batch on its own: its acknowledged rows (and `marks`) marked, its refused rows set aside;
+    RelayBatchError if it stopped at a failure."""
+    await batches.mark(conn, service, marks + outcome.published, outcome.quarantined)
+    if outcome.failure is not None:
+        raise RelayBatchError(f"{len(outcome.published)}/{outcome.claimed} acknowledged: "
+                              f"{outcome.failure!r}") from outcome.failure

@@ -194,12 +194,13 @@ SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.voucher-expiry')
 
 -- name: expiry_candidates
 -- RESERVED uses older than the TTL ($1 s) and not asked about for $2 s, least recently asked first (a use
--- kept because its payment is open goes to the back of the queue). FOR UPDATE SKIP LOCKED until the run
--- commits: a confirm of one of them waits for the verdict, and concurrent runs never share a row.
+-- kept because its payment is open goes to the back of the queue), the older id first among equal times.
+-- FOR UPDATE SKIP LOCKED until the run commits: a confirm of one of them waits for the verdict, and
+-- concurrent runs never share a row.
 SELECT id, order_id FROM voucher_redemption
 WHERE status = 'RESERVED' AND created_at < now() - make_interval(secs => $1)
   AND coalesce(expiry_checked_at, created_at) < now() - make_interval(secs => $2)
-ORDER BY coalesce(expiry_checked_at, created_at) LIMIT $3
+ORDER BY coalesce(expiry_checked_at, created_at), id LIMIT $3
 FOR UPDATE SKIP LOCKED;
 
 -- name: release_expired
