@@ -18,7 +18,7 @@ from ticketing.unit_of_work import UnitOfWork
 
 from voucher_service.domain.commands import CreateVoucher
 from voucher_service.domain.gate import GateOrder, GateResult
-from voucher_service.domain.model import Redemption, Voucher
+from voucher_service.domain.model import NormalAttempt, Redemption, Voucher
 from voucher_service.service_layer.process_state import Recovery, VoucherCache
 
 
@@ -33,10 +33,6 @@ class VoucherRepository(abc.ABC):
     async def get(self, code: str) -> Voucher | None: ...
 
     @abc.abstractmethod
-    async def take_use(self, code: str) -> bool:
-        """used_count + 1 if a use is left (the conditional UPDATE of normal mode)."""
-
-    @abc.abstractmethod
     async def give_back(self, code: str, n: int = 1) -> None: ...
 
     @abc.abstractmethod
@@ -46,9 +42,6 @@ class VoucherRepository(abc.ABC):
     @abc.abstractmethod
     async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
         """(uses left, the customer's live uses); None for an unknown voucher."""
-
-    @abc.abstractmethod
-    async def live_uses(self, code: str, customer_id: int) -> int: ...
 
     @abc.abstractmethod
     async def insert_redemption(self, code: str, customer_id: int, order_id: str, amount: int | None,
@@ -118,6 +111,16 @@ class VoucherRepository(abc.ABC):
 
 class VouchersUnitOfWork(UnitOfWork):
     vouchers: VoucherRepository
+
+
+class NormalReservations(abc.ABC):
+    """Normal mode's reservation: one statement, its own transaction (no unit of work: a BEGIN and a COMMIT
+    would be two more round trips, the COMMIT with the hot row locked)."""
+
+    @abc.abstractmethod
+    async def reserve(self, code: str, customer_id: int, order_id: str, amount: int) -> NormalAttempt:
+        """RedemptionConflict when a twin of the order, or another order of the customer in the same slot,
+        committed first: nothing was written, ask again."""
 
 
 class FlashGate(abc.ABC):
@@ -216,6 +219,7 @@ class Deps:
 
     uow: Callable[[], VouchersUnitOfWork]
     gate: FlashGate
+    reservations: NormalReservations
     publisher: Publisher | None = None  # None in the worker, which never reserves
     writer_lag: WriterLag | None = None  # None: a gate Redis lost stays shut (warmup.py)
     payments: Payments | None = None  # None: the expiry and the reconciliation give nothing back
