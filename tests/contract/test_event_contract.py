@@ -1,8 +1,9 @@
 """Every event our services put on `booking-events` and `voucher-reserved` obeys the contract.
 
-Runs last in `make test` (the root conftest.py puts it after every other test), so it reads what every other
-test of this run made the real services publish (from the run's start time on: a local broker keeps every
-earlier run's history), and checks key, headers and payload against the catalogue (`ticketing.events`), against
+Runs last in `make test` (marked serial, it runs after the parallel phase; the root conftest.py puts it after
+every other test of its own process), so it reads what every other test of this run made the real services
+publish (from the run's start time on, TICKETING_RUN_STARTED_AT: a local broker keeps every earlier run's
+history), and checks key, headers and payload against the catalogue (`ticketing.events`), against
 the published JSON Schemas (docs/events/schemas, with `jsonschema`, a third-party validator), with `kcat`
 (a non-Python client), and rebuilds the seat maps with the example consumer of docs/events.
 """
@@ -19,13 +20,12 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from ticketing.events import BOOKING_EVENTS, VOUCHER_RESERVED, decode_booking_event, decode_voucher_reserved
-from ticketing.pytest_plugin import env
-from ticketing.testing import REPO_ROOT, require
-from ticketing.testing import test_dsn as on_test_database
+from ticketing_testing import REPO_ROOT, env, require
+from ticketing_testing import test_dsn as on_test_database
 
 from .test_published_contract import _example
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]  # reads what the whole run published
 PRODUCERS = {"hold-service", "payment-service", "voucher-service"}
 HEADERS = {"id", "ce_specversion", "ce_id", "ce_type", "ce_source", "ce_time", "content-type"}
 SCHEMAS = REPO_ROOT / "docs" / "events" / "schemas"

@@ -17,7 +17,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from platform_support import make_message, read_topic, start_worker, write_events
 from ticketing.consumer import ConsumerConfig, IdempotentConsumer
 from ticketing.db import create_pool
-from ticketing.testing import REPO_ROOT, stop_process
+from ticketing_testing import REPO_ROOT, stop_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.reliability]
 INFRA = str(REPO_ROOT / "deploy/local/infra.sh")
@@ -40,6 +40,7 @@ async def wait_all_applied(db, ids, timeout: float) -> dict[uuid.UUID, int]:
     raise AssertionError(f"{missing} of {len(ids)} events never applied")
 
 
+@pytest.mark.serial  # kills the broker every other test uses
 async def test_r5_broker_killed_and_restarted_while_events_flow(db, topic, platform_dsn, kafka_bootstrap):
     relay = start_worker("relay", "--dsn", platform_dsn, "--bootstrap", kafka_bootstrap)
     consumer = start_worker("consume", "--dsn", platform_dsn, "--bootstrap", kafka_bootstrap,

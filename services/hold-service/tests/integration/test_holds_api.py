@@ -7,7 +7,7 @@ import json
 import uuid
 
 import pytest
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 
 pytestmark = pytest.mark.integration
 
