@@ -260,3 +260,17 @@ def test_a_ticket_another_runs_notifier_sent_is_not_counted_lost() -> None:
     assert foreign == 1 and "mail.one_ticket" not in {c.name for c in checks if c.violations}
     facts.sent_here = {"<e6.ticket@n>"}
     assert "mail.one_ticket" in failing(facts)
+
+
+def test_a_quote_refused_503_is_allowed_only_while_a_fault_is_absorbed() -> None:
+    def quote_503(at: float) -> dict[str, object]:
+        return {"type": "info", "process": "c1", "f": "quote", "status": 503, "value": {"code": "V"},
+                "error": "UNAVAILABLE", "body": {}, "time": at}
+
+    kill = {"process": "nemesis", "f": "kill_redis_master", "value": {}, "journey": None}
+    during = History()
+    during.ops += [{**kill, "type": "invoke", "time": 10.0}, quote_503(12.0), {**kill, "type": "ok", "time": 20.0}]
+    assert "calls.quote" not in failing(world(), during)
+    outside = History()
+    outside.ops += [{**kill, "type": "invoke", "time": 10.0}, {**kill, "type": "ok", "time": 20.0}, quote_503(60.0)]
+    assert "calls.quote" in failing(world(), outside)

@@ -30,7 +30,7 @@ from typing import Any
 
 from ticketing.batching import TickBatcher
 
-from hold_service.adapters.rate_limit import RateLimiter, RedisRateLimiter, log_refusal
+from hold_service.adapters.rate_limit import RateLimiter, RedisRateLimiter, count_refusal, log_refusal
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.redis_script import Call, run_together
 from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate, gate_tail, seat_key
@@ -121,10 +121,12 @@ class RedisAdmission(SequentialAdmission):
         return self._refuse(address, int(got[0]), now) if got and got[0] else None
 
     def _remembered(self, who: int | str, now: float) -> int | None:
+        """Seconds `who` still waits after a refusal (counted again: it is refused again), or None."""
         until = self._refused.get(who)
         if until is None:
             return None
         if now < until:
+            count_refusal(who)
             return max(1, math.ceil(until - now))
         del self._refused[who]
         return None

@@ -5,7 +5,9 @@ EVALSHA but through its own client, pool and wrappers, a noticeable share of a w
 path (docs/benchmarks.md).
 Fails open: with Redis down the limit is not enforced (logged); the denial-of-inventory cap lives in
 Postgres and still holds. The per-address limit (HOLD_RATE_LIMIT_PER_IP_PER_MINUTE) is here too; the route
-finds the address (entrypoints/api/client_address.py).
+finds the address (entrypoints/api/client_address.py). Every refusal is counted by the limit that made it
+(`hold_rate_limited_total{limit}`): refusals by address while few by customer mean many customers behind one
+address (a NAT, an office, a proxy not in TRUSTED_PROXIES), not one customer hammering.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import logging
 import math
 from typing import Any
 
+from prometheus_client import Counter
 from ticketing.logs import log_action
 
 from hold_service.adapters.redis_guard import RedisGuard
@@ -21,6 +24,10 @@ from hold_service.adapters.redis_script import LuaScript
 
 logger = logging.getLogger(__name__)
 WINDOW_MS = 60_000
+REFUSED = Counter("hold_rate_limited_total", "Hold requests and queue joins refused, by the limit that refused them",
+                  ["limit"])
+for _limit in ("customer", "address"):
+    REFUSED.labels(_limit)  # exported at 0 from the start: "none refused" reads as 0, not as missing
 
 
 class RateLimiter:
@@ -65,9 +72,15 @@ class RedisRateLimiter(RateLimiter):
         return log_refusal(address, int(wait_ms))
 
 
+def count_refusal(who: int | str) -> None:
+    """One refusal by the customer's limit (`who` an id) or the address's (`who` an address)."""
+    REFUSED.labels("customer" if isinstance(who, int) else "address").inc()
+
+
 def log_refusal(who: int | str, wait_ms: int) -> int:
-    """The Retry-After in whole seconds (at least 1), logged."""
+    """The Retry-After in whole seconds (at least 1), logged and counted."""
     wait = max(1, math.ceil(wait_ms / 1000))
+    count_refusal(who)
     if isinstance(who, int):
         log_action(logger, "hold.rate_limited", customer_id=who, retry_after=wait)
     else:
