@@ -13,6 +13,7 @@ import json
 import shutil
 import subprocess
 import uuid
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import jsonschema
@@ -20,7 +21,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from ticketing.events import BOOKING_EVENTS, VOUCHER_RESERVED, decode_booking_event, decode_voucher_reserved
-from ticketing_testing import REPO_ROOT, env, require
+from ticketing_testing import BASE_TEST_DATABASE, REPO_ROOT, env, require
 from ticketing_testing import test_dsn as on_test_database
 
 from .test_published_contract import _example
@@ -140,21 +141,38 @@ def test_the_example_consumer_rebuilds_the_seat_maps_hold_service_keeps(booking_
 
 
 async def _compare(maps: dict) -> int:  # type: ignore[type-arg]
-    conn = await asyncpg.connect(on_test_database(env("HOLD_DATABASE_URL")))
+    """Each showtime against its rows in whichever database of the run holds it: the test database, or a
+    worker's copy of it where `pytest -n` ran the test that made it."""
+    checked = 0
+    for dsn in await _run_databases(on_test_database(env("HOLD_DATABASE_URL"))):
+        conn = await asyncpg.connect(dsn)
+        try:
+            for showtime_id, seat_map in maps.items():
+                version = await conn.fetchval("SELECT seat_map_version FROM showtime WHERE showtime_id = $1",
+                                              showtime_id)
+                if version != seat_map.version:
+                    continue  # changed after (a later test), or another database's showtime
+                rows = await conn.fetch("SELECT seat_code, status FROM show_seat WHERE showtime_id = $1",
+                                        showtime_id)
+                expected = {r["seat_code"]: r["status"] for r in rows if r["status"] != "AVAILABLE"}
+                rebuilt = {k: v for k, v in seat_map.seats.items() if v != "AVAILABLE"}
+                assert rebuilt == expected, (showtime_id, version, rebuilt, expected)
+                checked += 1
+        finally:
+            await conn.close()
+    return checked
+
+
+async def _run_databases(dsn: str) -> list[str]:
+    """`dsn` and the same role's DSN on every worker copy of its database (ticketing_testing.workers)."""
+    conn = await asyncpg.connect(dsn)
     try:
-        checked = 0
-        for showtime_id, seat_map in maps.items():
-            version = await conn.fetchval("SELECT seat_map_version FROM showtime WHERE showtime_id = $1", showtime_id)
-            if version != seat_map.version:
-                continue  # changed after (a later test), or another database's showtime
-            rows = await conn.fetch("SELECT seat_code, status FROM show_seat WHERE showtime_id = $1", showtime_id)
-            expected = {r["seat_code"]: r["status"] for r in rows if r["status"] != "AVAILABLE"}
-            rebuilt = {k: v for k, v in seat_map.seats.items() if v != "AVAILABLE"}
-            assert rebuilt == expected, (showtime_id, version, rebuilt, expected)
-            checked += 1
-        return checked
+        names = await conn.fetch("SELECT datname FROM pg_database WHERE datname LIKE $1 || '\\_gw%'",
+                                 BASE_TEST_DATABASE)
     finally:
         await conn.close()
+    parts = urlsplit(dsn)
+    return [dsn, *(urlunsplit(parts._replace(path=f"/{row['datname']}")) for row in names)]
 
 
 def test_reader_terminates_on_an_empty_topic(kafka_bootstrap, since_ms) -> None:
