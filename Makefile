@@ -5,7 +5,7 @@ PY := .venv/bin/python
 PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
-        lint test test-unit test-readme test-deploy images compose-up compose-down helm-lint \
+        lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs token contract-tools \
         bench-seatmap browser bench-queue bench-wave cluster-up cluster-down cluster-status test-cluster bench-cluster
@@ -57,7 +57,7 @@ token: ## print a dev JWT (make token SUB=7 ROLE=customer)
 
 lint: venv ## ruff, mypy (strict) and the import-linter architecture contracts
 	.venv/bin/ruff check .
-	.venv/bin/mypy shared/src services/*/src
+	.venv/bin/mypy shared/src services/*/src testing/src
 	.venv/bin/lint-imports
 
 # The deployment tests (images, compose, chart) run in the background beside lint, the README's path and the
@@ -67,8 +67,19 @@ lint: venv ## ruff, mypy (strict) and the import-linter architecture contracts
 test: infra topics migrate-test contract-tools browser ## infra (idempotent) + lint + the README's path + every test against real Kafka, Postgres, Redis
 	@deploy/tests/background.sh start
 	@rc=0; $(MAKE) --no-print-directory lint || rc=1; \
-	  if [ $$rc = 0 ]; then $(MAKE) --no-print-directory test-readme || rc=1; $(PYTEST) -p no:cacheprovider || rc=1; fi; \
+	  if [ $$rc = 0 ]; then $(MAKE) --no-print-directory test-readme || rc=1; \
+	    $(MAKE) --no-print-directory test-suite || rc=1; fi; \
 	  deploy/tests/background.sh wait || rc=1; exit $$rc
+
+# The main suite in two phases. First every test but the serial ones, in TEST_WORKERS processes (pytest-xdist),
+# each worker on a copy of the test database of its own, made from it as the workers start; then the serial
+# tests alone (they restart Redis, Kafka or PostgreSQL under everyone, or read what the whole run published).
+# Both phases run to the end; the run fails if either does.
+TEST_WORKERS ?= 2
+test-suite: ## the main suite alone (after make migrate-test): in parallel, then the serial tests
+	@export TICKETING_RUN_STARTED_AT=$$(date +%s); rc=0; \
+	  $(PYTEST) -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" || rc=1; \
+	  $(PYTEST) -p no:cacheprovider -m serial || rc=1; exit $$rc
 
 test-readme: ## the README's path: make up, make down and up at once, make demo (small), make down
 	@deploy/tests/readme_path.sh

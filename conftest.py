@@ -1,14 +1,29 @@
+import os
 import time
 
-pytest_plugins = ["ticketing.pytest_plugin"]
+import pytest
+
+pytest_plugins = ["ticketing_testing.pytest_plugin"]
 
 # Judges what the rest of the run made the services publish, so it runs after every other test.
 RUNS_LAST = "tests/contract/test_event_contract.py"
+# Tests that start a whole stack of service processes each. Under `pytest -n --dist loadgroup` (make test-suite)
+# they are one unit of work, handed out first: one worker runs them one after another while the others share out
+# the rest file by file, so two stacks never compete for the two cores.
+STACKS = ("tests/e2e/", "tests/demo/", "tests/fuzz/", "tests/observability/")
 
 
 def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
-    config.started_at = time.time()  # tests/contract reads only the events this run produced
+    # tests/contract reads only the events this run produced. `make test` runs the suite in two phases (in
+    # parallel, then the serial tests alone) and gives both the time the first began.
+    config.started_at = float(os.environ.get("TICKETING_RUN_STARTED_AT") or time.time())
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist names each test's group after its marker
 def pytest_collection_modifyitems(items) -> None:  # type: ignore[no-untyped-def]
-    items.sort(key=lambda item: item.nodeid.startswith(RUNS_LAST))  # stable: the order is kept otherwise
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        for item in items:
+            stack = item.nodeid.startswith(STACKS)
+            item.add_marker(pytest.mark.xdist_group("stacks" if stack else item.nodeid.split("::")[0]))
+        items.sort(key=lambda item: not item.nodeid.startswith(STACKS))  # stable: the order is kept otherwise
+    items.sort(key=lambda item: item.nodeid.startswith(RUNS_LAST))

@@ -60,7 +60,11 @@ OTHERS = [
     ("PROMETHEUS_MULTIPROC_DIR", "(unset)", "prometheus_client's folder for the metrics of an API run with several "
      "worker processes (`make up` sets it for hold-service and voucher-service); /metrics adds them up."),
     ("CI", "(unset)", "Tests only: `true` makes a missing PostgreSQL, Redis or Kafka a failure, never a skip."),
-    ("TICKETING_TEST_DATABASE", "ticketing_test", "Tests only: the database the tests migrate and use."),
+    ("TICKETING_TEST_DATABASE", "ticketing_test", "Tests only: the database the tests migrate and use; under "
+     "`pytest -n`, each worker uses a copy of its own, `<name>_gw0`, `<name>_gw1`..."),
+    ("TICKETING_RUN_STARTED_AT", "(unset: the run's start)", "Tests only: when the run began (Unix seconds); "
+     "`make test-suite` gives its serial phase the parallel phase's start, so the event contract test reads "
+     "everything the run published."),
     ("TICKETING_TEST_INFRA", "(unset)", "Tests only: `containers` starts PostgreSQL, Redis and Kafka with "
      "testcontainers instead of using the local ones."),
 ]

@@ -32,7 +32,7 @@ image_key() { # files... -> 16 hex chars over their paths and contents and the b
 }
 
 source_files() { # the app image's inputs, as the build context sees them (.dockerignore)
-  (cd "$REPO" && find pyproject.toml uv.lock .dockerignore shared services -type f \
+  (cd "$REPO" && find pyproject.toml uv.lock .dockerignore shared services testing/pyproject.toml -type f \
       -not -path '*/tests/*' -not -path '*/__pycache__/*' -not -name '*.pyc' -not -path '*/.*cache*' | sort) \
     | sed "s#^#$REPO/#"
 }

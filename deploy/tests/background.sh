@@ -34,7 +34,10 @@ start() {
     wait
     echo "deploy-tests: finished in $((SECONDS - started)) s"
     started=$SECONDS
-    .venv/bin/pytest -p no:cacheprovider --timeout 1500 -q -rA -s deploy/tests/test_cluster_faults.py || rc=$?
+    # On the PostgreSQL server the main suite restarts in its serial phase (R12): the lock keeps the two apart.
+    mkdir -p var/run
+    flock var/run/postgres-faults.lock \
+      .venv/bin/pytest -p no:cacheprovider --timeout 1500 -q -rA -s deploy/tests/test_cluster_faults.py || rc=$?
     echo "cluster-faults: finished in $((SECONDS - started)) s"
     echo "$rc" >"$2"
   ' _ "$REPO" "$RC" >"$LOG" 2>&1 </dev/null &

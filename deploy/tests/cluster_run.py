@@ -21,7 +21,7 @@ import asyncpg
 import httpx
 from aiokafka.admin import AIOKafkaAdminClient
 from deploy_support import DOTENV, REPO
-from ticketing.testing_redis_cluster import LocalRedisCluster
+from ticketing_testing.redis_cluster import LocalRedisCluster
 
 SCRIPT = REPO / "deploy" / "local" / "cluster.sh"
 ROLES = {"hold": "HOLD_DATABASE_URL", "payment": "PAYMENT_DATABASE_URL", "voucher": "VOUCHER_DATABASE_URL",

@@ -35,7 +35,8 @@ from notifier.domain.messages import Contact
 from notifier.entrypoints.cli.customers import upsert_all
 from ticketing.auth import issue_token
 from ticketing.events import BOOKING_EVENTS, BOOKING_EVENTS_DLQ, VOUCHER_RESERVED_DLQ
-from ticketing.testing import TEST_DATABASE, UNLIMITED_HOLDS
+from ticketing_testing import TEST_DATABASE
+from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
 from tests.e2e.customers import Customer, Shop
 from tests.e2e.journeys import shopper

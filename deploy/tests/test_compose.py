@@ -15,7 +15,7 @@ import httpx
 import pytest
 from deploy_support import DOTENV, run
 from ticketing.auth import issue_token
-from ticketing.testing import free_port
+from ticketing_testing import free_port
 
 STACK = "deploy/compose/stack.sh"
 

@@ -36,7 +36,8 @@ from bench_holds import (
 )
 from results import Results
 from ticketing.auth import issue_token
-from ticketing.testing import UNLIMITED_HOLDS, apply_migrations, free_port, service_process, shared_migrations
+from ticketing_testing import apply_migrations, free_port, service_process, shared_migrations
+from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
 ROUNDS = int(os.environ.get("BENCH_CLUSTER_ROUNDS", "3"))
 FACTORY = "hold_service.entrypoints.api.app:get_application"

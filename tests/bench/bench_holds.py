@@ -39,8 +39,8 @@ from hdrh.histogram import HdrHistogram
 from open_loop import OpenLoop
 from results import Results, cpu_speed
 from ticketing.auth import issue_token
-from ticketing.pytest_plugin import env
-from ticketing.testing import UNLIMITED_HOLDS, apply_migrations, free_port, service_process, shared_migrations, test_dsn
+from ticketing_testing import apply_migrations, env, free_port, service_process, shared_migrations, test_dsn
+from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATIONS = ROOT / "services/hold-service/src/hold_service/sql/migrations"

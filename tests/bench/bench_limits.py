@@ -34,8 +34,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from bench_holds import requests_for, server, wrk_capacity
 from results import Results
 from ticketing.kafka import idempotent_producer
-from ticketing.pytest_plugin import env
-from ticketing.testing import apply_migrations, shared_migrations, test_dsn
+from ticketing_testing import apply_migrations, env, shared_migrations, test_dsn
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent

@@ -35,7 +35,7 @@ from hdrh.histogram import HdrHistogram
 from ticketing.events import Outgoing
 from ticketing.kafka import idempotent_producer
 from ticketing.outbox import append_message
-from ticketing.testing import REPO_ROOT, apply_migrations, shared_migrations, test_dsn
+from ticketing_testing import REPO_ROOT, apply_migrations, shared_migrations, test_dsn
 
 ENV = {**{k: v for k, v in dotenv_values(REPO_ROOT / ".env").items() if v}, **os.environ}
 BOOTSTRAP = ENV.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")

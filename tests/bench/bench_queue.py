@@ -32,8 +32,8 @@ from bench_vouchers import cpu_seconds
 from open_loop import OpenLoop
 from results import Results
 from ticketing.auth import issue_token
-from ticketing.pytest_plugin import env
-from ticketing.testing import UNLIMITED_HOLDS, apply_migrations, shared_migrations
+from ticketing_testing import apply_migrations, env, shared_migrations
+from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
 LIMIT, EARLY = 200, 2000  # the opening: active limit, customers who joined before it
 POLL_SHARE = 0.6  # polls/s during the opening, as a share of the measured poll capacity (a page polls steadily)

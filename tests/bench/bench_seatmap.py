@@ -41,7 +41,7 @@ from hold_service.adapters.seat_map_source import seat_map_body
 from hold_service.domain.seat_map import SeatMap
 from results import Results
 from sse_client import Fanout, cpu_seconds, get, rss_mb
-from ticketing.testing import apply_migrations, free_port, service_process, shared_migrations
+from ticketing_testing import apply_migrations, free_port, service_process, shared_migrations
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "services/hold-service/src/hold_service/sql/migrations"
 PROBE_SECONDS, RUN_SECONDS, SWEEP_SECONDS = 4.0, 6.0, 4.0

@@ -32,8 +32,8 @@ from hdrh.histogram import HdrHistogram
 from open_loop import OpenLoop
 from results import Results
 from ticketing.auth import issue_token
-from ticketing.pytest_plugin import env
-from ticketing.testing import UNLIMITED_HOLDS, apply_migrations, shared_migrations, test_dsn
+from ticketing_testing import apply_migrations, env, shared_migrations, test_dsn
+from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
 SHOWTIMES = int(os.environ.get("BENCH_SELLOFF_SHOWTIMES", "2"))
 RATE = float(os.environ.get("BENCH_SELLOFF_RATE", "800"))

@@ -31,8 +31,8 @@ from ticketing import tracing
 from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
 from ticketing.settings import ServiceSettings
-from ticketing.testing import free_port, service_process
 from ticketing.tokens import TokenVerifier
+from ticketing_testing import free_port, service_process
 
 ROUNDS = 11
 SINK = """

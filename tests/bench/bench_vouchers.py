@@ -32,7 +32,7 @@ from dotenv import dotenv_values
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "shared" / "src"))
 from ticketing.auth import issue_token  # noqa: E402
-from ticketing.testing import apply_migrations, free_port, shared_migrations, stop_process, test_dsn, wait_http_ok  # noqa: E402
+from ticketing_testing import apply_migrations, free_port, shared_migrations, stop_process, test_dsn, wait_http_ok  # noqa: E402
 
 LEVELS = [int(c) for c in os.environ.get("BENCH_CONCURRENCY", "32,64,128").split(",")]
 sys.path.insert(0, str(Path(__file__).parent))  # the benchmarks import each other by module name

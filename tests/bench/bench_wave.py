@@ -26,7 +26,7 @@ from bench_holds import DSN, MIGRATIONS, forget_events, new_showtime
 from bench_selloff import split  # the hall cut into holds of 1-4 adjacent seats
 from hold_service.adapters.repository import FORM, Q
 from results import Results
-from ticketing.testing import apply_migrations, shared_migrations
+from ticketing_testing import apply_migrations, shared_migrations
 
 TRIALS = int(os.environ.get("BENCH_WAVE_TRIALS", "5"))
 TTL_SECONDS = 1.0

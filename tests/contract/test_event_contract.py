@@ -1,8 +1,9 @@
 """Every event our services put on `booking-events` and `voucher-reserved` obeys the contract.
 
-Runs last in `make test` (the root conftest.py puts it after every other test), so it reads what every other
-test of this run made the real services publish (from the run's start time on: a local broker keeps every
-earlier run's history), and checks key, headers and payload against the catalogue (`ticketing.events`), against
+Runs last in `make test` (marked serial, it runs after the parallel phase; the root conftest.py puts it after
+every other test of its own process), so it reads what every other test of this run made the real services
+publish (from the run's start time on, TICKETING_RUN_STARTED_AT: a local broker keeps every earlier run's
+history), and checks key, headers and payload against the catalogue (`ticketing.events`), against
 the published JSON Schemas (docs/events/schemas, with `jsonschema`, a third-party validator), with `kcat`
 (a non-Python client), and rebuilds the seat maps with the example consumer of docs/events.
 """
@@ -12,6 +13,7 @@ import json
 import shutil
 import subprocess
 import uuid
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import jsonschema
@@ -19,13 +21,12 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from ticketing.events import BOOKING_EVENTS, VOUCHER_RESERVED, decode_booking_event, decode_voucher_reserved
-from ticketing.pytest_plugin import env
-from ticketing.testing import REPO_ROOT, require
-from ticketing.testing import test_dsn as on_test_database
+from ticketing_testing import BASE_TEST_DATABASE, REPO_ROOT, env, require
+from ticketing_testing import test_dsn as on_test_database
 
 from .test_published_contract import _example
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]  # reads what the whole run published
 PRODUCERS = {"hold-service", "payment-service", "voucher-service"}
 HEADERS = {"id", "ce_specversion", "ce_id", "ce_type", "ce_source", "ce_time", "content-type"}
 SCHEMAS = REPO_ROOT / "docs" / "events" / "schemas"
@@ -140,21 +141,38 @@ def test_the_example_consumer_rebuilds_the_seat_maps_hold_service_keeps(booking_
 
 
 async def _compare(maps: dict) -> int:  # type: ignore[type-arg]
-    conn = await asyncpg.connect(on_test_database(env("HOLD_DATABASE_URL")))
+    """Each showtime against its rows in whichever database of the run holds it: the test database, or a
+    worker's copy of it where `pytest -n` ran the test that made it."""
+    checked = 0
+    for dsn in await _run_databases(on_test_database(env("HOLD_DATABASE_URL"))):
+        conn = await asyncpg.connect(dsn)
+        try:
+            for showtime_id, seat_map in maps.items():
+                version = await conn.fetchval("SELECT seat_map_version FROM showtime WHERE showtime_id = $1",
+                                              showtime_id)
+                if version != seat_map.version:
+                    continue  # changed after (a later test), or another database's showtime
+                rows = await conn.fetch("SELECT seat_code, status FROM show_seat WHERE showtime_id = $1",
+                                        showtime_id)
+                expected = {r["seat_code"]: r["status"] for r in rows if r["status"] != "AVAILABLE"}
+                rebuilt = {k: v for k, v in seat_map.seats.items() if v != "AVAILABLE"}
+                assert rebuilt == expected, (showtime_id, version, rebuilt, expected)
+                checked += 1
+        finally:
+            await conn.close()
+    return checked
+
+
+async def _run_databases(dsn: str) -> list[str]:
+    """`dsn` and the same role's DSN on every worker copy of its database (ticketing_testing.workers)."""
+    conn = await asyncpg.connect(dsn)
     try:
-        checked = 0
-        for showtime_id, seat_map in maps.items():
-            version = await conn.fetchval("SELECT seat_map_version FROM showtime WHERE showtime_id = $1", showtime_id)
-            if version != seat_map.version:
-                continue  # changed after (a later test), or another database's showtime
-            rows = await conn.fetch("SELECT seat_code, status FROM show_seat WHERE showtime_id = $1", showtime_id)
-            expected = {r["seat_code"]: r["status"] for r in rows if r["status"] != "AVAILABLE"}
-            rebuilt = {k: v for k, v in seat_map.seats.items() if v != "AVAILABLE"}
-            assert rebuilt == expected, (showtime_id, version, rebuilt, expected)
-            checked += 1
-        return checked
+        names = await conn.fetch("SELECT datname FROM pg_database WHERE datname LIKE $1 || '\\_gw%'",
+                                 BASE_TEST_DATABASE)
     finally:
         await conn.close()
+    parts = urlsplit(dsn)
+    return [dsn, *(urlunsplit(parts._replace(path=f"/{row['datname']}")) for row in names)]
 
 
 def test_reader_terminates_on_an_empty_topic(kafka_bootstrap, since_ms) -> None:

@@ -12,7 +12,7 @@ import yaml
 from hold_service.entrypoints import worker as hold_worker
 from notifier.entrypoints import worker as notifier_worker
 from payment_service.entrypoints import worker as payment_worker
-from ticketing.testing import REPO_ROOT, require
+from ticketing_testing import REPO_ROOT, require
 from voucher_service.entrypoints import worker as voucher_worker
 
 from ..observability.rules import ALERTS, alert_expressions, dashboard_expressions, metric_names

@@ -6,7 +6,7 @@ import jsonschema
 import yaml
 from ticketing import contract
 from ticketing.events import BOOKING_EVENT_TYPES
-from ticketing.testing import REPO_ROOT, require
+from ticketing_testing import REPO_ROOT, require
 
 EVENTS = REPO_ROOT / "docs" / "events"
 ASYNCAPI_SCHEMA = REPO_ROOT / "var" / "contract" / "asyncapi-3.0.0.json"  # make contract-tools

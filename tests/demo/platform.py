@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 from dotenv import dotenv_values
 from ticketing.events import BOOKING_EVENTS, BOOKING_EVENTS_DLQ, VOUCHER_RESERVED_DLQ
-from ticketing.testing import apply_migrations, shared_migrations, test_dsn
+from ticketing_testing import apply_migrations, shared_migrations, test_dsn
 
 from ..e2e.saga.offsets import KafkaView, Offsets
 from ..e2e.saga.scope import Sources, consumer_groups

@@ -2,7 +2,7 @@
 
 `start_stack` runs any subset of: the SMTP sink, the gateway simulator, hold-service (API + worker),
 payment-service (API + worker), voucher-service (API + worker) and the notifier (faust worker), each through
-`ticketing.testing.service_process`, with one fresh KAFKA_GROUP_PREFIX per stack.
+`ticketing_testing.service_process`, with one fresh KAFKA_GROUP_PREFIX per stack.
 
 A fresh consumer group starts at the earliest offset of the shared topics, i.e. every other run's history
 (thousands of events, tens of thousands on voucher-reserved after a benchmark): reading it took a minute
@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ticketing.launcher import API_SERVER_OPTIONS
-from ticketing.testing import UNLIMITED_HOLDS, free_port, service_process, start_at_end, wait_http_ok
+from ticketing_testing import free_port, service_process, start_at_end, wait_http_ok
+from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
 from .saga.offsets import KafkaView
 from .saga.scope import consumer_groups

@@ -23,7 +23,6 @@ from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import orjson
@@ -31,8 +30,8 @@ import pytest
 import redis
 from hold_service.config import HoldSettings
 from ticketing.auth import issue_token
-from ticketing.pytest_plugin import env
-from ticketing.testing import REPO_ROOT, free_port, service_process
+from ticketing_testing import REPO_ROOT, env, free_port, service_process
+from ticketing_testing.workers import own_redis_db
 from voucher_service.config import VoucherSettings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -47,7 +46,6 @@ STREAMS_PER_ADDRESS, QUOTES_PER_MINUTE = 8, 30  # the defaults, left as the serv
 # Growth of resident and of peak memory a flood may cause: a 1 MiB header read whole by each of 20 connections,
 # or a snapshot kept by each of hundreds of streams, would be several times this.
 FLAT_BYTES = 12 * 1024 * 1024
-REDIS_DB = 13  # this module's own (the other tests use 0)
 
 
 def address() -> str:
@@ -84,7 +82,7 @@ def test_make_up_runs_the_limits_as_deployed() -> None:
 def stack(migrated_dsn: Any, kafka_bootstrap: str, redis_url: str, tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
     dsn = {name: migrated_dsn(name, folder) for name, folder in MIGRATIONS.items()}
     ports = {"hold": free_port(), "voucher": free_port()}
-    own_redis = urlunsplit(urlsplit(redis_url)._replace(path=f"/{REDIS_DB}"))
+    own_redis = own_redis_db(redis_url, 2)
     redis.Redis.from_url(own_redis).flushdb()
     common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REDIS_URL": own_redis, "APP_ENV": "dev",
               "LOG_LEVEL": "WARNING", "HOLD_RATE_LIMIT_PER_MINUTE": "1000000",

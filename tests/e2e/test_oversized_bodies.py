@@ -24,8 +24,8 @@ import httpx
 import pytest
 from payment_service.domain.signature import sign
 from ticketing.auth import issue_token
-from ticketing.pytest_plugin import env
-from ticketing.testing import REPO_ROOT, UNLIMITED_HOLDS, free_port, service_process
+from ticketing_testing import REPO_ROOT, env, free_port, service_process
+from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

@@ -18,8 +18,7 @@ import asyncpg
 import httpx
 import pytest
 from ticketing.auth import issue_token
-from ticketing.pytest_plugin import env, merchant_auth
-from ticketing.testing import eventually, free_port, service_process
+from ticketing_testing import env, eventually, free_port, merchant_auth, service_process
 
 from .stack import WEBHOOK_SECRET as SECRET
 from .stack import Stack, Timings, start_stack
@@ -358,7 +357,7 @@ async def test_checkout_crash_between_gateway_and_database_yields_one_session(st
 async def test_the_story_of_a_booking_across_the_schemas_and_the_topic(stack, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`ticketing booking <id>`: the hold, the payment and every event on the topic, in time order."""
     from ticketing.cli.booking import story
-    from ticketing.testing import test_dsn as on_test_database
+    from ticketing_testing import test_dsn as on_test_database
 
     async with httpx.AsyncClient(timeout=15) as c:
         sid, who = await showtime(stack, c), customer()

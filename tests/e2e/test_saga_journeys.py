@@ -21,7 +21,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from ticketing.events import BOOKING_EVENTS, BOOKING_EVENTS_DLQ, VOUCHER_RESERVED_DLQ
-from ticketing.pytest_plugin import env
+from ticketing_testing import env
 
 from ..observability.rules import alert_expressions, dashboard_expressions, exported, metric_names
 from .saga import Sources, check

@@ -31,8 +31,7 @@ from notifier.domain.tickets import (
 from notifier.entrypoints.cli.customers import upsert_all
 from PIL import Image
 from ticketing.auth import issue_token
-from ticketing.pytest_plugin import env
-from ticketing.testing import eventually
+from ticketing_testing import env, eventually
 
 from .stack import QR_SEED, start_stack
 

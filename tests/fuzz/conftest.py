@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from ticketing.auth import Role, issue_token
-from ticketing.pytest_plugin import env
-from ticketing.testing import UNLIMITED_HOLDS, free_port, service_process
+from ticketing_testing import env, free_port, service_process
+from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "var" / "log" / "tests" / "fuzz"

@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
-from ticketing.pytest_plugin import merchant_auth
+from ticketing_testing import merchant_auth
 
 pytestmark = pytest.mark.integration
 

@@ -40,7 +40,7 @@ from ticketing import tracing
 from ticketing.auth import issue_token
 from ticketing.events import BOOKING_EVENTS
 from ticketing.relay import OutboxRelay, RelayConfig
-from ticketing.testing import free_port, service_process
+from ticketing_testing import free_port, service_process
 
 from ..e2e.saga.offsets import KafkaView
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from ticketing.testing import import_path
+from ticketing_testing import import_path
 
 FAKES = import_path(Path(__file__).with_name("fakes.py"), "hold_service_test_fakes")
 

@@ -51,7 +51,7 @@ from hold_service.service_layer.ports import (
 from hold_service.service_layer.room_ports import RoomQueue, RoomStore
 from hold_service.service_layer.showtimes import seat_map
 from ticketing.events import booking_event
-from ticketing.in_memory import Clock, MemoryDb, MemoryTransaction, MemoryUnitOfWork, MemoryWorld
+from ticketing_testing.in_memory import Clock, MemoryDb, MemoryTransaction, MemoryUnitOfWork, MemoryWorld
 
 TABLES = ("showtimes", "seats", "bookings", "keys", "outbox")  # bookings: hold id -> Hold (status as stored)
 RATE_WINDOW = timedelta(minutes=1)

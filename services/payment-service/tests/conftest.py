@@ -21,7 +21,7 @@ from payment_service.config import Settings
 from payment_service.domain.signature import sign
 from payment_service.entrypoints.api.app import get_application
 from ticketing.auth import issue_token
-from ticketing.testing import free_port, import_path, service_process
+from ticketing_testing import free_port, import_path, service_process
 
 MIGRATIONS = Path(__file__).resolve().parents[1] / "src" / "payment_service" / "sql" / "migrations"
 WEBHOOK_SECRET = "whsec_tests_only_0123456789abcdef0123"

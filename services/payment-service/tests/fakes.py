@@ -40,7 +40,7 @@ from payment_service.service_layer.ports import (
     Unresolved,
     Vouchers,
 )
-from ticketing.in_memory import Clock, MemoryDb, MemoryTransaction, MemoryUnitOfWork, MemoryWorld
+from ticketing_testing.in_memory import Clock, MemoryDb, MemoryTransaction, MemoryUnitOfWork, MemoryWorld
 
 TABLES = ("payments", "keys", "callbacks", "outbox")
 

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from ticketing.auth import InvalidToken, verify_token
-from ticketing.testing import free_port
+from ticketing_testing import free_port
 
 
 @dataclass

@@ -17,6 +17,7 @@ import voucher_service
 from aiokafka import AIOKafkaConsumer, ConsumerRecord
 from ticketing.events import VOUCHER_RESERVED_DLQ, BookingConfirmedData, booking_event, outgoing
 from ticketing.kafka import idempotent_producer
+from ticketing_testing.workers import group_prefix
 from voucher_service.adapters.gate import RedisFlashGate
 from voucher_service.adapters.repository import PgVouchersUnitOfWork
 from voucher_service.adapters.reservations import PgNormalReservations
@@ -26,7 +27,7 @@ from voucher_service.service_layer.handlers import create_voucher, reserve_vouch
 from voucher_service.service_layer.ports import Deps
 
 MIGRATIONS = Path(voucher_service.__file__).resolve().parent / "sql" / "migrations"
-TEST_PREFIX = "vtest-"
+TEST_PREFIX = group_prefix("vtest-")  # stable across runs, one per xdist worker
 # Expiry tests age their uses past a TTL of 30 days: the shared test database's other reservations (other
 # tests', the benchmark's tens of thousands) stay out of their runs.
 EXPIRY_TTL = 30 * 86400.0

@@ -13,7 +13,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer
 from ticketing.events import Outgoing
 from ticketing.outbox import append_message
-from ticketing.testing import REPO_ROOT
+from ticketing_testing import REPO_ROOT
 
 WORKER = Path(__file__).with_name("platform_worker.py")
 

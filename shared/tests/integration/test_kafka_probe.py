@@ -2,7 +2,7 @@
 
 import pytest
 from ticketing.kafka import KafkaProbe
-from ticketing.testing import free_port
+from ticketing_testing import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ from ticketing import cli
 from ticketing.events import Outgoing
 from ticketing.outbox import append_message
 from ticketing.relay import OutboxRelay, RelayConfig
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 
 pytestmark = pytest.mark.integration
 

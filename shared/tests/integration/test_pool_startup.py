@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 from ticketing.db import create_pool
-from ticketing.testing import free_port
+from ticketing_testing import free_port
 
 pytestmark = pytest.mark.integration
 

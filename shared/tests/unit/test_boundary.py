@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from ticketing.api.app import build_app
 from ticketing.api.errors import ApiError
 from ticketing.api.server import HeadLimitedHttpTools
-from ticketing.testing import free_port
+from ticketing_testing import free_port
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 LIMIT = 4096

@@ -12,7 +12,7 @@ import httpx
 from prometheus_client import REGISTRY
 from ticketing import loop_health
 from ticketing.runtime import periodic
-from ticketing.testing import free_port, service_process, wait_http_ok
+from ticketing_testing import free_port, service_process, wait_http_ok
 
 
 def sample(name: str, **labels: str) -> float | None:

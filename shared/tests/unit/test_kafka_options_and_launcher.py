@@ -108,7 +108,7 @@ def test_make_up_serves_every_api_through_the_launcher() -> None:
     per request got round the per-address limit. Every API program now execs `ticketing-run <service> api`."""
     import configparser
 
-    from ticketing.testing import REPO_ROOT
+    from ticketing_testing import REPO_ROOT
 
     conf = configparser.ConfigParser(interpolation=None)
     conf.read(REPO_ROOT / "deploy/local/supervisord.conf")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ticketing.kafka import idempotent_producer
-from ticketing.testing import REPO_ROOT
+from ticketing_testing import REPO_ROOT
 
 
 def test_one_constructor_builds_every_producer() -> None:

@@ -24,8 +24,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 from ticketing import tracing
 from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
-from ticketing.testing import REPO_ROOT
 from ticketing.tokens import TokenVerifier
+from ticketing_testing import REPO_ROOT
 
 router = APIRouter()
 CALLER = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"  # W3C's own example

@@ -16,16 +16,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from ticketing.events import BOOKING_EVENTS
-from ticketing.pytest_plugin import env
-from ticketing.testing import (
-    REPO_ROOT,
-    UNLIMITED_HOLDS,
-    free_port,
-    require,
-    service_process,
-    start_at_end,
-    wait_http_ok,
-)
+from ticketing_testing import REPO_ROOT, env, free_port, require, service_process, start_at_end, wait_http_ok
+from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
 LOGS = REPO_ROOT / "var" / "log" / "tests" / "browser"
 SCREENSHOTS = REPO_ROOT / "var" / "screenshots"

@@ -21,7 +21,7 @@ import asyncpg
 import httpx
 from ticketing.auth import issue_token
 from ticketing.events import BOOKING_EVENTS, BOOKING_EVENTS_DLQ, VOUCHER_RESERVED_DLQ
-from ticketing.pytest_plugin import merchant_auth
+from ticketing_testing import merchant_auth
 
 from .offsets import KafkaView
 from .scope import Scope, Sources

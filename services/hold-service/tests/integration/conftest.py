@@ -35,10 +35,9 @@ from hold_service.entrypoints.api.app import get_application
 from hold_service.service_layer.ports import Admission, HoldsUnitOfWork, HoldWriter, SeatMaps
 from ticketing.auth import issue_token
 from ticketing.db import create_pool
-from ticketing.pytest_plugin import env
 from ticketing.redis_client import redis_client
 from ticketing.settings import ServiceSettings
-from ticketing.testing import eventually
+from ticketing_testing import env, eventually
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "src" / "hold_service" / "sql" / "migrations"
 SECRET = env("JWT_SECRET", "dev-only-change-me")

@@ -9,7 +9,7 @@ import orjson
 import pytest
 import pytest_asyncio
 from hold_service.service_layer.ports import Admitted
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 
 pytestmark = pytest.mark.integration
 PER_MINUTE = 3

@@ -10,7 +10,7 @@ import pytest
 from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.domain.commands import ConfirmBooking
 from hold_service.service_layer.lifecycle import confirm_booking, sweep_expired
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 
 pytestmark = pytest.mark.integration
 

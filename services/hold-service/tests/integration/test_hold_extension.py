@@ -14,7 +14,8 @@ from hold_service.adapters.seat_gate import mark_key
 from hold_service.domain.commands import ConfirmBooking
 from hold_service.service_layer.lifecycle import confirm_booking
 from prometheus_client import REGISTRY
-from ticketing.testing import eventually
+from ticketing_testing import eventually
+from ticketing_testing.workers import own_redis_db
 
 pytestmark = pytest.mark.integration
 
@@ -109,7 +110,7 @@ def decisions() -> dict[str, float]:
 
 async def test_after_a_flush_mid_sale_the_gate_is_refilled_and_refused_clicks_stop_reaching_postgres(
         start, db, h, redis_url) -> None:
-    url = redis_url.rsplit("/", 1)[0] + "/14"  # this test's own logical db, flushed below
+    url = own_redis_db(redis_url, 1)  # a logical db of this worker's own, flushed below
     raw = aioredis.from_url(url)
     async with start(redis_url=url, hold_ttl_seconds=600) as svc:
         sid = await svc.showtime({"A": 12})

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,7 @@ from hold_service.adapters.repository import PgHoldRepository, PgHoldsUnitOfWork
 from hold_service.domain.commands import ConfirmBooking
 from hold_service.domain.model import TakeSeats, Verdict
 from hold_service.service_layer.lifecycle import confirm_booking
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 
 pytestmark = pytest.mark.integration
 

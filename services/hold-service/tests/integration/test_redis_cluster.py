@@ -19,7 +19,7 @@ from hold_service.adapters.room_queue import room_key, room_keys
 from hold_service.adapters.seat_gate import gate_tail, mark_key, seat_key
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 
 pytestmark = pytest.mark.integration
 

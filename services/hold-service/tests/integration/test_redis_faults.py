@@ -12,14 +12,16 @@ from urllib.parse import urlsplit
 import pytest
 import redis.asyncio as aioredis
 from hold_service.adapters.seat_gate import seat_key
-from ticketing.testing import REPO_ROOT
+from ticketing_testing import REPO_ROOT
+from ticketing_testing.workers import own_redis_db
 
 pytestmark = pytest.mark.integration
 INFRA = REPO_ROOT / "deploy" / "local" / "infra.sh"
 
 
 def _db15(url: str) -> str:
-    return url.rsplit("/", 1)[0] + "/15"
+    """A logical db of this worker's own (15 outside xdist), flushed below."""
+    return own_redis_db(url, 0)
 
 
 async def _storm(svc, sid: int, waves: int, fault) -> list:  # type: ignore[no-untyped-def]
@@ -44,7 +46,7 @@ async def test_r4_flush_mid_storm_leaves_one_holder_per_seat(start, db, h, redis
     async def flush(wave: int) -> None:
         if wave == 1:
             await asyncio.sleep(0.01)
-            await raw.flushdb()  # FLUSHALL on the dedicated db 15 only, so parallel suites keep their keys
+            await raw.flushdb()  # FLUSHALL on the worker's own db only, so other tests keep their keys
 
     async with start(redis_url=url, hold_rate_limit_per_minute=1000) as svc:
         sid = await svc.showtime({"A": 12})
@@ -54,6 +56,7 @@ async def test_r4_flush_mid_storm_leaves_one_holder_per_seat(start, db, h, redis
 
 
 @pytest.mark.reliability
+@pytest.mark.serial  # restarts the Redis every other test uses
 async def test_r4_redis_restart_mid_storm_keeps_serving_and_scripts_reload(start, db, h, redis_url) -> None:
     async def restart(wave: int) -> None:
         if wave == 1:

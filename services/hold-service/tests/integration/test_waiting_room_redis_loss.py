@@ -19,7 +19,7 @@ from datetime import datetime
 
 import pytest
 import redis
-from ticketing.testing import eventually, free_port, stop_process
+from ticketing_testing import eventually, free_port, stop_process
 
 pytestmark = pytest.mark.integration
 

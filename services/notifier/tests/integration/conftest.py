@@ -15,12 +15,13 @@ import pytest
 import pytest_asyncio
 from aiokafka import AIOKafkaProducer
 from ticketing.events import BOOKING_EVENTS, booking_event, outgoing
-from ticketing.testing import free_port, service_process
+from ticketing_testing import free_port, service_process
+from ticketing_testing.workers import group_prefix
 
 MIGRATIONS = Path(notifier.__file__).resolve().parent / "sql" / "migrations"
 LOGS = Path(__file__).resolve().parents[4] / "var" / "log"
-# A stable group for these tests: each run only reads what was produced since the previous run.
-GROUP_PREFIX = "itest-"
+# A stable group for these tests (one per xdist worker): each run only reads what was produced since the previous run.
+GROUP_PREFIX = group_prefix("itest-")
 
 
 def wait_port(port: int, timeout: float = 15.0) -> None:

@@ -30,7 +30,7 @@ from notifier.service_layer.handlers import notify_refund_issued
 from notifier.service_layer.sender import SenderLoop
 from ticketing.db import create_pool
 from ticketing.events import booking_event
-from ticketing.testing import eventually, free_port
+from ticketing_testing import eventually, free_port
 
 pytestmark = pytest.mark.integration
 

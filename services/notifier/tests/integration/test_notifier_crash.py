@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from notifier.domain.messages import Contact
 from notifier.entrypoints.cli.customers import upsert_all
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ from notifier.domain.messages import Contact
 from notifier.domain.rendering import RenderedEmail
 from notifier.entrypoints.cli.customers import upsert_all
 from ticketing.events import BOOKING_EVENTS_DLQ
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 
 pytestmark = pytest.mark.integration
 

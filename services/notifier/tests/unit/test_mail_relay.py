@@ -24,7 +24,7 @@ from notifier.bootstrap import smtp_login
 from notifier.config import NotifierSettings
 from notifier.domain.delivery import DeliveryError, Failure
 from notifier.domain.rendering import RenderedEmail
-from ticketing.testing import free_port
+from ticketing_testing import free_port
 
 USER, PASSWORD = "ticketing", "relay-password-" + "p" * 20
 

@@ -36,7 +36,7 @@ from payment_service.domain.model import Payment
 from payment_service.service_layer.ports import Gateway, HoldDirectory, PaymentsUnitOfWork, Vouchers
 from ticketing.auth import InvalidToken, verify_token
 from ticketing.db import create_pool
-from ticketing.testing import free_port
+from ticketing_testing import free_port
 
 STAND_IN_SECRET = "stand-in-service-secret-0123456789abcdef"
 

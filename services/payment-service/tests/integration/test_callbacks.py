@@ -11,7 +11,7 @@ from payment_service.domain.commands import RefundFailedBooking, StartCheckout
 from payment_service.service_layer import money
 from payment_service.service_layer.checkout import start_checkout
 from payment_service.service_layer.reactions import refund_failed_booking
-from ticketing.pytest_plugin import merchant_auth
+from ticketing_testing import merchant_auth
 
 pytestmark = pytest.mark.integration
 

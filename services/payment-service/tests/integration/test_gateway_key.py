@@ -13,7 +13,7 @@ from payment_service.adapters.http import ServiceClient, api_key
 from payment_service.config import Settings
 from payment_service.domain.errors import DependencyUnavailable
 from payment_service.domain.model import Payment
-from ticketing.pytest_plugin import merchant_auth
+from ticketing_testing import merchant_auth
 
 pytestmark = pytest.mark.integration
 

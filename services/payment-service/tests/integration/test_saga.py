@@ -30,7 +30,7 @@ from payment_service.service_layer.callbacks import handle_callback
 from payment_service.service_layer.checkout import start_checkout
 from payment_service.service_layer.ports import GatewaySession
 from prometheus_client import REGISTRY
-from ticketing.pytest_plugin import merchant_auth
+from ticketing_testing import merchant_auth
 
 pytestmark = pytest.mark.integration
 

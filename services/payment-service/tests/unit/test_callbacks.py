@@ -54,7 +54,7 @@ async def test_an_open_session_decides_nothing_and_keeps_the_event_id_unused(kit
     assert await handle_callback(cmd, world.deps) == "applied"  # the gateway's retry of that event
 
 
-@pytest.mark.parametrize("reference", ["not-a-uuid", str(uuid.uuid4())])
+@pytest.mark.parametrize("reference", ["not-a-uuid", str(uuid.uuid4())], ids=["not-a-uuid", "unknown-uuid"])
 async def test_a_callback_for_no_payment_of_ours_is_recorded_and_ignored(kit, reference: str) -> None:
     world = kit.fakes.fake_deps()
     payment = await started(world)

@@ -13,7 +13,7 @@ import httpx
 import pytest
 import pytest_asyncio
 from api_kit import ADMIN, SERVICE, api_client, auth, create, voucher_body
-from ticketing.testing import free_port
+from ticketing_testing import free_port
 from voucher_testkit import assert_invariant, forwarder, unique_code, unique_customer
 
 pytestmark = pytest.mark.integration

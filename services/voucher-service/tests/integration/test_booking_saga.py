@@ -8,7 +8,7 @@ import uuid
 
 import asyncpg
 import pytest
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 from voucher_service.domain.commands import ConfirmReservation, ReleaseReservation, ReserveVoucher
 from voucher_service.domain.errors import ReservationConfirmed, ReservationReleased
 from voucher_service.entrypoints.consumer import booking_handlers

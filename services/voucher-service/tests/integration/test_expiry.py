@@ -13,7 +13,7 @@ import pytest_asyncio
 import redis.asyncio as aioredis
 from api_kit import SECRET
 from payments_stub import PaymentStub, payment_stub
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 from voucher_service.adapters.payments import HttpPayments
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.domain.commands import ConfirmReservation, ReserveVoucher

@@ -8,7 +8,7 @@ import uuid
 import asyncpg
 import pytest
 from ticketing.events import VoucherReserved, outgoing
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.domain.commands import ConfirmReservation, ReleaseReservation, ReserveVoucher
 from voucher_service.service_layer.handlers import (

@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 from aiokafka import AIOKafkaProducer
 from ticketing.events import VoucherReserved
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.domain.commands import ReserveVoucher
 from voucher_service.domain.errors import SendRefused

@@ -11,7 +11,7 @@ import pytest
 import redis.asyncio as aioredis
 from flash_fakes import FakePayments
 from ticketing.events import VoucherReserved
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 from voucher_service.adapters.gate import keys
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.domain.commands import ReserveVoucher

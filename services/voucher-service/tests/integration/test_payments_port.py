@@ -12,7 +12,7 @@ import pytest_asyncio
 from api_kit import SECRET
 from flash_fakes import FakePayments
 from payments_stub import PaymentStub, payment_stub
-from ticketing.testing import free_port
+from ticketing_testing import free_port
 from voucher_service.adapters.payments import HttpPayments
 from voucher_service.domain.errors import PaymentsUnavailable
 from voucher_service.service_layer.ports import Payments

@@ -16,6 +16,7 @@ from aiokafka import AIOKafkaConsumer
 from ticketing.events import VOUCHER_RESERVED_DLQ
 from ticketing.redis_client import redis_client
 from ticketing.settings import ServiceSettings
+from ticketing_testing.workers import own_redis_db
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.service_layer.jobs import reconcile
@@ -24,13 +25,11 @@ from voucher_testkit import assert_invariant, make_deps, new_voucher, reserve_re
 from conftest import SEND_TIMEOUT
 
 pytestmark = pytest.mark.integration
-R4_DB = 14
 
 
 @pytest_asyncio.fixture
 async def r4_redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    client = redis_client(ServiceSettings(redis_url=redis_url.rsplit("/", 1)[0] + f"/{R4_DB}"), 2.0,
-                          retry_dropped=True)
+    client = redis_client(ServiceSettings(redis_url=own_redis_db(redis_url, 1)), 2.0, retry_dropped=True)
     yield client
     await client.aclose()
 

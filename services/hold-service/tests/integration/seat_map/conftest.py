@@ -18,8 +18,7 @@ import uvicorn
 from hold_service.bootstrap import Service
 from hold_service.config import HoldSettings
 from hold_service.entrypoints.api.app import get_application
-from ticketing.pytest_plugin import env
-from ticketing.testing import free_port
+from ticketing_testing import env, free_port
 
 SECRET = env("JWT_SECRET", "dev-only-change-me")
 

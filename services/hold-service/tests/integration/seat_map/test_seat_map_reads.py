@@ -13,7 +13,7 @@ from hold_service.adapters.seat_map_source import PgSeatMapSource
 from hold_service.domain.commands import ConfirmBooking
 from hold_service.domain.seat_map import SeatMap
 from hold_service.service_layer.lifecycle import confirm_booking, sweep_expired
-from ticketing.testing import eventually
+from ticketing_testing import eventually
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ import pytest
 from hold_service.adapters.repository import PgHoldsUnitOfWork, Q
 from hold_service.domain.commands import ConfirmBooking
 from hold_service.service_layer.lifecycle import confirm_booking, sweep_expired
-from ticketing.testing import eventually, free_port, service_process
+from ticketing_testing import eventually, free_port, service_process
 
 pytestmark = pytest.mark.integration
 

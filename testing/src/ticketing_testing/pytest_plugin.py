@@ -1,8 +1,10 @@
-"""Session fixtures for tests against the real PostgreSQL, Redis and Kafka (`make infra`)."""
+"""Session fixtures for tests against the real PostgreSQL, Redis and Kafka (`make infra`), and the set-up of
+`pytest -n` (pytest-xdist): a copy of the test database for each worker, `serial` tests refused in workers."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,27 +13,19 @@ import asyncpg
 import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
-from dotenv import dotenv_values
-
 from ticketing.kafka import create_topics, kafka_reachable
-from ticketing.testing import REPO_ROOT, apply_migrations, require, shared_migrations, test_dsn
 
-ENV = {k: v for k, v in dotenv_values(REPO_ROOT / ".env").items() if v is not None}
-
-
-def env(name: str, default: str = "") -> str:
-    import os
-
-    return os.environ.get(name) or ENV.get(name, default)
-
-
-def merchant_auth() -> dict[str, str]:
-    """The header the gateway simulator wants on its merchant API: the GATEWAY_API_KEY its processes read
-    (the environment, else .env, else the dev default), the same one payment-service sends."""
-    from ticketing.settings import DEV_DEFAULT_SECRET
-
-    return {"Authorization": f"Bearer {env('GATEWAY_API_KEY', DEV_DEFAULT_SECRET)}"}
-
+from ticketing_testing import (
+    BASE_TEST_DATABASE,
+    ENV,
+    apply_migrations,
+    env,
+    free_port,
+    require,
+    shared_migrations,
+    test_dsn,
+)
+from ticketing_testing.workers import WORKER, copy_databases, worker_database
 
 _containers: dict[str, str] = {}
 
@@ -39,14 +33,13 @@ _containers: dict[str, str] = {}
 def pytest_configure(config: pytest.Config) -> None:
     """The tests run in dev mode, as `make up` does (only dev takes the code's default secrets; a test of the
     other modes says so). `TICKETING_TEST_INFRA=containers`: the session's infrastructure from testcontainers
-    (test_infrastructure.py)."""
-    import os
-
+    (containers.py), in one process only."""
     os.environ.setdefault("APP_ENV", "dev")
     if os.environ.get("TICKETING_TEST_INFRA") != "containers" or hasattr(config, "workerinput"):
         return
-    from ticketing.test_infrastructure import start
-    from ticketing.testing import free_port
+    if config.getoption("numprocesses", None):
+        raise pytest.UsageError("TICKETING_TEST_INFRA=containers runs in one process: drop -n")
+    from ticketing_testing.containers import start
 
     overrides, stop = start(ENV, free_port)
     os.environ.update(overrides)
@@ -60,6 +53,21 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return ("infrastructure: testcontainers, kafka " + _containers["KAFKA_BOOTSTRAP_SERVERS"]
             + ", redis " + _containers["REDIS_URL"].split("//")[1].split("/")[0]
             + ", postgres " + _containers["HOLD_DATABASE_URL"].rsplit("@", 1)[1].split("/")[0])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: list[Any]) -> None:
+    """Before the workers start: each its own fresh copy of the test database (ticketing_testing.workers)."""
+    copy_databases(BASE_TEST_DATABASE, [worker_database(BASE_TEST_DATABASE, spec.id) for spec in specs])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """`serial` tests restart the infrastructure the other workers run on, or read what the whole run
+    published: a worker of `pytest -n` fails them unrun rather than run them beside other tests."""
+    if WORKER and item.get_closest_marker("serial"):
+        pytest.fail("a serial test never runs beside others: run it alone, after the rest "
+                    "(-n 2 -m 'not serial', then -m serial without -n; make test-suite does)", pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -87,10 +95,10 @@ async def redis_url() -> str:
 @pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A Redis Cluster of this session (three masters, a replica each), started by deploy/local/cluster.sh;
-    a LocalRedisCluster (ticketing.testing_redis_cluster): `.nodes` is its REDIS_CLUSTER_NODES."""
+    a LocalRedisCluster (ticketing_testing.redis_cluster): `.nodes` is its REDIS_CLUSTER_NODES."""
     import shutil
 
-    from ticketing.testing_redis_cluster import LocalRedisCluster
+    from ticketing_testing.redis_cluster import LocalRedisCluster
 
     require("redis-server", shutil.which("redis-server") is not None, "Debian's redis-server is not installed")
     cluster = LocalRedisCluster.start(tmp_path_factory.mktemp("redis-cluster"))
@@ -139,7 +147,6 @@ def traced(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any]]:
     """Tracing on in this process for one test, its spans in memory: (InMemorySpanExporter, TracerProvider).
     Configured before any app is built, so the apps' own `tracing.configure` keeps it; off again afterwards."""
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
     from ticketing import tracing
     from ticketing.settings import ServiceSettings
 

@@ -18,7 +18,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import redis.asyncio as aioredis
-
 from ticketing.kafka import kafka_reachable
 
 if TYPE_CHECKING:  # imported at run time only by start(): testcontainers is a test dependency

@@ -1,9 +1,9 @@
-"""ticketing.in_memory: the transactions the services' fake units of work are built on."""
+"""ticketing_testing.in_memory: the transactions the services' fake units of work are built on."""
 
 from __future__ import annotations
 
 import pytest
-from ticketing.in_memory import Clock, Conflict, MemoryDb, MemoryTransaction, MemoryUnitOfWork
+from ticketing_testing.in_memory import Clock, Conflict, MemoryDb, MemoryTransaction, MemoryUnitOfWork
 
 
 class Counters(MemoryUnitOfWork):

@@ -1,7 +1,7 @@
 """A real Redis Cluster for tests: six redis-server processes (three masters, a replica each) that the
 project's own script starts (`deploy/local/cluster.sh redis-up`), on ports of their own, so a test proves
 on the real thing that every script's keys share a slot (a CROSSSLOT fails it) and that a master's failover
-is ridden out. The `redis_cluster` fixture (ticketing.pytest_plugin) hands one out per session."""
+is ridden out. The `redis_cluster` fixture (ticketing_testing.pytest_plugin) hands one out per session."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import redis
 
-from ticketing.testing import REPO_ROOT
+from ticketing_testing import REPO_ROOT
 
 SCRIPT = REPO_ROOT / "deploy" / "local" / "cluster.sh"
 NODES = 6
@@ -23,7 +23,7 @@ NODES = 6
 
 def _free_ports() -> int:
     """A first port whose six ports and their cluster bus ports (+10000) are all free, below the range
-    `ticketing.testing.free_port` draws from and away from the fixed ports of the dev and cluster stacks."""
+    `ticketing_testing.free_port` draws from and away from the fixed ports of the dev and cluster stacks."""
     while True:
         first = random.randrange(11000, 16000, 10)
         try:

@@ -1,4 +1,11 @@
-"""Test helpers: real services only, fail (never skip) under CI=true, processes started for e2e tests."""
+"""Test support for the whole workspace (never a dependency of a service): real services only, fail (never skip)
+under CI=true, processes started for e2e tests, the settings of .env.
+
+Beside these helpers: `pytest_plugin` (the session fixtures, loaded by the root conftest.py), `workers` (one
+pytest-xdist worker's share of the infrastructure), `lifted_limits` (the services' rate limits lifted for the
+processes tests start), `in_memory` (the schema under the fakes' units of work), `redis_cluster` (a local Redis
+Cluster) and `containers` (the infrastructure from testcontainers, opt-in).
+"""
 
 from __future__ import annotations
 
@@ -18,21 +25,33 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
+from dotenv import dotenv_values
 
 # Re-exported: tests and benchmarks import them from here.
 from ticketing.migrations import apply_migrations as apply_migrations
 from ticketing.migrations import shared_migrations as shared_migrations
 
+from ticketing_testing.workers import worker_database
+
 REPO_ROOT = Path(__file__).resolve().parents[3]
-# Several checkouts of the repository on one machine can keep their test data apart.
-TEST_DATABASE = os.environ.get("TICKETING_TEST_DATABASE", "ticketing_test")
-# hold-service's rate limits lifted, for a hold-service process a test or benchmark starts. Every test client
-# comes from 127.0.0.1 and the counters live in the shared Redis: with the defaults (120 holds a minute per
-# address) the suites that run first spend the budget of those that come after (CI got 429 on a test's one
-# hold); so do seat-map streams (8 per address), and voucher quotes per customer (schema fuzzing asks for
-# hundreds). The tests of the limits start their service with limits of their own.
-UNLIMITED_HOLDS = {"HOLD_RATE_LIMIT_PER_MINUTE": "1000000000", "HOLD_RATE_LIMIT_PER_IP_PER_MINUTE": "1000000000",
-                   "SEAT_MAP_MAX_STREAMS_PER_ADDRESS": "1000000", "VOUCHER_QUOTE_RATE_LIMIT_PER_MINUTE": "1000000000"}
+ENV = {k: v for k, v in dotenv_values(REPO_ROOT / ".env").items() if v is not None}
+# Several checkouts of the repository on one machine can keep their test data apart; under `pytest -n`, each
+# worker has a copy of its own (ticketing_testing.workers).
+BASE_TEST_DATABASE = os.environ.get("TICKETING_TEST_DATABASE", "ticketing_test")
+TEST_DATABASE = worker_database(BASE_TEST_DATABASE)
+
+
+def env(name: str, default: str = "") -> str:
+    """A setting as the services' processes would read it: the environment, else .env, else `default`."""
+    return os.environ.get(name) or ENV.get(name, default)
+
+
+def merchant_auth() -> dict[str, str]:
+    """The header the gateway simulator wants on its merchant API: the GATEWAY_API_KEY its processes read
+    (the environment, else .env, else the dev default), the same one payment-service sends."""
+    from ticketing.settings import DEV_DEFAULT_SECRET
+
+    return {"Authorization": f"Bearer {env('GATEWAY_API_KEY', DEV_DEFAULT_SECRET)}"}
 
 
 def require(service: str, reachable: bool, detail: str = "") -> None:

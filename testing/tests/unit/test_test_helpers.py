@@ -1,11 +1,11 @@
-"""ticketing.testing's helpers that the whole suite leans on."""
+"""ticketing_testing's helpers that the whole suite leans on."""
 
 from __future__ import annotations
 
 import random
 import socket
 
-from ticketing.testing import _ephemeral_low, free_port
+from ticketing_testing import _ephemeral_low, free_port
 
 
 def test_a_free_port_is_bindable_and_below_the_range_outgoing_connections_draw_from() -> None:
@@ -34,5 +34,5 @@ def test_a_port_someone_listens_on_is_never_handed_out(monkeypatch) -> None:
         taken.listen()
         busy = taken.getsockname()[1]
         draws = iter([busy, busy, 0])  # 0: whatever the kernel gives, once the busy one was refused twice
-        monkeypatch.setattr("ticketing.testing._ports.randrange", lambda *_: next(draws))
+        monkeypatch.setattr("ticketing_testing._ports.randrange", lambda *_: next(draws))
         assert free_port() == 0
