@@ -21,7 +21,9 @@ from hold_service.adapters.room_credentials import SignedCredentials
 from hold_service.config import HoldSettings
 from hold_service.domain.commands import ConfigureRoom
 from hold_service.domain.errors import TooManySeatsHeld
+from hold_service.domain.hall import Prices, SeatPlace, ShowtimeDetails, layout_hall, rows_hall
 from hold_service.domain.model import Hold, TakeSeats, Verdict
+from hold_service.domain.model import Ticket as HoldTicket
 from hold_service.domain.waiting_room import (
     AdmissionPass,
     Joined,
@@ -59,10 +61,20 @@ RATE_WINDOW = timedelta(minutes=1)
 
 @dataclass(frozen=True)
 class Showtime:
-    title: str
-    starts_at: datetime
-    price_cents: int
+    details: ShowtimeDetails
+    places: dict[str, SeatPlace]
     version: int = 0  # seatMapVersion
+
+    @property
+    def title(self) -> str:
+        return self.details.title
+
+    @property
+    def starts_at(self) -> datetime:
+        return self.details.starts_at
+
+    def price(self, seat: str, ticket_type: str) -> int | None:
+        return self.details.prices.get(self.places[seat].category, {}).get(ticket_type)
 
 
 @dataclass(frozen=True)
@@ -140,12 +152,11 @@ class FakeHoldRepository(HoldRepository):
     def __init__(self, tx: MemoryTransaction) -> None:
         self.tx = tx
 
-    async def add_showtime(self, showtime_id: int, title: str, starts_at: datetime, price_cents: int,
-                           seats: list[str]) -> bool:
-        if showtime_id in self.tx["showtimes"]:
+    async def add_showtime(self, details: ShowtimeDetails, places: list[SeatPlace]) -> bool:
+        if details.showtime_id in self.tx["showtimes"]:
             return False
-        self.tx["showtimes"][showtime_id] = Showtime(title, starts_at, price_cents)
-        self.tx["seats"].update({(showtime_id, code): Seat() for code in seats})
+        self.tx["showtimes"][details.showtime_id] = Showtime(details, {p.code: p for p in places})
+        self.tx["seats"].update({(details.showtime_id, p.code): Seat() for p in places})
         return True
 
     async def get(self, hold_id: uuid.UUID) -> Hold | None:
@@ -246,17 +257,22 @@ class FakeHoldWriter(HoldWriter):
 
 def _take(tx: MemoryTransaction, r: TakeSeats) -> Verdict:
     showtime = tx["showtimes"].get(r.showtime_id)
-    amount = None if showtime is None else showtime.price_cents * len(r.seats)
     earlier = r.hold_id in tx["bookings"]
     locked = {code: seat for code in r.seats if (seat := tx["seats"].get((r.showtime_id, code))) is not None}
+    tickets = () if showtime is None else tuple(
+        HoldTicket(c, showtime.places[c].category, t, showtime.price(c, t))  # type: ignore[arg-type]
+        for c, t in zip(r.seats, r.types(), strict=True) if c in locked)
+    unpriced = tuple(t.seat for t in tickets if t.price_cents is None)
+    amount = None if showtime is None else sum(t.price_cents or 0 for t in tickets)
     free = {code: seat_is_free(seat, tx.now) for code, seat in locked.items()}
     taken = [c for c in sorted(locked) if not free[c] and locked[c].hold_id != r.hold_id]
     complete = len(locked) == len(r.seats)
-    if amount is None or earlier or not complete or not all(free.values()):
+    if amount is None or earlier or not complete or not all(free.values()) or unpriced:
         mine = complete and all(s.hold_id == r.hold_id and s.status == "HELD" and not free[c]
                                 for c, s in locked.items())
         expires = min(s.expires_at for s in locked.values() if s.expires_at) if mine else None
-        return Verdict(amount_cents=amount, found=frozenset(locked), taken=taken, expires_at=expires, earlier=earlier)
+        return Verdict(amount_cents=amount, found=frozenset(locked), taken=taken, expires_at=expires, earlier=earlier,
+                       tickets=tickets, unpriced=unpriced)
     expires_at = tx.now + timedelta(seconds=r.ttl_seconds)
     for old_id in dict.fromkeys(s.hold_id for s in locked.values() if s.status == "HELD"):  # lazy expiry
         seats = sorted(c for c, s in locked.items() if s.hold_id == old_id)
@@ -266,11 +282,11 @@ def _take(tx: MemoryTransaction, r: TakeSeats) -> Verdict:
         tx["seats"][(r.showtime_id, code)] = Seat("HELD", r.hold_id, expires_at)
     hold = Hold(hold_id=r.hold_id, booking_id=r.booking_id, customer_id=r.customer_id, showtime_id=r.showtime_id,
                 seats=r.seats, status="HELD", expires_at=expires_at, amount_cents=amount,
-                created_at=tx.now)
+                created_at=tx.now, tickets=tickets)
     tx["bookings"][r.hold_id] = hold
     seat_map_event(tx, "SeatsHeld", hold, {"holdId": r.hold_id, "seats": r.seats, "expiresAt": expires_at,
                                            "amountCents": hold.amount_cents})
-    return Verdict(amount_cents=amount, found=frozenset(locked), taken=[], expires_at=expires_at)
+    return Verdict(amount_cents=amount, found=frozenset(locked), taken=[], expires_at=expires_at, tickets=tickets)
 
 
 def _check_cap(tx: MemoryTransaction, r: TakeSeats) -> None:
@@ -371,9 +387,13 @@ class FakeSeatMaps(SeatMaps):
             return None
         seats = sorted(((code, s) for (sid, code), s in tx["seats"].items() if sid == showtime_id),
                        key=lambda cs: _hall_order(cs[0]))
+        d, places = showtime.details, showtime.places
         body = {"showtimeId": showtime_id, "title": showtime.title,
-                "startsAt": showtime.starts_at.isoformat().replace("+00:00", "Z"), "version": showtime.version,
-                "seats": [{"code": code, "status": s.status} for code, s in seats]}
+                "startsAt": showtime.starts_at.isoformat().replace("+00:00", "Z"),
+                "durationMinutes": d.duration_minutes, "cinema": d.cinema, "hall": d.hall, "timeZone": d.time_zone,
+                "prices": d.prices, "version": showtime.version,
+                "seats": [{"code": code, "status": s.status, "category": places[code].category,
+                           "row": places[code].row, "x": places[code].x} for code, s in seats]}
         return SeatMapView(showtime.version, orjson.dumps(body))
 
     async def subscribe(self, showtime_id: int, address: str) -> SeatMapSubscription | None:
@@ -486,12 +506,15 @@ class FakeWorld(MemoryWorld):
         return {code: "AVAILABLE" if seat_is_free(s, now) else s.status
                 for (sid, code), s in self.db.tables["seats"].items() if sid == showtime_id}
 
-    async def showtime(self, rows: dict[str, int] | None = None, price_cents: int = 1200) -> int:
+    async def showtime(self, rows: dict[str, int] | None = None, price_cents: int = 1200,
+                       layout: list[dict[str, Any]] | None = None, prices: Prices | None = None) -> int:
+        """A showtime on sale: `rows` at one ADULT price, or the hall's `layout` with its `prices`."""
         showtime_id = len(self.db.tables["showtimes"]) + 1
         async with self.deps.uow() as uow:
-            seats = [f"{row}{n}" for row, count in (rows or {"F": 10}).items() for n in range(1, count + 1)]
+            places = layout_hall(layout) if layout is not None else rows_hall(rows or {"F": 10})
             starts_at = self.clock.now() + timedelta(days=1)  # on sale
-            await uow.holds.add_showtime(showtime_id, "Test", starts_at, price_cents, seats)
+            details = ShowtimeDetails(showtime_id, "Test", starts_at, prices or {"STANDARD": {"ADULT": price_cents}})
+            await uow.holds.add_showtime(details, places)
             await uow.commit()
         return showtime_id
 

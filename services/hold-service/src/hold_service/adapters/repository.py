@@ -16,7 +16,8 @@ from ticketing.unit_of_work import Conn, PostgresUnitOfWork
 
 import hold_service
 from hold_service.domain.errors import TooManySeatsHeld
-from hold_service.domain.model import Hold, TakeSeats, Verdict
+from hold_service.domain.hall import SeatPlace, ShowtimeDetails, from_price_cents
+from hold_service.domain.model import Hold, TakeSeats, Ticket, Verdict
 from hold_service.service_layer.ports import (
     Extension,
     GateSeat,
@@ -40,7 +41,19 @@ def _hold(row: asyncpg.Record) -> Hold:
     return Hold(hold_id=row["hold_id"], booking_id=row["booking_id"], customer_id=row["customer_id"],
                 showtime_id=row["showtime_id"], seats=list(row["seats"]), status=row["status"],
                 expires_at=row["expires_at"], amount_cents=row["amount_cents"], payment_id=row["payment_id"],
-                created_at=row["created_at"])
+                created_at=row["created_at"], tickets=_tickets(row["tickets"]))
+
+
+def _tickets(records: str | None) -> tuple[Ticket, ...]:
+    """The priced seats of a JSON list (a refused hold's verdict may name seats that do not exist or have no
+    price)."""
+    return tuple(Ticket.from_record(t) for t in orjson.loads(records or "[]") if t["priceCents"] is not None)
+
+
+def _verdict(row: asyncpg.Record, expires_at: datetime | None, earlier: bool = False) -> Verdict:
+    return Verdict(amount_cents=row["amount_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
+                   expires_at=expires_at, earlier=earlier, tickets=_tickets(row["tickets"]),
+                   unpriced=tuple(row["unpriced"]))
 
 
 def _released(hold_id: uuid.UUID, row: asyncpg.Record | None) -> Released | None:
@@ -64,14 +77,13 @@ async def take(conn: Conn, request: TakeSeats, cause: str = "[]") -> Verdict:
     try:
         row = await conn.fetchrow(Q.take_seats, request.showtime_id, request.seats, request.hold_id,
                                   request.customer_id, request.ttl_seconds, request.booking_id, request.cap,
-                                  cause, FORM)
+                                  cause, FORM, request.types())
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
         raise
     assert row is not None  # the statement always returns its one verdict row
-    return Verdict(amount_cents=row["amount_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
-                   expires_at=row["expires_at"], earlier=row["earlier"])
+    return _verdict(row, row["expires_at"], row["earlier"])
 
 
 async def take_together(conn: Conn, showtime_id: int,
@@ -85,7 +97,7 @@ async def take_together(conn: Conn, showtime_id: int,
             Q.take_seats_together, showtime_id, first.ttl_seconds, first.cap, [r.hold_id for r, _ in requests],
             [r.customer_id for r, _ in requests], [r.booking_id for r, _ in requests],
             [n for n, (r, _) in enumerate(requests, 1) for _ in r.seats], [s for r, _ in requests for s in r.seats],
-            [c for _, c in requests], FORM)
+            [c for _, c in requests], FORM, [t for r, _ in requests for t in r.types()])
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
@@ -96,9 +108,8 @@ async def take_together(conn: Conn, showtime_id: int,
 
 def _batch_verdict(row: asyncpg.Record, seats: list[str]) -> Verdict | None:
     """The hold's verdict when the batch wrote it or a row refused it; None when it lost to the batch."""
-    verdict = Verdict(amount_cents=row["amount_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
-                      expires_at=row["expires_at"] if row["written"] else None)
-    refused = verdict.amount_cents is None or len(verdict.found) < len(seats) or verdict.taken
+    verdict = _verdict(row, row["expires_at"] if row["written"] else None)
+    refused = verdict.amount_cents is None or len(verdict.found) < len(seats) or verdict.taken or verdict.unpriced
     return verdict if row["written"] or (refused and not row["earlier"]) else None
 
 
@@ -106,11 +117,14 @@ class PgHoldRepository(HoldRepository):
     def __init__(self, conn: Conn) -> None:
         self.conn = conn
 
-    async def add_showtime(self, showtime_id: int, title: str, starts_at: datetime, price_cents: int,
-                           seats: list[str]) -> bool:
-        if await self.conn.fetchval(Q.insert_showtime, showtime_id, title, starts_at, price_cents) is None:
+    async def add_showtime(self, details: ShowtimeDetails, places: list[SeatPlace]) -> bool:
+        d = details
+        if await self.conn.fetchval(Q.insert_showtime, d.showtime_id, d.title, d.starts_at,
+                                    from_price_cents(d.prices), orjson.dumps(d.prices).decode(), d.duration_minutes,
+                                    d.cinema, d.hall, d.time_zone) is None:
             return False
-        await self.conn.execute(Q.insert_seats, showtime_id, seats)
+        await self.conn.execute(Q.insert_seats, d.showtime_id, [p.code for p in places],
+                                [p.category for p in places], [p.row for p in places], [p.x for p in places])
         return True
 
     async def get(self, hold_id: uuid.UUID) -> Hold | None:

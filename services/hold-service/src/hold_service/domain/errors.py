@@ -13,6 +13,15 @@ class InvalidSeats(HoldError):
         self.seats = seats or []
 
 
+class UnpricedTickets(HoldError):
+    """A ticket type the showtime has no price for in a seat's category, or a category used without an ADULT
+    price."""
+
+    def __init__(self, message: str, seats: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.seats = seats or []
+
+
 class ShowtimeNotFound(HoldError):
     pass
 

@@ -17,6 +17,7 @@ from typing import Any
 from ticketing.unit_of_work import UnitOfWork
 
 from hold_service.config import HoldSettings
+from hold_service.domain.hall import SeatPlace, ShowtimeDetails
 from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.domain.waiting_room import AdmissionPass
 from hold_service.service_layer.room_ports import Credentials, RoomQueue, RoomStore
@@ -53,8 +54,7 @@ class GateSeat:
 
 class HoldRepository(abc.ABC):
     @abc.abstractmethod
-    async def add_showtime(self, showtime_id: int, title: str, starts_at: datetime, price_cents: int,
-                           seats: list[str]) -> bool:
+    async def add_showtime(self, details: ShowtimeDetails, places: list[SeatPlace]) -> bool:
         """False when the showtime exists."""
 
     @abc.abstractmethod

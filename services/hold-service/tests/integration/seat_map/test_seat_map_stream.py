@@ -59,7 +59,7 @@ async def test_snapshot_plus_changes_equals_a_fresh_get_after_a_storm(start, ser
         storming.clear()
         await sweeping
         row = await db.fetchrow(Q.seat_map, sid)
-        version, expected = row["version"], dict(row["seats"])
+        version, expected = row["version"], {s[0]: s[1] for s in row["seats"]}
         kinds = await db.fetch(
             "SELECT e->>'type' AS type, e->'data'->>'reason' AS reason, count(*) FROM outbox, "
             "LATERAL (SELECT convert_from(payload, 'UTF8')::jsonb AS e) p "

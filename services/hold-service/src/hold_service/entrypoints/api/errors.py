@@ -20,6 +20,7 @@ from hold_service.domain.errors import (
     TicketNotFound,
     TooManySeatsHeld,
     TooManyStreams,
+    UnpricedTickets,
 )
 
 
@@ -27,7 +28,7 @@ def api_error(exc: HoldError) -> ApiError:
     match exc:
         case SeatsUnavailable():
             return ApiError(409, "SEATS_UNAVAILABLE", str(exc), seats=exc.seats, decidedBy=exc.decided_by)
-        case InvalidSeats():
+        case InvalidSeats() | UnpricedTickets():
             return ApiError(422, "VALIDATION_ERROR", str(exc), seats=exc.seats)
         case ShowtimeNotFound() | HoldNotFound():
             return ApiError(404, "NOT_FOUND", "not found")

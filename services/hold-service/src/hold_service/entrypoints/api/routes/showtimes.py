@@ -7,8 +7,8 @@ from fastapi.responses import Response
 from fastapi.sse import EventSourceResponse
 from ticketing.api.security import Admin
 
-from hold_service.domain.commands import CreateShowtime
 from hold_service.domain.errors import HoldError
+from hold_service.domain.hall import from_price_cents
 from hold_service.domain.model import MAX_SHOWTIME_ID
 from hold_service.entrypoints.api import hold_request
 from hold_service.entrypoints.api.deps import DepsDep
@@ -32,13 +32,16 @@ _STREAM_EVENTS = {"text/event-stream": {"schema": {  # each event, as OpenAPI 3.
 
 @router.post("/admin/showtimes", status_code=201, response_model=ShowtimePublic, name="create_showtime")
 async def create_showtime(body: ShowtimeCreate, _: Admin, deps: DepsDep) -> ShowtimePublic:
-    cmd = CreateShowtime(body.showtimeId, body.title, body.startsAt, body.priceCents, body.rows)
+    """A showtime and its hall: the full form (`layout` + `prices`, film, cinema, hall, time zone, duration) or
+    the old one (`rows` + `priceCents`). 422 when a category the hall uses has no ADULT price."""
+    cmd = body.command()
     try:
         count = await showtimes.create_showtime(cmd, deps)
     except HoldError as exc:
         raise api_error(exc) from exc
     return ShowtimePublic(showtimeId=body.showtimeId, title=body.title, startsAt=body.startsAt,
-                          priceCents=body.priceCents, seatCount=count)
+                          priceCents=from_price_cents(cmd.details.prices), seatCount=count,
+                          prices=cmd.details.prices)  # type: ignore[arg-type]
 
 
 @router.get(SEAT_MAP_PATH, response_model=SeatMapPublic, name="seat_map",
