@@ -19,9 +19,10 @@ from typing import Any
 import orjson
 from hold_service.adapters.room_credentials import SignedCredentials
 from hold_service.config import HoldSettings
+from hold_service.domain.catalogue import BookingView, CatalogueQuery
 from hold_service.domain.commands import ConfigureRoom
 from hold_service.domain.errors import TooManySeatsHeld
-from hold_service.domain.hall import Prices, SeatPlace, ShowtimeDetails, layout_hall, rows_hall
+from hold_service.domain.hall import Prices, SeatPlace, ShowtimeDetails, from_price_cents, layout_hall, rows_hall
 from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.domain.model import Ticket as HoldTicket
 from hold_service.domain.waiting_room import (
@@ -64,6 +65,11 @@ class Showtime:
     details: ShowtimeDetails
     places: dict[str, SeatPlace]
     version: int = 0  # seatMapVersion
+    status: str = "ON_SALE"  # or CANCELLED
+
+    def on_sale(self, now: datetime, close_minutes: float) -> bool:
+        """on_sale (sql/schema.sql)."""
+        return self.status == "ON_SALE" and now < self.details.starts_at - timedelta(minutes=close_minutes)
 
     @property
     def title(self) -> str:
@@ -159,6 +165,32 @@ class FakeHoldRepository(HoldRepository):
         self.tx["seats"].update({(details.showtime_id, p.code): Seat() for p in places})
         return True
 
+    async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:
+        listed = sorted(((sid, s) for sid, s in self.tx["showtimes"].items()
+                         if query.starts_from <= s.starts_at < query.until
+                         and query.cinema in (None, s.details.cinema)), key=lambda x: (x[1].starts_at, x[0]))
+        return orjson.dumps({"showtimes": [self._listed(sid, s, close_minutes) for sid, s in listed[:limit]]})
+
+    def _listed(self, showtime_id: int, showtime: Showtime, close_minutes: float) -> dict[str, Any]:
+        d = showtime.details
+        free = sum(1 for (sid, _), seat in self.tx["seats"].items() if sid == showtime_id
+                   and seat_is_free(seat, self.tx.now))
+        status = ("CANCELLED" if showtime.status == "CANCELLED" else "CLOSED"
+                  if not showtime.on_sale(self.tx.now, close_minutes) else "SOLD_OUT" if free == 0 else "ON_SALE")
+        return {"showtimeId": showtime_id, "title": d.title, "startsAt": d.starts_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "durationMinutes": d.duration_minutes, "cinema": d.cinema, "hall": d.hall, "timeZone": d.time_zone,
+                "status": status, "seatsAvailable": free, "fromPriceCents": from_price_cents(d.prices),
+                "waitingRoom": False}
+
+    async def bookings_of(self, customer_id: int, limit: int) -> list[BookingView]:
+        mine = sorted((b for b in self.tx["bookings"].values() if b.customer_id == customer_id),
+                      key=lambda b: b.created_at or self.tx.now, reverse=True)
+        views = []
+        for b in mine[:limit]:
+            d = self.tx["showtimes"][b.showtime_id].details
+            views.append(BookingView(as_seen(b, self.tx.now), d.title, d.starts_at, d.cinema, d.hall, d.time_zone))
+        return views
+
     async def get(self, hold_id: uuid.UUID) -> Hold | None:
         return as_seen(self.tx["bookings"].get(hold_id), self.tx.now)
 
@@ -186,10 +218,13 @@ class FakeHoldRepository(HoldRepository):
             "holdId": hold_id, "seats": hold.seats, "amountCents": paid_cents,
             "discountCents": max(hold.amount_cents - paid_cents, 0), "paymentId": payment_id})
 
-    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float) -> Extension | None:
+    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float,
+                     close_minutes: float = 0) -> Extension | None:
         hold = self.tx["bookings"].get(hold_id)
         if hold is None or hold.status != "HELD" or hold_expired(hold.status, hold.expires_at, self.tx.now):
             return None
+        if not self.tx["showtimes"][hold.showtime_id].on_sale(self.tx.now, close_minutes):
+            return Extension(hold.expires_at, moved=False, closed=True)
         assert hold.created_at is not None
         expires = min(max(hold.expires_at, until), hold.created_at + timedelta(seconds=max_seconds))
         if expires <= hold.expires_at:
@@ -263,16 +298,17 @@ def _take(tx: MemoryTransaction, r: TakeSeats) -> Verdict:
         HoldTicket(c, showtime.places[c].category, t, showtime.price(c, t))  # type: ignore[arg-type]
         for c, t in zip(r.seats, r.types(), strict=True) if c in locked)
     unpriced = tuple(t.seat for t in tickets if t.price_cents is None)
+    closed = showtime is not None and not showtime.on_sale(tx.now, r.close_minutes)
     amount = None if showtime is None else sum(t.price_cents or 0 for t in tickets)
     free = {code: seat_is_free(seat, tx.now) for code, seat in locked.items()}
     taken = [c for c in sorted(locked) if not free[c] and locked[c].hold_id != r.hold_id]
     complete = len(locked) == len(r.seats)
-    if amount is None or earlier or not complete or not all(free.values()) or unpriced:
+    if amount is None or closed or earlier or not complete or not all(free.values()) or unpriced:
         mine = complete and all(s.hold_id == r.hold_id and s.status == "HELD" and not free[c]
                                 for c, s in locked.items())
         expires = min(s.expires_at for s in locked.values() if s.expires_at) if mine else None
         return Verdict(amount_cents=amount, found=frozenset(locked), taken=taken, expires_at=expires, earlier=earlier,
-                       tickets=tickets, unpriced=unpriced)
+                       tickets=tickets, unpriced=unpriced, closed=closed)
     expires_at = tx.now + timedelta(seconds=r.ttl_seconds)
     for old_id in dict.fromkeys(s.hold_id for s in locked.values() if s.status == "HELD"):  # lazy expiry
         seats = sorted(c for c, s in locked.items() if s.hold_id == old_id)

@@ -31,9 +31,11 @@ from hold_service.adapters.seat_maps import LiveSeatMaps
 from hold_service.adapters.writer import PostgresHoldWriter
 from hold_service.bootstrap import Service
 from hold_service.config import HoldSettings
+from hold_service.domain.commands import ConfirmBooking
 from hold_service.domain.hall import Prices, ShowtimeDetails, layout_hall, rows_hall
 from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.entrypoints.api.app import get_application
+from hold_service.service_layer.lifecycle import confirm_booking
 from hold_service.service_layer.ports import Admission, HoldsUnitOfWork, HoldWriter, SeatMaps
 from ticketing.auth import issue_token
 from ticketing.db import create_pool
@@ -75,6 +77,22 @@ class Running:
             "rows": rows or {"F": 10}})
         assert r.status_code == 201, r.text
         return sid
+
+    async def showtime_of(self, **form: Any) -> int:
+        """A showtime from POST /admin/showtimes's full form (`form` over a small hall with prices)."""
+        sid = new_id()
+        body = {"showtimeId": sid, "title": "Test", "startsAt": "2030-01-01T20:00:00Z", "cinema": "Cine", "hall": "1",
+                "layout": [{"row": "F", "blocks": [{"from": 1, "to": 10}]}],
+                "prices": {"STANDARD": {"ADULT": 1200, "CHILD": 800}}, **form}
+        r = await self.client.post("/admin/showtimes", headers=auth(1, "admin"), json=body)
+        assert r.status_code == 201, r.text
+        return sid
+
+    async def book(self, booking_id: str, paid: int, payment_id: uuid.UUID | None = None) -> str:
+        """The hold's payment succeeded, applied as the PaymentSucceeded consumer applies it."""
+        async with self.service.pool.acquire() as conn, conn.transaction():
+            return await confirm_booking(ConfirmBooking(uuid.UUID(booking_id), payment_id or uuid.uuid4(), paid),
+                                         PgHoldsUnitOfWork(conn=conn))
 
     async def hold(self, sid: int, seats: list[str], customer: int | None = None,
                    **headers: str) -> httpx.Response:

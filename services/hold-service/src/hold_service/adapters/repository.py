@@ -15,6 +15,7 @@ from ticketing.events import BOOKING_EVENTS
 from ticketing.unit_of_work import Conn, PostgresUnitOfWork
 
 import hold_service
+from hold_service.domain.catalogue import BookingView, CatalogueQuery
 from hold_service.domain.errors import TooManySeatsHeld
 from hold_service.domain.hall import SeatPlace, ShowtimeDetails, from_price_cents
 from hold_service.domain.model import Hold, TakeSeats, Ticket, Verdict
@@ -53,7 +54,7 @@ def _tickets(records: str | None) -> tuple[Ticket, ...]:
 def _verdict(row: asyncpg.Record, expires_at: datetime | None, earlier: bool = False) -> Verdict:
     return Verdict(amount_cents=row["amount_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
                    expires_at=expires_at, earlier=earlier, tickets=_tickets(row["tickets"]),
-                   unpriced=tuple(row["unpriced"]))
+                   unpriced=tuple(row["unpriced"]), closed=row["closed"])
 
 
 def _released(hold_id: uuid.UUID, row: asyncpg.Record | None) -> Released | None:
@@ -77,7 +78,7 @@ async def take(conn: Conn, request: TakeSeats, cause: str = "[]") -> Verdict:
     try:
         row = await conn.fetchrow(Q.take_seats, request.showtime_id, request.seats, request.hold_id,
                                   request.customer_id, request.ttl_seconds, request.booking_id, request.cap,
-                                  cause, FORM, request.types())
+                                  cause, FORM, request.types(), request.close_minutes)
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
@@ -97,7 +98,7 @@ async def take_together(conn: Conn, showtime_id: int,
             Q.take_seats_together, showtime_id, first.ttl_seconds, first.cap, [r.hold_id for r, _ in requests],
             [r.customer_id for r, _ in requests], [r.booking_id for r, _ in requests],
             [n for n, (r, _) in enumerate(requests, 1) for _ in r.seats], [s for r, _ in requests for s in r.seats],
-            [c for _, c in requests], FORM, [t for r, _ in requests for t in r.types()])
+            [c for _, c in requests], FORM, [t for r, _ in requests for t in r.types()], first.close_minutes)
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
@@ -109,7 +110,8 @@ async def take_together(conn: Conn, showtime_id: int,
 def _batch_verdict(row: asyncpg.Record, seats: list[str]) -> Verdict | None:
     """The hold's verdict when the batch wrote it or a row refused it; None when it lost to the batch."""
     verdict = _verdict(row, row["expires_at"] if row["written"] else None)
-    refused = verdict.amount_cents is None or len(verdict.found) < len(seats) or verdict.taken or verdict.unpriced
+    refused = (verdict.amount_cents is None or verdict.closed or len(verdict.found) < len(seats) or verdict.taken
+               or verdict.unpriced)
     return verdict if row["written"] or (refused and not row["earlier"]) else None
 
 
@@ -126,6 +128,16 @@ class PgHoldRepository(HoldRepository):
         await self.conn.execute(Q.insert_seats, d.showtime_id, [p.code for p in places],
                                 [p.category for p in places], [p.row for p in places], [p.x for p in places])
         return True
+
+    async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:
+        body: str = await self.conn.fetchval(Q.catalogue, query.starts_from, query.until, query.cinema,
+                                             close_minutes, limit)
+        return body.encode()
+
+    async def bookings_of(self, customer_id: int, limit: int) -> list[BookingView]:
+        return [BookingView(hold=_hold(row), title=row["title"], starts_at=row["starts_at"], cinema=row["cinema"],
+                            hall=row["hall"], time_zone=row["time_zone"])
+                for row in await self.conn.fetch(Q.bookings_of, customer_id, limit)]
 
     async def get(self, hold_id: uuid.UUID) -> Hold | None:
         row = await self.conn.fetchrow(Q.get_booking, hold_id)
@@ -147,9 +159,11 @@ class PgHoldRepository(HoldRepository):
                                                        cause())
         return version
 
-    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float) -> Extension | None:
-        row = await self.conn.fetchrow(Q.extend_hold, hold_id, until, max_seconds)
-        return None if row is None else Extension(expires_at=row["expires_at"], moved=row["moved"])
+    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float,
+                     close_minutes: float = 0) -> Extension | None:
+        row = await self.conn.fetchrow(Q.extend_hold, hold_id, until, max_seconds, close_minutes)
+        return None if row is None else Extension(expires_at=row["expires_at"], moved=row["moved"],
+                                                  closed=row["closed"])
 
     async def gate_seats(self, showtime_id: int) -> list[GateSeat] | None:
         row = await self.conn.fetchrow(Q.gate_seats, showtime_id)

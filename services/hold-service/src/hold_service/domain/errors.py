@@ -22,6 +22,14 @@ class UnpricedTickets(HoldError):
         self.seats = seats or []
 
 
+class ShowtimeClosed(HoldError):
+    """The showtime sells nothing now: its sales closed before its start, or it was cancelled."""
+
+
+class CancellationClosed(HoldError):
+    """Too late to cancel the booking: its showtime starts within CANCELLATION_DEADLINE_MINUTES."""
+
+
 class ShowtimeNotFound(HoldError):
     pass
 

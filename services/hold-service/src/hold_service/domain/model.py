@@ -9,9 +9,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from hold_service.domain.errors import InvalidSeats, SeatsUnavailable, ShowtimeNotFound, UnpricedTickets
+from hold_service.domain.errors import InvalidSeats, SeatsUnavailable, ShowtimeClosed, ShowtimeNotFound, UnpricedTickets
 
-HoldStatus = Literal["HELD", "BOOKED", "RELEASED", "EXPIRED"]
+HoldStatus = Literal["HELD", "BOOKED", "RELEASED", "EXPIRED", "CANCELLED"]
 SEAT_CODE = re.compile(r"^[A-Z]{1,3}[1-9][0-9]{0,3}$")
 ROW_NAME = re.compile(r"^[A-Z]{1,3}$")
 MAX_SEATS_PER_ROW, MAX_SEATS_PER_SHOWTIME = 9999, 5000
@@ -103,6 +103,7 @@ class TakeSeats:
     booking_id: uuid.UUID
     cap: int  # seats the customer may hold at once on the showtime, checked at COMMIT
     ticket_types: tuple[str, ...] = ()  # one per seat, in `seats` order; empty: all ADULT
+    close_minutes: float = 0  # sales close this long before the start (SALES_CLOSE_MINUTES_BEFORE_START)
 
     def types(self) -> list[str]:
         return list(self.ticket_types) or [DEFAULT_TICKET_TYPE] * len(self.seats)
@@ -119,11 +120,14 @@ class Verdict:
     earlier: bool = False  # a hold with this id was written before (a retry under one Idempotency-Key)
     tickets: tuple[Ticket, ...] = ()  # the seats with their prices, as Postgres computed them
     unpriced: tuple[str, ...] = ()  # requested seats whose category has no price for their ticket type
+    closed: bool = False  # the showtime sells nothing now (cancelled, or its sales closed)
 
     def hold(self, request: TakeSeats) -> Hold:
         """The hold, or the refusal that says why nothing was written (the cap refuses at COMMIT)."""
         if self.amount_cents is None:
             raise ShowtimeNotFound(f"showtime {request.showtime_id}")
+        if self.closed:
+            raise ShowtimeClosed("sales of this showtime are closed")
         if unknown := [s for s in request.seats if s not in self.found]:
             raise InvalidSeats("unknown seat codes", unknown)
         if self.unpriced:

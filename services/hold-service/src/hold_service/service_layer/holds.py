@@ -64,7 +64,8 @@ async def _hold(cmd: HoldSeats, seats_types: tuple[list[str], tuple[str, ...]], 
     return await _write(TakeSeats(showtime_id=cmd.showtime_id, seats=seats, hold_id=cmd.hold_id,
                                   customer_id=cmd.customer_id, ttl_seconds=ttl, booking_id=cmd.booking_id,
                                   cap=deps.settings.max_seats_held_per_customer_showtime,
-                                  ticket_types=ticket_types), deps)
+                                  ticket_types=ticket_types,
+                                  close_minutes=deps.settings.sales_close_minutes_before_start), deps)
 
 
 async def _write(request: TakeSeats, deps: Deps) -> Hold:

@@ -17,7 +17,7 @@ from datetime import datetime
 from ticketing.logs import log_action
 
 from hold_service.domain.commands import ConfirmBooking, ExtendHold
-from hold_service.domain.errors import HoldNotActive, HoldNotFound
+from hold_service.domain.errors import HoldNotActive, HoldNotFound, ShowtimeClosed
 from hold_service.service_layer import events
 from hold_service.service_layer.ports import Deps, HoldsUnitOfWork
 
@@ -27,12 +27,16 @@ logger = logging.getLogger(__name__)
 async def extend_hold(cmd: ExtendHold, deps: Deps) -> datetime:
     """The hold's expiry becomes max(its expiry, until), at most its creation + HOLD_MAX_SECONDS, with
     HoldExtended in the same transaction when it moved (a repeat changes nothing: idempotent). Not HELD and
-    live (released, expired, booked): HoldNotActive, never revived. Its gate keys last as long."""
+    live (released, expired, booked): HoldNotActive, never revived; its showtime's sales closed (or it was
+    cancelled): ShowtimeClosed, and nothing changed. Its gate keys last as long."""
     async with deps.uow() as uow:
         hold = await uow.holds.get(cmd.hold_id)
         if hold is None or not hold.visible_to(cmd.customer_id):
             raise HoldNotFound(str(cmd.hold_id))
-        extension = await uow.holds.extend(cmd.hold_id, cmd.until, deps.settings.hold_max_seconds)
+        extension = await uow.holds.extend(cmd.hold_id, cmd.until, deps.settings.hold_max_seconds,
+                                           deps.settings.sales_close_minutes_before_start)
+        if extension is not None and extension.closed:
+            raise ShowtimeClosed("sales of this showtime are closed: it cannot be paid for now")
         if extension is None:
             raise HoldNotActive(f"the hold is {hold.status if hold.status != 'HELD' else 'over'}: "
                                 "hold the seats again")

@@ -17,6 +17,7 @@ from typing import Any
 from ticketing.unit_of_work import UnitOfWork
 
 from hold_service.config import HoldSettings
+from hold_service.domain.catalogue import BookingView, CatalogueQuery
 from hold_service.domain.hall import SeatPlace, ShowtimeDetails
 from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.domain.waiting_room import AdmissionPass
@@ -41,6 +42,7 @@ class Extension:
 
     expires_at: datetime  # its expiry now (moved or not)
     moved: bool  # False: it lasted that long already, or its cap (creation + HOLD_MAX_SECONDS) was reached
+    closed: bool = False  # the showtime's sales are closed: nothing changed
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,14 @@ class HoldRepository(abc.ABC):
     @abc.abstractmethod
     async def add_showtime(self, details: ShowtimeDetails, places: list[SeatPlace]) -> bool:
         """False when the showtime exists."""
+
+    @abc.abstractmethod
+    async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:
+        """GET /showtimes's JSON body: `{"showtimes": [...]}` ordered by start, at most `limit`."""
+
+    @abc.abstractmethod
+    async def bookings_of(self, customer_id: int, limit: int) -> list[BookingView]:
+        """The customer's bookings, newest first, at most `limit`."""
 
     @abc.abstractmethod
     async def get(self, hold_id: uuid.UUID) -> Hold | None:
@@ -78,9 +88,11 @@ class HoldRepository(abc.ABC):
         """Book a live HELD hold and record BookingConfirmed; its seat-map version, or None (not bookable)."""
 
     @abc.abstractmethod
-    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float) -> Extension | None:
+    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float,
+                     close_minutes: float = 0) -> Extension | None:
         """A HELD, live hold lasts until max(its expiry, until), never past its creation + `max_seconds`;
-        None (and nothing changed) when it is not HELD and live."""
+        None (and nothing changed) when it is not HELD and live; `closed` (nothing changed) when its showtime
+        is no longer on sale (`close_minutes` before the start, or cancelled)."""
 
     @abc.abstractmethod
     async def gate_seats(self, showtime_id: int) -> list[GateSeat] | None:
@@ -213,5 +225,7 @@ class Deps:
     rooms: RoomStore
     queue: RoomQueue
     credentials: Credentials
+    # GET /showtimes's answers this process keeps a moment (service_layer/catalogue.py).
+    catalogue_pages: dict[CatalogueQuery, Any] = field(default_factory=dict)
     # Showtime -> when this process last started refilling its seat gate (service_layer/gate_refill.py).
     gate_refills: dict[int, float] = field(default_factory=dict)

@@ -13,7 +13,8 @@ SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]);
 -- name: take_seats
 -- One hold in ONE statement, its own transaction: $1 showtime, $2 sorted seats, $3 hold id, $4 customer, $5 TTL s,
 -- $6 booking id, $7 cap, $8 the cause headers its events carry, $9 the event form (ticketing.envelope), $10 each
--- seat's ticket type (in $2's order). The
+-- seat's ticket type (in $2's order), $11 SALES_CLOSE_MINUTES_BEFORE_START (a showtime not on_sale: `closed`,
+-- nothing written). The
 -- seats are locked in seat-code order (every path does: no deadlock; FOR UPDATE returns the latest committed
 -- version after a wait); then the conditional UPDATE, the source of truth: every seat must exist and be free
 -- (lazy expiry), else nothing is written (all-or-nothing). The booking's expires_at is the seats' (one clock:
@@ -25,7 +26,7 @@ SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]);
 -- wrote it meanwhile) and `earlier` (a hold with that id was written before this statement began) are
 -- answers, and nothing is written.
 WITH showtime_row AS (
-    SELECT prices FROM showtime WHERE showtime_id = $1
+    SELECT prices, on_sale(status, starts_at, $11) AS open FROM showtime WHERE showtime_id = $1
 ), earlier AS (
     SELECT 1 FROM booking WHERE hold_id = $3
 ), locked AS MATERIALIZED (
@@ -51,7 +52,7 @@ WITH showtime_row AS (
                     '{}') AS taken,
            coalesce(EXISTS (SELECT 1 FROM showtime_row) AND NOT EXISTS (SELECT 1 FROM earlier)
                     AND count(*) = cardinality($2::text[]) AND bool_and(free)
-                    AND (SELECT cardinality(unpriced) = 0 FROM bill), false) AS go,
+                    AND (SELECT cardinality(unpriced) = 0 FROM bill) AND (SELECT open FROM showtime_row), false) AS go,
            coalesce(count(*) = cardinality($2::text[]) AND bool_and(hold_id = $3 AND status = 'HELD' AND NOT free),
                     false) AS mine,
            EXISTS (SELECT 1 FROM earlier) AS earlier,
@@ -86,7 +87,8 @@ WITH showtime_row AS (
                                          'amountCents', amount_cents), $8::text::jsonb), $9::text::jsonb) AS version
     FROM booking_row
 )
-SELECT bill.amount_cents, bill.tickets::text, bill.unpriced, verdict.found, verdict.taken, verdict.mine, verdict.earlier,
+SELECT bill.amount_cents, bill.tickets::text, bill.unpriced, coalesce((SELECT NOT open FROM showtime_row), false) AS closed,
+       verdict.found, verdict.taken, verdict.mine, verdict.earlier,
        coalesce((SELECT expires_at FROM booking_row), CASE WHEN verdict.mine THEN verdict.mine_expires_at END)
            AS expires_at,
        (SELECT version FROM changes) AS version,
@@ -97,8 +99,8 @@ FROM verdict, bill;
 -- Several holds of one showtime in ONE statement, its own transaction (the hold writer's batches; take_seats
 -- for one): $1 showtime, $2 TTL s, $3 cap, $10 the event form; per hold, in arrival order: $4 hold ids,
 -- $5 customers, $6 booking ids, $9 the cause headers its events carry; per requested seat: $7 its hold's
--- position (1-based), $8 its code, $11 its ticket type. The decision of take_seats, made for each hold, and
--- conservatively: every seat exists, has a price for its ticket type (`unpriced`: those without) and is free (all the batch's rows locked in seat-code order, as take_seats locks, so latest
+-- position (1-based), $8 its code, $11 its ticket type; $12 SALES_CLOSE_MINUTES_BEFORE_START. The decision of take_seats, made for each hold, and
+-- conservatively: the showtime is on sale (else every hold is `closed`), every seat exists, has a price for its ticket type (`unpriced`: those without) and is free (all the batch's rows locked in seat-code order, as take_seats locks, so latest
 -- versions), the customer stays within the cap, no hold was written before under the hold's id, and no seat
 -- and no customer of the hold is in an earlier hold of the batch. The holds that pass are written (bookings
 -- in customer order: the cap check's locks at COMMIT are then taken in one order) with their events (each
@@ -119,7 +121,7 @@ WITH req AS (
 ), req_seat AS (
     SELECT * FROM unnest($7::int[], $8::text[], $11::text[]) WITH ORDINALITY AS s(n, seat_code, ticket_type, i)
 ), showtime_row AS (
-    SELECT prices FROM showtime WHERE showtime_id = $1
+    SELECT prices, on_sale(status, starts_at, $12) AS open FROM showtime WHERE showtime_id = $1
 ), locked AS MATERIALIZED (
     SELECT seat_code, status, hold_id, booking_id, customer_id, category,
            seat_is_free(status, hold_expires_at) AS free
@@ -153,7 +155,7 @@ WITH req AS (
     FROM req r JOIN per_seat p USING (n)
     GROUP BY r.n, r.hold_id, r.customer_id, r.booking_id, r.caused_by
 ), decided AS MATERIALIZED (
-    SELECT *, EXISTS (SELECT 1 FROM showtime_row) AND seats_free AND cardinality(unpriced) = 0 AND first_of_customer
+    SELECT *, coalesce((SELECT open FROM showtime_row), false) AND seats_free AND cardinality(unpriced) = 0 AND first_of_customer
                   AND held + seats <= $3 AND NOT earlier AS passes,
            now() + make_interval(secs => $2) AS expires_at,
            CASE WHEN EXISTS (SELECT 1 FROM showtime_row) THEN price_cents END AS amount_cents
@@ -206,6 +208,7 @@ WITH req AS (
     FROM ok_numbers o
 )
 SELECT d.hold_id, d.passes AS written, d.expires_at, d.amount_cents, d.tickets::text, d.unpriced, d.found, d.taken,
+       coalesce((SELECT NOT open FROM showtime_row), false) AS closed,
        d.earlier,
        (SELECT last FROM versions) AS last_version, (SELECT checked FROM whole) AS checked
 FROM decided d;
@@ -229,12 +232,16 @@ FOR UPDATE;
 -- (HOLD_MAX_SECONDS); its seats' expiry moves with it (lazy expiry reads the seats). Locks the booking, then
 -- its seats in seat-code order, as every path does. The expiry (moved or not) and whether it moved; no row:
 -- the hold is not HELD and live, and nothing changed (a released or expired hold is never revived).
+-- `closed`: the showtime is no longer on sale ($4 SALES_CLOSE_MINUTES_BEFORE_START), and nothing changed.
 WITH b AS MATERIALIZED (
-    SELECT hold_id, showtime_id, seats, expires_at AS was,
-           least(greatest(expires_at, $2), created_at + make_interval(secs => $3)) AS until
-    FROM booking
-    WHERE hold_id = $1 AND status = 'HELD' AND NOT hold_expired(status, expires_at)
-    FOR UPDATE
+    SELECT bk.hold_id, bk.showtime_id, bk.seats, bk.expires_at AS was,
+           CASE WHEN on_sale(st.status, st.starts_at, $4)
+                THEN least(greatest(bk.expires_at, $2), bk.created_at + make_interval(secs => $3))
+                ELSE bk.expires_at END AS until,
+           NOT on_sale(st.status, st.starts_at, $4) AS closed
+    FROM booking bk JOIN showtime st ON st.showtime_id = bk.showtime_id
+    WHERE bk.hold_id = $1 AND bk.status = 'HELD' AND NOT hold_expired(bk.status, bk.expires_at)
+    FOR UPDATE OF bk
 ), locked AS MATERIALIZED (
     SELECT s.seat_code FROM show_seat s, b
     WHERE s.showtime_id = b.showtime_id AND s.seat_code = ANY(b.seats) AND b.until > b.was
@@ -252,7 +259,7 @@ WITH b AS MATERIALIZED (
     WHERE booking.hold_id = b.hold_id AND b.until > b.was
     RETURNING 1
 )
-SELECT b.until AS expires_at, b.until > b.was AS moved,
+SELECT b.until AS expires_at, b.until > b.was AS moved, b.closed,
        must(b.until <= b.was OR (SELECT count(*) FROM seat_rows) = cardinality(b.seats),
             'a live hold owns all its seats') AS checked
 FROM b;
@@ -326,3 +333,37 @@ WHERE customer_id = $1 AND key = $2 AND outcome IS NULL;
 -- name: delete_old_idempotency_keys
 -- Housekeeping: keys older than the retention.
 DELETE FROM idempotency_key WHERE created_at < now() - make_interval(hours => $1);
+
+-- name: catalogue
+-- What's on (GET /showtimes): the showtimes starting in [$1, $2), of cinema $3 (NULL: every cinema), ordered by
+-- start, as the response's JSON text. Status: CANCELLED, CLOSED (not on_sale with $4
+-- SALES_CLOSE_MINUTES_BEFORE_START), SOLD_OUT (no seat free), else ON_SALE; at most $5 showtimes.
+SELECT json_build_object('showtimes', coalesce(json_agg(json_build_object(
+           'showtimeId', c.showtime_id, 'title', c.title,
+           'startsAt', to_char(c.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+           'durationMinutes', c.duration_minutes, 'cinema', c.cinema, 'hall', c.hall, 'timeZone', c.time_zone,
+           'status', CASE WHEN c.status = 'CANCELLED' THEN 'CANCELLED'
+                          WHEN NOT on_sale(c.status, c.starts_at, $4) THEN 'CLOSED'
+                          WHEN c.seats_available = 0 THEN 'SOLD_OUT'
+                          ELSE 'ON_SALE' END,
+           'seatsAvailable', c.seats_available, 'fromPriceCents', c.price_cents, 'waitingRoom', c.waiting_room)
+       ORDER BY c.starts_at, c.showtime_id), '[]'))::text AS body
+FROM (SELECT s.*,
+             (SELECT count(*) FROM show_seat ss
+              WHERE ss.showtime_id = s.showtime_id AND seat_is_free(ss.status, ss.hold_expires_at)) AS seats_available,
+             coalesce((SELECT w.enabled FROM waiting_room w WHERE w.showtime_id = s.showtime_id), false) AS waiting_room
+      FROM showtime s
+      WHERE s.starts_at >= $1 AND s.starts_at < $2 AND ($3::text IS NULL OR s.cinema = $3)
+      ORDER BY s.starts_at, s.showtime_id
+      LIMIT $5) c;
+
+-- name: bookings_of
+-- A customer's bookings, newest first (GET /bookings), with their showtimes' details; at most $2.
+SELECT b.hold_id, b.booking_id, b.customer_id, b.showtime_id, b.seats, b.amount_cents, b.expires_at, b.payment_id,
+       b.created_at, b.tickets::text,
+       CASE WHEN hold_expired(b.status, b.expires_at) THEN 'EXPIRED' ELSE b.status END AS status,
+       s.title, s.starts_at, s.cinema, s.hall, s.time_zone
+FROM booking b JOIN showtime s ON s.showtime_id = b.showtime_id
+WHERE b.customer_id = $1
+ORDER BY b.created_at DESC, b.hold_id
+LIMIT $2;

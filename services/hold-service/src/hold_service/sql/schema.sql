@@ -60,6 +60,14 @@ CREATE CONSTRAINT TRIGGER booking_customer_cap_at_commit
     FOR EACH ROW WHEN (NEW.seat_cap IS NOT NULL)
     EXECUTE FUNCTION check_customer_seat_cap();
 
+-- --- Sales ------------------------------------------------------------------------------------------
+
+-- A showtime sells seats while it is not cancelled and until `close_minutes` (SALES_CLOSE_MINUTES_BEFORE_START)
+-- before its start, by Postgres' clock: a hold and a checkout's extension are refused after that.
+CREATE OR REPLACE FUNCTION on_sale(status TEXT, starts_at TIMESTAMPTZ, close_minutes FLOAT8) RETURNS BOOLEAN
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN status = 'ON_SALE' AND now() < starts_at - close_minutes * interval '1 minute';
+
 -- --- Small helpers ---------------------------------------------------------------------------------
 
 -- Abort the statement, and so its transaction, when a condition its row locks guarantee is false.

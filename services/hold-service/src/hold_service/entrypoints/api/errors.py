@@ -6,6 +6,7 @@ from ticketing.api.errors import ApiError
 
 from hold_service.domain.errors import (
     AdmissionRequired,
+    CancellationClosed,
     HoldError,
     HoldNotActive,
     HoldNotFound,
@@ -15,6 +16,7 @@ from hold_service.domain.errors import (
     RateLimited,
     RoomNotFound,
     SeatsUnavailable,
+    ShowtimeClosed,
     ShowtimeExists,
     ShowtimeNotFound,
     TicketNotFound,
@@ -34,6 +36,10 @@ def api_error(exc: HoldError) -> ApiError:
             return ApiError(404, "NOT_FOUND", "not found")
         case HoldNotActive():
             return ApiError(409, "HOLD_NOT_ACTIVE", str(exc))
+        case ShowtimeClosed():
+            return ApiError(409, "SHOWTIME_CLOSED", str(exc))
+        case CancellationClosed():
+            return ApiError(409, "CANCELLATION_CLOSED", str(exc))
         case ShowtimeExists():
             return ApiError(409, "SHOWTIME_EXISTS", str(exc))
         case RateLimited() | TooManySeatsHeld() | TooManyStreams():

@@ -141,7 +141,7 @@ class HoldCreated(BaseModel):
 
 class HoldPublic(HoldCreated):
     customerId: int
-    status: Literal["HELD", "BOOKED", "RELEASED", "EXPIRED"]
+    status: Literal["HELD", "BOOKED", "RELEASED", "EXPIRED", "CANCELLED"]
     createdAt: datetime | None = Field(default=None, description="When the hold was taken: it lasts at most "
                                        "HOLD_MAX_SECONDS from then, extensions included.")
 

@@ -79,11 +79,15 @@ def _showtime(request: Request) -> tuple[int, Deps]:
 
 
 def seat_map_response(view: SeatMapView, if_none_match: str | None) -> Response:
-    etag = f'"{view.version}"'
+    return etag_response(f'"{view.version}"', view.body, if_none_match)
+
+
+def etag_response(etag: str, body: bytes, if_none_match: str | None) -> Response:
+    """A public JSON body clients revalidate: 304 when If-None-Match names it."""
     headers = {"etag": etag, "cache-control": "no-cache"}
     if if_none_match is not None and _matches(if_none_match, etag):
         return Response(status_code=304, headers=headers)
-    return Response(view.body, media_type="application/json", headers=headers)
+    return Response(body, media_type="application/json", headers=headers)
 
 
 def _matches(if_none_match: str, etag: str) -> bool:
