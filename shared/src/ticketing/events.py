@@ -42,7 +42,15 @@ class _Model(BaseModel):
 
 
 _SEAT_MAP_VERSION = ("The showtime's seat-map version after this change: +1 per change, no gap. Applying a "
-                     "showtime's SeatsHeld, SeatsReleased and BookingConfirmed in this order reproduces its seat map.")
+                     "showtime's SeatsHeld, SeatsReleased, BookingConfirmed and BookingCancelled in this order "
+                     "reproduces its seat map.")
+
+
+def optional(description: str) -> Any:
+    """A field added to a version-1 payload after it was published: absent from the message when the producer
+    does not know it (an older producer, or nothing to say), so the published schema does not require it and
+    a consumer must do without it."""
+    return Field(default=None, description=description, exclude_if=lambda value: value is None)
 
 
 # --- booking-events payloads -------------------------------------------------------------------
@@ -64,7 +72,9 @@ class SeatsReleasedData(_Model):
     holdId: uuid.UUID
     seats: list[str] = Field(description="Only the seats this change freed (a seat another hold took after this "
                                          "one expired is not named); never empty.")
-    reason: Literal["CANCELLED", "EXPIRED"]
+    reason: Literal["CANCELLED", "EXPIRED", "SHOWTIME_CANCELLED"] = Field(
+        description="CANCELLED: its customer let go; EXPIRED: its time passed; SHOWTIME_CANCELLED: an operator "
+                    "cancelled the showtime (its PENDING payment is cancelled at the gateway).")
     seatMapVersion: int = Field(description=_SEAT_MAP_VERSION)
 
 
@@ -92,8 +102,17 @@ class PaymentFailedData(_Model):
     reason: Literal["DECLINED", "EXPIRED"]
 
 
+class Ticket(_Model):
+    """One seat of a booking as it was sold."""
+
+    seat: str = Field(description="The seat code (row + number, e.g. F5).")
+    category: str = Field(description="The seat's category: STANDARD, VIP, ACCESSIBLE or COMPANION.")
+    ticketType: str = Field(description="ADULT, CHILD, SENIOR or STUDENT.")
+    priceCents: int = Field(description="The showtime's price of this category and ticket type.")
+
+
 class BookingConfirmedData(_Model):
-    """The hold's seats are BOOKED for this payment (final)."""
+    """The hold's seats are BOOKED for this payment (until a cancellation: BookingCancelled)."""
 
     holdId: uuid.UUID
     seats: list[str]
@@ -102,6 +121,14 @@ class BookingConfirmedData(_Model):
                                            "discountCents.")
     paymentId: uuid.UUID
     seatMapVersion: int = Field(description=_SEAT_MAP_VERSION)
+    title: str | None = optional("The film (optional: absent from older producers).")
+    cinema: str | None = optional("The cinema's name (optional).")
+    hall: str | None = optional("The hall's name (optional).")
+    startsAt: datetime | None = optional("When the showtime starts, UTC (optional).")
+    timeZone: str | None = optional("The cinema's IANA time zone, e.g. Europe/Lisbon (optional): local times "
+                                    "are shown in it.")
+    tickets: list[Ticket] | None = optional("Each seat with its category, ticket type and price, in seat order "
+                                            "(optional).")
 
 
 class BookingFailedData(_Model):
@@ -120,6 +147,33 @@ class HoldExtendedData(_Model):
                                             "later than the hold's creation + HOLD_MAX_SECONDS.")
 
 
+class BookingCancelledData(_Model):
+    """A booked booking is cancelled: its seats are AVAILABLE again, its payment is refunded in full
+    (RefundIssued), its voucher use is released and its ticket no longer admits."""
+
+    holdId: uuid.UUID
+    seats: list[str] = Field(description="The booking's seats, AVAILABLE again.")
+    reason: Literal["CUSTOMER", "SHOWTIME_CANCELLED"] = Field(
+        description="CUSTOMER: its customer cancelled before the deadline; SHOWTIME_CANCELLED: an operator "
+                    "cancelled the showtime.")
+    paymentId: uuid.UUID = Field(description="The payment that booked it, refunded in full.")
+    seatMapVersion: int = Field(description=_SEAT_MAP_VERSION)
+
+
+class ShowtimeCancelledData(_Model):
+    """An operator cancelled the showtime: sales stop; a BookingCancelled follows for each booking and a
+    SeatsReleased{SHOWTIME_CANCELLED} for each live hold."""
+
+    reason: str = Field(description="The operator's words (e.g. projector failure).")
+
+
+class TicketCheckedInData(_Model):
+    """The booking's ticket admitted its group at a door (once per booking)."""
+
+    door: str
+    at: datetime = Field(description="When the ticket was scanned (offline scans: when the scanner saw it).")
+
+
 class RefundIssuedData(_Model):
     """The gateway accepted the refund of this payment."""
 
@@ -128,13 +182,16 @@ class RefundIssuedData(_Model):
     refundId: str
 
 
-class _BookingEnvelope(_Model):
+class _Envelope(_Model):
     eventId: uuid.UUID = Field(description="Unique per event; a redelivered copy has the same id (de-duplicate "
                                            "on it: delivery is at least once).")
     type: str
     version: Literal[1] = 1
     occurredAt: datetime
     source: str = Field(description="The producing service.")
+
+
+class _BookingEnvelope(_Envelope):
     bookingId: uuid.UUID = Field(description="Also the Kafka key: one booking's events are in order.")
     showtimeId: int
     customerId: int
@@ -203,15 +260,40 @@ class RefundIssued(_BookingEnvelope):
     data: RefundIssuedData
 
 
+class BookingCancelled(_BookingEnvelope):
+    """hold-service: a booked booking is cancelled (by its customer, or with its showtime)."""
+
+    type: Literal["BookingCancelled"] = "BookingCancelled"
+    data: BookingCancelledData
+
+
+class TicketCheckedIn(_BookingEnvelope):
+    """hold-service: the booking's ticket admitted its group at a door."""
+
+    type: Literal["TicketCheckedIn"] = "TicketCheckedIn"
+    data: TicketCheckedInData
+
+
+class ShowtimeCancelled(_Envelope):
+    """hold-service: an operator cancelled a showtime (key `showtime:<showtimeId>`: it concerns no one booking,
+    and so carries no bookingId or customerId)."""
+
+    type: Literal["ShowtimeCancelled"] = "ShowtimeCancelled"
+    showtimeId: int
+    data: ShowtimeCancelledData
+
+
 BookingEvent = Annotated[
     SeatsHeld | SeatsReleased | CheckoutStarted | PaymentSucceeded | PaymentFailed
-    | BookingConfirmed | BookingFailed | RefundIssued | HoldExtended,
+    | BookingConfirmed | BookingFailed | RefundIssued | HoldExtended | BookingCancelled | TicketCheckedIn
+    | ShowtimeCancelled,
     Field(discriminator="type"),
 ]
-BOOKING_EVENT_TYPES: dict[str, type[_BookingEnvelope]] = {
+BOOKING_EVENT_TYPES: dict[str, type[_Envelope]] = {
     cls.model_fields["type"].default: cls
     for cls in (SeatsHeld, SeatsReleased, CheckoutStarted, PaymentSucceeded, PaymentFailed,
-                BookingConfirmed, BookingFailed, RefundIssued, HoldExtended)
+                BookingConfirmed, BookingFailed, RefundIssued, HoldExtended, BookingCancelled, TicketCheckedIn,
+                ShowtimeCancelled)
 }
 _booking_adapter: TypeAdapter[BookingEvent] = TypeAdapter(BookingEvent)
 
@@ -225,11 +307,32 @@ def booking_event(type_: str, *, source: str, booking_id: uuid.UUID | str, showt
     making it again (a replay, another consumer group) is the same event: the outbox keeps one row, and
     consumers' inboxes apply it once."""
     cls = BOOKING_EVENT_TYPES[type_]
+    if not issubclass(cls, _BookingEnvelope):
+        raise ValueError(f"{type_} is not about one booking: build it with showtime_event")
     return cls.model_validate({
         "eventId": event_id or uuid.uuid4(), "occurredAt": occurred_at or utcnow(), "source": source,
         "bookingId": booking_id, "showtimeId": showtime_id, "customerId": customer_id,
         "data": data.model_dump() if isinstance(data, BaseModel) else data,
     })
+
+
+def showtime_event(type_: str, *, source: str, showtime_id: int, data: dict[str, Any] | BaseModel,
+                   occurred_at: datetime | None = None, event_id: uuid.UUID | None = None) -> _Envelope:
+    """Build and validate an event about a whole showtime (ShowtimeCancelled), keyed `showtime:<id>`."""
+    cls = BOOKING_EVENT_TYPES[type_]
+    if issubclass(cls, _BookingEnvelope):
+        raise ValueError(f"{type_} is about one booking: build it with booking_event")
+    return cls.model_validate({
+        "eventId": event_id or uuid.uuid4(), "occurredAt": occurred_at or utcnow(), "source": source,
+        "showtimeId": showtime_id, "data": data.model_dump() if isinstance(data, BaseModel) else data,
+    })
+
+
+def key_of(event: _Envelope) -> str:
+    """The Kafka key on booking-events: the bookingId, or `showtime:<id>` for an event of a whole showtime."""
+    if isinstance(event, _BookingEnvelope):
+        return str(event.bookingId)
+    return f"showtime:{event.showtimeId}"  # type: ignore[attr-defined]
 
 
 def decode_booking_event(value: bytes) -> BookingEvent:
@@ -274,7 +377,7 @@ def encode(event: BaseModel) -> bytes:
     return orjson.dumps(event.model_dump(mode="json"))
 
 
-def headers_for(event: _BookingEnvelope | VoucherReserved) -> list[tuple[str, bytes]]:
+def headers_for(event: _Envelope | VoucherReserved) -> list[tuple[str, bytes]]:
     """Debezium-compatible `id` plus CloudEvents binary-mode headers."""
     source = getattr(event, "source", "voucher-service")
     return [
@@ -288,9 +391,8 @@ def headers_for(event: _BookingEnvelope | VoucherReserved) -> list[tuple[str, by
     ]
 
 
-def outgoing(event: _BookingEnvelope | VoucherReserved) -> Outgoing:
+def outgoing(event: _Envelope | VoucherReserved) -> Outgoing:
     if isinstance(event, VoucherReserved):
         return Outgoing(topic=VOUCHER_RESERVED, key=event.code, value=encode(event),
                         headers=headers_for(event))
-    return Outgoing(topic=BOOKING_EVENTS, key=str(event.bookingId), value=encode(event),
-                    headers=headers_for(event))
+    return Outgoing(topic=BOOKING_EVENTS, key=key_of(event), value=encode(event), headers=headers_for(event))
