@@ -63,8 +63,10 @@ class VoucherRepository(abc.ABC):
         count_use."""
 
     @abc.abstractmethod
-    async def insert_tombstone(self, code: str, customer_id: int, order_id: str, amount: int | None) -> bool:
-        """A RELEASED row that owns the order id, so a late VoucherReserved can never count."""
+    async def insert_tombstone(self, code: str, customer_id: int, order_id: str, amount: int | None,
+                               cancelled: bool = False) -> bool:
+        """A RELEASED row that owns the order id, so a late VoucherReserved can never count; `cancelled`: its
+        booking was cancelled."""
 
     @abc.abstractmethod
     async def redemption(self, order_id: str) -> Redemption | None: ...
@@ -76,6 +78,11 @@ class VoucherRepository(abc.ABC):
     @abc.abstractmethod
     async def release(self, order_id: str) -> str | None:
         """RESERVED -> RELEASED once; returns the voucher code when this call released it."""
+
+    @abc.abstractmethod
+    async def cancel(self, order_id: str) -> str | None:
+        """RESERVED or CONFIRMED -> RELEASED (its booking cancelled) once; the voucher code when this call
+        released it."""
 
     @abc.abstractmethod
     async def expiry_candidates(self, ttl_seconds: float, recheck_seconds: float,
@@ -104,6 +111,10 @@ class VoucherRepository(abc.ABC):
     @abc.abstractmethod
     async def park_outcome(self, order_id: str, outcome: str) -> str:
         """The outcome parked for the order after this call: the first one parked stands."""
+
+    @abc.abstractmethod
+    async def park_cancellation(self, order_id: str) -> None:
+        """Park CANCELLED for an order not written yet, over any outcome parked before."""
 
     @abc.abstractmethod
     async def take_outcome(self, order_id: str) -> str | None: ...
