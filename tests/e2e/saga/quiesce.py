@@ -53,16 +53,17 @@ async def _unsettled(scope: Scope, sources: Sources) -> dict[str, int]:
     dsn, showtimes = sources.dsn, sorted(scope.showtimes or ())
     conn = await asyncpg.connect(dsn["hold"])
     try:
-        keys = [r[0] for r in await conn.fetch(KEYS, showtimes)] + [f"showtime:{s}" for s in showtimes]
+        bookings = [r[0] for r in await conn.fetch(KEYS, showtimes)]
     finally:
         await conn.close()
+    keys = bookings + [f"showtime:{s}" for s in showtimes]  # outbox keys: ShowtimeCancelled is the showtime's
     counts = {
         "holds HELD": await _count(dsn["hold"], PENDING["hold"], showtimes),
         "payments PENDING": await _count(dsn["payment"], PENDING["payment"], showtimes),
         "refunds due": await _count(dsn["payment"], PENDING["refund"], showtimes),
         "hold outbox unpublished": await _count(dsn["hold"], UNPUBLISHED, keys),
         "payment outbox unpublished": await _count(dsn["payment"], UNPUBLISHED, keys),
-        "e-mails pending": await _count(dsn["notifier"], UNSENT, keys),
+        "e-mails pending": await _count(dsn["notifier"], UNSENT, bookings),
     }
     return {k: v for k, v in counts.items() if v}
 
