@@ -93,18 +93,25 @@ class Cluster:
         rows = httpx.get(self.address["HAPROXY_STATS_URL"] + ";csv", timeout=5).text.splitlines()
         return sum(1 for row in rows if row.startswith(f"{backend},{backend}-") and row.split(",")[17] == "UP")
 
-    async def relay_leader(self, service: str = "hold") -> str:
+    async def relay_leader(self, service: str = "hold", timeout: float = 60.0) -> str:
         """The worker program whose relay holds the service's relay lock (a session advisory lock): its
-        backend's client port, found among the workers' sockets."""
+        backend's client port, found among the workers' sockets. Right after a leader died the lock is free
+        until a standing-by relay's next try takes it: waited for, up to `timeout`."""
+        deadline = time.monotonic() + timeout
         conn = await asyncpg.connect(self.dsn()[service])
         try:
-            port = await conn.fetchval(
-                "SELECT a.client_port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-                "WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database() AND l.objsubid = 1 "
-                "AND l.objid::bigint = (hashtext(current_schema() || '.outbox-relay')::bigint & 4294967295)")
+            while True:
+                port = await conn.fetchval(
+                    "SELECT a.client_port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                    "WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database() "
+                    "AND l.objsubid = 1 "
+                    "AND l.objid::bigint = (hashtext(current_schema() || '.outbox-relay')::bigint & 4294967295)")
+                if port or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.2)
         finally:
             await conn.close()
-        assert port, f"no relay of {service} holds the lock"
+        assert port, f"no relay of {service} holds the lock after {timeout:.0f} s"
         for n in (1, 2):
             program = f"{service}-worker-{n}"
             if _owns_local_port(self.pid(program), int(port)):

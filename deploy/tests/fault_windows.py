@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 
+from tests.e2e.saga.history import fault_spans as faults
+
 WINDOW_SECONDS = 5.0
 KINDS = ("2xx", "409", "4xx", "503", "5xx", "none")
 
@@ -23,21 +25,6 @@ def _kind(status: int | None) -> str:
     if status == 409:
         return "409"
     return "4xx" if status < 500 else "503" if status == 503 else "5xx"
-
-
-def faults(ops: list[dict[str, Any]]) -> list[tuple[float, float, str]]:
-    """(start, end, what) of each fault: from its injection to the moment it was brought back."""
-    spans, started = [], {}
-    for op in ops:
-        if op["process"] != "nemesis":
-            continue
-        if op["type"] == "invoke":
-            started[op["f"]] = (op["time"], op["value"])
-        elif op["f"] in started:
-            t0, value = started.pop(op["f"])
-            detail = ",".join(f"{k}={v}" for k, v in value.items() if k != "leads")
-            spans.append((t0, op["time"], f"{op['f']}({detail})"))
-    return spans
 
 
 def windows(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -50,9 +50,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.reliability]
 SECONDS = float(os.environ.get("CLUSTER_FAULT_SECONDS", "150"))
 CUSTOMERS = int(os.environ.get("CLUSTER_FAULT_CUSTOMERS", "12"))
 RATE = float(os.environ.get("CLUSTER_FAULT_RATE", "8"))
-HOLD_TTL = 12
-# As the e2e saga run: holds expire, sessions lapse and reconciliation settles many times within the run.
+HOLD_TTL, HOLD_MAX, CONFIRM_GRACE = 12, 40, 15
+# As the e2e saga run: holds expire, sessions lapse and reconciliation settles many times within the run; a
+# checkout extends its hold to its session's end + the grace, never past HOLD_MAX after the hold was taken.
 SETTINGS = {"APP_ENV": "test", "HOLD_TTL_SECONDS": str(HOLD_TTL), "PAYMENT_SESSION_TTL_SECONDS": "12",
+            "HOLD_MAX_SECONDS": str(HOLD_MAX), "PAYMENT_CONFIRM_GRACE_SECONDS": str(CONFIRM_GRACE),
+            "PAYMENT_MIN_SESSION_SECONDS": "3",
             "SWEEP_INTERVAL_SECONDS": "1", "RECONCILE_AFTER_SECONDS": "4", "RECONCILE_INTERVAL_SECONDS": "1",
             "VOUCHER_RESERVATION_TTL_SECONDS": "20", "SENDER_INTERVAL_SECONDS": "0.5",
             "CALLBACK_BACKOFF_INITIAL": "0.2", **UNLIMITED_HOLDS}
@@ -162,7 +165,7 @@ async def test_r16_cluster_faults_lose_nothing_and_break_no_invariant(cluster: C
                   vouchers={v for w in shop.waves for v in w.vouchers})
     sources = Sources(dsn=dsn, hold_url=url["hold"], sim_url=url["sim"], bootstrap=cluster.bootstrap,
                       groups=consumer_groups(""), mail_dir=Path(cluster.address["MAIL_DIR"]), start_offsets=start,
-                      jwt_secret=secret)
+                      jwt_secret=secret, hold_max_seconds=HOLD_MAX, confirm_grace_seconds=CONFIRM_GRACE)
     verdict = await check(scope, sources, history, rest_timeout=120)
     table = windows(history.ops)
     verdict.extra = {"journeys": sum(done[2:]), "steady_holds_sent": done[1],

@@ -250,7 +250,8 @@ async def test_r17_paying_at_the_last_second_always_books_even_with_the_consumer
         await asyncio.sleep(seconds_to(min(ends)) - 2.5)
         await asyncio.gather(stack.processes.pause("hold-worker", GRACE / 2), *(last_second(n) for n in range(PAYERS)))
         for p in payments:
-            gateway = (await c.get(f"{stack.sim_url}/v1/sessions/{await session_of(stack, p['paymentId'])}")).json()
+            gateway = (await c.get(f"{stack.sim_url}/v1/sessions/{await session_of(stack, p['paymentId'])}",
+                                   headers=merchant_auth())).json()
             accepted, ended = (datetime.fromisoformat(gateway[k]) for k in ("paidAt", "expiresAt"))
             assert gateway["status"] == "paid" and accepted < ended  # the gateway accepted it in time
         for h in holds:  # hold-service decided: booked, or BookingFailed (then a refund)

@@ -401,3 +401,17 @@ def test_the_outcomes_name_cancellations() -> None:
     counts = outcomes(world())
     assert counts["booked, cancelled with its showtime, refunded"] == 1
     assert counts["released with its showtime during checkout"] == 1
+
+
+def test_a_quote_refused_503_is_allowed_only_while_a_fault_is_absorbed() -> None:
+    def quote_503(at: float) -> dict[str, object]:
+        return {"type": "info", "process": "c1", "f": "quote", "status": 503, "value": {"code": "V"},
+                "error": "UNAVAILABLE", "body": {}, "time": at}
+
+    kill = {"process": "nemesis", "f": "kill_redis_master", "value": {}, "journey": None}
+    during = History()
+    during.ops += [{**kill, "type": "invoke", "time": 10.0}, quote_503(12.0), {**kill, "type": "ok", "time": 20.0}]
+    assert "calls.quote" not in failing(world(), during)
+    outside = History()
+    outside.ops += [{**kill, "type": "invoke", "time": 10.0}, {**kill, "type": "ok", "time": 20.0}, quote_503(60.0)]
+    assert "calls.quote" in failing(world(), outside)

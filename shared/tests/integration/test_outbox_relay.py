@@ -101,8 +101,9 @@ async def test_only_one_relay_leads_per_schema(db, topic, platform_dsn, kafka_bo
     stop2, task2 = await running(second)
     ids = await write_events(db, topic, ["a", "b"], per_key=10)
     await read_topic(kafka_bootstrap, topic, set(ids))
-    locks = await db.fetchval("""SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
-                                 AND objid = hashtext('platform_test.outbox-relay')::oid""")
+    locks = await db.fetchval("""SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+                                 AND objid = hashtext('platform_test.outbox-relay')::oid
+                                 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())""")
     assert locks == 1
     stop1.set()
     await task1

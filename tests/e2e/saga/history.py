@@ -130,3 +130,25 @@ def _summary(body: dict[str, Any]) -> dict[str, Any]:
     keep = ("holdId", "bookingId", "paymentId", "amountCents", "discountCents", "status", "seats", "expiresAt",
             "discountAmount", "eligible", "redirectUrl", "version")
     return {k: body[k] for k in keep if k in body}
+
+
+def fault_spans(ops: list[dict[str, Any]]) -> list[tuple[float, float, str]]:
+    """(start, end, what) of each fault the nemesis injected: from its injection to the moment it was brought
+    back, in seconds of the run's clock."""
+    spans, started = [], {}
+    for op in ops:
+        if op["process"] != "nemesis":
+            continue
+        if op["type"] == "invoke":
+            started[op["f"]] = (op["time"], op["value"])
+        elif op["f"] in started:
+            t0, value = started.pop(op["f"])
+            detail = ",".join(f"{k}={v}" for k, v in value.items() if k != "leads")
+            spans.append((t0, op["time"], f"{op['f']}({detail})"))
+    return spans
+
+
+def under_fault(ops: list[dict[str, Any]], at: float, settle: float = 10.0) -> bool:
+    """Whether a call answered at `at` met a fault being absorbed: from its injection until `settle` seconds
+    after it was brought back (a failover, a rebalance)."""
+    return any(start <= at <= end + settle for start, end, _ in fault_spans(ops))
