@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Apply every service's migrations (yoyo-migrations, plain SQL) with the service's own role.
+# Apply every service's migrations (yoyo-migrations, plain SQL) and its schema file, with the service's own role.
 #   migrate.sh [database]           (default: the database named in .env's DSNs, i.e. ticketing)
 #   migrate.sh --fresh database     drop the database first, provision it again, then migrate: a test database
 #                                   starts from the migrations as they are now, never from a state left by a
@@ -16,18 +16,6 @@ if [[ -n "$FRESH" ]]; then
   runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)"
   PROVISION_DATABASES="$DB" deploy/local/provision_db.sh
 fi
-SHARED=shared/src/ticketing/sql/migrations
-
-migrate() { # dsn_variable package_dir
-  local dsn="${!1}" dir="$2/sql/migrations"
-  [[ -d "$dir" ]] || { echo "migrate: $dir missing, skipped"; return; }
-  dsn="${dsn/postgresql:\/\//postgresql+psycopg://}"
-  [[ -z "$DB" ]] || dsn="${dsn%/*}/$DB"
-  .venv/bin/yoyo apply --batch --no-config-file --database "$dsn" "$SHARED" "$dir"
-  echo "migrate: ${dir%%/src/*} up to date in ${dsn##*/}"
-}
-
-migrate HOLD_DATABASE_URL services/hold-service/src/hold_service
-migrate PAYMENT_DATABASE_URL services/payment-service/src/payment_service
-migrate VOUCHER_DATABASE_URL services/voucher-service/src/voucher_service
-migrate NOTIFIER_DATABASE_URL services/notifier/src/notifier
+# Every service: the shared tables, its own migrations, then its sql/schema.sql (ticketing.migrations), with its
+# own role; the same code the chart's migrate Job and the tests run.
+.venv/bin/ticketing migrate ${DB:+--database "$DB"}

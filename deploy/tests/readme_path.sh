@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's path, as a newcomer takes it: `make up`, `make down` and `make up` again at once, `make demo`
-# (at a small size, against the stack make up started, with its default timings), `make down`. Fails on the
-# first step that fails, and when `make down` returns before every port it served is free.
+# (at a small size, against the stack make up started, with its default timings and its rate limits as deployed),
+# then a probe of the per-address hold limit with spoofed X-Forwarded-For headers (peer_address_limit.py),
+# `make down`. Fails on the first step that fails, and when `make down` returns before every port it served
+# is free.
 #
 #   deploy/tests/readme_path.sh        (make test-readme; make test runs it after lint, before the suite)
 #
@@ -45,6 +47,8 @@ make --no-print-directory up
 step "make demo ARGS='${DEMO_ARGS[*]}'"
 rc=0
 COLUMNS=160 make --no-print-directory demo ARGS="${DEMO_ARGS[*]}" || rc=$?
+step "the per-address hold limit, by the peer's address"
+.venv/bin/python deploy/tests/peer_address_limit.py || rc=$?
 step "make down"
 make --no-print-directory down
 stopped_for_good
@@ -53,7 +57,7 @@ if [[ -n "$was_up" ]]; then
   make --no-print-directory up >/dev/null
 fi
 if [[ $rc != 0 ]]; then
-  echo "readme-path: make demo failed (exit status $rc)" >&2
+  echo "readme-path: make demo or the address limit's probe failed (exit status $rc)" >&2
   exit "$rc"
 fi
 echo "readme-path: passed in $((SECONDS - started)) s"

@@ -81,10 +81,10 @@ def redis_gate() -> dict[str, float]:
     return {"calls_per_s": round(rps), "p50_ms": p50, "p99_ms": p99, "connections": 50, "pipelined": 1}
 
 
-def pgbench(dsn: str, script: str, variables: dict[str, str]) -> dict[str, float]:
+def pgbench(dsn: str, script: str, variables: dict[str, str], seconds: float = SECONDS) -> dict[str, float]:
     defines = [f"-D{k}={v}" for k, v in variables.items()]
-    out = subprocess.run(["pgbench", "-n", "-M", "prepared", "-c", str(PG_CLIENTS), "-j", "2", "-T", str(SECONDS),
-                          "-f", str(HERE / "pgbench" / script), *defines, dsn],
+    out = subprocess.run(["pgbench", "-n", "-M", "prepared", "-c", str(PG_CLIENTS), "-j", "2",
+                          "-T", str(round(seconds)), "-f", str(HERE / "pgbench" / script), *defines, dsn],
                          capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(f"pgbench {script} failed: {out.stderr[-2000:]}")

@@ -36,7 +36,7 @@ import httpx
 import uvloop
 from bench_holds import DSN, ROWS, Stats, forget_events, new_showtime, open_loop, pct, server, wrk_capacity
 from hdrh.histogram import HdrHistogram
-from hold_service.adapters.repository import Q
+from hold_service.adapters.repository import FORM, Q
 from hold_service.adapters.seat_map_source import seat_map_body
 from hold_service.domain.seat_map import SeatMap
 from results import Results
@@ -79,11 +79,11 @@ class Changer:
             while (count is None or made < count) and not (stop and stop.is_set()):
                 seat = f"{self.rng.choice(ROWS)}{self.rng.randint(1, 20)}"
                 if seat in self.held:
-                    row = await conn.fetchrow(Q.release_hold, self.held.pop(seat), "CANCELLED")
+                    row = await conn.fetchrow(Q.release_hold, self.held.pop(seat), "CANCELLED", FORM, "[]")
                 else:
                     hold = uuid.uuid4()
                     row = await conn.fetchrow(Q.take_seats, self.sid, [seat], hold, self.rng.randint(1, 10**9),
-                                              600.0, uuid.uuid4(), 8, None)  # no request id
+                                              600.0, uuid.uuid4(), 8, "[]", FORM)  # no cause headers
                     self.held[seat] = hold
                 if row is not None and row["version"] is not None:
                     self.committed[row["version"]] = time.perf_counter()

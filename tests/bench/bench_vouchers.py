@@ -6,6 +6,11 @@ BENCH_CONCURRENCY, default "32,64,128") with
 unique customers/orders (closed loop: a conservative ceiling, docs/reliability.md). Postgres writes per
 request come from pg_stat_user_tables of the voucher schema (n_tup_ins + n_tup_upd), read after the
 consumer has caught up so flash mode's deferred writes are counted too.
+
+Normal mode's limit is the hot row itself: after each level's two modes, pgbench runs the conditional UPDATE
+of that row (tests/bench/pgbench/voucher_update.sql, as `make bench-limits` does: 16 clients, prepared,
+synchronous commit) for as long, on a voucher of its own, with the API idle. Normal mode's req/s over that
+round's tps is the figure that stands on a shared machine.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from ticketing.auth import issue_token  # noqa: E402
 from ticketing.testing import apply_migrations, free_port, shared_migrations, stop_process, test_dsn, wait_http_ok  # noqa: E402
 
 LEVELS = [int(c) for c in os.environ.get("BENCH_CONCURRENCY", "32,64,128").split(",")]
+sys.path.insert(0, str(Path(__file__).parent))  # the benchmarks import each other by module name
 DURATION = float(os.environ.get("BENCH_SECONDS", "10"))
 MIGRATIONS = ROOT / "services/voucher-service/src/voucher_service/sql/migrations"
 WRITES = ("SELECT coalesce(sum(n_tup_ins + n_tup_upd), 0) FROM pg_stat_user_tables "
@@ -144,7 +150,18 @@ async def create_voucher(base: str, admin: str, flash: bool) -> str:
     return code
 
 
+async def hot_row(conn: asyncpg.Connection) -> str:
+    """A voucher for pgbench alone: its counter moves with no redemption behind it."""
+    code = f"LIMITS{uuid.uuid4().hex[:8].upper()}"
+    await conn.execute("INSERT INTO voucher (code, discount_amount, min_order_amount, total_limit, per_user_limit, "
+                       "starts_at, ends_at, flash_sale) VALUES ($1, 100, 0, 2000000000, 1, now() - interval '1 hour', "
+                       "now() + interval '2 hours', false)", code)
+    return code
+
+
 async def bench(base: str, dsn: str, secret: str, api_pid: int, worker_pid: int) -> list[dict[str, float | str]]:
+    from bench_limits import pgbench
+
     admin = issue_token(secret, sub="1", role="admin")
     service = issue_token(secret, sub="2", role="service")
     conn = await asyncpg.connect(dsn)
@@ -174,18 +191,23 @@ async def bench(base: str, dsn: str, secret: str, api_pid: int, worker_pid: int)
                   f"{p99:8.1f} {writes / max(ok + errors, 1):14.2f} {api_cpu * per_req:15.2f} "
                   f"{writer_cpu * per_req:18.2f}   "
                   f"(used_count {used}; Postgres caught up {lag:.1f} s after the load)")
+        limit = (await asyncio.to_thread(pgbench, dsn, "voucher_update.sql", {"code": await hot_row(conn)},
+                                         DURATION))["tps"]
+        next(p for p in points if p["mode"] == "normal" and p["concurrency"] == concurrency)[
+            "pgbench_hot_row_tps"] = limit
         print(f"     flash / normal throughput at concurrency {concurrency}: "
-              f"{results['flash'] / max(results['normal'], 1e-9):.1f}x")
+              f"{results['flash'] / max(results['normal'], 1e-9):.1f}x; pgbench hot row (16 clients, same "
+              f"{DURATION:.0f} s, API idle): {limit:,} tps, normal / pgbench {results['normal'] / limit:.2f}")
     await conn.close()
     return points
 
 
 def main() -> int:
-    env = {k: v for k, v in dotenv_values(ROOT / ".env").items() if v is not None}
-    dsn = test_dsn(os.environ.get("VOUCHER_DATABASE_URL") or env["VOUCHER_DATABASE_URL"])
+    env = {**{k: v for k, v in dotenv_values(ROOT / ".env").items() if v is not None}, **os.environ}
+    dsn = test_dsn(env["VOUCHER_DATABASE_URL"])
     apply_migrations(dsn, shared_migrations(), MIGRATIONS)
     port = free_port()
-    child_env = {**os.environ, **env, "VOUCHER_DATABASE_URL": dsn, "KAFKA_GROUP_PREFIX": "vtest-",
+    child_env = {**env, "VOUCHER_DATABASE_URL": dsn, "KAFKA_GROUP_PREFIX": "vtest-",
                  "LOG_LEVEL": "WARNING", "DB_POOL_MAX": "20", "RECONCILE_INTERVAL_SECONDS": "3600"}
     py = str(ROOT / ".venv/bin/python")
     logs = open(ROOT / "var" / "bench_vouchers.log", "ab")
@@ -197,12 +219,17 @@ def main() -> int:
                                "reserved-consumer"], env=child_env, cwd=ROOT, stdout=logs, stderr=logs)
     try:
         wait_http_ok(f"http://127.0.0.1:{port}/readyz", 60, api)
-        sys.path.insert(0, str(Path(__file__).parent))
         from results import Results
 
         with Results("vouchers") as r:
-            r.data["points"] = asyncio.run(bench(f"http://127.0.0.1:{port}", dsn, env["JWT_SECRET"], api.pid,
-                                                 worker.pid))
+            r.data["points"] = points = asyncio.run(bench(f"http://127.0.0.1:{port}", dsn, env["JWT_SECRET"],
+                                                          api.pid, worker.pid))
+            ratios = [p["req_per_s"] / p["pgbench_hot_row_tps"] for p in points if "pgbench_hot_row_tps" in p]
+            r.data["normal_of_hot_row"] = round(max(ratios), 3)
+        print(f"normal mode / pgbench hot row, same run: best {max(ratios):.2f} "
+              f"(by level {', '.join(f'{x:.2f}' for x in ratios)}); load average before/after {r.data['load_before']}"
+              f" / {r.data['load_after']}; core speed (ms for a fixed loop) {r.data['cpu_speed_before']['median_ms']}"
+              f" / {r.data['cpu_speed_after']['median_ms']}")
     finally:
         for proc in (api, worker):
             stop_process(proc)

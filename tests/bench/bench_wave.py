@@ -24,7 +24,7 @@ import asyncpg
 import uvloop
 from bench_holds import DSN, MIGRATIONS, forget_events, new_showtime
 from bench_selloff import split  # the hall cut into holds of 1-4 adjacent seats
-from hold_service.adapters.repository import Q
+from hold_service.adapters.repository import FORM, Q
 from results import Results
 from ticketing.testing import apply_migrations, shared_migrations
 
@@ -39,8 +39,8 @@ async def take(conn: asyncpg.Connection, sid: int, holds: list[list[str]], rng: 
     rows = await conn.fetch(Q.take_seats_together, sid, TTL_SECONDS, 8, [uuid.uuid4() for _ in holds],
                             [rng.randint(1, 10**9) for _ in holds], [uuid.uuid4() for _ in holds],
                             [n for n, seats in enumerate(holds, 1) for _ in seats],
-                            [s for seats in holds for s in seats], [None for _ in holds])
-    return len(rows), (time.perf_counter() - started) * 1000
+                            [s for seats in holds for s in seats], ["[]" for _ in holds], FORM)
+    return sum(r["written"] for r in rows), (time.perf_counter() - started) * 1000
 
 
 async def main(figures: dict) -> None:

@@ -12,6 +12,7 @@ load average (uptime's 1/5/15 min, before and after) is in the report.
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,9 @@ def rows(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     points = get(b, "vouchers", "points") or []
     best = {mode: max((p["req_per_s"] for p in points if p["mode"] == mode), default=None)
             for mode in ("normal", "flash")}
+    # The hot row measured in bench-vouchers' own run, beside the level where normal mode did best.
+    normal = max((p for p in points if p["mode"] == "normal"), key=lambda p: p["req_per_s"], default={})
+    same_run_row = normal.get("pgbench_hot_row_tps")
     gate_answered = on["capacity_per_s"] * on["gate_share"] if on.get("gate_share") is not None else None
     out = [
         ("POST holds, gate on: capacity (wrk)", on.get("capacity_per_s"), "req/s", "bare FastAPI endpoint", bare),
@@ -55,11 +59,13 @@ def rows(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
          pg_hold),
         ("sell-out: admitted holds/s (L3)", get(b, "selloff", "admitted_per_s"), "holds/s",
          "pgbench, conditional hold UPDATE", pg_hold),
-        ("vouchers, normal mode: best req/s (one hot row)", best["normal"], "req/s", "pgbench, hot voucher row",
-         pg_voucher),
+        ("vouchers, normal mode: best req/s (one hot row)", best["normal"], "req/s",
+         *(("pgbench, hot voucher row, after each level (bench-vouchers)", same_run_row) if same_run_row
+           else ("pgbench, hot voucher row", pg_voucher))),
         ("vouchers, flash mode: best req/s", best["flash"], "req/s", "bare FastAPI endpoint", bare),
-        ("outbox relay: events/s", get(b, "outbox", "relay_events_per_s"), "events/s", "Kafka producer alone",
-         kafka),
+        ("outbox relay: events/s", get(b, "outbox", "relay_events_per_s"), "events/s",
+         *(("Kafka producer alone, interleaved rounds (bench-outbox)", get(b, "outbox", "producer_alone_per_s"))
+           if get(b, "outbox", "producer_alone_per_s") else ("Kafka producer alone", kafka))),
     ]
     for shape, what in (("join", "waiting room: joins"), ("poll", "waiting room: position polls")):
         figure = get(b, "queue", shape) or {}
@@ -77,6 +83,10 @@ def rows(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"figure": name, "value": value, "unit": unit, "limit": limit_name, "limit_value": limit,
              "ratio": round(value / limit, 3) if value and limit else None}
             for name, value, unit, limit_name, limit in out]
+
+
+def median_of(rounds: list[dict[str, Any]] | None, key: str) -> float | None:
+    return statistics.median(r[key] for r in rounds) if rounds else None
 
 
 def save(figure: Any, name: str) -> str:
@@ -197,6 +207,10 @@ def main() -> int:
                ("POST holds at 70 % of capacity, gate on: admitted holds (201)",
                 get(b, "holds", "gate_on", "run70_admitted_p50_ms"),
                 get(b, "holds", "gate_on", "run70_admitted_p99_ms")),
+               *[(f"POST holds at 70 % of capacity, interleaved rounds (medians): {name}",
+                  median_of(get(b, "holds", "latency_rounds", "rounds"), f"{key}_p50_ms"),
+                  median_of(get(b, "holds", "latency_rounds", "rounds"), f"{key}_p99_ms"))
+                 for name, key in (("admitted holds", "admitted"), ("bare endpoint, same rate", "bare"))],
                *[(f"GET seat map at 70 % of capacity: {name} (median of the rounds)",
                   get(b, "seatmap", "reads", "at70", name, "median_p50_ms"),
                   get(b, "seatmap", "reads", "at70", name, "median_p99_ms"))

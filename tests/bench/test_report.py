@@ -52,3 +52,18 @@ def test_each_benchmark_states_how_fast_the_machine_was_beside_how_busy() -> Non
     assert f"| holds | [1.0, 1.2, 1.5] | [2.0, 1.4, 1.5] | {figure['median_ms']:.0f} " in text
     assert "| 61 (55-70) |" in text
     assert "| queue | [0.5, 0.5, 0.5] | [0.6, 0.5, 0.5] | - | - |" in text
+
+
+def test_the_relay_and_normal_vouchers_stand_beside_limits_measured_in_their_own_runs() -> None:
+    figures = {"limits": {"pg_voucher_row": {"tps": 9000}, "kafka_producer": {"messages_per_s": 90000}},
+               "outbox": {"relay_events_per_s": 9000, "producer_alone_per_s": 10000},
+               "vouchers": {"points": [{"mode": "normal", "concurrency": 32, "req_per_s": 900,
+                                        "pgbench_hot_row_tps": 2000},
+                                       {"mode": "normal", "concurrency": 64, "req_per_s": 1200,
+                                        "pgbench_hot_row_tps": 1500},
+                                       {"mode": "flash", "concurrency": 64, "req_per_s": 4000}]}}
+    by_name = {r["figure"]: r for r in rows(figures)}
+    relay = by_name["outbox relay: events/s"]
+    assert (relay["limit_value"], relay["ratio"]) == (10000, 0.9)
+    normal = by_name["vouchers, normal mode: best req/s (one hot row)"]
+    assert (normal["value"], normal["limit_value"], normal["ratio"]) == (1200, 1500, 0.8)

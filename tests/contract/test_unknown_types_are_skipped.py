@@ -19,7 +19,7 @@ from notifier.entrypoints.consumer import booking_events_processor
 from payment_service.config import Settings as PaymentSettings
 from payment_service.entrypoints.consumer import booking_events_consumer as payment_events
 from ticketing.consumer import IdempotentConsumer
-from ticketing.events import BOOKING_EVENTS, booking_event, encode, showtime_event
+from ticketing.events import BOOKING_EVENTS, booking_event, outgoing, showtime_event
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.consumer import booking_events_consumer as voucher_events
 
@@ -39,16 +39,16 @@ def record(value: bytes) -> ConsumerRecord:
     return ConsumerRecord(BOOKING_EVENTS, 0, 0, 0, 0, b"k", value, None, 0, len(value), ())
 
 
-HOLD_EXTENDED = encode(booking_event("HoldExtended", source="hold-service", booking_id=uuid.uuid4(), showtime_id=42,
-                                     customer_id=7, data={"holdId": uuid.uuid4(),
-                                                          "expiresAt": "2031-01-01T20:00:00Z"}))
+HOLD_EXTENDED = outgoing(booking_event("HoldExtended", source="hold-service", booking_id=uuid.uuid4(), showtime_id=42,
+                                       customer_id=7, data={"holdId": uuid.uuid4(),
+                                                            "expiresAt": "2031-01-01T20:00:00Z"})).value
 # Types no consumer of ours acts on (yet): the door's check-in, and a showtime's cancellation (the bookings'
 # BookingCancelled and the holds' SeatsReleased carry its effects).
 NOT_CONSUMED = [
-    encode(booking_event("TicketCheckedIn", source="hold-service", booking_id=uuid.uuid4(), showtime_id=42,
-                         customer_id=7, data={"door": "A", "at": "2031-01-01T19:55:00Z"})),
-    encode(showtime_event("ShowtimeCancelled", source="hold-service", showtime_id=42,
-                          data={"reason": "projector failure"})),
+    outgoing(booking_event("TicketCheckedIn", source="hold-service", booking_id=uuid.uuid4(), showtime_id=42,
+                           customer_id=7, data={"door": "A", "at": "2031-01-01T19:55:00Z"})).value,
+    outgoing(showtime_event("ShowtimeCancelled", source="hold-service", showtime_id=42,
+                            data={"reason": "projector failure"})).value,
 ]
 NEWER = orjson.dumps({"eventId": str(uuid.uuid4()), "type": "SomethingAddedLater", "version": 1,
                       "bookingId": str(uuid.uuid4()), "data": {}})

@@ -5,7 +5,9 @@
 
 Thousands of simulated customers race for a few showtimes through the public API only; each plays one
 part: pays, pays twice, pays late, declines then retries, abandons; some bring a flash voucher of a small
-limit (sale.py). They play in as many processes as the machine has cores (crowd.py). The sale runs until
+limit (sale.py). They play in as many processes as the machine has cores (crowd.py), from many loopback
+addresses, a few customers to each (addresses.py), as hold-service's per-address limit expects of a crowd.
+The sale runs until
 every seat is BOOKED, or until the --seconds limit (the table names it); then the saga checker
 (tests/e2e/saga) waits for rest and judges every invariant over the four schemas, the topic, the gateway
 and the mail; the closing table's rows are checks (table.py), and each step's p50 / p99 stands as the
@@ -33,6 +35,7 @@ from rich.console import Console
 from rich.live import Live
 
 from ..e2e.saga import check
+from .addresses import BLOCK_HOSTS, addresses_needed
 from .crowd import CrowdFailed, LoopLag, run_sale
 from .dashboard import render
 from .figures import Measures
@@ -62,6 +65,9 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, SaleConfig]:
                    help="customers choosing seats at once per showtime, with --waiting-room (%(default)s)")
     p.add_argument("--connections", type=int, default=d.connections,
                    help="HTTP connections, all customer processes together (%(default)s)")
+    p.add_argument("--customers-per-address", type=int, default=d.customers_per_address,
+                   help="customers sharing one loopback source address at most (%(default)s); hold-service "
+                        "limits holds per address as deployed")
     p.add_argument("--processes", type=int, default=d.processes,
                    help="customer processes (default: one per core)")
     p.add_argument("--seed", type=int, default=d.seed)
@@ -73,9 +79,12 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, SaleConfig]:
     p.add_argument("--report", type=Path, help="where to write report.json (default var/log/demo/<time>/)")
     p.add_argument("--plain", action="store_true", help="a progress line every few seconds, no live dashboard")
     a = p.parse_args(argv)
+    if a.customers_per_address < 1 or addresses_needed(a.customers, a.customers_per_address) > BLOCK_HOSTS:
+        p.error(f"--customers-per-address: at least 1, and at most {BLOCK_HOSTS} addresses in all")
     cfg = SaleConfig(customers=a.customers, showtimes=a.showtimes, seats=a.seats, seconds=a.seconds,
                      arrival_seconds=a.arrival_seconds, voucher_limit=a.voucher_limit, waiting_room=a.waiting_room,
-                     active_limit=a.active_limit, connections=a.connections, processes=a.processes, seed=a.seed)
+                     active_limit=a.active_limit, connections=a.connections, processes=a.processes, seed=a.seed,
+                     customers_per_address=a.customers_per_address)
     return a, cfg
 
 
@@ -112,7 +121,8 @@ async def demo(platform: Platform, cfg: SaleConfig, console: Console, plain: boo
             if j.scenario == "pays late" and j.payment_ids]  # the attempts that got as far as a checkout
     table = judge(verdict, capacity=cfg.capacity, voucher=sale.voucher, voucher_limit=cfg.voucher_limit,
                   late_journeys=late, steps=measures.steps(), expiry_plays=sale.expiry_plays, hold_ttl=sale.hold_ttl,
-                  ended=sale.ending, server=sale.server, generator=generator_figures(sale.lags, sale.server_unread))
+                  ended=sale.ending, server=sale.server, generator=generator_figures(sale.lags, sale.server_unread),
+                  addresses=sale.addresses, refused=sale.refused)
     table.facts.update({"platform": platform.name, "customers": cfg.customers, "parts": dict(sale.parts),
                         "capacity": cfg.capacity, "hold_ttl_s": round(sale.hold_ttl, 1),
                         "sale_seconds": round(sale.ended - sale.started, 1), "sold_out": sale.sold_out.is_set(),
@@ -120,7 +130,10 @@ async def demo(platform: Platform, cfg: SaleConfig, console: Console, plain: boo
                         "stack_started_in_s": round(platform.started_in, 1), "saga_report": verdict.report(),
                         "rooms": {str(showtime): room for showtime, room in sale.rooms.items()},
                         "processes": len(sale.lags), "loop_lag": [vars(lag) for lag in sale.lags],
-                        "generator_saturated": any(lag.saturated for lag in sale.lags)})
+                        "generator_saturated": any(lag.saturated for lag in sale.lags),
+                        "addresses": len(sale.addresses), "customers_per_address": max(sale.addresses.values(),
+                                                                                       default=0),
+                        "address_block": f"127.{sale.block.octet}.0.0/16", "refused_by_limit": sale.refused})
     return sale, table
 
 

@@ -6,6 +6,9 @@ to worker processes (spawned, one event loop each). Each records its customers' 
 own, on the clock every process of the machine shares (time.monotonic), and sends what it recorded to this
 process a few times a second; here they are merged for the dashboard, the checker and the closing table.
 
+Each customer's calls go out from his own loopback address (addresses.py), at most --customers-per-address
+customers to one, so hold-service's per-address limits see a crowd, not one client.
+
 Each worker also samples its event loop's lag (how late a 50 ms sleep wakes up) and its CPU: a loop that
 lags tens of milliseconds means the customer-side figures are partly the generator's, and the table says so
 beside the services' own figures (server_figures.py).
@@ -28,6 +31,7 @@ import httpx
 from ..e2e.customers import Catalogue, Shop
 from ..e2e.saga.history import History
 from . import server_figures
+from .addresses import Clients, deal
 from .figures import percentile
 from .platform import Platform
 from .sale import PARTS, Sale, SaleConfig, SeatCounts, cast_for, open_sale, read_seats, watch
@@ -37,18 +41,22 @@ LAG_PROBE_SECONDS = 0.05
 SATURATED_LAG_MS = 20.0  # a loop this late at p99 adds about that much to what its customers measure
 REPORT_SECONDS = 0.25
 JOURNEYS_PER_WORKER = 10**7  # journey ids of worker w start at w * this
+# Connections an address keeps open between calls, per customer of it: the service he calls and the one he called
+# last, as his browser would. Fewer, and its pool closes a connection and opens another for almost every call.
+KEEPALIVE_PER_CUSTOMER = 2
 
 
 @dataclass(frozen=True)
 class Plan:
-    """What one worker process plays: its customers (index, id, part, arrival in seconds after the start)."""
+    """What one worker process plays: its customers (index, id, part, arrival in seconds after the start,
+    source address)."""
 
     worker: int
     cfg: SaleConfig
     platform: Platform  # without its stack (a stack is the parent's)
     catalogue: Catalogue
     voucher: str
-    customers: tuple[tuple[int, int, str, float], ...]
+    customers: tuple[tuple[int, int, str, float, str], ...]
     hold_ttl: float
     expiry_plays: bool
     t0: float
@@ -73,7 +81,8 @@ class LoopLag:
 
 
 def plans(sale: Sale) -> list[Plan]:
-    """Deal the customers to the workers: each a part and an arrival drawn from the seed."""
+    """Deal the customers to the workers: each a part and an arrival drawn from the seed, and an address of
+    the run's block (`sale.addresses` counts the customers of each)."""
     cfg = sale.cfg
     rng = random.Random(f"{cfg.seed}:cast")
     cast = [cast_for(rng) for _ in sale.customers]
@@ -81,10 +90,14 @@ def plans(sale: Sale) -> list[Plan]:
     arrivals = [rng.uniform(0, cfg.arrival_seconds) for _ in sale.customers]
     everyone = [(i, c, part.name, at) for i, (c, part, at) in enumerate(zip(sale.customers, cast, arrivals,
                                                                             strict=True))]
+    dealt = [everyone[w::cfg.workers] for w in range(cfg.workers)]
+    addresses = deal(sale.block, [len(customers) for customers in dealt], cfg.customers_per_address)
+    sale.addresses.update(a for own in addresses for a in own)
     platform = replace(sale.platform, stack=None)
     return [Plan(worker=w, cfg=cfg, platform=platform, catalogue=sale.catalogue, voucher=sale.voucher,
-                 customers=tuple(everyone[w::cfg.workers]), hold_ttl=sale.hold_ttl, expiry_plays=sale.expiry_plays,
-                 t0=sale.history.t0) for w in range(cfg.workers)]
+                 customers=tuple((*c, a) for c, a in zip(dealt[w], addresses[w], strict=True)),
+                 hold_ttl=sale.hold_ttl, expiry_plays=sale.expiry_plays, t0=sale.history.t0)
+            for w in range(cfg.workers)]
 
 
 # ---------------------------------------------------------------- in a worker process
@@ -108,6 +121,9 @@ async def _work(plan: Plan, out: Any, start: Any, stop: Any) -> None:
                 expiry_plays=plan.expiry_plays, stop=stop,
                 in_flight=asyncio.Semaphore(connections))
     sale.seats = {showtime: SeatCounts(available=len(seats)) for showtime, seats in plan.catalogue.showtimes.items()}
+    clients = Clients(keepalive=KEEPALIVE_PER_CUSTOMER * cfg.customers_per_address)
+    for address in sorted({address for *_, address in plan.customers}):
+        clients.of(address)
     reporter = Reporter(sale, plan.worker, out)
     reporter.send("ready")  # the interpreter and the harness are loaded: the parent starts the sale
     while not start.value:
@@ -116,21 +132,19 @@ async def _work(plan: Plan, out: Any, start: Any, stop: Any) -> None:
     sale.deadline = sale.started + cfg.seconds
     lags: list[float] = []
     began, cpu = time.monotonic(), time.process_time()
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    unlimited = httpx.Limits(max_connections=None, max_keepalive_connections=connections)
-    async with httpx.AsyncClient(timeout=30, limits=limits) as client, httpx.AsyncClient(timeout=10) as monitor, \
-            httpx.AsyncClient(timeout=30, limits=unlimited) as paying:
-        sale.paying = paying
+    async with clients, httpx.AsyncClient(timeout=10) as monitor:
         # Holds last at most a minute for a customer's patience (a decline waits that long to show FAILED).
-        shop = Shop(url=plan.platform.url, client=client, history=sale.history,
+        # The shop's client is the monitor's: every customer calls through his own address's (SaleCustomer).
+        shop = Shop(url=plan.platform.url, client=monitor, history=sale.history,
                     jwt_secret=plan.platform.jwt_secret, hold_ttl=min(max(plan.hold_ttl, 5.0), 60.0))
         shop.wave = plan.catalogue
         helpers = [asyncio.create_task(watch(sale, monitor, rooms=False)), asyncio.create_task(_probe(lags)),
                    asyncio.create_task(reporter.run())]
         try:
-            await asyncio.gather(*(shop_until_served(sale, SaleCustomer(sale, shop, index, customer), PARTS[part],
-                                                     sale.started + arrival)
-                                   for index, customer, part, arrival in plan.customers))
+            await asyncio.gather(*(shop_until_served(sale, SaleCustomer(sale, shop, index, customer,
+                                                                        clients.of(address)),
+                                                     PARTS[part], sale.started + arrival)
+                                   for index, customer, part, arrival, address in plan.customers))
         finally:
             for task in helpers:
                 task.cancel()
@@ -228,9 +242,10 @@ def _drain(out: Any) -> list[tuple[str, int, Any]]:
 
 async def run_sale(sale: Sale, on_tick: Callable[[], None] | None = None) -> None:
     """Open the sale, let the customers in, run until sold out or the limit; `on_tick()` refreshes a view.
-    Leaves the customers' loop lag in `sale.lags` and the services' figures in `sale.server`."""
-    async with httpx.AsyncClient(timeout=30) as client, httpx.AsyncClient(timeout=10) as monitor:
-        await open_sale(sale, client)
+    Leaves the customers' loop lag in `sale.lags`, the services' figures in `sale.server` and hold-service's
+    refusals by limit in `sale.refused`."""
+    async with Clients(keepalive=4) as own, httpx.AsyncClient(timeout=10) as monitor:
+        await open_sale(sale, own.of(sale.block.organizer))
         before = await server_figures.snapshot(monitor, sale.platform.url)
         helpers = [asyncio.create_task(watch(sale, monitor))]
         if on_tick:
@@ -248,6 +263,7 @@ async def run_sale(sale: Sale, on_tick: Callable[[], None] | None = None) -> Non
         after = await server_figures.snapshot(monitor, sale.platform.url)
         sale.server = server_figures.step_figures(before, after)
         sale.server_unread = after.unread
+        sale.refused = server_figures.refusals(before, after)
 
 
 async def _tick(on_tick: Callable[[], None], interval: float = 0.25) -> None:

@@ -3,7 +3,9 @@
 `make up` runs with the production timings of docs/configuration.md (holds last 600 s) unless it was started
 with shorter ones (`HOLD_TTL_SECONDS=15 ... make up`, docs/demo.md). A stack of its own runs on free
 ports against the test database with the demo's timings, so every part of the cast (late payers, customers
-who walk away) plays within a minute; that is what `make test` runs, beside other tests.
+who walk away) plays within a minute; that is what `make test` runs, beside other tests. Both run hold-service's
+rate limits as deployed (per customer, per address, seat-map streams per address; voucher quotes per customer):
+the demo's customers come from many addresses (addresses.py), as a real sale's do.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ def own_stack(logs: Path, timings: Timings) -> Iterator[Platform]:
     with start_stack(migrated_dsn, bootstrap=env.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"),
                      redis_url=env.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
                      jwt_secret=env.get("JWT_SECRET", "dev-only-change-me"), mail_dir=mail, logs=logs,
-                     timings=timings) as stack:
+                     timings=timings, hold_limits={}) as stack:
         yield Platform(name="own stack", url=stack.url, dsn=stack.dsn, jwt_secret=stack.jwt_secret,
                        bootstrap=stack.bootstrap, group_prefix=stack.group_prefix, mail_dir=mail,
                        sent_log=stack.procs["notifier-worker"].log_path, stack=stack,

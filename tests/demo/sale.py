@@ -43,6 +43,7 @@ from ..e2e.customers import Catalogue, seconds_until
 from ..e2e.saga.history import History
 from ..e2e.saga.scope import Scope
 from . import queue
+from .addresses import Block, draw_block
 from .platform import Platform
 
 PRICE_CENTS = 1200
@@ -67,6 +68,7 @@ class SaleConfig:
     waiting_room: bool = False
     active_limit: int = 150  # customers choosing seats at once per showtime, with --waiting-room
     connections: int = 200  # HTTP connections of all the customer processes together
+    customers_per_address: int = 4  # customers sharing one source address at most (addresses.py)
     processes: int = 0  # customer processes; 0: one per core
     seed: int = 1
 
@@ -152,7 +154,9 @@ class Sale:
     # per answer, so thousands queued in it cost the process more than the platform's answers.
     in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(200))
     slot_waits: list[float] = field(default_factory=list)  # how long each browsing call waited for a connection
-    paying: Any = None  # the HTTP client of the customers who hold seats (a connection each)
+    block: Block = field(default_factory=draw_block)  # the run's loopback addresses (addresses.py)
+    addresses: Counter[str] = field(default_factory=Counter)  # customers per source address
+    refused: dict[str, int] | None = None  # hold-service's refusals by limit over the sale (None: not read)
 
     @property
     def scope(self) -> Scope:

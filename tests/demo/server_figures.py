@@ -4,7 +4,9 @@ Every API exports `http_request_duration_seconds{service,route,method}` (ticketi
 of the time from a request's first byte in to its response out, inside the service. Read before and after the
 sale, the difference is the sale's requests (and the dashboard's few reads of the seat maps). A quantile of a
 histogram is known to its bucket only: p50 "<= 2.5 ms" says the bucket that holds the median ends at 2.5 ms.
-The mean (sum / count) is exact.
+The mean (sum / count) is exact. hold-service also counts the requests its rate limits refused, by the limit
+(`hold_rate_limited_total{limit}`: customer or address): the demo's customers come from many addresses so that
+the per-address limit refuses none of them (addresses.py), and the closing table checks it did not.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 METRIC = "http_request_duration_seconds"
+REFUSED = "hold_rate_limited_total"
 # The customer's step (history `f`) -> the service (Platform.url key), method and route label that serve it.
 ROUTES = {
     "queue_join": ("hold", "POST", "/showtimes/{showtime_id}/queue"),
@@ -41,6 +44,7 @@ class Histograms:
     sums: dict[Key, float] = field(default_factory=dict)
     counts: dict[Key, float] = field(default_factory=dict)
     unread: list[str] = field(default_factory=list)  # services whose /metrics did not answer
+    refused: dict[str, float] | None = None  # hold-service's refusals by limit (None: not exported)
 
 
 @dataclass
@@ -53,6 +57,11 @@ class ServerFigures:
 
 def parse(service: str, text: str, into: Histograms) -> None:
     for family in text_string_to_metric_families(text):
+        for sample in family.samples if service == "hold" else ():
+            if sample.name == REFUSED:
+                into.refused = into.refused or {}
+                limit = sample.labels["limit"]
+                into.refused[limit] = into.refused.get(limit, 0.0) + sample.value
         if family.name != METRIC:
             continue
         for sample in family.samples:
@@ -101,6 +110,13 @@ def step_figures(before: Histograms, after: Histograms) -> dict[str, ServerFigur
         out[step] = ServerFigures(int(count), _quantile_bound(buckets, count, 0.5) * 1000,
                                   _quantile_bound(buckets, count, 0.99) * 1000, total / count)
     return out
+
+
+def refusals(before: Histograms, after: Histograms) -> dict[str, int] | None:
+    """hold-service's refusals by limit between the two snapshots; None when they cannot be told."""
+    if before.refused is None or after.refused is None:
+        return None
+    return {limit: int(n - before.refused.get(limit, 0.0)) for limit, n in after.refused.items()}
 
 
 def bound(ms: float) -> str:

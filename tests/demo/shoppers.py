@@ -28,11 +28,14 @@ BROWSING = {"seat_map", "hold", "queue_join", "queue_poll"}  # the calls of cust
 
 
 class SaleCustomer(Customer):
-    """A customer of the sale: shops at a showtime with a free seat, through its waiting room if it has one."""
+    """A customer of the sale: shops at a showtime with a free seat, through its waiting room if it has one.
+    Every call of his goes through `client`, his source address's (addresses.py; the shop's when none)."""
 
-    def __init__(self, sale: Sale, shop: Shop, index: int, customer_id: int) -> None:
+    def __init__(self, sale: Sale, shop: Shop, index: int, customer_id: int,
+                 client: httpx.AsyncClient | None = None) -> None:
         super().__init__(shop, index, customer_id, sale.cfg.seed)
         self.sale = sale
+        self.client = client or shop.client
         self.showtime = 0
         self.admissions = queue.Admissions(rooms=set(sale.catalogue.showtimes) if sale.cfg.waiting_room else set())
 
@@ -43,16 +46,17 @@ class SaleCustomer(Customer):
                    auth: bool = True, **kwargs: Any) -> httpx.Response | None:
         """Browsing (seat maps, holds, the queue) shares the process's --connections, as the herd of a sale
         offers its load; a customer who holds seats checks out and pays on a connection of his own, as each
-        browser does, so the generator never makes him late for his own hold. Latency counts from the send,
-        as the platform sees the call; the wait for a connection is counted apart (`slot_waits`)."""
+        browser does, so the generator never makes him late for his own hold. Both from his own address.
+        Latency counts from the send, as the platform sees the call; the wait for one of the --connections
+        is counted apart (`slot_waits`)."""
         headers = {**(self.auth if auth else {}), **kwargs.pop("headers", {})}
         if f not in BROWSING:
-            return await self.shop.history.call(self.process, j.id, f, value or {}, lambda: self.sale.paying.request(
+            return await self.shop.history.call(self.process, j.id, f, value or {}, lambda: self.client.request(
                 method, url, headers=headers, **kwargs))
         asked = time.monotonic()
         async with self.sale.in_flight:
             self.sale.slot_waits.append(time.monotonic() - asked)
-            return await self.shop.history.call(self.process, j.id, f, value or {}, lambda: self.shop.client.request(
+            return await self.shop.history.call(self.process, j.id, f, value or {}, lambda: self.client.request(
                 method, url, headers=headers, **kwargs))
 
     def hold_headers(self, showtime: int) -> dict[str, str]:
@@ -65,7 +69,7 @@ class SaleCustomer(Customer):
             return False
         self.showtime = rng.choice(free)
         if self.showtime in self.admissions.rooms and self.showtime not in self.admissions.tokens:
-            token = await queue.wait_admitted(self.shop.history, self.process, j, self.shop.client,
+            token = await queue.wait_admitted(self.shop.history, self.process, j, self.client,
                                               self.shop.url["hold"], self.auth, self.showtime, self.sale.deadline)
             if token is None:
                 return False

@@ -11,6 +11,8 @@ the saga came to rest (the saga checker's facts and verdict), never over what cu
     cancelled bookings refunded once          only when a booking was cancelled: each refunded in full once, its
                                               voucher use released, one cancellation e-mail (the cancel.* checks)
     every saga invariant                      all of tests/e2e/saga, violations 0
+    holds refused by address = 0              hold-service's own count of requests its per-address limit
+                                              refused (/metrics): the customers came from enough addresses
     p50 / p99 per step                        figures (timing goals live in benchmarks, not in checks): as the
                                               customers saw them, and as the services measured them (/metrics)
     load generator                            a figure: its processes' event-loop lag, and whether it was
@@ -20,6 +22,7 @@ the saga came to rest (the saga checker's facts and verdict), never over what cu
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -89,9 +92,12 @@ def _violations(verdict: Verdict, *names: str) -> int:
 
 def judge(verdict: Verdict, *, capacity: int, voucher: str, voucher_limit: int, late_journeys: list[dict[str, Any]],
           steps: dict[str, StepFigures], expiry_plays: bool, hold_ttl: float, ended: str = "",
-          server: dict[str, ServerFigures] | None = None, generator: str = "") -> SaleTable:
+          server: dict[str, ServerFigures] | None = None, generator: str = "",
+          addresses: Counter[str] | None = None, refused: dict[str, int] | None = None) -> SaleTable:
     """`late_journeys`: the history's journeys of the part "pays late" (their payment ids); `ended`: how the
-    sale ended (sold out, or the limit that stopped it); `generator`: the load generator's own figures."""
+    sale ended (sold out, or the limit that stopped it); `generator`: the load generator's own figures;
+    `addresses`: customers per source address, and `refused`: hold-service's refusals by limit (None: not
+    read), for the row of the per-address limit (none without `addresses`)."""
     f = verdict.facts
     t = SaleTable(steps=steps, server=server or {})
     booked = sum(1 for s in f.seats if s["status"] == "BOOKED")
@@ -155,8 +161,21 @@ def judge(verdict: Verdict, *, capacity: int, voucher: str, voucher_limit: int, 
                       f"violations {verdict.violations}" + (f": {', '.join(c.name for c in failed)}" if failed else "")
                       + ("" if verdict.rest.reached else f"; rest NOT reached: {verdict.rest.unsettled}"),
                       verdict.violations == 0))
+    if addresses is not None:
+        t.rows.append(_address_row(addresses, refused))
     if generator:
         t.rows.append(Row("load generator", generator, None))
     t.facts = {"outcomes": outcomes(f), "bookings": len(f.bookings), "payments": len(f.payments),
                "events": len(f.events), "rest_seconds": round(verdict.rest.waited, 1)}
     return t
+
+
+def _address_row(addresses: Counter[str], refused: dict[str, int] | None) -> Row:
+    crowd = (f"customers from {len(addresses)} addresses, at most {max(addresses.values(), default=0)} "
+             f"per address" if addresses else "no customer")
+    if refused is None or "address" not in refused:
+        return Row("holds refused by address = 0", f"hold-service's refusals by limit not read ({crowd})", False)
+    return Row("holds refused by address = 0",
+               f"hold-service refused {refused['address']} by address (HOLD_RATE_LIMIT_PER_IP_PER_MINUTE), "
+               f"{refused.get('customer', 0)} by customer (HOLD_RATE_LIMIT_PER_MINUTE); {crowd}",
+               refused["address"] == 0)

@@ -1,6 +1,7 @@
 """`make demo` at a small size, as `make test` runs it: the CLI starts a stack of its own (stack.py, the test
-database, free ports, so it runs beside other tests), sells every seat, and its CHECKED table passes, with the
-services' figures beside the customers' and the generator's own lag. (On `make up`: deploy/tests/readme_path.sh.)
+database, free ports, so it runs beside other tests; hold-service's limits as deployed), sells every seat, and its
+CHECKED table passes, with the services' figures beside the customers' and the generator's own lag, and no
+customer refused by address. (On `make up`: deploy/tests/readme_path.sh.)
 
     .venv/bin/pytest -p no:cacheprovider tests/demo/test_demo.py -q
 """
@@ -19,7 +20,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKS = ("seats sold = capacity", "double sales = 0", "voucher uses <= limit", "every late payment refunded",
-          "e-mails sent = bookings of known customers")
+          "e-mails sent = bookings of known customers", "holds refused by address = 0")
 # 24 seats for 80 customers, a voucher of 3 uses, holds of 8 s: late payers and walk-aways play, and the
 # seats they give back sell again within the 30 s.
 SMALL = ["--platform", "own", "--customers", "80", "--showtimes", "2", "--seats", "12", "--voucher-limit", "3",
@@ -56,6 +57,9 @@ def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstra
     # The customers played in one process per core, each reporting its event loop's lag.
     assert facts["processes"] == len(os.sched_getaffinity(0)) == len(facts["loop_lag"])
     assert rows["load generator"]["ok"] is None and "event-loop lag" in rows["load generator"]["figure"]
+    # hold-service ran its limits as deployed; the customers came a few to each address, none refused by it.
+    assert (facts["addresses"], facts["customers_per_address"]) == (20, 4)
+    assert facts["refused_by_limit"]["address"] == 0
     if room:  # every showtime's room let customers in, a few at a time (the operator's figures)
         assert set(facts["rooms"]) == {str(s) for s in facts["showtimes"]}
         assert all((r["admittedTotal"] or 0) >= 1 for r in facts["rooms"].values()), facts["rooms"]

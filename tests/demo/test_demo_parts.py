@@ -1,11 +1,15 @@
 """The demo's parts without the platform: the CHECKED table's rules on hand-made facts (a failed row makes the
-exit status 1), and the waiting-room hook against a stand-in of the room's contract (docs/api)."""
+exit status 1), the waiting-room hook against a stand-in of the room's contract (docs/api), and where the
+customers come from (a few to each loopback address, every call of a customer from his own)."""
 
 from __future__ import annotations
 
+import asyncio
+import ipaddress
 import json
 import random
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,8 @@ from ..e2e.saga.facts import Facts
 from ..e2e.saga.quiesce import Rest
 from ..e2e.saga.scope import Scope
 from . import queue
+from .addresses import BLOCK_HOSTS, Block, Clients, deal
+from .crowd import plans
 from .platform import Platform
 from .sale import Sale, SaleConfig, SeatCounts
 from .shoppers import SaleCustomer
@@ -200,3 +206,83 @@ async def test_a_sold_out_room_sends_the_customer_away() -> None:
         j = c.shop.history.journey(c.id, "pays")
         assert not await c.enter(j, random.Random(1))
     assert "sold_out" in j.notes and room.holds_seen == []
+
+
+# --- where the customers come from ----------------------------------------------------------------------------
+
+def test_customers_are_dealt_few_to_an_address_each_address_in_one_process() -> None:
+    block = Block(77)
+    dealt = deal(block, [1000, 1000], per_address=4)
+    owners = Counter(a for own in dealt for a in own)
+    assert [len(own) for own in dealt] == [1000, 1000]
+    assert len(owners) == 500 and max(owners.values()) == 4
+    assert not set(dealt[0]) & set(dealt[1])  # an address's connections belong to one process
+    assert all(ipaddress.ip_address(a) in ipaddress.ip_network("127.77.0.0/16") for a in owners)
+    assert block.organizer not in owners and "127.0.0.1" not in owners
+    assert deal(block, [3, 2], per_address=2000) == [[block.address(0)] * 3, [block.address(1)] * 2]
+    with pytest.raises(ValueError):
+        deal(block, [BLOCK_HOSTS + 1], per_address=1)
+
+
+def test_the_sale_deals_its_customers_over_the_processes_and_addresses() -> None:
+    platform = Platform(name="stand-in", url={}, dsn={}, jwt_secret="x" * 32, bootstrap="", group_prefix="",
+                        mail_dir=Path("/nonexistent"))
+    sale = Sale(cfg=SaleConfig(customers=2000, processes=2), platform=platform)
+    sale.customers = list(range(1, 2001))
+    worker_plans = plans(sale)
+    everyone = [c for plan in worker_plans for c in plan.customers]
+    assert sorted(c[1] for c in everyone) == sale.customers
+    assert len(sale.addresses) == 500 and set(sale.addresses.values()) == {4}
+    assert Counter(c[4] for c in everyone) == sale.addresses
+
+
+async def test_a_client_of_an_address_connects_from_that_address() -> None:
+    peers: list[str] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peers.append(writer.get_extra_info("peername")[0])
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server, Clients(keepalive=1) as clients:
+        for address in ("127.77.0.1", "127.77.3.200"):
+            assert (await clients.of(address).get(f"http://127.0.0.1:{port}/")).status_code == 204
+    assert peers == ["127.77.0.1", "127.77.3.200"]
+
+
+async def test_every_call_of_a_customer_goes_through_his_own_client() -> None:
+    def elsewhere(request: httpx.Request) -> httpx.Response:
+        raise AssertionError(f"{request.method} {request.url} left by the shop's client")
+
+    room = StandInRoom(admit_after=1)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(elsewhere)) as shared, \
+            httpx.AsyncClient(transport=httpx.MockTransport(room)) as own:
+        c = customer_in(room, shared)
+        c = SaleCustomer(c.sale, c.shop, 0, 7, own)
+        j = c.shop.history.journey(c.id, "pays")
+        assert await c.enter(j, random.Random(1))  # joins and polls the room
+        assert await c.take_hold(j, random.Random(1)) is not None  # reads the map and holds
+        assert await c.hold_status(j) is None  # a paying customer's call (the stand-in has no such route)
+    assert [op["f"] for op in c.shop.history.ops if op["type"] != "invoke"] == \
+        ["queue_join", "queue_poll", "seat_map", "hold", "hold_status"]
+
+
+def test_the_address_row_fails_on_a_refusal_by_address() -> None:
+    crowd = Counter({"127.77.0.1": 4, "127.77.0.2": 3})
+
+    def row(refused: dict[str, int] | None) -> tuple[str, bool | None]:
+        verdict = Verdict(scope=Scope(), rest=Rest(True, 0.0), facts=sold_out_facts(), checks=[])
+        t = judge(verdict, capacity=2, voucher=VOUCHER, voucher_limit=1, late_journeys=[{"payment_ids": ["p3"]}],
+                  steps={}, expiry_plays=True, hold_ttl=600, addresses=crowd, refused=refused)
+        found = [r for r in t.rows if r.check == "holds refused by address = 0"]
+        return found[0].figure, found[0].ok
+
+    figure, ok = row({"address": 0, "customer": 12})
+    assert ok is True and "refused 0 by address" in figure and "12 by customer" in figure
+    assert "from 2 addresses, at most 4 per address" in figure
+    assert row({"address": 3, "customer": 0})[1] is False
+    assert row(None)[1] is False  # not read: not known to be none

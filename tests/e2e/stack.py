@@ -102,6 +102,7 @@ class Stack:
     group_prefix: str
     timings: Timings
     services: tuple[str, ...]
+    hold_limits: dict[str, str] = field(default_factory=lambda: dict(UNLIMITED_HOLDS))  # see start_stack
     procs: dict[str, Proc] = field(default_factory=dict)
     started_in: float = 0.0  # seconds from the first process started to the consumers caught up
     _exits: ExitStack = field(default_factory=ExitStack)
@@ -167,7 +168,7 @@ def _plan(s: Stack, ports: dict[str, int], logs: Path) -> list[Proc]:
               "REDIS_URL": s.redis_url,
               "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "JWT_SECRET": s.jwt_secret}
     db = {MIGRATIONS[k][0]: v for k, v in s.dsn.items()}
-    hold = {**common, **db, **t.hold_env(), **UNLIMITED_HOLDS}
+    hold = {**common, **db, **t.hold_env(), **s.hold_limits}
     # Only the services of this stack: a missing one is unreachable, rather than some other stack's on 8003.
     pay = {**common, **db, **t.payment_env(), "HOLD_SERVICE_URL": url["hold"], "GATEWAY_URL": url["sim"],
            "PUBLIC_CALLBACK_URL": f"{url['pay']}/payments/callback",
@@ -206,13 +207,17 @@ def _plan(s: Stack, ports: dict[str, int], logs: Path) -> list[Proc]:
 @contextmanager
 def start_stack(migrated_dsn: Callable[[str, Path], str], *, bootstrap: str, redis_url: str, jwt_secret: str,
                 mail_dir: Path, logs: Path, timings: Timings = Timings(),
-                services: tuple[str, ...] = SERVICES) -> Iterator[Stack]:
-    """Start `services` (see SERVICES), wait for readiness and consumer catch-up; stop them all on exit."""
+                services: tuple[str, ...] = SERVICES,
+                hold_limits: dict[str, str] = UNLIMITED_HOLDS) -> Iterator[Stack]:
+    """Start `services` (see SERVICES), wait for readiness and consumer catch-up; stop them all on exit.
+    `hold_limits`: hold-service's rate limits, lifted for the tests (their clients are all 127.0.0.1); {}
+    runs them as deployed (the demo's stack, whose customers come from many addresses, as on `make up`)."""
     dsn = {name: migrated_dsn(variable, folder) for name, (variable, folder) in MIGRATIONS.items()}
     ports = {name: free_port() for name in (*SERVICES, *WORKER_METRICS)}
     url = {name: f"http://127.0.0.1:{port}" for name, port in ports.items() if name != "smtp"}
     stack = Stack(url=url, dsn=dsn, mail_dir=mail_dir, jwt_secret=jwt_secret, bootstrap=bootstrap,
-                  redis_url=redis_url, group_prefix=f"e2e-{uuid.uuid4().hex[:8]}-", timings=timings, services=services)
+                  redis_url=redis_url, group_prefix=f"e2e-{uuid.uuid4().hex[:8]}-", timings=timings, services=services,
+                  hold_limits=dict(hold_limits))
     logs.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     asyncio.run(start_at_end(stack.bootstrap, stack.consumer_groups()))

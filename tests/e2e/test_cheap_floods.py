@@ -29,9 +29,11 @@ import httpx
 import orjson
 import pytest
 import redis
+from hold_service.config import HoldSettings
 from ticketing.auth import issue_token
 from ticketing.pytest_plugin import env
 from ticketing.testing import REPO_ROOT, free_port, service_process
+from voucher_service.config import VoucherSettings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -59,6 +61,23 @@ def make_up_command(program: str) -> list[str]:
     argv = conf[f"program:{program}"]["command"].split()
     assert argv[0] == ".venv/bin/ticketing-run", argv
     return ["-m", "ticketing.launcher", *argv[1:]]
+
+
+LIMITS = ("rate_limit", "per_address", "trusted_proxies")  # in the names of the settings that limit clients
+
+
+def test_make_up_runs_the_limits_as_deployed() -> None:
+    """No program of make up is given a limit of its own (or a proxy to believe): `make up` answers a flood as a
+    deployment does, which deploy/tests/readme_path.sh probes on the running stack."""
+    conf = configparser.ConfigParser(interpolation=None)
+    conf.read(REPO_ROOT / "deploy/local/supervisord.conf")
+    limits = {name.upper() for settings in (HoldSettings, VoucherSettings) for name in settings.model_fields
+              if any(word in name for word in LIMITS)}
+    assert {"HOLD_RATE_LIMIT_PER_IP_PER_MINUTE", "SEAT_MAP_MAX_STREAMS_PER_ADDRESS", "TRUSTED_PROXIES",
+            "VOUCHER_QUOTE_RATE_LIMIT_PER_MINUTE"} <= limits
+    given = {section: {pair.split("=", 1)[0].strip() for pair in conf[section].get("environment", "").split(",")}
+             for section in conf.sections() if section.startswith("program:")}
+    assert {section: names & limits for section, names in given.items() if names & limits} == {}
 
 
 @pytest.fixture(scope="module")

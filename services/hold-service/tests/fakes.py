@@ -1,6 +1,6 @@
 """In-memory fakes of hold-service's ports (service_layer/ports.py) for unit tests, and `fake_deps`.
 
-They decide as Postgres (sql/holds.sql, migration 0004) and Redis (adapters/lua) do: lazy expiry by one
+They decide as Postgres (sql/holds.sql, sql/schema.sql) and Redis (adapters/lua) do: lazy expiry by one
 clock, a hold all-or-nothing, the per-customer cap checked at commit, a seat-map version and an event per
 change, the rate limit's moving window and the gate's all-or-nothing keys. The same contract tests run
 against these and the real adapters (tests/integration/test_contract_*.py), and tests reach this
@@ -44,12 +44,11 @@ from hold_service.service_layer.ports import (
     HoldWriter,
     IdempotencyRepository,
     Released,
-    RoomQueue,
-    RoomStore,
     SeatMaps,
     SeatMapSubscription,
     SeatMapView,
 )
+from hold_service.service_layer.room_ports import RoomQueue, RoomStore
 from hold_service.service_layer.showtimes import seat_map
 from ticketing.events import booking_event
 from ticketing.in_memory import Clock, MemoryDb, MemoryTransaction, MemoryUnitOfWork, MemoryWorld
@@ -84,7 +83,7 @@ def holds_db(clock: Clock | None = None) -> MemoryDb:
     return MemoryDb(*TABLES, clock=clock)
 
 
-# --- the hold rules, each once (as the SQL functions of migration 0004) -----------------------------
+# --- the hold rules, each once (as the SQL functions of sql/schema.sql) ---------------------------
 
 def hold_expired(status: str, expires_at: datetime | None, now: datetime) -> bool:
     return status == "HELD" and expires_at is not None and expires_at < now
@@ -247,17 +246,17 @@ class FakeHoldWriter(HoldWriter):
 
 def _take(tx: MemoryTransaction, r: TakeSeats) -> Verdict:
     showtime = tx["showtimes"].get(r.showtime_id)
-    price = None if showtime is None else showtime.price_cents
+    amount = None if showtime is None else showtime.price_cents * len(r.seats)
     earlier = r.hold_id in tx["bookings"]
     locked = {code: seat for code in r.seats if (seat := tx["seats"].get((r.showtime_id, code))) is not None}
     free = {code: seat_is_free(seat, tx.now) for code, seat in locked.items()}
     taken = [c for c in sorted(locked) if not free[c] and locked[c].hold_id != r.hold_id]
     complete = len(locked) == len(r.seats)
-    if price is None or earlier or not complete or not all(free.values()):
+    if amount is None or earlier or not complete or not all(free.values()):
         mine = complete and all(s.hold_id == r.hold_id and s.status == "HELD" and not free[c]
                                 for c, s in locked.items())
         expires = min(s.expires_at for s in locked.values() if s.expires_at) if mine else None
-        return Verdict(price_cents=price, found=frozenset(locked), taken=taken, expires_at=expires, earlier=earlier)
+        return Verdict(amount_cents=amount, found=frozenset(locked), taken=taken, expires_at=expires, earlier=earlier)
     expires_at = tx.now + timedelta(seconds=r.ttl_seconds)
     for old_id in dict.fromkeys(s.hold_id for s in locked.values() if s.status == "HELD"):  # lazy expiry
         seats = sorted(c for c, s in locked.items() if s.hold_id == old_id)
@@ -266,12 +265,12 @@ def _take(tx: MemoryTransaction, r: TakeSeats) -> Verdict:
     for code in r.seats:
         tx["seats"][(r.showtime_id, code)] = Seat("HELD", r.hold_id, expires_at)
     hold = Hold(hold_id=r.hold_id, booking_id=r.booking_id, customer_id=r.customer_id, showtime_id=r.showtime_id,
-                seats=r.seats, status="HELD", expires_at=expires_at, amount_cents=price * len(r.seats),
+                seats=r.seats, status="HELD", expires_at=expires_at, amount_cents=amount,
                 created_at=tx.now)
     tx["bookings"][r.hold_id] = hold
     seat_map_event(tx, "SeatsHeld", hold, {"holdId": r.hold_id, "seats": r.seats, "expiresAt": expires_at,
                                            "amountCents": hold.amount_cents})
-    return Verdict(price_cents=price, found=frozenset(locked), taken=[], expires_at=expires_at)
+    return Verdict(amount_cents=amount, found=frozenset(locked), taken=[], expires_at=expires_at)
 
 
 def _check_cap(tx: MemoryTransaction, r: TakeSeats) -> None:
@@ -451,9 +450,6 @@ class FakeRoomQueue(RoomQueue):
     async def leave(self, showtime_id: int, customer_id: int) -> None:
         self.slots.pop((showtime_id, customer_id), None)
         self.left.append((showtime_id, customer_id))
-
-    async def slot_live(self, admission: AdmissionPass) -> bool | None:
-        return self.live(admission)
 
     async def figures(self, showtime_id: int) -> RoomFigures | None:
         return None

@@ -8,8 +8,15 @@ from ticketing.events import VoucherReserved
 from voucher_service.domain.commands import ReserveVoucher
 from voucher_service.domain.errors import PaymentsUnavailable, SendRefused
 from voucher_service.domain.gate import GateOrder, GateResult
-from voucher_service.domain.model import Voucher
-from voucher_service.service_layer.ports import Deps, FlashGate, Payments, Publisher, VouchersUnitOfWork
+from voucher_service.domain.model import NormalAttempt, Voucher
+from voucher_service.service_layer.gate_ports import FlashGate
+from voucher_service.service_layer.ports import (
+    Deps,
+    NormalReservations,
+    Payments,
+    Publisher,
+    VouchersUnitOfWork,
+)
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 VOUCHER = Voucher("FLASH", 700, 1000, 2, 0, 1, NOW - timedelta(hours=1), NOW + timedelta(hours=1), True)
@@ -114,10 +121,17 @@ class FakePayments(Payments):
         return self.statuses.get(payment_id)
 
 
+class NoNormalReservations(NormalReservations):
+    """Flash vouchers only: a normal-mode reservation here is a bug of the test or of the handler."""
+
+    async def reserve(self, code: str, customer_id: int, order_id: str, amount: int) -> NormalAttempt:
+        raise AssertionError("flash reserve must not take a normal-mode use")
+
+
 def fake_deps(gate: FakeGate, publisher: FakePublisher) -> Deps:
     def no_db() -> VouchersUnitOfWork:
         raise AssertionError("flash reserve must not touch Postgres")
-    return Deps(uow=no_db, gate=gate, publisher=publisher, clock=lambda: NOW)
+    return Deps(uow=no_db, gate=gate, reservations=NoNormalReservations(), publisher=publisher, clock=lambda: NOW)
 
 
 def cmd(customer: int, order: str) -> ReserveVoucher:

@@ -19,6 +19,7 @@ from ticketing.events import VOUCHER_RESERVED_DLQ, BookingConfirmedData, booking
 from ticketing.kafka import idempotent_producer
 from voucher_service.adapters.gate import RedisFlashGate
 from voucher_service.adapters.repository import PgVouchersUnitOfWork
+from voucher_service.adapters.reservations import PgNormalReservations
 from voucher_service.domain.commands import CreateVoucher, ReserveVoucher
 from voucher_service.domain.errors import GateUnavailable, VoucherError
 from voucher_service.service_layer.handlers import create_voucher, reserve_voucher
@@ -47,7 +48,8 @@ def voucher_cmd(code: str, *, limit: int = 10, per_user: int = 1, flash: bool = 
 
 
 def make_deps(pool: asyncpg.Pool, redis: aioredis.Redis, publisher: Any = None, **kw: Any) -> Deps:
-    return Deps(uow=lambda: PgVouchersUnitOfWork(pool), gate=RedisFlashGate(redis), publisher=publisher, **kw)
+    return Deps(uow=lambda: PgVouchersUnitOfWork(pool), gate=RedisFlashGate(redis),
+                reservations=PgNormalReservations(pool), publisher=publisher, **kw)
 
 
 async def new_voucher(deps: Deps, **kw: Any) -> str:

@@ -14,8 +14,8 @@ next flush, all of it (group commit: under load the batches grow instead of the 
 side by side, say transactions all waiting on the same row).
 
 Few turns of the loop between a call and its answer: under load one turn serves every socket that is
-ready, several milliseconds of work, and each hop through the loop costs a request one such turn (an
-admitted hold makes two batched calls: p50 and p99 at 70 % of capacity moved by tens of ms). The flush
+ready, and each hop through the loop costs a request one such turn (an admitted hold makes two batched
+calls, so its latency counts them; docs/benchmarks.md, "Figures behind the code"). The flush
 task is made by the first `add` of a batch and starts on the next turn (by then that turn's other
 calls have joined), and it hands each caller its own result directly: one hop in, one hop out.
 """

@@ -2,7 +2,7 @@
 
     ticketing-run hold-service api                      the HTTP API (uvicorn) on HTTP_HOST:HTTP_PORT
     ticketing-run hold-service worker --roles relay     worker roles (each service's worker module lists them)
-    ticketing-run hold-service migrate                  shared + service migrations (yoyo) on DATABASE_URL
+    ticketing-run hold-service migrate                  shared + service migrations (yoyo), then sql/schema.sql
     ticketing-run notifier worker --roles sender        the notifier (faust) worker; ops pages on HTTP_PORT
     ticketing-run notifier smtp-sink --dir /data/mail   the dev SMTP sink
     ticketing-run gateway-simulator api                 the dev payment gateway (HOST, GATEWAY_SIMULATOR_PORT)

@@ -14,9 +14,9 @@ import asyncpg
 import orjson
 from pydantic import BaseModel
 
-from ticketing import request_id, tracing
 from ticketing.db import Queries, sql_dir
-from ticketing.events import Outgoing, outgoing
+from ticketing.envelope import Outgoing, caused_by
+from ticketing.events import outgoing
 
 QUERIES = Queries.load(sql_dir(__file__) / "outbox.sql")
 
@@ -27,15 +27,12 @@ async def append(conn: asyncpg.Connection, event: BaseModel) -> None:
 
 
 async def append_message(conn: asyncpg.Connection, event_id: uuid.UUID, message: Outgoing) -> None:
-    """The message, with the request id of what caused it (an HTTP request, or an event that carried one)
-    and, with tracing on, the `traceparent` of the span it is written in."""
+    """The message, with the headers naming its cause (ticketing.envelope.caused_by: the request id of the HTTP
+    request or event behind it, and with tracing on the `traceparent` of the span it is written in)."""
     if not conn.is_in_transaction():
         raise RuntimeError("outbox append outside a transaction would publish uncommitted facts")
-    caused_by = [(k, v.encode()) for k, v in tracing.propagation_headers().items()]
-    if (rid := request_id.current()) is not None:
-        caused_by.append((request_id.HEADER, rid.encode()))
-    if caused_by:
-        message = message.model_copy(update={"headers": [*message.headers, *caused_by]})
+    if cause := [(name, value.encode()) for name, value in caused_by()]:
+        message = message.model_copy(update={"headers": [*message.headers, *cause]})
     await conn.execute(QUERIES.insert_outbox, event_id, message.topic, message.key, message.value,
                        headers_json(message))
 

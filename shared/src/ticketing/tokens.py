@@ -7,9 +7,9 @@ its `kid` is ignored; any other `alg` needs the provider's key named by `kid` an
 algorithm. So an HS256 token cannot be checked with a provider's public key, nor an RS256 token with
 another kind of key, and `none` is refused by both.
 
-Verified tokens are remembered by their exact text (the signature check was a noticeable share of a
-worker's CPU on the hold path): an entry lives until the token's own `exp` or CACHE_SECONDS, whichever is
-sooner, so an expired token is never accepted.
+Verified tokens are remembered by their exact text, so that a customer's requests pay the signature check
+once (every hold request carries its token): an entry lives until the token's own `exp` or CACHE_SECONDS,
+whichever is sooner, so an expired token is never accepted.
 """
 
 from __future__ import annotations

@@ -39,6 +39,11 @@ class UnitOfWork(abc.ABC):
     @abc.abstractmethod
     async def commit(self) -> None: ...
 
+    def joined(self, conn: Conn) -> Self:
+        """The same kind of unit of work inside a transaction someone else owns (a consumer's, beside its
+        inbox row): a consumer takes it from its service's `deps.uow()` (bootstrap.py builds that)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot join a transaction")
+
 
 class PostgresUnitOfWork(UnitOfWork):
     """`PostgresUnitOfWork(pool)` owns a transaction; `.joined(conn)` works inside the caller's."""
@@ -59,7 +64,6 @@ class PostgresUnitOfWork(UnitOfWork):
         """Create the repositories on `conn`."""
 
     def joined(self, conn: Conn) -> Self:
-        """The same kind of unit of work on a connection whose transaction someone else owns."""
         return type(self)(conn=conn)
 
     async def __aenter__(self) -> Self:

@@ -6,15 +6,15 @@ import uuid
 import asyncpg
 import pytest
 from platform_support import make_message, read_topic, write_events
-from ticketing.outbox import append_message
+from ticketing.outbox import QUERIES, append_message
 from ticketing.relay import OutboxRelay, RelayConfig
 
 pytestmark = pytest.mark.integration
 
 
 def relay_for(dsn: str, bootstrap: str, **overrides) -> OutboxRelay:
-    return OutboxRelay(RelayConfig(service="platform-test", dsn=dsn, bootstrap=bootstrap, poll_interval=0.2,
-                                   **overrides))
+    return OutboxRelay(RelayConfig(**{"service": "platform-test", "dsn": dsn, "bootstrap": bootstrap,
+                                      "poll_interval": 0.2, **overrides}))
 
 
 async def running(relay: OutboxRelay):
@@ -112,3 +112,37 @@ async def test_only_one_relay_leads_per_schema(db, topic, platform_dsn, kafka_bo
     stop2.set()
     await task2
     assert set(more) <= {r[3] for r in records}
+
+
+async def test_a_backlog_goes_out_one_statement_a_batch_each_claim_marking_the_batch_before(
+        db, topic, platform_dsn, kafka_bootstrap, monkeypatch):
+    """While the broker answers a batch, the next is claimed by the statement that marks the one before it: no
+    BEGIN, no COMMIT, no mark of its own for a batch of a backlog."""
+    ids = []
+    async with db.transaction():  # a backlog, as after an outage
+        for seq in range(1000):
+            event_id, message = make_message(topic, f"k{seq % 40}", seq)
+            await append_message(db, event_id, message)
+            ids.append(event_id)
+    statements: list[tuple[str, tuple]] = []
+    connect = asyncpg.connect
+
+    async def logged(*args, **kwargs):
+        conn = await connect(*args, **kwargs)
+        conn.add_query_logger(lambda record: statements.append((record.query, record.args)))
+        return conn
+
+    monkeypatch.setattr(asyncpg, "connect", logged)
+    stop, task = await running(relay_for(platform_dsn, kafka_bootstrap, batch_size=200, poll_interval=30))
+    records = await read_topic(kafka_bootstrap, topic, set(ids), timeout=90)
+    while await unpublished(db):
+        await asyncio.sleep(0.1)
+    stop.set()
+    await task
+    assert {r[3] for r in records} == set(ids)
+    claims = [args for query, args in statements if query == QUERIES.claim_batch]
+    # the 2nd batch claimed with the 1st in flight, after its last id; then each claim marks the batch before
+    assert [len(marks) for _, _, marks in claims[:6]] == [0, 0, 200, 200, 200, 200]
+    assert [after > 0 for _, after, _ in claims[:6]] == [False, True, True, True, True, True]
+    others = [query for query, _ in statements if query.startswith("BEGIN") or query == QUERIES.mark_published]
+    assert others == [QUERIES.mark_published]  # the last batch's, once the backlog was drained

@@ -17,7 +17,7 @@ def test_one_constructor_builds_every_producer() -> None:
     building = [p.relative_to(REPO_ROOT) for p in sources if "AIOKafkaProducer(" in p.read_text()]
     assert building == [Path("shared/src/ticketing/kafka.py")]
     uses = {p.relative_to(REPO_ROOT).parts[-1] for p in sources if "idempotent_producer(" in p.read_text()}
-    assert {"relay.py", "dead_letter.py", "dlq.py", "publisher.py"} <= uses
+    assert {"sending.py", "dead_letter.py", "dlq.py", "publisher.py"} <= uses
 
 
 async def test_it_waits_for_all_in_sync_replicas_and_is_idempotent() -> None:

@@ -9,21 +9,20 @@ import asyncpg
 from ticketing.db import create_pool
 from ticketing.redis_client import RedisClient, redis_client
 
-from hold_service.adapters.admission import RedisAdmission, SequentialAdmission
-from hold_service.adapters.rate_limit import RedisRateLimiter
+from hold_service.adapters.admission import RateLimits, RedisAdmission
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.adapters.room_credentials import SignedCredentials
 from hold_service.adapters.room_queue import RedisRoomQueue
 from hold_service.adapters.room_store import PgRoomStore
-from hold_service.adapters.seat_gate import RedisSeatGate, SeatGate
+from hold_service.adapters.seat_gate import SeatGate
 from hold_service.adapters.seat_map_feed import PgSeatMapFeed, maintain
 from hold_service.adapters.seat_map_source import PgSeatMapSource
 from hold_service.adapters.seat_maps import LiveSeatMaps
 from hold_service.adapters.stream_leases import StreamLeases
 from hold_service.adapters.writer import PostgresHoldWriter
 from hold_service.config import HoldSettings
-from hold_service.service_layer.ports import Admission, Deps
+from hold_service.service_layer.ports import Deps
 
 
 @dataclass
@@ -61,10 +60,10 @@ class Service:
 
 
 # Every statement of hold-service runs with the plan Postgres makes once per connection for any parameters
-# (the generic plan). Left to choose, Postgres planned take_seats, one hold's statement, anew at every run,
-# with the showtime's seats locked while it planned (docs/benchmarks.md). The statements are written for it:
-# each finds rows by key and reads the rows of the step before, so a plan guessing ten rows per step stays
-# right for three hundred (make bench-wave; sql/holds.sql).
+# (the generic plan): planning a hold's statement at every run would hold the showtime's seats locked while
+# it plans (docs/benchmarks.md has the figures). The statements are written for that plan: each finds rows
+# by key and reads the rows of the step before, so a plan guessing ten rows per step stays right for three
+# hundred (sql/holds.sql).
 PLANS = {"plan_cache_mode": "force_generic_plan"}
 
 
@@ -73,29 +72,31 @@ async def bootstrap(settings: HoldSettings) -> Service:
                              command_timeout=settings.dependency_timeout_seconds * 5, server_settings=PLANS)
     guard = RedisGuard(redis_client(settings, settings.redis_socket_timeout_seconds),
                        settings.redis_retry_after_seconds)
-    limiter = RedisRateLimiter(guard, settings.hold_rate_limit_per_minute, settings.hold_rate_limit_per_ip_per_minute)
     # The waiting room's own client and guard: its calls may take longer than a hold's, and a slow answer to
     # one of them does not make the other skip Redis.
     room_guard = RedisGuard(redis_client(settings, settings.waiting_room_redis_timeout_seconds),
                             settings.redis_retry_after_seconds)
-    queue = RedisRoomQueue(room_guard, settings.waiting_room_step_seconds, settings.waiting_room_abandon_seconds)
-    admission: Admission
-    if settings.seat_gate_enabled:
-        admission = RedisAdmission(guard, limiter, RedisSeatGate(guard), queue)  # all in one round trip
-    else:
-        admission = SequentialAdmission(limiter, SeatGate(), queue)
-    seat_maps = LiveSeatMaps(PgSeatMapSource(pool), capacity=settings.seat_map_showtimes,
-                             missing_seconds=settings.seat_map_missing_seconds,
-                             stale_seconds=settings.seat_map_stale_seconds,
-                             stream_buffer_bytes=settings.seat_map_stream_buffer_bytes,
-                             max_streams=settings.seat_map_max_streams,
-                             flush_seconds=settings.seat_map_stream_flush_seconds,
-                             leases=StreamLeases(guard, settings.seat_map_max_streams_per_address))
-    deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool),
-                writer=PostgresHoldWriter(pool, batched=settings.seat_gate_enabled), admission=admission,
-                seat_maps=seat_maps,
-                # The waiting room.
-                rooms=PgRoomStore(pool, settings.waiting_room_cache_seconds), queue=queue,
+    seat_maps = _seat_maps(settings, pool, guard)
+    deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool), writer=PostgresHoldWriter(pool),
+                admission=_admission(settings, guard), seat_maps=seat_maps,
+                rooms=PgRoomStore(pool, settings.waiting_room_cache_seconds),
+                queue=RedisRoomQueue(room_guard, settings.waiting_room_step_seconds,
+                                     settings.waiting_room_abandon_seconds),
                 credentials=SignedCredentials(settings.jwt_secret))
     return Service(deps=deps, pool=pool, redis=guard.client, seat_maps=seat_maps,
                    seat_map_feed=PgSeatMapFeed(settings.database_url, seat_maps), room_redis=room_guard.client)
+
+
+def _admission(settings: HoldSettings, guard: RedisGuard) -> RedisAdmission:
+    """The rate limits and the seat gate in one round trip; SEAT_GATE_ENABLED=false: a gate that names no seat."""
+    limits = RateLimits(guard, settings.hold_rate_limit_per_minute, settings.hold_rate_limit_per_ip_per_minute)
+    return RedisAdmission(guard, limits, SeatGate(guard, enabled=settings.seat_gate_enabled))
+
+
+def _seat_maps(settings: HoldSettings, pool: asyncpg.Pool, guard: RedisGuard) -> LiveSeatMaps:
+    return LiveSeatMaps(PgSeatMapSource(pool), capacity=settings.seat_map_showtimes,
+                        missing_seconds=settings.seat_map_missing_seconds,
+                        stale_seconds=settings.seat_map_stale_seconds,
+                        stream_buffer_bytes=settings.seat_map_stream_buffer_bytes,
+                        max_streams=settings.seat_map_max_streams, flush_seconds=settings.seat_map_stream_flush_seconds,
+                        leases=StreamLeases(guard, settings.seat_map_max_streams_per_address))

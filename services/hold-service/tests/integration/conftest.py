@@ -20,12 +20,10 @@ import asyncpg
 import httpx
 import pytest
 import pytest_asyncio
-from hold_service.adapters.admission import RedisAdmission
-from hold_service.adapters.rate_limit import RedisRateLimiter
+from hold_service.adapters.admission import RateLimits, RedisAdmission
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.repository import PgHoldsUnitOfWork
-from hold_service.adapters.room_queue import RedisRoomQueue
-from hold_service.adapters.seat_gate import RedisSeatGate
+from hold_service.adapters.seat_gate import SeatGate
 from hold_service.adapters.seat_map_feed import PgSeatMapFeed
 from hold_service.adapters.seat_map_source import PgSeatMapSource
 from hold_service.adapters.seat_maps import LiveSeatMaps
@@ -192,9 +190,8 @@ class Ports:
 @asynccontextmanager
 async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
                      per_minute: int = 3, per_address: int = 10**6, cluster_nodes: str = "") -> AsyncIterator[Ports]:
-    """`kind`: "fake" (tests/fakes.py), "real" (Postgres and Redis, wired as with the gate on: batched
-    writer, one-round-trip admission), "real-cluster" (the same on the Redis Cluster `cluster_nodes`) or
-    "real-unbatched" (the writer as with the gate off)."""
+    """`kind`: "fake" (tests/fakes.py), "real" (Postgres and Redis, wired as bootstrap.py wires them, the gate
+    on), "real-cluster" (the same on the Redis Cluster `cluster_nodes`) or "real-gate-off" (the gate off)."""
     if kind == "fake":
         world = fakes.fake_deps(hold_rate_limit_per_minute=per_minute, hold_rate_limit_per_ip_per_minute=per_address)
 
@@ -223,9 +220,9 @@ async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
     following = asyncio.create_task(feed.run(stop))
     try:
         await asyncio.wait_for(feed.listening.wait(), 10)
-        yield Ports(kind, lambda: PgHoldsUnitOfWork(pool), PostgresHoldWriter(pool, batched=kind != "real-unbatched"),
-                    RedisAdmission(guard, RedisRateLimiter(guard, per_minute, per_address), RedisSeatGate(guard),
-                                   RedisRoomQueue(guard, 0.25, 30)),
+        yield Ports(kind, lambda: PgHoldsUnitOfWork(pool), PostgresHoldWriter(pool),
+                    RedisAdmission(guard, RateLimits(guard, per_minute, per_address),
+                                   SeatGate(guard, enabled=kind != "real-gate-off")),
                     seat_maps, asyncio.sleep, outbox)
     finally:
         stop.set()

@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 from hold_service.adapters import repository
-from hold_service.adapters.admission import SequentialAdmission
-from hold_service.adapters.rate_limit import RateLimiter
-from hold_service.adapters.seat_gate import SeatGate, seat_key
+from hold_service.adapters.seat_gate import seat_key
 
 pytestmark = pytest.mark.integration
 
@@ -27,9 +25,9 @@ def statements(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
         seen.append(("together", len(requests)))
         return await together(conn, showtime_id, requests)
 
-    async def take(conn: Any, request: Any) -> Any:
+    async def take(conn: Any, request: Any, cause: str) -> Any:
         seen.append(("alone", 1))
-        return await alone(conn, request)
+        return await alone(conn, request, cause)
 
     monkeypatch.setattr(repository, "take_together", take_together)
     monkeypatch.setattr(repository, "take", take)
@@ -54,7 +52,8 @@ async def test_holds_admitted_together_are_written_by_one_statement(start, db, h
 async def test_each_hold_of_a_batch_gets_its_own_verdict(start, db, h, statements) -> None:
     """In one batch: free seats (201), a seat Postgres knows is held but the gate forgot (409, as after
     a Redis flush), an unknown seat (422) and a customer over the cap (429). The batch writes the
-    first; the other three are asked again on their own, write nothing and free their gate keys."""
+    first and refuses the next two as take_seats would; the last is asked again on its own (the cap is
+    checked at COMMIT). The three refused write nothing and free their gate keys."""
     async with start(hold_rate_limit_per_minute=1000, max_seats_held_per_customer_showtime=8) as svc:
         sid = await svc.showtime({"F": 20})
         assert (await svc.hold(sid, ["F1"])).status_code == 201
@@ -70,7 +69,7 @@ async def test_each_hold_of_a_batch_gets_its_own_verdict(start, db, h, statement
         assert taken.json()["decidedBy"] == "postgres"
         assert unknown.status_code == 422 and unknown.json()["error"] == "VALIDATION_ERROR", unknown.text
         assert capped.status_code == 429 and "hold 7 seats" in capped.json()["message"], capped.text
-        assert statements == [("together", 4)] + [("alone", 1)] * 3
+        assert statements == [("together", 4), ("alone", 1)]
         assert not await svc.redis.exists(*(seat_key(sid, s) for s in ("F4", "F5", "F6", "F7")))
     seats = await h.seat_rows(db, sid)
     assert [s for s in ("F2", "F3", "F4", "F5", "F6", "F7") if seats[s]["status"] != "AVAILABLE"] == ["F2", "F3"]
@@ -79,11 +78,11 @@ async def test_each_hold_of_a_batch_gets_its_own_verdict(start, db, h, statement
 
 
 async def test_a_batch_writes_only_the_first_hold_of_a_seat_and_of_a_customer(start, db, h, statements) -> None:
-    """Should two holds of one seat, or two of one customer, reach one batch (the gate lost its keys),
-    the batch writes only the first of each; the others are decided alone, one after the other."""
-    async with start(hold_rate_limit_per_minute=1000, max_seats_held_per_customer_showtime=3) as svc:
+    """Should two holds of one seat, or two of one customer, reach one batch (the gate is off, or lost its
+    keys), the batch writes only the first of each; the others are decided alone, one after the other."""
+    async with start(hold_rate_limit_per_minute=1000, max_seats_held_per_customer_showtime=3,
+                     seat_gate_enabled=False) as svc:
         sid = await svc.showtime({"F": 10})
-        svc.deps.admission = SequentialAdmission(RateLimiter(), SeatGate(), svc.deps.queue)  # no limit, no gate
         x, y, z = h.new_id(), h.new_id(), h.new_id()
         statements.clear()
         a, b, c, d = await asyncio.gather(svc.hold(sid, ["F1", "F2"], x), svc.hold(sid, ["F2", "F3"], y),

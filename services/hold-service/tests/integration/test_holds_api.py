@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import uuid
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from ticketing.testing import eventually
 
 pytestmark = pytest.mark.integration
@@ -75,6 +77,33 @@ async def test_s4_rate_limit_429_with_retry_after_and_others_unaffected(start, d
         assert r.json()["error"] == "RATE_LIMITED" and int(r.headers["Retry-After"]) >= 1
         assert (await svc.hold(sid, ["F11"])).status_code == 201  # another customer
     assert await db.fetchval("SELECT count(*) FROM booking WHERE customer_id=$1", bot) == 5
+
+
+async def test_refusals_are_counted_by_the_limit_that_made_them(start, h) -> None:
+    def refused(metrics: str) -> dict[str, float]:
+        return {s.labels["limit"]: s.value for family in text_string_to_metric_families(metrics)
+                for s in family.samples if s.name == "hold_rate_limited_total"}
+
+    async with start(hold_rate_limit_per_minute=2, hold_rate_limit_per_ip_per_minute=4,
+                     max_seats_held_per_customer_showtime=100) as svc:
+        sid = await svc.showtime({"F": 20})
+        before = refused((await svc.client.get("/metrics")).text)
+        assert set(before) == {"customer", "address"}  # exported before the first refusal
+        office = svc.client_from(f"100.{random.randint(64, 127)}.{random.randint(0, 255)}.9")  # this test's own
+        eager = h.new_id()
+
+        async def hold(seat: int, customer: int | None = None) -> int:
+            r = await office.post(f"/showtimes/{sid}/holds", json={"seats": [f"F{seat}"]},
+                                  headers=h.auth(customer or h.new_id()))
+            return r.status_code
+
+        # One customer past his 2 a minute (his third request still counts for the address), then two
+        # colleagues: the second is past the address's 4, and refused again from memory.
+        assert [await hold(1, eager), await hold(2, eager), await hold(3, eager)] == [201, 201, 429]
+        assert [await hold(4), await hold(5), await hold(6)] == [201, 429, 429]
+        after = refused((await svc.client.get("/metrics")).text)
+        await office.aclose()
+    assert (after["customer"] - before["customer"], after["address"] - before["address"]) == (1, 2)
 
 
 async def test_denial_of_inventory_cap_per_customer_and_showtime(start, db, h) -> None:

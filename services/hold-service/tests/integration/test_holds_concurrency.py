@@ -65,10 +65,10 @@ async def test_500_random_overlapping_holds_no_deadlock_no_double_holder(start, 
 
 @pytest.mark.parametrize("gate", [True, False])
 async def test_seat_map_versions_are_one_per_change_in_commit_order(start, db, h, gate: bool) -> None:
-    """Versions are one per change, in commit order (append_seat_map_events, migration 0004): 40
+    """Versions are one per change, in commit order (append_seat_map_events, sql/schema.sql): 40
     concurrent holds on one showtime, then a cancel, give SeatsHeld events carrying versions 1..40
-    exactly once, SeatsReleased 41, and the showtime, its seat map and the outbox agree. Gate on, the
-    holds are written in batches (several in one statement); gate off, each alone."""
+    exactly once, SeatsReleased 41, and the showtime, its seat map and the outbox agree. The holds are
+    written in batches (several in one statement), the gate on or off."""
     async with start(seat_gate_enabled=gate, hold_rate_limit_per_minute=1000) as svc:
         sid = await svc.showtime({"A": 20, "B": 20})
         seats = [[f"{r}{n}"] for r in "AB" for n in range(1, 21)]

@@ -2,7 +2,7 @@
 run for real on two connections (isolationtester's way): transaction A does its step and stays open; B starts its
 step and the test waits until Postgres shows B blocked on A's lock (pg_stat_activity), or sees it finish when it
 needs no lock of A's; then A commits (or rolls back) and B's outcome, the rows and the events are checked. Every
-statement is the service's own (sql/holds.sql, migration 0004)."""
+statement is the service's own (sql/holds.sql, sql/schema.sql)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ pytestmark = pytest.mark.integration
 
 SWEEP_THIS = """
 SELECT r.* FROM (SELECT hold_id FROM booking WHERE hold_id = $1 AND status = 'HELD' AND expires_at < now()
-                 FOR UPDATE SKIP LOCKED) c, LATERAL release_hold(c.hold_id, 'EXPIRED') r"""  # sweep_one, on one hold
+                 FOR UPDATE SKIP LOCKED) c,
+                LATERAL release_hold(c.hold_id, 'EXPIRED', $2::text::jsonb, '[]') r"""  # sweep_one, on one hold
 
 
 class Tx:
@@ -132,7 +133,7 @@ async def test_hold_then_sweeper_on_an_expired_holds_seat(start, db, two) -> Non
     again = take(sid, ["F2", "F3"])
     async with a, b:
         assert (await repository.take(a.conn, again)).expires_at is not None
-        swept = await blocked_then(db, b, b.conn.fetchrow(SWEEP_THIS, x.hold_id), a.tx.commit)
+        swept = await blocked_then(db, b, b.conn.fetchrow(SWEEP_THIS, x.hold_id, repository.FORM), a.tx.commit)
         await b.tx.commit()
     assert (swept["reason"], list(swept["freed"])) == ("EXPIRED", ["F1"])
     assert await owner(db, sid, "F2") == ("HELD", again.hold_id)
@@ -149,7 +150,7 @@ async def test_sweeper_then_hold_on_an_expired_holds_seat(start, db, two) -> Non
     a, b = two
     again = take(sid, ["F2", "F3"])
     async with a, b:
-        swept = await a.conn.fetchrow(SWEEP_THIS, x.hold_id)
+        swept = await a.conn.fetchrow(SWEEP_THIS, x.hold_id, repository.FORM)
         assert list(swept["freed"]) == ["F1", "F2"]
         verdict = await blocked_then(db, b, repository.take(b.conn, again), a.tx.commit)
         await b.tx.commit()
@@ -173,11 +174,11 @@ async def test_confirm_and_expiry(start, db, two, first: str) -> None:
         async with b:  # the sweeper's transaction begins after it
             if first == "confirm":
                 assert await confirm_booking(cmd, uow) == "confirmed"
-                assert await b.conn.fetchrow(SWEEP_THIS, x.hold_id) is None  # skipped: A has it locked
+                assert await b.conn.fetchrow(SWEEP_THIS, x.hold_id, repository.FORM) is None  # skipped: A has it locked
                 await a.tx.commit()
                 await b.tx.commit()
             else:
-                assert list((await b.conn.fetchrow(SWEEP_THIS, x.hold_id))["freed"]) == ["F1"]
+                assert list((await b.conn.fetchrow(SWEEP_THIS, x.hold_id, repository.FORM))["freed"]) == ["F1"]
                 outcome = await blocked_then(db, a, confirm_booking(cmd, uow), b.tx.commit)
                 await a.tx.commit()
                 assert outcome == "HOLD_EXPIRED"

@@ -41,7 +41,7 @@ async def test_every_script_runs_on_redis_cluster(redis_cluster) -> None:  # typ
     assert (await script["room_step"](keys, step_args))[:2] == ["ok", 1]  # admitted
     what, slot, *_ = await script["room_poll"](keys, [customer, ticket, joined, 0, 250])
     assert what == "admitted"
-    assert await script["room_slot"](keys, [customer, slot]) == 1
+    assert await script["try_hold"](gate_tail(sid), [60_000, 0, "hold-0", customer, slot]) == [[], 0]  # gate off
     gate_keys = [seat_key(sid, "A1"), seat_key(sid, "A2"), *gate_tail(sid)]
     assert await script["try_hold"](gate_keys, [60_000, 2, "hold-1", customer, slot]) == [[], 0]  # no mark yet
     assert await script["fill"]([mark_key(sid), seat_key(sid, "A3")], [60_000, "hold-0", 0]) == 1
@@ -54,7 +54,7 @@ async def test_every_script_runs_on_redis_cluster(redis_cluster) -> None:  # typ
     lease_key = stream_leases._key("192.0.2.1")
     assert await script["stream_lease"]([lease_key], [8, 60_000, "stream-1"]) == 1
     assert await script["stream_renew"]([lease_key], [60_000, "stream-1"]) == 1
-    ran.update(("room_join", "room_step", "room_poll", "room_slot", "try_hold", "fill", "keep", "release",
+    ran.update(("room_join", "room_step", "room_poll", "try_hold", "fill", "keep", "release",
                 "room_leave", "rate_limit", "address_rate_limit", "stream_lease", "stream_renew"))
     assert ran == set(script), f"scripts not run on the cluster: {set(script) - ran}"  # a new script joins here
     with pytest.raises(RedisClusterException, match="same key slot"):  # what a script over two slots meets

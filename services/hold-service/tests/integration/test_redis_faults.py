@@ -91,14 +91,14 @@ async def test_gate_down_postgres_decides(start, db, h) -> None:
 
 async def test_stale_release_cannot_free_another_holds_key(start, redis_url) -> None:
     async with start(redis_url=_db15(redis_url)) as svc:
-        gate, sid = svc.deps.admission.gate, 10**12 + random.randint(0, 10**6)
+        gate, sid = svc.deps.admission, 10**12 + random.randint(0, 10**6)
         old, new = uuid.uuid4(), uuid.uuid4()
-        assert await gate.try_hold(sid, ["C1"], old, 0.05) == []
+        assert (await gate.admit(7, sid, ["C1"], old, 0.05)).taken == []
         await asyncio.sleep(0.1)  # the old key's TTL passed
-        assert await gate.try_hold(sid, ["C1", "C2"], new, 60) == []
+        assert (await gate.admit(8, sid, ["C1", "C2"], new, 60)).taken == []
         await gate.release(sid, ["C1"], old)
         assert await svc.redis.get(seat_key(sid, "C1")) == str(new)
-        assert await gate.try_hold(sid, ["C2", "C3"], uuid.uuid4(), 60) == ["C2"]
+        assert (await gate.admit(9, sid, ["C2", "C3"], uuid.uuid4(), 60)).taken == ["C2"]
         assert await svc.redis.exists(seat_key(sid, "C3")) == 0  # all-or-nothing in Redis too
 
 
@@ -123,3 +123,31 @@ async def test_requests_arriving_together_share_one_round_trip_and_gate_run(star
         assert [(a.wait, a.taken) for a in got] == [(None, []), (None, ["A2"]), (None, []), (None, [])]
         # Per request its customer's and its address's rate-limit runs, then 1 gate run; 2 + 1 for the other
         assert sorted(exchanges) == [3, 7]
+
+
+async def test_with_the_gate_off_admission_takes_the_same_path_and_sets_no_seat_key(start, h) -> None:
+    """SEAT_GATE_ENABLED=false changes the edge only: the same admission, its requests of one loop turn in one
+    exchange with their rate-limit runs (and the gate script only for a waiting-room slot to check), no seat
+    named and no seat key left in Redis; the limits still refuse, and the writer is the same."""
+    async with start(hold_rate_limit_per_minute=2) as on, start(seat_gate_enabled=False,
+                                                                 hold_rate_limit_per_minute=2) as svc:
+        assert (type(svc.deps.admission), type(svc.deps.writer)) == (type(on.deps.admission), type(on.deps.writer))
+        sid = await svc.showtime({"A": 6})
+        admission, exchanges = svc.deps.admission, []
+        run_together = admission._run_together
+
+        async def counted(calls: list[tuple[object, ...]]) -> list[object]:
+            exchanges.append(len(calls))
+            return await run_together(calls)
+
+        admission._run_together = counted
+        customer = h.new_id()
+        got = await asyncio.gather(*(admission.admit(customer, sid, [f"A{n}"], uuid.uuid4(), 60, address="192.0.2.8")
+                                     for n in (1, 2, 3)))
+        assert [(a.wait is None, a.taken) for a in got] == [(True, []), (True, []), (False, [])]
+        assert exchanges == [6]  # 3 customer and 3 address runs, no gate run: no slot to check
+        assert await svc.redis.keys(f"seat:{{{sid}}}:*") == []
+        # Two holds of one seat reach Postgres, which decides.
+        first, second = await asyncio.gather(svc.hold(sid, ["A5"]), svc.hold(sid, ["A5"]))
+        assert sorted([first.status_code, second.status_code]) == [201, 409]
+        assert "postgres" in (first.json().get("decidedBy"), second.json().get("decidedBy"))

@@ -14,7 +14,7 @@ import notifier
 import pytest
 import pytest_asyncio
 from aiokafka import AIOKafkaProducer
-from ticketing.events import BOOKING_EVENTS, booking_event, encode, headers_for
+from ticketing.events import BOOKING_EVENTS, booking_event, outgoing
 from ticketing.testing import free_port, service_process
 
 MIGRATIONS = Path(notifier.__file__).resolve().parent / "sql" / "migrations"
@@ -113,8 +113,8 @@ def confirmed(customer_id: int, *, seats: list[str] | None = None, amount: int =
 @pytest.fixture(scope="session")
 def publish(producer: AIOKafkaProducer) -> Any:
     async def send(event: Any) -> None:
-        await producer.send_and_wait(BOOKING_EVENTS, encode(event), key=str(event.bookingId).encode(),
-                                     headers=headers_for(event))
+        message = outgoing(event)
+        await producer.send_and_wait(BOOKING_EVENTS, message.value, key=message.key.encode(), headers=message.headers)
     return send
 
 

@@ -22,7 +22,7 @@ from notifier.config import NotifierSettings
 from notifier.entrypoints.consumer import booking_events_processor
 from notifier.service_layer.ports import Deps
 from ticketing.db import create_pool
-from ticketing.events import BOOKING_EVENTS, booking_event, encode
+from ticketing.events import BOOKING_EVENTS, booking_event, outgoing
 
 pytestmark = pytest.mark.integration
 DETAILS = {"title": "Dune: Part Three", "cinema": "Madrid Kinépolis", "hall": "Sala 3",
@@ -39,7 +39,7 @@ async def pool(notifier_dsn: str) -> AsyncIterator[asyncpg.Pool]:
 
 
 def record(event) -> ConsumerRecord:  # type: ignore[no-untyped-def,type-arg]
-    value = encode(event)
+    value = outgoing(event).value
     return ConsumerRecord(BOOKING_EVENTS, 0, 0, 0, 0, str(event.bookingId).encode(), value, None, 0, len(value), ())
 
 

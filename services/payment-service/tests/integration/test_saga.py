@@ -32,7 +32,7 @@ from payment_service.service_layer.callbacks import handle_callback
 from payment_service.service_layer.checkout import start_checkout
 from payment_service.service_layer.ports import GatewaySession
 from prometheus_client import REGISTRY
-from ticketing.events import BOOKING_EVENTS, booking_event, encode
+from ticketing.events import BOOKING_EVENTS, booking_event, outgoing
 from ticketing.pytest_plugin import merchant_auth
 
 pytestmark = pytest.mark.integration
@@ -224,7 +224,7 @@ def booking_record(payment: Payment, type_: str, data: dict, event_id: uuid.UUID
     event = booking_event(type_, source="hold-service", booking_id=payment.booking_id,
                           showtime_id=payment.showtime_id, customer_id=payment.customer_id, data=data,
                           event_id=event_id)
-    value = encode(event)
+    value = outgoing(event).value
     return ConsumerRecord(BOOKING_EVENTS, 0, 0, 0, 0, str(payment.booking_id).encode(), value, None, 0,
                           len(value), ())
 

@@ -13,6 +13,7 @@ from voucher_service.adapters.payments import HttpPayments
 from voucher_service.adapters.publisher import KafkaPublisher, flash_producer
 from voucher_service.adapters.quote_limit import RedisQuoteLimit
 from voucher_service.adapters.repository import PgVouchersUnitOfWork
+from voucher_service.adapters.reservations import PgNormalReservations
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
 from voucher_service.service_layer.ports import Deps
@@ -60,6 +61,7 @@ async def bootstrap(settings: VoucherSettings, *, with_producer: bool = True) ->
                             timeout=settings.dependency_timeout_seconds)
     deps = Deps(uow=lambda: PgVouchersUnitOfWork(pool),
                 gate=RedisFlashGate(client, sold_out_ttl=settings.sold_out_cache_seconds),
+                reservations=PgNormalReservations(pool),
                 publisher=publisher, writer_lag=lag, payments=payments,
                 reservation_ttl_seconds=settings.voucher_reservation_ttl_seconds,
                 recovery_fence_seconds=settings.recovery_fence,

@@ -12,7 +12,7 @@ import uuid
 import asyncpg
 import pytest
 from aiokafka import ConsumerRecord
-from ticketing.events import BOOKING_EVENTS, VoucherReserved, booking_event, encode
+from ticketing.events import BOOKING_EVENTS, VoucherReserved, booking_event, outgoing
 from ticketing.testing import eventually
 from voucher_service.config import VoucherSettings
 from voucher_service.domain.commands import CancelUse, ReadVoucher, ReserveVoucher, SettleUse
@@ -33,7 +33,7 @@ def cancelled_event(payment: str, booking: str, reason: str = "SHOWTIME_CANCELLE
 
 
 def record(event) -> ConsumerRecord:  # type: ignore[no-untyped-def,type-arg]
-    value = encode(event)
+    value = outgoing(event).value
     return ConsumerRecord(BOOKING_EVENTS, 0, 0, 0, 0, str(event.bookingId).encode(), value, None, 0, len(value), ())
 
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
 
 import asyncpg
 import pytest
+from voucher_service.adapters.repository import QUERIES
+from voucher_service.adapters.reservations import PgNormalReservations
 from voucher_service.domain.commands import ConfirmReservation, ReleaseReservation, ReserveVoucher
 from voucher_service.domain.errors import AlreadyUsed, NotEligible, OutOfStock
 from voucher_service.service_layer.handlers import (
@@ -18,6 +23,7 @@ from voucher_service.service_layer.ports import Deps
 from voucher_testkit import assert_invariant, new_voucher, try_reserve, unique_customer
 
 pytestmark = pytest.mark.integration
+RESET = "SELECT pg_advisory_unlock_all();\nCLOSE ALL;\nUNLISTEN *;\nRESET ALL;"  # asyncpg's, on release
 
 
 async def test_r3_200_customers_on_limit_10_exactly_10(deps: Deps, pool: asyncpg.Pool) -> None:
@@ -98,3 +104,68 @@ async def test_confirm_release_idempotent_and_reuse(deps: Deps, pool: asyncpg.Po
     with pytest.raises(AlreadyUsed):
         await release_reservation(ReleaseReservation(second, code), deps)
     assert await assert_invariant(pool, code) == 1
+
+
+async def test_a_reservation_is_one_statement_in_its_own_transaction(deps: Deps, pool: asyncpg.Pool,
+                                                                      voucher_dsn: str) -> None:
+    """No BEGIN, no COMMIT, no look-up before the hot row: the round trips a reservation waits for."""
+    code = await new_voucher(deps, limit=5)
+    await reserve_voucher(ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000), deps)  # terms cached
+    async with watched_statements(voucher_dsn) as (watched, statements):
+        counted = replace(deps, reservations=PgNormalReservations(watched))
+        customer, order = unique_customer(), str(uuid.uuid4())
+        await reserve_voucher(ReserveVoucher(code, customer, order, 1000), counted)
+        await asyncio.sleep(0.2)  # query loggers are called soon after, not during; the pool's reset runs too
+        taken = list(statements)
+        await reserve_voucher(ReserveVoucher(code, customer, order, 1000), counted)  # a retry: the same answer
+    assert taken == [QUERIES.reserve_use, RESET]  # the pool's reset, after the answer
+    assert await assert_invariant(pool, code) == 2
+
+
+async def test_reservations_that_come_together_are_written_by_one_statement(deps: Deps, pool: asyncpg.Pool,
+                                                                           voucher_dsn: str) -> None:
+    """One UPDATE of the hot row and one COMMIT for a burst; the ones it may not surely write (a customer twice,
+    an order twice, a spent order) are each asked on their own and get their own verdicts."""
+    code = await new_voucher(deps, limit=100)
+    spent = ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000)
+    await reserve_voucher(spent, deps)
+    await release_reservation(ReleaseReservation(spent.order_id, code), deps)
+    burst = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(30)]
+    async with watched_statements(voucher_dsn, size=2) as (watched, statements):
+        counted = replace(deps, reservations=PgNormalReservations(watched))
+        assert await asyncio.gather(*(try_reserve(counted, c) for c in burst)) == ["ok"] * 30
+        assert statements.count(QUERIES.reserve_together) == 1 and QUERIES.reserve_use not in statements
+        twice = ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000)
+        mixed = [twice, replace(twice, order_id=str(uuid.uuid4())), spent, burst[0],
+                 ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000)]
+        outcomes = await asyncio.gather(*(try_reserve(counted, c) for c in [*mixed, mixed[0]]))
+    assert sorted(outcomes[:2]) == ["AlreadyUsed", "ok"]  # one customer twice: one use (per_user_limit 1)
+    assert outcomes[2:5] == ["AlreadyUsed", "ok", "ok"]  # a spent order; a retry; a new one
+    assert outcomes[5] == outcomes[0]  # an order twice: one answer
+    assert await assert_invariant(pool, code) == 32  # the burst, one of the twins, the new one
+
+
+async def test_a_burst_bigger_than_the_uses_left_sells_exactly_what_is_left(deps: Deps, pool: asyncpg.Pool) -> None:
+    code = await new_voucher(deps, limit=25)
+    first = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(20)]
+    assert await asyncio.gather(*(try_reserve(deps, c) for c in first)) == ["ok"] * 20
+    second = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(20)]
+    outcomes = await asyncio.gather(*(try_reserve(deps, c) for c in second))
+    assert outcomes.count("ok") == 5 and set(outcomes) == {"ok", "OutOfStock"}
+    assert await assert_invariant(pool, code) == 25
+
+
+@asynccontextmanager
+async def watched_statements(dsn: str, size: int = 1) -> AsyncIterator[tuple[asyncpg.Pool, list[str]]]:
+    """A pool whose connections record every statement they run."""
+    statements: list[str] = []
+
+    async def logged(conn: asyncpg.Connection) -> None:
+        conn.add_query_logger(lambda record: statements.append(record.query))
+
+    watched = await asyncpg.create_pool(dsn, min_size=size, max_size=size, init=logged)
+    try:
+        statements.clear()
+        yield watched, statements
+    finally:
+        await watched.close()

@@ -12,9 +12,10 @@ its headers are never parsed or held whole; this middleware is the same rule und
 
 from __future__ import annotations
 
-import orjson
 from prometheus_client import Counter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ticketing.api.errors import ApiError
 
 NOSNIFF = (b"x-content-type-options", b"nosniff")
 REFUSED_HEADS = Counter("http_headers_too_large_total", "Requests refused with 431: request line and headers "
@@ -22,8 +23,8 @@ REFUSED_HEADS = Counter("http_headers_too_large_total", "Requests refused with 4
 
 
 def head_too_large_body(max_bytes: int) -> bytes:
-    return orjson.dumps({"error": "HEADERS_TOO_LARGE",
-                         "message": f"the request line and headers are over the limit of {max_bytes} bytes"})
+    return ApiError(431, "HEADERS_TOO_LARGE",
+                    f"the request line and headers are over the limit of {max_bytes} bytes").content()
 
 
 def head_size(scope: Scope) -> int:

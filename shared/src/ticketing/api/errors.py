@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ticketing.logs import log_action
@@ -17,15 +18,21 @@ logger = logging.getLogger(__name__)
 
 
 class ApiError(Exception):
+    """An error answer; raised (the app's handler answers it) or returned as `.response()` by a route that
+    answers errors often (a 409 under load)."""
+
     def __init__(self, status: int, code: str, message: str, *, headers: dict[str, str] | None = None,
                  **details: Any) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
         self.headers, self.details = headers, details
 
-    def response(self) -> JSONResponse:
-        body = {"error": self.code, "message": self.message, **self.details}
-        return JSONResponse(body, status_code=self.status, headers=self.headers)
+    def content(self) -> bytes:
+        """The body, the only place it is written: `{"error": CODE, "message": text, ...details}`."""
+        return orjson.dumps({"error": self.code, "message": self.message, **self.details})
+
+    def response(self) -> Response:
+        return Response(self.content(), status_code=self.status, headers=self.headers, media_type="application/json")
 
 
 def not_found(what: str) -> ApiError:
@@ -43,21 +50,21 @@ _STATUS_CODES = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 405: "
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
-    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
+    async def _api_error(_: Request, exc: ApiError) -> Response:
         return exc.response()
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _validation(_: Request, exc: RequestValidationError) -> Response:
         problems = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
         return ApiError(422, "VALIDATION_ERROR", "request is not valid", problems=problems).response()
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(_: Request, exc: StarletteHTTPException) -> Response:
         code = _STATUS_CODES.get(exc.status_code, "HTTP_ERROR")
         return ApiError(exc.status_code, code, str(exc.detail)).response()
 
     @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    async def _unexpected(request: Request, exc: Exception) -> Response:
         if isinstance(exc, TRANSIENT_ERRORS):  # a dependency down or busy: 503, never a bare 500
             log_action(logger, "http.dependency_down", str(exc), level=logging.WARNING,
                        path=request.url.path, error=type(exc).__name__)

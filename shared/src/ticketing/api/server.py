@@ -18,10 +18,10 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
-import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ticketing.api.boundary import NOSNIFF, REFUSED_HEADS, head_too_large_body
+from ticketing.api.errors import ApiError
 
 LINGER_SECONDS = 5.0
 
@@ -72,7 +72,7 @@ class HeadLimitedHttpTools(HttpToolsProtocol):
         self._in_head, self._head_left, self._ended = True, self.max_head_bytes, True
 
     def send_400_response(self, msg: str) -> None:
-        self.transport.write(_response(b"400 Bad Request", orjson.dumps({"error": "BAD_REQUEST", "message": msg})))
+        self.transport.write(_response(b"400 Bad Request", ApiError(400, "BAD_REQUEST", msg).content()))
         self.transport.close()
 
     def on_response_complete(self) -> None:

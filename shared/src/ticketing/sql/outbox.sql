@@ -10,18 +10,24 @@ WITH row AS (
 SELECT pg_notify(current_schema() || '_outbox', '') FROM row;
 
 -- name: claim_batch
--- Oldest unpublished rows first; ids are not a high-water mark, so a row committed late by a long
--- transaction (with a lower id) is still found on the next pass. Quarantined rows are left out, and so
--- is every later row of their key (same topic and message key): per-key order is kept (relay.py).
+-- Up to $1 rows in line, oldest first, with ids above $2 (0: every row in line); the rows $3, which the
+-- broker acknowledged, are marked published by the same statement (ticketing/relay/pump.py). Its claim does
+-- not see those marks, which is why the relay asks for ids above the batch it has in flight. Ids are no
+-- high-water mark: a row committed late by a long transaction (with a lower id) is found by the next claim
+-- from 0. Quarantined rows are left out, and so is every later row of their key (same topic and message
+-- key): per-key order is kept (ticketing/relay/batches.py). No row lock: one relay leads per schema
+-- (try_relay_lock), and a lock would last only this statement.
+WITH marked AS (
+    UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($3::bigint[])
+)
 SELECT id, topic, message_key, payload, headers::text AS headers
 FROM outbox o
-WHERE published_at IS NULL AND quarantined_at IS NULL
+WHERE published_at IS NULL AND quarantined_at IS NULL AND id > $2
   AND NOT EXISTS (SELECT FROM outbox q
                   WHERE q.quarantined_at IS NOT NULL AND q.topic = o.topic
                     AND q.message_key = o.message_key AND q.id < o.id)
 ORDER BY id
-LIMIT $1
-FOR UPDATE OF o SKIP LOCKED;
+LIMIT $1;
 
 -- name: mark_published
 -- Only rows the broker acknowledged.

@@ -2,7 +2,7 @@
 calls sent together (`run_together`).
 
 redis-py's `Script.__call__` does the same as `LuaScript` but pays a Protocol isinstance check on every call,
-a noticeable share of a worker's CPU on the gate path; this is the hot path of every hold request.
+and every hold request makes these calls (docs/benchmarks.md, "Figures behind the code").
 
 Sent together: on one Redis node, the calls' EVALSHAs go in ONE round trip on one pooled connection
 (`pipelined`); on a Redis Cluster they are separate calls made concurrently, each to the node owning its
@@ -66,8 +66,9 @@ async def pipelined(client: aioredis.Redis, commands: list[tuple[Any, ...]]) -> 
     Plain commands, not Script objects (a pipeline holding Script objects first checks and loads them,
     SCRIPT EXISTS, on every execute), and not redis-py's Pipeline either: its bookkeeping (retry wrapper,
     observability, reset) costs more per call than these few lines, on the path most requests take. Packed by
-    hiredis (C, the same bytes): redis-py's asyncio connection packs in Python, several times slower, a
-    visible share of a worker's CPU on the hold path (docs/benchmarks.md).
+    hiredis (C, the same bytes), where redis-py's asyncio connection packs in Python (docs/benchmarks.md has the
+    figures). Only redis-py's public connection API is used (get_connection, send_packed_command,
+    read_response, disconnect, release).
     """
     pool = client.connection_pool
     conn = await pool.get_connection()  # type: ignore[no-untyped-call]

@@ -7,8 +7,11 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
-from ticketing import outbox, request_id
+import orjson
+from ticketing import outbox
 from ticketing.db import Queries, sql_dir
+from ticketing.envelope import caused_by, sql_form
+from ticketing.events import BOOKING_EVENTS
 from ticketing.unit_of_work import Conn, PostgresUnitOfWork
 
 import hold_service
@@ -24,7 +27,13 @@ from hold_service.service_layer.ports import (
 )
 
 Q = Queries.load(sql_dir(hold_service.__file__) / "holds.sql")
-CAP_REFUSED = "HL429"  # SQLSTATE of the commit-time cap check (migration 0003)
+CAP_REFUSED = "HL429"  # SQLSTATE of the commit-time cap check (check_customer_seat_cap, sql/schema.sql)
+FORM = sql_form(BOOKING_EVENTS, source="hold-service")  # the envelope of the events written in SQL
+
+
+def cause() -> str:
+    """The cause headers of the events written now (ticketing.envelope.caused_by), for the SQL writer."""
+    return orjson.dumps(caused_by()).decode()
 
 
 def _hold(row: asyncpg.Record) -> Hold:
@@ -49,39 +58,48 @@ def cap_refusal(exc: asyncpg.PostgresError) -> TooManySeatsHeld | None:
     return TooManySeatsHeld(held, cap, frees_in)
 
 
-async def take(conn: Conn, request: TakeSeats) -> Verdict:
-    """One hold, one statement (sql take_seats); raises TooManySeatsHeld when the cap refuses at COMMIT."""
+async def take(conn: Conn, request: TakeSeats, cause: str = "[]") -> Verdict:
+    """One hold, one statement (sql take_seats), its events carrying the `cause` headers (JSON); raises
+    TooManySeatsHeld when the cap refuses at COMMIT."""
     try:
         row = await conn.fetchrow(Q.take_seats, request.showtime_id, request.seats, request.hold_id,
                                   request.customer_id, request.ttl_seconds, request.booking_id, request.cap,
-                                  request.request_id)
+                                  cause, FORM)
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
         raise
     assert row is not None  # the statement always returns its one verdict row
-    return Verdict(price_cents=row["price_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
+    return Verdict(amount_cents=row["amount_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
                    expires_at=row["expires_at"], earlier=row["earlier"])
 
 
-async def take_together(conn: Conn, showtime_id: int, requests: list[TakeSeats]) -> dict[uuid.UUID, Verdict]:
-    """Several holds of one showtime in one statement (sql take_seats_together); the verdicts of the holds
-    it wrote. The others wrote nothing: take() gives their verdicts. Raises like take()."""
-    first = requests[0]
+async def take_together(conn: Conn, showtime_id: int,
+                        requests: list[tuple[TakeSeats, str]]) -> dict[uuid.UUID, Verdict | None]:
+    """Several holds of one showtime (with their cause headers) in one statement (sql take_seats_together):
+    per hold its verdict, or None when the statement could not decide it (take() then does). Raises like
+    take()."""
+    first = requests[0][0]
     try:
         rows = await conn.fetch(
-            Q.take_seats_together, showtime_id, first.ttl_seconds, first.cap, [r.hold_id for r in requests],
-            [r.customer_id for r in requests], [r.booking_id for r in requests],
-            [n for n, r in enumerate(requests, 1) for _ in r.seats], [s for r in requests for s in r.seats],
-            [r.request_id for r in requests])
+            Q.take_seats_together, showtime_id, first.ttl_seconds, first.cap, [r.hold_id for r, _ in requests],
+            [r.customer_id for r, _ in requests], [r.booking_id for r, _ in requests],
+            [n for n, (r, _) in enumerate(requests, 1) for _ in r.seats], [s for r, _ in requests for s in r.seats],
+            [c for _, c in requests], FORM)
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
         raise
-    seats = {r.hold_id: r.seats for r in requests}
-    return {row["hold_id"]: Verdict(price_cents=row["amount_cents"] // len(seats[row["hold_id"]]),
-                                    found=frozenset(seats[row["hold_id"]]), taken=[], expires_at=row["expires_at"])
-            for row in rows}
+    seats = {r.hold_id: r.seats for r, _ in requests}
+    return {row["hold_id"]: _batch_verdict(row, seats[row["hold_id"]]) for row in rows}
+
+
+def _batch_verdict(row: asyncpg.Record, seats: list[str]) -> Verdict | None:
+    """The hold's verdict when the batch wrote it or a row refused it; None when it lost to the batch."""
+    verdict = Verdict(amount_cents=row["amount_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
+                      expires_at=row["expires_at"] if row["written"] else None)
+    refused = verdict.amount_cents is None or len(verdict.found) < len(seats) or verdict.taken
+    return verdict if row["written"] or (refused and not row["earlier"]) else None
 
 
 class PgHoldRepository(HoldRepository):
@@ -103,22 +121,16 @@ class PgHoldRepository(HoldRepository):
         row = await self.conn.fetchrow(Q.lock_booking_by_booking_id, booking_id)
         return None if row is None else _hold(row)
 
-    async def _carry_request_id(self) -> None:
-        """The events this transaction writes in SQL carry the current request id (migration 0007)."""
-        if (rid := request_id.current()) is not None:
-            await self.conn.execute(Q.set_request_id, rid)
-
     async def release(self, hold_id: uuid.UUID, reason: str) -> Released | None:
-        await self._carry_request_id()
-        return _released(hold_id, await self.conn.fetchrow(Q.release_hold, hold_id, reason))
+        return _released(hold_id, await self.conn.fetchrow(Q.release_hold, hold_id, reason, FORM, cause()))
 
     async def sweep_one(self) -> Released | None:
-        row = await self.conn.fetchrow(Q.sweep_one)
+        row = await self.conn.fetchrow(Q.sweep_one, FORM, cause())
         return None if row is None else _released(row["hold_id"], row)
 
     async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
-        await self._carry_request_id()
-        version: int | None = await self.conn.fetchval(Q.confirm_hold, hold_id, payment_id, paid_cents)
+        version: int | None = await self.conn.fetchval(Q.confirm_hold, hold_id, payment_id, paid_cents, FORM,
+                                                       cause())
         return version
 
     async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float) -> Extension | None:

@@ -21,7 +21,7 @@ import jwt
 from ticketing.auth import ALGORITHM, ISSUER
 
 from hold_service.domain.waiting_room import AdmissionPass, Ticket
-from hold_service.service_layer.ports import Credentials
+from hold_service.service_layer.room_ports import Credentials
 
 ADMISSION_AUDIENCE = "ticketing-admission"
 PURPOSE = "admission"

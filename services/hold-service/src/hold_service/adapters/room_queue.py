@@ -20,7 +20,6 @@ from ticketing.redis_client import is_cluster
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.redis_script import LuaScript, run_together
 from hold_service.domain.waiting_room import (
-    AdmissionPass,
     Joined,
     QueueView,
     RoomFacts,
@@ -29,7 +28,7 @@ from hold_service.domain.waiting_room import (
     Ticket,
     to_ms,
 )
-from hold_service.service_layer.ports import RoomQueue
+from hold_service.service_layer.room_ports import RoomQueue
 
 ROOM_KEYS = ("state", "pre", "queue", "active", "tickets", "seen", "pickup", "admits")
 KEEP_MS = 2 * 86_400_000  # a room's keys outlive its last step by two days
@@ -53,7 +52,6 @@ class RedisRoomQueue(RoomQueue):
         self._cluster = is_cluster(client)
         self._join, self._poll = LuaScript(client, "room_join.lua"), LuaScript(client, "room_poll.lua")
         self._step, self._leave = LuaScript(client, "room_step.lua"), LuaScript(client, "room_leave.lua")
-        self._slot = LuaScript(client, "room_slot.lua")
         # Polls of one showtime arriving in the same loop turn go to Redis in one round trip (as holds do,
         # admission.py): at an opening, thousands of customers poll the same room.
         self._polls: TickBatcher[int, list[Any], list[Any]] = TickBatcher(self._poll_many)
@@ -105,11 +103,6 @@ class RedisRoomQueue(RoomQueue):
 
     async def leave(self, showtime_id: int, customer_id: int) -> None:
         await self.guard.call("room.leave", self._leave(room_keys(showtime_id), [customer_id]))
-
-    async def slot_live(self, admission: AdmissionPass) -> bool | None:
-        got = await self.guard.call("room.slot", self._slot(
-            room_keys(admission.showtime_id), [admission.customer_id, admission.slot_ms]))
-        return None if got is None else bool(got)
 
     async def figures(self, showtime_id: int) -> RoomFigures | None:
         state: dict[str, str] | None = await self.guard.call(

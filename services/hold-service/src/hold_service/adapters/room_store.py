@@ -23,7 +23,7 @@ from ticketing.transient import TRANSIENT_ERRORS
 import hold_service
 from hold_service.domain.commands import ConfigureRoom
 from hold_service.domain.waiting_room import RoomConfig, RoomFacts, to_ms
-from hold_service.service_layer.ports import RoomStore
+from hold_service.service_layer.room_ports import RoomStore
 
 Q = Queries.load(sql_dir(hold_service.__file__) / "waiting_room.sql")
 logger = logging.getLogger(__name__)

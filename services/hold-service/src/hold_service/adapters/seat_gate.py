@@ -6,6 +6,10 @@ Redis lets more requests through to Postgres, which still decides; it can never 
 `seatgate:{showtimeId}:loaded` marks a gate that knows every held and booked seat: without it (Redis lost
 it) the gate is refilled from Postgres (service_layer/gate_refill.py), else every click on a seat held
 before the loss would reach Postgres until someone holds that seat again.
+
+The gate script (lua/try_hold.lua) also checks the waiting-room slot of each request. A gate that is off
+(SEAT_GATE_ENABLED=false) asks it for the slots only: it names no seat, so it says "taken" for nothing, and
+it keeps no keys.
 """
 
 from __future__ import annotations
@@ -15,9 +19,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hold_service.adapters.redis_guard import RedisGuard
-from hold_service.adapters.redis_script import LuaScript
+from hold_service.adapters.redis_script import Call, LuaScript
 from hold_service.adapters.room_queue import room_key
+from hold_service.domain.waiting_room import AdmissionPass
 from hold_service.service_layer.ports import GateSeat
+
+Asking = tuple[int, list[str], uuid.UUID, AdmissionPass | None]  # customer, seats, hold, slot
+# Per request: the indexes (1-based) of its seats already taken, or -1 when its slot is over.
+GateAnswer = list[int] | int
 
 
 def seat_key(showtime_id: int, seat: str) -> str:
@@ -36,47 +45,43 @@ def ttl_ms(until: datetime | None) -> int:
 
 
 class SeatGate:
-    """The null gate (SEAT_GATE_ENABLED=false): admits everything."""
-
-    async def try_hold(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
-                       ttl_seconds: float) -> list[str]:
-        """The seats the gate knows are taken; [] = go on to Postgres."""
-        return []
-
-    async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
-        return None
-
-    async def fill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:
-        return 0
-
-    async def keep(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
-        return None
-
-
-class RedisSeatGate(SeatGate):
-    def __init__(self, guard: RedisGuard) -> None:
-        self.guard = guard
+    def __init__(self, guard: RedisGuard, enabled: bool = True) -> None:
+        self.guard, self.enabled = guard, enabled
         # EVALSHA, and on NOSCRIPT (a restarted or flushed Redis) load and retry.
-        self.try_hold_script = LuaScript(guard.client, "try_hold.lua")  # also pipelined by admission.py
+        self.try_hold = LuaScript(guard.client, "try_hold.lua")
         self._release = LuaScript(guard.client, "release.lua")
         self._fill = LuaScript(guard.client, "fill.lua")
         self._keep = LuaScript(guard.client, "keep.lua")
 
-    async def try_hold(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
-                       ttl_seconds: float) -> list[str]:
-        # The script's last three keys are the gate's mark and the waiting room's; the room's are unused
-        # without a slot to check ('').
-        keys = [seat_key(showtime_id, s) for s in seats] + gate_tail(showtime_id)
-        answers = await self.guard.call("gate.try_hold", self.try_hold_script(
-            keys, [int(ttl_seconds * 1000), len(seats), str(hold_id), "", ""]))
-        return [seats[int(i) - 1] for i in (answers[0] if answers else [])]
+    def call(self, showtime_id: int, ttl_ms: int, asking: list[Asking]) -> Call | None:
+        """The gate script's call for requests of one showtime, taken one after the other; None when there
+        is nothing to ask (the gate is off and no request has a slot to check)."""
+        if not self.enabled and all(slot is None for *_, slot in asking):
+            return None
+        keys: list[str] = []
+        args: list[Any] = [ttl_ms]
+        for customer, seats, hold_id, slot in asking:
+            named = seats if self.enabled else []
+            keys += [seat_key(showtime_id, s) for s in named]
+            args += [len(named), str(hold_id), customer, "" if slot is None else slot.slot_ms]
+        return self.try_hold, keys + gate_tail(showtime_id), args
+
+    def answers(self, result: list[Any] | None, requests: int) -> tuple[list[GateAnswer], bool]:
+        """Each request's answer, and whether Redis lost the gate (its mark is gone: refill it)."""
+        if result is None:
+            return [[] for _ in range(requests)], False
+        *gates, marked = result
+        return gates, self.enabled and not marked
 
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
-        keys = [seat_key(showtime_id, s) for s in seats]
-        await self.guard.call("gate.release", self._release(keys, [str(hold_id)]))
+        if self.enabled:
+            keys = [seat_key(showtime_id, s) for s in seats]
+            await self.guard.call("gate.release", self._release(keys, [str(hold_id)]))
 
     async def fill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:
         """The keys of `seats`, naming their holds, then the mark; None when Redis is unavailable."""
+        if not self.enabled:
+            return 0
         args: list[Any] = [int(mark_seconds * 1000)]
         for seat in seats:
             args += [str(seat.hold_id), ttl_ms(seat.until)]
@@ -85,8 +90,9 @@ class RedisSeatGate(SeatGate):
         return None if done is None else int(done)
 
     async def keep(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
-        keys = [seat_key(showtime_id, s) for s in seats]
-        await self.guard.call("gate.keep", self._keep(keys, [str(hold_id), ttl_ms(until)]))
+        if self.enabled:
+            keys = [seat_key(showtime_id, s) for s in seats]
+            await self.guard.call("gate.keep", self._keep(keys, [str(hold_id), ttl_ms(until)]))
 
 
 def gate_tail(showtime_id: int) -> list[str]:

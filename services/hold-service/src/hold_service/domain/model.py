@@ -79,14 +79,13 @@ class TakeSeats:
     ttl_seconds: float
     booking_id: uuid.UUID
     cap: int  # seats the customer may hold at once on the showtime, checked at COMMIT
-    request_id: str | None = None  # the x-request-id its events carry (ticketing.request_id)
 
 
 @dataclass(frozen=True)
 class Verdict:
     """What Postgres saw and did for a TakeSeats; `expires_at` is set when the hold is this request's."""
 
-    price_cents: int | None  # None: no such showtime
+    amount_cents: int | None  # the price of the requested seats, as Postgres computes it; None: no such showtime
     found: frozenset[str]  # requested seats that exist
     taken: list[str]  # requested seats another hold has or booked
     expires_at: datetime | None
@@ -94,7 +93,7 @@ class Verdict:
 
     def hold(self, request: TakeSeats) -> Hold:
         """The hold, or the refusal that says why nothing was written (the cap refuses at COMMIT)."""
-        if self.price_cents is None:
+        if self.amount_cents is None:
             raise ShowtimeNotFound(f"showtime {request.showtime_id}")
         if unknown := [s for s in request.seats if s not in self.found]:
             raise InvalidSeats("unknown seat codes", unknown)
@@ -102,7 +101,7 @@ class Verdict:
             raise SeatsUnavailable(self.taken or request.seats)
         return Hold(hold_id=request.hold_id, booking_id=request.booking_id, customer_id=request.customer_id,
                     showtime_id=request.showtime_id, seats=request.seats, status="HELD",
-                    expires_at=self.expires_at, amount_cents=self.price_cents * len(request.seats))
+                    expires_at=self.expires_at, amount_cents=self.amount_cents)
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,6 @@ class Hold:
     expires_at: datetime
     amount_cents: int
     payment_id: uuid.UUID | None = None
-    seat_map_version: int = 0
     created_at: datetime | None = None  # when it was taken: it lasts at most HOLD_MAX_SECONDS from then
 
     def visible_to(self, customer_id: int | None) -> bool:

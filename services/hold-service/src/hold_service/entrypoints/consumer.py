@@ -10,7 +10,6 @@ import asyncpg
 from ticketing.consumer import ConsumerConfig, IdempotentConsumer
 from ticketing.events import BOOKING_EVENTS, PaymentSucceeded, SeatsReleased, decode_booking_event
 
-from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.config import HoldSettings
 from hold_service.domain.commands import ConfirmBooking
 from hold_service.service_layer.lifecycle import confirm_booking
@@ -22,7 +21,7 @@ def on_payment_succeeded(deps: Deps) -> Callable[[asyncpg.Connection, PaymentSuc
     async def handle(conn: asyncpg.Connection, event: PaymentSucceeded) -> None:
         """Runs inside the consumer's transaction, beside its inbox row."""
         cmd = ConfirmBooking(event.bookingId, event.data.paymentId, event.data.amountCents)
-        if await confirm_booking(cmd, PgHoldsUnitOfWork(conn=conn)) == "confirmed":
+        if await confirm_booking(cmd, deps.uow().joined(conn)) == "confirmed":
             # Paying ends the customer's waiting-room slot. Redis is told before the transaction commits:
             # should the commit fail, the slot ended early for a customer who paid, and nothing else.
             await end_slot(event.showtimeId, event.customerId, deps)

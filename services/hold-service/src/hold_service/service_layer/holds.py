@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 
 from prometheus_client import Counter
-from ticketing import request_id
 
 from hold_service.domain.commands import CancelHold
 from hold_service.domain.errors import (
@@ -16,7 +15,8 @@ from hold_service.domain.errors import (
     RateLimited,
     SeatsUnavailable,
 )
-from hold_service.domain.model import Hold, HoldSeats, TakeSeats, requested_seats
+from hold_service.domain.model import Hold, HoldSeats, Outcome, TakeSeats, requested_seats
+from hold_service.service_layer import idempotency
 from hold_service.service_layer.gate_refill import refill_soon
 from hold_service.service_layer.ports import Deps
 from hold_service.service_layer.waiting_room import admission_for, end_slot
@@ -27,9 +27,25 @@ DECISIONS = Counter("hold_decisions_total", "Hold requests by who decided them a
 
 
 async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:
-    """The waiting room's admission token (while the room is on), the rate limits, the slot and the seat gate
-    (one Redis round trip), then the writer's conditional UPDATE; the gate's keys go if Postgres says no."""
-    seats = requested_seats(cmd.seats, deps.settings.max_seats_per_hold)
+    """POST /showtimes/{id}/holds: the seats, all or nothing. With an Idempotency-Key the first definitive
+    outcome is kept and replayed (service_layer/idempotency.py)."""
+    seats = requested_seats(cmd.seats, deps.settings.max_seats_per_hold)  # a 422 stores nothing
+    if cmd.idempotency_key is None:
+        return await _hold(cmd, seats, deps)
+    if (replayed := await idempotency.claim(cmd, deps)) is not None:
+        return idempotency.answer(replayed)
+    outcome: Outcome
+    try:
+        outcome = await _hold(cmd.keyed(), seats, deps)
+    except SeatsUnavailable as exc:
+        outcome = exc
+    await idempotency.store(cmd, outcome, deps)
+    return idempotency.answer(outcome)
+
+
+async def _hold(cmd: HoldSeats, seats: list[str], deps: Deps) -> Hold:
+    """The waiting room's admission token (while the room is on), then the rate limits, the slot and the seat
+    gate (one Redis round trip), then the writer's conditional UPDATE; the gate's keys go if Postgres says no."""
     slot = await admission_for(cmd, deps)
     ttl = deps.settings.hold_ttl_seconds
     got = await deps.admission.admit(cmd.customer_id, cmd.showtime_id, seats, cmd.hold_id, ttl,
@@ -37,27 +53,34 @@ async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:
     if got.gate_lost:  # Redis lost this showtime's keys: put back what Postgres knows, in the background
         refill_soon(cmd.showtime_id, deps)
     if got.wait is not None:
-        DECISIONS.labels("limiter", "refused").inc()
-        raise RateLimited(got.wait)
+        raise _refused("limiter", RateLimited(got.wait))
     if got.slot_ended:
-        DECISIONS.labels("waiting_room", "refused").inc()
-        raise AdmissionRequired("your admission has ended (paid, cancelled or lapsed): join the queue again")
+        raise _refused("waiting_room", AdmissionRequired("your admission has ended (paid, cancelled or lapsed): "
+                                                         "join the queue again"))
     if got.taken:
-        DECISIONS.labels("redis", "refused").inc()
-        raise SeatsUnavailable(got.taken, decided_by="gate")
-    request = TakeSeats(showtime_id=cmd.showtime_id, seats=seats, hold_id=cmd.hold_id, customer_id=cmd.customer_id,
-                        ttl_seconds=ttl, booking_id=cmd.booking_id,
-                        cap=deps.settings.max_seats_held_per_customer_showtime, request_id=request_id.current())
+        raise _refused("redis", SeatsUnavailable(got.taken, decided_by="gate"))
+    return await _write(TakeSeats(showtime_id=cmd.showtime_id, seats=seats, hold_id=cmd.hold_id,
+                                  customer_id=cmd.customer_id, ttl_seconds=ttl, booking_id=cmd.booking_id,
+                                  cap=deps.settings.max_seats_held_per_customer_showtime), deps)
+
+
+async def _write(request: TakeSeats, deps: Deps) -> Hold:
+    """Postgres' verdict on an admitted hold: the hold, or the refusal (its gate keys then go)."""
     try:
         verdict = await deps.writer.take(request)
         hold = await _earlier(request, deps) if verdict.earlier else verdict.hold(request)
     except BaseException as exc:
         if isinstance(exc, HoldError):
             DECISIONS.labels("postgres", "refused").inc()
-        await deps.admission.release(cmd.showtime_id, seats, cmd.hold_id)
+        await deps.admission.release(request.showtime_id, request.seats, request.hold_id)
         raise
     DECISIONS.labels("postgres", "admitted").inc()
     return hold
+
+
+def _refused(by: str, error: HoldError) -> HoldError:
+    DECISIONS.labels(by, "refused").inc()
+    return error
 
 
 async def _earlier(request: TakeSeats, deps: Deps) -> Hold:

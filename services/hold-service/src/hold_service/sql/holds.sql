@@ -11,13 +11,14 @@ INSERT INTO show_seat (showtime_id, seat_code)
 SELECT $1, unnest($2::text[]);
 
 -- name: take_seats
--- One hold in ONE statement, its own transaction ($1 showtime, $2 sorted seats, $3 hold id, $4 customer,
--- $5 TTL s, $6 booking id, $7 cap, $8 the request id its events carry). The seats are locked in seat-code order (every path does: no
--- deadlock; FOR UPDATE returns the latest committed version after a wait); then the conditional UPDATE,
--- the source of truth: every seat must exist and be free (lazy expiry), else nothing is written
--- (all-or-nothing). The booking's expires_at is the seats' (one clock: Postgres' now()). The expired holds
--- whose seats it takes are released first (SeatsReleased, lazy expiry), then SeatsHeld: so a showtime's
--- events in seatMapVersion order replay its seat map. The cap is checked at COMMIT (migration 0003).
+-- One hold in ONE statement, its own transaction: $1 showtime, $2 sorted seats, $3 hold id, $4 customer, $5 TTL s,
+-- $6 booking id, $7 cap, $8 the cause headers its events carry, $9 the event form (ticketing.envelope). The
+-- seats are locked in seat-code order (every path does: no deadlock; FOR UPDATE returns the latest committed
+-- version after a wait); then the conditional UPDATE, the source of truth: every seat must exist and be free
+-- (lazy expiry), else nothing is written (all-or-nothing). The booking's expires_at is the seats' (one clock:
+-- Postgres' now()). The expired holds whose seats it takes are released first (SeatsReleased, lazy expiry),
+-- then SeatsHeld: so a showtime's events in seatMapVersion order replay its seat map. The cap is checked at
+-- COMMIT (check_customer_seat_cap, sql/schema.sql). The amount is the seats' price.
 -- A retry under one Idempotency-Key reuses its hold id: `mine` (the seats already belong to it: a twin
 -- wrote it meanwhile) and `earlier` (a hold with that id was written before this statement began) are
 -- answers, and nothing is written.
@@ -41,7 +42,8 @@ WITH showtime_row AS (
            coalesce(count(*) = cardinality($2::text[]) AND bool_and(hold_id = $3 AND status = 'HELD' AND NOT free),
                     false) AS mine,
            EXISTS (SELECT 1 FROM earlier) AS earlier,
-           min(hold_expires_at) AS mine_expires_at
+           min(hold_expires_at) AS mine_expires_at,
+           (SELECT price_cents FROM showtime_row) * cardinality($2::text[]) AS amount_cents
     FROM locked
 ), seats AS (
     UPDATE show_seat
@@ -53,29 +55,25 @@ WITH showtime_row AS (
 ), booking_row AS (
     INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status,
                          expires_at, seat_cap)
-    SELECT $3, $6, $4, $1, $2::text[], (SELECT price_cents FROM showtime_row) * cardinality($2::text[]),
-           'HELD', min(hold_expires_at), $7
+    SELECT $3, $6, $4, $1, $2::text[], (SELECT amount_cents FROM verdict), 'HELD', min(hold_expires_at), $7
     FROM seats
     HAVING count(*) = cardinality($2::text[])
     RETURNING expires_at, amount_cents
 ), released AS (
     SELECT seat_map_change('SeatsReleased', booking_id, customer_id,
                            jsonb_build_object('holdId', hold_id, 'seats', array_agg(seat_code ORDER BY seat_code),
-                                              'reason', 'EXPIRED')) || jsonb_build_object('requestId', $8::text)
-               AS change
+                                              'reason', 'EXPIRED'), $8::text::jsonb) AS change
     FROM locked
     WHERE status = 'HELD' AND EXISTS (SELECT 1 FROM booking_row)
     GROUP BY hold_id, booking_id, customer_id
 ), changes AS (
     SELECT append_seat_map_events($1, ARRAY(SELECT change FROM released)
-               || (seat_map_change('SeatsHeld', $6, $4,
-                       jsonb_build_object('holdId', $3, 'seats', $2::text[], 'expiresAt', iso_utc(expires_at),
-                                          'amountCents', amount_cents)) || jsonb_build_object('requestId', $8::text)))
-               AS version
+               || seat_map_change('SeatsHeld', $6, $4,
+                      jsonb_build_object('holdId', $3, 'seats', $2::text[], 'expiresAt', iso_utc(expires_at),
+                                         'amountCents', amount_cents), $8::text::jsonb), $9::text::jsonb) AS version
     FROM booking_row
 )
-SELECT (SELECT price_cents FROM showtime_row) AS price_cents, verdict.found, verdict.taken, verdict.mine,
-       verdict.earlier,
+SELECT verdict.amount_cents, verdict.found, verdict.taken, verdict.mine, verdict.earlier,
        coalesce((SELECT expires_at FROM booking_row), CASE WHEN verdict.mine THEN verdict.mine_expires_at END)
            AS expires_at,
        (SELECT version FROM changes) AS version,
@@ -84,30 +82,27 @@ FROM verdict;
 
 -- name: take_seats_together
 -- Several holds of one showtime in ONE statement, its own transaction (the hold writer's batches; take_seats
--- for one): $1 showtime, $2 TTL s, $3 cap; per hold, in arrival order: $4 hold ids, $5 customers, $6 booking
--- ids, $9 request ids (what their events carry); per requested seat: $7 its hold's position (1-based), $8 its
--- code. The decision of take_seats, made
--- for each hold, and conservatively: every seat exists and is free (all the batch's rows locked in seat-code
--- order, as take_seats locks, so latest versions), the customer stays within the cap, and no seat and no
--- customer of the hold is in an earlier hold of the batch. The holds that pass are written (bookings in
--- customer order: the cap check's locks at COMMIT are then taken in one order, migration 0003) with their
--- events (each hold's SeatsReleased for the expired holds it takes, then its SeatsHeld, holds in arrival
--- order) and returned with the seats each got. The others write nothing: the caller asks each again with
--- take_seats.
+-- for one): $1 showtime, $2 TTL s, $3 cap, $10 the event form; per hold, in arrival order: $4 hold ids,
+-- $5 customers, $6 booking ids, $9 the cause headers its events carry; per requested seat: $7 its hold's
+-- position (1-based), $8 its code. The decision of take_seats, made for each hold, and conservatively: every
+-- seat exists and is free (all the batch's rows locked in seat-code order, as take_seats locks, so latest
+-- versions), the customer stays within the cap, no hold was written before under the hold's id, and no seat
+-- and no customer of the hold is in an earlier hold of the batch. The holds that pass are written (bookings
+-- in customer order: the cap check's locks at COMMIT are then taken in one order) with their events (each
+-- hold's SeatsReleased for the expired holds it takes, then its SeatsHeld, holds in arrival order).
+-- One row per hold: `written`, or what refuses it as take_seats would (`found`: the seats that exist;
+-- `taken`: the seats another hold has or booked); a hold refused by neither (it lost to an earlier hold of
+-- the batch, the cap, or it was written before) wrote nothing, and the writer asks take_seats again.
 -- Every step reads the rows of the one before it and none joins two of them on a key: the planner guesses
--- one row for a CTE (a new showtime has no statistics), so such a join is a nested loop, seats x holds. In a
--- wave of expired holds (a hundred holds, three hundred seats, as many SeatsReleased) those loops were a
--- large part of the statement, all of it with the showtime's row locked behind it. The plan
--- that counts is the generic one: the writer runs this statement thousands of times on each connection, and
--- after five runs Postgres keeps one plan for any parameters, guessing even fewer rows. Its join of the
--- SeatsReleased to the admitted holds (for their request ids, now read from $9 by position) regrouped the
--- expired seats once per hold, several times slower (make bench-wave, docs/benchmarks.md; the test
--- test_hold_batches.py::test_a_wave_of_expired_holds_is_decided_alike_by_the_plan_postgres_caches). And the
--- UPDATE of the seats no longer joins them to the holds' seats (in that plan a nested loop, seats x seats in
--- a wave): each row looks its hold up in a map, seat code -> the hold's position.
+-- one row for a CTE (a new showtime has no statistics), so such a join is a nested loop, seats x holds, with
+-- the showtime's row locked behind it in a wave of expired holds. The plan that counts is the generic one
+-- (the writer runs this statement thousands of times on each connection; bootstrap.py), which guesses even
+-- fewer rows: so the SeatsReleased take their hold's cause headers from $9 by position, and the UPDATE of
+-- the seats looks each row's hold up in a map, seat code -> the hold's position (test_hold_batches.py runs a
+-- wave under that plan).
 WITH req AS (
     SELECT * FROM unnest($4::uuid[], $5::bigint[], $6::uuid[], $9::text[])
-                  WITH ORDINALITY AS r(hold_id, customer_id, booking_id, request_id, n)
+                  WITH ORDINALITY AS r(hold_id, customer_id, booking_id, caused_by, n)
 ), req_seat AS (
     SELECT * FROM unnest($7::int[], $8::text[]) WITH ORDINALITY AS s(n, seat_code, i)
 ), showtime_row AS (
@@ -120,24 +115,30 @@ WITH req AS (
     FOR UPDATE
 ), per_seat AS MATERIALIZED (
     -- each requested seat, with the hold its row had when locked (a HELD seat that is free: an expired hold)
-    SELECT s.n, s.seat_code, s.i, coalesce(l.free, false) AS free,
+    SELECT s.n, s.seat_code, s.i, l.seat_code IS NOT NULL AS found, coalesce(l.free, false) AS free,
            min(s.n) OVER (PARTITION BY s.seat_code) = s.n AS first_asked,  -- by no earlier hold
            l.status = 'HELD' AS was_held, l.hold_id AS was_hold, l.booking_id AS was_booking,
            l.customer_id AS was_customer
     FROM req_seat s LEFT JOIN locked l USING (seat_code)
 ), wanted AS MATERIALIZED (
-    SELECT r.n, r.hold_id, r.customer_id, r.booking_id, r.request_id, count(*) AS seats,
+    SELECT r.n, r.hold_id, r.customer_id, r.booking_id, r.caused_by, count(*) AS seats,
            array_agg(p.seat_code ORDER BY p.i) AS codes,
+           coalesce(array_agg(p.seat_code ORDER BY p.i) FILTER (WHERE p.found), '{}') AS found,
+           coalesce(array_agg(p.seat_code ORDER BY p.i)
+                        FILTER (WHERE p.found AND NOT p.free AND p.was_hold IS DISTINCT FROM r.hold_id), '{}') AS taken,
            bool_and(p.free AND p.first_asked) AS seats_free,
            min(r.n) OVER (PARTITION BY r.customer_id) = r.n AS first_of_customer,
-           seats_held(r.customer_id, $1) AS held
+           seats_held(r.customer_id, $1) AS held,
+           EXISTS (SELECT 1 FROM booking b WHERE b.hold_id = r.hold_id) AS earlier
     FROM req r JOIN per_seat p USING (n)
-    GROUP BY r.n, r.hold_id, r.customer_id, r.booking_id, r.request_id
-), ok AS MATERIALIZED (
-    SELECT n, hold_id, customer_id, booking_id, request_id, seats, codes,
+    GROUP BY r.n, r.hold_id, r.customer_id, r.booking_id, r.caused_by
+), decided AS MATERIALIZED (
+    SELECT *, EXISTS (SELECT 1 FROM showtime_row) AND seats_free AND first_of_customer AND held + seats <= $3
+                  AND NOT earlier AS passes,
            now() + make_interval(secs => $2) AS expires_at, (SELECT price_cents FROM showtime_row) * seats AS amount_cents
     FROM wanted
-    WHERE EXISTS (SELECT 1 FROM showtime_row) AND seats_free AND first_of_customer AND held + seats <= $3
+), ok AS MATERIALIZED (
+    SELECT * FROM decided WHERE passes
 ), ok_numbers AS (
     SELECT coalesce(array_agg(n), '{}') AS ns, coalesce(sum(seats), 0) AS seats, count(*) AS holds FROM ok
 ), seat_holder AS MATERIALIZED (
@@ -163,29 +164,29 @@ WITH req AS (
 ), released AS (
     SELECT p.n, seat_map_change('SeatsReleased', p.was_booking, p.was_customer,
                jsonb_build_object('holdId', p.was_hold, 'seats', array_agg(p.seat_code ORDER BY p.seat_code),
-                                  'reason', 'EXPIRED')) AS change
+                                  'reason', 'EXPIRED'), ($9::text[])[p.n]::jsonb) AS change  -- the hold's cause
     FROM per_seat p
     WHERE p.was_held AND p.n = ANY((SELECT ns FROM ok_numbers)::int[])
     GROUP BY p.n, p.was_hold, p.was_booking, p.was_customer
 ), changes AS (
-    SELECT n, 1 AS step, change || jsonb_build_object('requestId', ($9::text[])[n]) AS change  -- the hold's own
-    FROM released
+    SELECT n, 1 AS step, change FROM released
     UNION ALL
     SELECT n, 2, seat_map_change('SeatsHeld', booking_id, customer_id,
                jsonb_build_object('holdId', hold_id, 'seats', codes, 'expiresAt', iso_utc(expires_at),
-                                  'amountCents', amount_cents)) || jsonb_build_object('requestId', request_id)
+                                  'amountCents', amount_cents), caused_by::jsonb)
     FROM ok
 ), versions AS (
-    SELECT append_seat_map_events($1, array_agg(change ORDER BY n, step)) AS last FROM changes HAVING count(*) > 0
+    SELECT append_seat_map_events($1, array_agg(change ORDER BY n, step), $10::text::jsonb) AS last
+    FROM changes HAVING count(*) > 0
 ), whole AS (
     -- seats of two holds of ok are distinct (first_asked), so all seats taken means each hold got all of its
     SELECT must((SELECT count(*) FROM seats) = o.seats AND (SELECT count(*) FROM booking_rows) = o.holds,
                 'a hold got part of its seats') AS checked
     FROM ok_numbers o
 )
-SELECT ok.hold_id, ok.expires_at, ok.amount_cents, (SELECT last FROM versions) AS last_version,
-       (SELECT checked FROM whole) AS checked
-FROM ok;
+SELECT d.hold_id, d.passes AS written, d.expires_at, d.amount_cents, d.found, d.taken, d.earlier,
+       (SELECT last FROM versions) AS last_version, (SELECT checked FROM whole) AS checked
+FROM decided d;
 
 -- name: get_booking
 -- One hold with its status as a customer sees it (EXPIRED when HELD and past its time: lazy expiry).
@@ -248,29 +249,26 @@ LEFT JOIN show_seat s ON s.showtime_id = st.showtime_id
 WHERE st.showtime_id = $1 AND st.starts_at > now()
 GROUP BY st.starts_at;
 
--- name: set_request_id
--- The request id the events of this transaction carry (append_seat_map_events; migration 0007).
-SELECT set_config('ticketing.request_id', $1, true);
-
 -- name: release_hold
--- End a HELD hold (sql function release_hold, migration 0004): $1 hold id, $2 the reason if it has not
--- expired (CANCELLED). No row: it was not HELD.
-SELECT showtime_id, seats, reason, freed, version FROM release_hold($1, $2);
+-- End a HELD hold (release_hold, sql/schema.sql): $1 hold id, $2 the reason if it has not expired
+-- (CANCELLED), $3 the event form, $4 the cause headers. No row: it was not HELD.
+SELECT showtime_id, seats, reason, freed, version FROM release_hold($1, $2, $3::text::jsonb, $4::text::jsonb);
 
 -- name: sweep_one
--- Sweeper: end the oldest expired hold nobody else is working on (SKIP LOCKED: many sweepers may run).
+-- Sweeper: end the oldest expired hold nobody else is working on (SKIP LOCKED: many sweepers may run); $1 the
+-- event form, $2 the cause headers.
 SELECT r.showtime_id, r.seats, r.reason, r.freed, r.version, c.hold_id
 FROM (SELECT hold_id FROM booking
       WHERE status = 'HELD' AND expires_at < now()
       ORDER BY expires_at
       LIMIT 1
       FOR UPDATE SKIP LOCKED) c,
-     LATERAL release_hold(c.hold_id, 'EXPIRED') r;
+     LATERAL release_hold(c.hold_id, 'EXPIRED', $1::text::jsonb, $2::text::jsonb) r;
 
 -- name: confirm_hold
--- A payment for a live HELD hold books it (sql function confirm_hold, migration 0004): $1 hold id, $2
--- payment id, $3 amount paid. The seat-map version, or NULL when it could not be booked.
-SELECT confirm_hold($1, $2, $3) AS version;
+-- A payment for a live HELD hold books it (confirm_hold, sql/schema.sql): $1 hold id, $2 payment id, $3 amount
+-- paid, $4 the event form, $5 the cause headers. The seat-map version, or NULL when it could not be booked.
+SELECT confirm_hold($1, $2, $3, $4::text::jsonb, $5::text::jsonb) AS version;
 
 -- name: seat_map
 -- The seat map at its version: the film and its start, [code, status] pairs in hall order (row, then number:

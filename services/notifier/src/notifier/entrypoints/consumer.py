@@ -13,7 +13,6 @@ from ticketing.consumer import ConsumerConfig, IdempotentConsumer
 from ticketing.events import BOOKING_EVENTS, decode_booking_event
 from ticketing.inbox import Handler
 
-from notifier.adapters.repository import PgNotifierUnitOfWork
 from notifier.service_layer import handlers
 from notifier.service_layer.ports import Deps
 
@@ -21,7 +20,7 @@ from notifier.service_layer.ports import Deps
 def booking_events_processor(deps: Deps, pool: asyncpg.Pool) -> IdempotentConsumer:
     def joined(react: Any) -> Handler:
         async def handle(conn: asyncpg.Connection, event: Any) -> None:
-            await react(event, PgNotifierUnitOfWork(conn=conn), deps.policy)
+            await react(event, deps.uow().joined(conn), deps.policy)
         return handle
 
     s = deps.settings

@@ -10,7 +10,6 @@ import asyncpg
 from ticketing.consumer import ConsumerConfig, IdempotentConsumer
 from ticketing.events import BOOKING_EVENTS, decode_booking_event
 
-from payment_service.adapters.repository import PgPaymentsUnitOfWork
 from payment_service.domain.commands import (
     EndPaymentOfReleasedHold,
     RecordBooking,
@@ -24,18 +23,18 @@ from payment_service.service_layer.ports import Deps
 def booking_events_consumer(deps: Deps, pool: asyncpg.Pool) -> IdempotentConsumer:
     async def on_booking_failed(conn: asyncpg.Connection, event: Any) -> None:
         cmd = RefundFailedBooking(event.data.paymentId, event.data.reason)
-        await reactions.refund_failed_booking(cmd, PgPaymentsUnitOfWork(conn=conn))
+        await reactions.refund_failed_booking(cmd, deps.uow().joined(conn))
 
     async def on_booking_confirmed(conn: asyncpg.Connection, event: Any) -> None:
-        await reactions.record_booking(RecordBooking(event.data.paymentId), PgPaymentsUnitOfWork(conn=conn))
+        await reactions.record_booking(RecordBooking(event.data.paymentId), deps.uow().joined(conn))
 
     async def on_booking_cancelled(conn: asyncpg.Connection, event: Any) -> None:
         cmd = RefundCancelledBooking(event.data.paymentId, event.data.reason)
-        await reactions.refund_cancelled_booking(cmd, PgPaymentsUnitOfWork(conn=conn))
+        await reactions.refund_cancelled_booking(cmd, deps.uow().joined(conn))
 
     async def on_seats_released(conn: asyncpg.Connection, event: Any) -> None:
         await reactions.end_payment_of_released_hold(EndPaymentOfReleasedHold(event.data.holdId),
-                                                     PgPaymentsUnitOfWork(conn=conn), deps.gateway)
+                                                     deps.uow().joined(conn), deps.gateway)
 
     settings = deps.settings
     config = ConsumerConfig(

@@ -49,9 +49,6 @@ class PgVoucherRepository(VoucherRepository):
         row = await self.conn.fetchrow(QUERIES.get_voucher, code)
         return _voucher(row) if row else None
 
-    async def take_use(self, code: str) -> bool:
-        return await self.conn.fetchval(QUERIES.take_use, code) is not None
-
     async def give_back(self, code: str, n: int = 1) -> None:
         await self.conn.execute(QUERIES.give_back_use, code, n)
 
@@ -64,9 +61,6 @@ class PgVoucherRepository(VoucherRepository):
     async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
         row = await self.conn.fetchrow(QUERIES.voucher_standing, code, customer_id)
         return (int(row["remaining"]), int(row["customer_uses"])) if row else None
-
-    async def live_uses(self, code: str, customer_id: int) -> int:
-        return int(await self.conn.fetchval(QUERIES.live_uses_of_customer, code, customer_id))
 
     async def insert_redemption(self, code: str, customer_id: int, order_id: str, amount: int | None,
                                 status: str = "RESERVED") -> bool:

@@ -119,3 +119,13 @@ def may_expire(payment_status: str | None) -> bool:
 class Reservation:
     order_id: str
     discount_amount: int
+
+
+@dataclass(frozen=True)
+class NormalAttempt:
+    """What normal mode's reservation statement did: RESERVED (a use taken, the redemption written), EXISTS
+    (the order has a redemption: `existing`), NO_SLOT (the customer's per-user limit is reached) or
+    OUT_OF_STOCK (no use left, or outside the voucher's window)."""
+
+    outcome: Literal["RESERVED", "EXISTS", "NO_SLOT", "OUT_OF_STOCK"]
+    existing: Redemption | None = None

@@ -22,7 +22,6 @@ from ticketing.events import (
 from ticketing.inbox import Handler
 from ticketing.logs import log_action
 
-from voucher_service.adapters.repository import PgVouchersUnitOfWork
 from voucher_service.config import VoucherSettings
 from voucher_service.domain import commands
 from voucher_service.domain.errors import VoucherError
@@ -34,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 def joined(deps: Deps, conn: asyncpg.Connection) -> Deps:
     """The same deps (and per-process state), their unit of work inside the consumer's transaction."""
-    uow = PgVouchersUnitOfWork(conn=conn)
+    uow = deps.uow().joined(conn)
     return replace(deps, uow=lambda: uow)
 
 

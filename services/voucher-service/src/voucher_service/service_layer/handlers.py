@@ -78,30 +78,20 @@ def _replay(existing: Redemption, cmd: commands.ReserveVoucher, voucher: Voucher
 
 
 async def reserve_normal(cmd: commands.ReserveVoucher, voucher: Voucher, deps: Deps) -> Reservation:
-    """Conditional UPDATE of the counter and the redemption insert in ONE transaction: a failed insert
-    (a duplicate order id, no free slot) rolls the counter back with it."""
+    """One statement (sql reserve_use) takes the use and writes the redemption, or says why not; a twin that
+    committed first (same order id or same slot) makes it write nothing, and it is asked again."""
     for _ in range(ATTEMPTS):
         try:
-            async with deps.uow() as uow:
-                existing = await uow.vouchers.redemption(cmd.order_id)
-                if existing is not None:
-                    return _replay(existing, cmd, voucher)
-                # Checked before the hot row so over-quota customers do not queue on its lock; the
-                # slot index below is what actually enforces it.
-                if await uow.vouchers.live_uses(cmd.code, cmd.customer_id) >= voucher.per_user_limit:
-                    # Maybe by a twin of this very order that committed after the read above: a retry.
-                    if (twin := await uow.vouchers.redemption(cmd.order_id)) is not None:
-                        return _replay(twin, cmd, voucher)
-                    raise AlreadyUsed(f"customer {cmd.customer_id} used voucher {cmd.code} already")
-                if not await uow.vouchers.take_use(cmd.code):
-                    raise OutOfStock(f"voucher {cmd.code} has no uses left")
-                if await uow.vouchers.insert_redemption(cmd.code, cmd.customer_id, cmd.order_id,
-                                                        cmd.order_amount):
-                    await uow.commit()
-                    return Reservation(cmd.order_id, voucher.discount_amount)
+            attempt = await deps.reservations.reserve(cmd.code, cmd.customer_id, cmd.order_id, cmd.order_amount)
         except RedemptionConflict:
-            pass
-        # A concurrent twin committed first (same order id or same slot): re-read and decide again.
+            continue
+        if attempt.existing is not None:
+            return _replay(attempt.existing, cmd, voucher)
+        if attempt.outcome == "RESERVED":
+            return Reservation(cmd.order_id, voucher.discount_amount)
+        if attempt.outcome == "OUT_OF_STOCK":
+            raise OutOfStock(f"voucher {cmd.code} has no uses left")
+        break
     raise AlreadyUsed(f"customer {cmd.customer_id} used voucher {cmd.code} already")
 
 

@@ -1,4 +1,5 @@
-"""What the handlers need from the outside world: abstract ports, and `Deps`, built in bootstrap.py.
+"""What the handlers need from the outside world: abstract ports, and `Deps`, built in bootstrap.py (the
+flash-sale gate's port is in service_layer/gate_ports.py).
 
 Adapters (adapters/) implement these with Postgres, Redis, Kafka and HTTP; unit tests subclass them with
 in-memory fakes.
@@ -17,8 +18,8 @@ from ticketing.events import VoucherReserved, utcnow
 from ticketing.unit_of_work import UnitOfWork
 
 from voucher_service.domain.commands import CreateVoucher
-from voucher_service.domain.gate import GateOrder, GateResult
-from voucher_service.domain.model import Redemption, Voucher
+from voucher_service.domain.model import NormalAttempt, Redemption, Voucher
+from voucher_service.service_layer.gate_ports import FlashGate
 from voucher_service.service_layer.process_state import Recovery, VoucherCache
 
 
@@ -33,10 +34,6 @@ class VoucherRepository(abc.ABC):
     async def get(self, code: str) -> Voucher | None: ...
 
     @abc.abstractmethod
-    async def take_use(self, code: str) -> bool:
-        """used_count + 1 if a use is left (the conditional UPDATE of normal mode)."""
-
-    @abc.abstractmethod
     async def give_back(self, code: str, n: int = 1) -> None: ...
 
     @abc.abstractmethod
@@ -46,9 +43,6 @@ class VoucherRepository(abc.ABC):
     @abc.abstractmethod
     async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
         """(uses left, the customer's live uses); None for an unknown voucher."""
-
-    @abc.abstractmethod
-    async def live_uses(self, code: str, customer_id: int) -> int: ...
 
     @abc.abstractmethod
     async def insert_redemption(self, code: str, customer_id: int, order_id: str, amount: int | None,
@@ -131,52 +125,14 @@ class VouchersUnitOfWork(UnitOfWork):
     vouchers: VoucherRepository
 
 
-class FlashGate(abc.ABC):
-    """The flash-sale decision point (Redis + Lua in production)."""
+class NormalReservations(abc.ABC):
+    """Normal mode's reservation: one statement, its own transaction (no unit of work: a BEGIN and a COMMIT
+    would be two more round trips, the COMMIT with the hot row locked)."""
 
     @abc.abstractmethod
-    async def reserve(self, code: str, customer_id: int, per_user_limit: int, order_id: str,
-                      order_amount: int) -> GateResult: ...
-
-    @abc.abstractmethod
-    async def release(self, code: str, order_id: str, *, forget: bool = False, retire: bool = False) -> int:
-        """1 given back (retire: marked released without giving back), 0 nothing done (already released,
-        or a forget of an order a retry has sent again), -1 unknown."""
-
-    @abc.abstractmethod
-    async def order(self, code: str, order_id: str) -> GateOrder | None: ...
-
-    @abc.abstractmethod
-    async def orders(self, code: str) -> list[GateOrder]: ...
-
-    @abc.abstractmethod
-    async def remaining(self, code: str) -> int | None: ...
-
-    @abc.abstractmethod
-    async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
-        """(uses left, the customer's held uses) in one round trip; None when the gate is not loaded."""
-
-    @abc.abstractmethod
-    async def mark_sent(self, code: str, order_id: str) -> None:
-        """The order's VoucherReserved was acknowledged: pending (P) -> reserved (R)."""
-
-    @abc.abstractmethod
-    async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]],
-                     expire_at: int = 0) -> int:
-        """Run the adopt script (mode 'warm' | 'more' | 'adopt'); see lua/adopt.lua. expire_at (epoch
-        seconds, 'warm' only) bounds the life of the voucher's keys."""
-
-    @abc.abstractmethod
-    async def holds(self, code: str, order_id: str, customer_id: int) -> bool:
-        """Does the gate hold a use (pending or sent) for this order of this customer? The sold-out cache's
-        check: a retry must get its own use's answer, never OUT_OF_STOCK."""
-
-    # The per-process sold-out cache (seed section 7): answers OUT_OF_STOCK before the reserve script.
-    @abc.abstractmethod
-    def sold_out(self, code: str) -> bool: ...
-
-    @abc.abstractmethod
-    def mark_sold_out(self, code: str) -> None: ...
+    async def reserve(self, code: str, customer_id: int, order_id: str, amount: int) -> NormalAttempt:
+        """RedemptionConflict when a twin of the order, or another order of the customer in the same slot,
+        committed first: nothing was written, ask again."""
 
 
 class Publisher(abc.ABC):
@@ -227,6 +183,7 @@ class Deps:
 
     uow: Callable[[], VouchersUnitOfWork]
     gate: FlashGate
+    reservations: NormalReservations
     publisher: Publisher | None = None  # None in the worker, which never reserves
     writer_lag: WriterLag | None = None  # None: a gate Redis lost stays shut (warmup.py)
     payments: Payments | None = None  # None: the expiry and the reconciliation give nothing back

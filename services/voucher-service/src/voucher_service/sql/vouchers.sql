@@ -12,12 +12,80 @@ SELECT code, discount_amount, min_order_amount, total_limit, used_count, per_use
        starts_at, ends_at, flash_sale
 FROM voucher WHERE code = $1;
 
--- name: take_use
--- Normal mode: the atomic check-and-increment on the hot row (seed section 6). The row lock makes
--- Postgres re-evaluate used_count < total_limit after waiting, so two callers never share the last use.
-UPDATE voucher SET used_count = used_count + 1
-WHERE code = $1 AND used_count < total_limit AND now() >= starts_at AND now() < ends_at
-RETURNING used_count;
+-- name: reserve_use
+-- Normal mode's reservation, one statement and its own transaction: the order's redemption if it has one
+-- already (a retry, or a spent order id); else the customer's lowest free slot (none: the per-user limit is
+-- reached); else the atomic check-and-increment on the hot row, whose row lock makes Postgres re-evaluate
+-- used_count < total_limit after waiting, so two callers never share the last use; and the redemption in
+-- that slot. The order's redemption and the free slot are read before the hot row is locked, from the
+-- statement's snapshot: a twin of this order (or another order of this customer) committed after it makes
+-- the INSERT fail on uq_redemption_order (uq_voucher_customer_slot), which rolls the counter back with it
+-- and the caller asks again. One row: outcome RESERVED | EXISTS | NO_SLOT | OUT_OF_STOCK, and for EXISTS
+-- the order's redemption.
+-- $1 code, $2 customer, $3 order, $4 amount
+WITH prior AS (
+    SELECT voucher_code, customer_id, order_amount, status FROM voucher_redemption WHERE order_id = $3
+), free AS (
+    SELECT min(s) AS slot, min(v.per_user_limit) AS per_user_limit
+    FROM voucher v, generate_series(0, v.per_user_limit - 1) AS s
+    WHERE v.code = $1
+      AND NOT EXISTS (SELECT 1 FROM voucher_redemption r
+                      WHERE r.voucher_code = $1 AND r.customer_id = $2 AND r.slot = s
+                        AND r.status IN ('RESERVED', 'CONFIRMED'))
+), taken AS (
+    UPDATE voucher SET used_count = used_count + 1
+    WHERE code = $1 AND used_count < total_limit AND now() >= starts_at AND now() < ends_at
+      AND NOT EXISTS (SELECT 1 FROM prior) AND (SELECT slot FROM free) IS NOT NULL
+    RETURNING code
+), inserted AS (
+    INSERT INTO voucher_redemption (voucher_code, customer_id, order_id, order_amount, status, slot, per_user_limit)
+    SELECT $1, $2, $3, $4, 'RESERVED', free.slot, free.per_user_limit FROM taken, free
+    RETURNING id
+)
+SELECT CASE WHEN EXISTS (SELECT 1 FROM inserted) THEN 'RESERVED'
+            WHEN EXISTS (SELECT 1 FROM prior) THEN 'EXISTS'
+            WHEN (SELECT slot FROM free) IS NULL THEN 'NO_SLOT'
+            ELSE 'OUT_OF_STOCK' END AS outcome,
+       p.voucher_code, p.customer_id, p.order_amount, p.status
+FROM (SELECT 1) one LEFT JOIN prior p ON true;
+
+-- name: reserve_together
+-- Normal mode, the reservations of one voucher that came together ($2 customers, $3 orders, $4 amounts),
+-- written by one statement: one UPDATE of the hot row and one COMMIT for them all. It writes only those it
+-- surely may, all of them or none: each alone in the batch with its order and its customer, an order with
+-- no redemption yet, a customer with a free slot (the lowest), and the hot row with a use left for every
+-- one of them (re-evaluated after waiting for its lock, as in reserve_use). Returns the orders written; the
+-- caller asks each of the others on its own (reserve_use), which gives its verdict. A twin committed after
+-- the statement's snapshot fails it on a unique index: nothing written, every one asked on its own.
+-- $1 code, $2 customers, $3 orders, $4 amounts
+WITH req AS (
+    SELECT r.customer_id, r.order_id, r.amount, r.n,
+           count(*) OVER (PARTITION BY r.customer_id) AS of_customer,
+           count(*) OVER (PARTITION BY r.order_id) AS of_order
+    FROM unnest($2::bigint[], $3::varchar[], $4::bigint[]) WITH ORDINALITY AS r(customer_id, order_id, amount, n)
+), v AS (
+    SELECT per_user_limit FROM voucher WHERE code = $1
+), sure AS (
+    SELECT req.customer_id, req.order_id, req.amount, req.n, free.slot, v.per_user_limit
+    FROM req CROSS JOIN v
+    CROSS JOIN LATERAL (
+        SELECT min(s) AS slot FROM generate_series(0, v.per_user_limit - 1) AS s
+        WHERE NOT EXISTS (SELECT 1 FROM voucher_redemption r
+                          WHERE r.voucher_code = $1 AND r.customer_id = req.customer_id AND r.slot = s
+                            AND r.status IN ('RESERVED', 'CONFIRMED'))) AS free
+    WHERE req.of_customer = 1 AND req.of_order = 1 AND free.slot IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM voucher_redemption r WHERE r.order_id = req.order_id)
+), taken AS (
+    UPDATE voucher SET used_count = used_count + (SELECT count(*) FROM sure)
+    WHERE code = $1 AND used_count + (SELECT count(*) FROM sure) <= total_limit
+      AND now() >= starts_at AND now() < ends_at AND EXISTS (SELECT 1 FROM sure)
+    RETURNING code
+)
+INSERT INTO voucher_redemption (voucher_code, customer_id, order_id, order_amount, status, slot, per_user_limit)
+SELECT $1, sure.customer_id, sure.order_id, sure.amount, 'RESERVED', sure.slot, sure.per_user_limit
+FROM sure, taken
+ORDER BY sure.n
+RETURNING order_id;
 
 -- name: give_back_use
 -- A live redemption became RELEASED in the same transaction.
@@ -26,11 +94,6 @@ UPDATE voucher SET used_count = used_count - $2 WHERE code = $1;
 -- name: count_increment
 -- Flash consumer: count a redemption that was just inserted; ck_used refuses an oversell here.
 UPDATE voucher SET used_count = used_count + 1 WHERE code = $1;
-
--- name: live_uses_of_customer
--- How many live uses a customer holds on a voucher (early ALREADY_USED before touching the hot row).
-SELECT count(*) FROM voucher_redemption
-WHERE voucher_code = $1 AND customer_id = $2 AND status IN ('RESERVED', 'CONFIRMED');
 
 -- name: voucher_standing
 -- Quote (normal mode, or a flash voucher the gate does not hold): uses left and the customer's live uses.
@@ -142,12 +205,13 @@ SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.voucher-expiry')
 
 -- name: expiry_candidates
 -- RESERVED uses older than the TTL ($1 s) and not asked about for $2 s, least recently asked first (a use
--- kept because its payment is open goes to the back of the queue). FOR UPDATE SKIP LOCKED until the run
--- commits: a confirm of one of them waits for the verdict, and concurrent runs never share a row.
+-- kept because its payment is open goes to the back of the queue), the older id first among equal times.
+-- FOR UPDATE SKIP LOCKED until the run commits: a confirm of one of them waits for the verdict, and
+-- concurrent runs never share a row.
 SELECT id, order_id FROM voucher_redemption
 WHERE status = 'RESERVED' AND created_at < now() - make_interval(secs => $1)
   AND coalesce(expiry_checked_at, created_at) < now() - make_interval(secs => $2)
-ORDER BY coalesce(expiry_checked_at, created_at) LIMIT $3
+ORDER BY coalesce(expiry_checked_at, created_at), id LIMIT $3
 FOR UPDATE SKIP LOCKED;
 
 -- name: release_expired

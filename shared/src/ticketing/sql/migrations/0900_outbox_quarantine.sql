@@ -1,6 +1,6 @@
 -- depends: 0000_outbox_inbox
 -- Outbox quarantine: a row that Kafka refuses for good (too large, an illegal topic name, headers that
--- cannot be sent) is set aside by the relay instead of stopping it (ticketing/relay.py says why and what
+-- cannot be sent) is set aside by the relay instead of stopping it (ticketing/relay/batches.py says why and what
 -- happens to the order of its key). The row is kept, unpublished, with the refusal and its time;
 -- `ticketing outbox replay` clears `quarantined_at` to put it back in line and keeps the error as history.
 --

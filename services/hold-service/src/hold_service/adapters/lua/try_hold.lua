@@ -3,8 +3,9 @@
 -- KEYS: seat:{showtimeId}:code of every request, request after request, then the gate's mark
 -- seatgate:{showtimeId}:loaded and the showtime's waiting room keys wr:{showtimeId}:active and
 -- wr:{showtimeId}:state (one hash slot per showtime).
--- ARGV[1] = TTL in ms, then per request: its number of seats, its hold id, its customer, and the end of his
--- waiting-room slot as his admission token says ('' while the room is off).
+-- ARGV[1] = TTL in ms, then per request: its number of seats (0 when the gate is off: only the slot is
+-- checked), its hold id, its customer, and the end of his waiting-room slot as his admission token says (''
+-- while the room is off).
 -- A key set by the same hold id is not "taken": a retry of one hold (an Idempotency-Key) goes on to
 -- Postgres, which answers it with the hold it already has.
 -- Returns per request the indexes (1-based, within the request) of the seats already taken; an empty list

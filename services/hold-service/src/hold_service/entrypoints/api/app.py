@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
 from ticketing import tracing
@@ -26,18 +26,30 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
     configure_logging(settings.service_name, settings.log_level)
     tracing.configure(settings)
     quiet_dropped_streams()
+    return build_app(title="hold-service", tokens=TokenVerifier.from_settings(settings),
+                     access_log=settings.access_log, max_header_bytes=settings.max_header_bytes,
+                     max_body_bytes=settings.max_body_bytes,
+                     routers=[showtimes.router, holds.router, waiting_room.router, pages.router],
+                     lifespan=_lifespan(settings), hot_routes=HOT_ROUTES)
 
+
+# Served ahead of FastAPI's routing (ticketing.api.hot_path): the requests a sale sends most.
+HOT_ROUTES = [HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold),
+              HotRoute("GET", showtimes.SEAT_MAP_PATH, showtimes.seat_map),
+              HotRoute("GET", showtimes.SEAT_MAP_STREAM_PATH, showtimes.seat_map_stream),
+              HotRoute("GET", waiting_room.POLL_PATH, waiting_room.queue_position),
+              HotRoute("POST", waiting_room.JOIN_PATH, waiting_room.join_queue)]
+
+
+def _lifespan(settings: HoldSettings) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service = await bootstrap(settings)
         app.state.service, app.state.deps = service, service.deps
         kafka = kafka_readiness(settings.kafka_bootstrap_servers)
         app.state.client_address = ClientAddress(settings.trusted_proxies)  # for the per-address limit
-        app.state.readiness_checks = {
-            "postgres": lambda: service.pool.fetchval("SELECT 1"),
-            "redis": lambda: redis_ready(service.redis),
-            "kafka": kafka,
-        }
+        app.state.readiness_checks = {"postgres": lambda: service.pool.fetchval("SELECT 1"),
+                                      "redis": lambda: redis_ready(service.redis), "kafka": kafka}
         # The seat map: this process' LISTEN and its streams, closed on SIGTERM before uvicorn waits for them.
         await service.follow_seat_changes()
         restore_signals = end_streams_on_signal(service.seat_maps.close_streams)
@@ -47,13 +59,4 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
             restore_signals()
             await kafka.close()
             await service.close()
-
-    return build_app(title="hold-service", tokens=TokenVerifier.from_settings(settings),
-                     access_log=settings.access_log, max_header_bytes=settings.max_header_bytes,
-                     max_body_bytes=settings.max_body_bytes,
-                     routers=[showtimes.router, holds.router, waiting_room.router, pages.router], lifespan=lifespan,
-                     hot_routes=[HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold),
-                                 HotRoute("GET", showtimes.SEAT_MAP_PATH, showtimes.seat_map),
-                                 HotRoute("GET", showtimes.SEAT_MAP_STREAM_PATH, showtimes.seat_map_stream),
-                                 HotRoute("GET", waiting_room.POLL_PATH, waiting_room.queue_position),
-                                 HotRoute("POST", waiting_room.JOIN_PATH, waiting_room.join_queue)])
+    return lifespan

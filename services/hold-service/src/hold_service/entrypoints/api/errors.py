@@ -1,8 +1,6 @@
-"""The one table from domain refusals to the contract's error codes."""
+"""The one table from domain refusals to the contract's error codes; `ApiError.response()` writes the body."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from ticketing.api.errors import ApiError
 
@@ -50,8 +48,3 @@ def api_error(exc: HoldError) -> ApiError:
             return ApiError(503, "UNAVAILABLE", str(exc), headers={"Retry-After": "1"})
     return ApiError(422, "VALIDATION_ERROR", str(exc))
 
-
-def error_body(exc: HoldError) -> tuple[int, dict[str, Any], dict[str, str] | None]:
-    """(status, body, headers: Retry-After on a 429) for `hold_request.json_response`."""
-    err = api_error(exc)
-    return err.status, {"error": err.code, "message": err.message, **err.details}, err.headers

@@ -1,8 +1,8 @@
 """POST /showtimes/{id}/holds without per-request pydantic models or FastAPI dependency resolution.
 
 Most requests under load are answered 409 by the Redis gate in well under a millisecond of I/O, so
-framework work dominates their cost: FastAPI's body model, dependency solving and JSONResponse cost
-a large share of a worker's CPU there (docs/benchmarks.md). This module reads the raw body with orjson,
+framework work dominates their cost: FastAPI's body model, dependency solving and response class
+(docs/benchmarks.md has the figures). This module reads the raw body with orjson,
 checks its shape by hand (the seat rules themselves stay in the domain: `requested_seats`) and keeps
 the contract's 422 body (`VALIDATION_ERROR` + `problems`). `HOLD_OPENAPI` keeps /docs describing it.
 """

@@ -20,7 +20,6 @@ from hold_service.entrypoints.api.errors import api_error
 from hold_service.entrypoints.api.hold_request import HOLD_OPENAPI, json_response
 from hold_service.entrypoints.api.schemas import HoldCreated, HoldExtend, HoldExtended, HoldPublic
 from hold_service.service_layer import holds, lifecycle
-from hold_service.service_layer.idempotency import hold_seats_once
 from hold_service.service_layer.ports import Deps
 
 router = APIRouter(tags=["holds"])
@@ -42,11 +41,9 @@ async def create_hold(request: Request) -> Response:
                     idempotency_key=key, address=request.app.state.client_address.of(request),
                     admission_token=request.headers.get("x-admission-token"))
     try:
-        hold = await hold_seats_once(cmd, deps)
+        hold = await holds.hold_seats(cmd, deps)
     except HoldError as exc:  # returned, not raised: a 409 is the common answer under load
-        err = api_error(exc)
-        return json_response(err.status, {"error": err.code, "message": err.message, **err.details},
-                             err.headers)
+        return api_error(exc).response()
     return json_response(201, HoldCreated.of(hold).model_dump(mode="json"))
 
 

@@ -12,8 +12,7 @@ from hold_service.domain.errors import HoldError
 from hold_service.domain.model import MAX_SHOWTIME_ID
 from hold_service.entrypoints.api import hold_request
 from hold_service.entrypoints.api.deps import DepsDep
-from hold_service.entrypoints.api.errors import api_error, error_body
-from hold_service.entrypoints.api.hold_request import json_response
+from hold_service.entrypoints.api.errors import api_error
 from hold_service.entrypoints.api.schemas import SeatMapPublic, ShowtimeCreate, ShowtimePublic
 from hold_service.entrypoints.api.seat_map_stream import SeatMapStream
 from hold_service.service_layer import showtimes
@@ -52,7 +51,7 @@ async def seat_map(request: Request) -> Response:
     try:
         view = await showtimes.seat_map(*_showtime(request))
     except HoldError as exc:
-        return json_response(*error_body(exc))
+        return api_error(exc).response()
     return seat_map_response(view, request.headers.get("if-none-match"))
 
 
@@ -67,7 +66,7 @@ async def seat_map_stream(request: Request) -> Response:
     try:
         subscription = await showtimes.follow_seat_map(sid, request.app.state.client_address.of(request), deps)
     except HoldError as exc:
-        return json_response(*error_body(exc))
+        return api_error(exc).response()
     return SeatMapStream(subscription, sid)
 
 

@@ -93,11 +93,6 @@ async def waiting_room_status(showtime_id: ShowtimeId, _: AnyPrincipal, deps: De
                              soldOut=bool(figures and figures.sold_out))
 
 
-def _error(exc: HoldError) -> Response:
-    err = api_error(exc)
-    return json_response(err.status, {"error": err.code, "message": err.message, **err.details}, err.headers)
-
-
 @router.post(JOIN_PATH, status_code=202, response_model=QueueTicket, name="join_queue",
              responses={404: {}, 429: {}, 503: {}},
              openapi_extra={"security": _CUSTOMER, "parameters": [_SHOWTIME_PARAM]})
@@ -109,7 +104,7 @@ async def join_queue(request: Request) -> Response:
     try:
         ticket, joined = await waiting_room.join_queue(cmd, deps)
     except HoldError as exc:
-        return _error(exc)
+        return api_error(exc).response()
     return json_response(202, {"ticket": ticket, "position": joined.position, "soldOut": joined.sold_out,
                                "opensAt": _iso(joined.opens_at)})
 
@@ -125,7 +120,7 @@ async def queue_position(request: Request) -> Response:
     try:
         status = await waiting_room.queue_status(ticket, who.customer_id, request.app.state.deps)
     except HoldError as exc:
-        return _error(exc)
+        return api_error(exc).response()
     return json_response(200, _position(status))
 
 

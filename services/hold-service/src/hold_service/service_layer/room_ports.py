@@ -1,0 +1,89 @@
+"""What the waiting room's handlers need from the outside world (service_layer/waiting_room.py, room_steps.py):
+its configuration and decisions in Postgres, its queue in Redis, and signed credentials. `Deps` carries them
+(service_layer/ports.py)."""
+
+from __future__ import annotations
+
+import abc
+
+from hold_service.domain.commands import ConfigureRoom
+from hold_service.domain.waiting_room import (
+    AdmissionPass,
+    Joined,
+    QueueView,
+    RoomConfig,
+    RoomFacts,
+    RoomFigures,
+    StepOutcome,
+    Ticket,
+)
+
+
+class RoomStore(abc.ABC):
+    """The waiting rooms' configuration and decisions, in Postgres (they survive a Redis loss)."""
+
+    @abc.abstractmethod
+    async def configure(self, cmd: ConfigureRoom) -> RoomConfig | None:
+        """None: no such showtime."""
+
+    @abc.abstractmethod
+    async def config(self, showtime_id: int) -> RoomConfig | None:
+        """For every request: may be up to WAITING_ROOM_CACHE_SECONDS old. None: the showtime has no room."""
+
+    @abc.abstractmethod
+    async def facts(self, showtime_id: int) -> RoomFacts | None:
+        """Fresh, for an admission step. None: no room."""
+
+    @abc.abstractmethod
+    async def extend_lease(self, showtime_id: int, seconds: float) -> int:
+        """Tokens of the room may now last until at least `seconds` from now; the lease (epoch ms)."""
+
+    @abc.abstractmethod
+    async def mark_started(self, showtime_id: int) -> None:
+        """The room's queue is about to be set up in Redis for the first time."""
+
+    @abc.abstractmethod
+    async def fix_seed(self, showtime_id: int, seed: str) -> str:
+        """The opening's shuffle seed: `seed` if none was fixed before, else that one."""
+
+
+class RoomQueue(abc.ABC):
+    """Every room's queue, in Redis. Returns None when Redis cannot be reached (the room pauses)."""
+
+    @abc.abstractmethod
+    async def join(self, ticket: Ticket, opens_at_ms: int) -> Joined | None:
+        """Queue `ticket`, or give back the customer's ticket if he still has a live one."""
+
+    @abc.abstractmethod
+    async def poll(self, ticket: Ticket, opens_at_ms: int) -> QueueView | None:
+        """Where the ticket stands; a ticket the room lost (Redis lost it) gets its place back."""
+
+    @abc.abstractmethod
+    async def step(self, facts: RoomFacts, slot_seconds: float) -> StepOutcome | str | None:
+        """One admission step; "need_seed" / "need_lease" when Postgres must decide that first."""
+
+    @abc.abstractmethod
+    async def leave(self, showtime_id: int, customer_id: int) -> None:
+        """The customer's slot is over (he paid or cancelled): someone else may come in."""
+
+    @abc.abstractmethod
+    async def figures(self, showtime_id: int) -> RoomFigures | None:
+        """None also when no step ran yet."""
+
+
+class Credentials(abc.ABC):
+    """Tickets and admission tokens, signed: customers can neither forge nor guess them."""
+
+    @abc.abstractmethod
+    def ticket(self, ticket: Ticket) -> str: ...
+
+    @abc.abstractmethod
+    def read_ticket(self, text: str) -> Ticket | None:
+        """None: not a ticket of ours."""
+
+    @abc.abstractmethod
+    def admission_token(self, admission: AdmissionPass) -> str: ...
+
+    @abc.abstractmethod
+    def read_admission_token(self, text: str) -> AdmissionPass | None:
+        """None: forged, expired, or not an admission token."""

@@ -1,0 +1,212 @@
+-- hold-service's functions and triggers as they are now: each rule of the hold path stated once.
+--
+-- Migrations (sql/migrations) make the tables; this file is applied after them by every migration run
+-- (ticketing.migrations), so its text is the live definition. Change a rule here, not in a migration; a
+-- migration only drops what this file no longer defines (a function whose arguments changed). The test
+-- shared/tests/integration/test_schema_files.py fails when the database and this file disagree.
+--
+-- Every statement may run again on a database that has it: CREATE OR REPLACE, or drop and create.
+
+-- --- Lazy expiry and the cap ---------------------------------------------------------------------
+
+-- A hold is over when its time has passed by Postgres' clock; no job is needed for that to be true.
+CREATE OR REPLACE FUNCTION hold_expired(status TEXT, expires_at TIMESTAMPTZ) RETURNS BOOLEAN
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN status = 'HELD' AND expires_at < now();
+
+-- A seat is free when nobody holds it, or when its hold is over: anyone may take it then.
+CREATE OR REPLACE FUNCTION seat_is_free(status TEXT, hold_expires_at TIMESTAMPTZ) RETURNS BOOLEAN
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN status = 'AVAILABLE' OR hold_expired(status, hold_expires_at);
+
+-- What the per-customer cap counts: the seats a customer holds now on a showtime.
+CREATE OR REPLACE FUNCTION seats_held(customer BIGINT, showtime BIGINT) RETURNS INT
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN (SELECT coalesce(sum(cardinality(b.seats)), 0)::int FROM booking b
+            WHERE b.customer_id = customer AND b.showtime_id = showtime AND b.status = 'HELD'
+              AND NOT hold_expired(b.status, b.expires_at));
+
+-- The cap on the seats one customer holds at once on one showtime (denial of inventory), exact at COMMIT.
+-- A hold's statement checks the cap against a snapshot taken when it started, so two holds of one customer
+-- running at once would each miss the other. At COMMIT this takes the customer's advisory lock for the
+-- showtime (the same customer's holds then commit one after the other) and counts again with a fresh
+-- snapshot, this hold included. Over the cap: the commit fails with SQLSTATE HL429, DETAIL 'held frees_in
+-- cap' (adapters/repository.py reads it), and nothing of the hold is written. The cap in force is on the
+-- booking (seat_cap).
+CREATE OR REPLACE FUNCTION check_customer_seat_cap() RETURNS trigger
+    LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    held INT;
+    frees_in INT;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended(NEW.customer_id::text || ':' || NEW.showtime_id::text, 7));
+    held := seats_held(NEW.customer_id, NEW.showtime_id);  -- a fresh snapshot, after the lock
+    IF held > NEW.seat_cap THEN
+        SELECT ceil(extract(epoch FROM min(expires_at) - now())) INTO frees_in FROM booking
+        WHERE customer_id = NEW.customer_id AND showtime_id = NEW.showtime_id AND hold_id <> NEW.hold_id
+          AND status = 'HELD' AND NOT hold_expired(status, expires_at);
+        RAISE EXCEPTION 'customer % holds % seats of showtime %; the cap is %', NEW.customer_id,
+                        held - cardinality(NEW.seats), NEW.showtime_id, NEW.seat_cap
+            USING ERRCODE = 'HL429',
+                  DETAIL = (held - cardinality(NEW.seats)) || ' ' || coalesce(frees_in, 1) || ' ' || NEW.seat_cap;
+    END IF;
+    RETURN NULL;
+END $$;
+
+DROP TRIGGER IF EXISTS booking_customer_cap_at_commit ON booking;
+CREATE CONSTRAINT TRIGGER booking_customer_cap_at_commit
+    AFTER INSERT ON booking
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW WHEN (NEW.seat_cap IS NOT NULL)
+    EXECUTE FUNCTION check_customer_seat_cap();
+
+-- --- Small helpers ---------------------------------------------------------------------------------
+
+-- Abort the statement, and so its transaction, when a condition its row locks guarantee is false.
+CREATE OR REPLACE FUNCTION must(condition BOOLEAN, message TEXT) RETURNS BOOLEAN
+    LANGUAGE plpgsql AS $$
+BEGIN
+    IF condition IS NOT TRUE THEN
+        RAISE EXCEPTION 'invariant broken: %', message;
+    END IF;
+    RETURN true;
+END $$;
+
+-- ISO-8601 UTC with microseconds, as the event catalogue reads times.
+CREATE OR REPLACE FUNCTION iso_utc(t TIMESTAMPTZ) RETURNS TEXT
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
+
+-- --- Seat-map changes and their events ----------------------------------------------------------------
+
+-- One change of a seat map, for append_seat_map_events: its event's type, booking, customer, data, and the
+-- headers naming what caused it (`x-request-id`, `traceparent`: [[name, value], ...], from
+-- ticketing.envelope.caused_by).
+CREATE OR REPLACE FUNCTION seat_map_change(event_type TEXT, booking UUID, customer BIGINT, data JSONB,
+                                           caused_by JSONB) RETURNS JSONB
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN jsonb_build_object('type', event_type, 'booking', booking, 'customer', customer, 'data', data,
+                              'causedBy', coalesce(caused_by, '[]'));
+
+-- The status a seat-map event gives the seats it names.
+CREATE OR REPLACE FUNCTION seat_map_status(event_type TEXT) RETURNS TEXT
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE event_type WHEN 'SeatsHeld' THEN 'HELD' WHEN 'SeatsReleased' THEN 'AVAILABLE'
+                           WHEN 'BookingConfirmed' THEN 'BOOKED' END;
+
+-- The one writer of seat-map changes (SeatsHeld, SeatsReleased, BookingConfirmed); writers call it last in
+-- their one statement. `changes` (seat_map_change values) take the next seatMapVersions in their order: the
+-- showtime's row is updated once for all of them and stays locked to the end of the transaction, so versions
+-- are one per change, gapless, in commit order, and the row every hold of the showtime contends on is locked
+-- only for the statement's tail and its COMMIT. Each change becomes one outbox row in `form`: the event
+-- envelope and headers of the event catalogue (ticketing.envelope.sql_form: the topic, the envelope's
+-- constant fields, each header as [name, envelope field, constant]), then the change's own cause headers.
+-- Each change is also told on the channel `<schema>_seat_map` as '<showtimeId>:<version>:<status>:<seat>,...'
+-- (the API processes keep their seat maps from it: adapters/seat_map_feed.py); Postgres delivers
+-- notifications at COMMIT, in commit order. Returns the last version (NULL: no change).
+CREATE OR REPLACE FUNCTION append_seat_map_events(showtime BIGINT, changes JSONB[], form JSONB) RETURNS BIGINT
+    LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    n INT := coalesce(cardinality(changes), 0);
+    last BIGINT;
+    occurred TEXT := iso_utc(clock_timestamp());
+BEGIN
+    IF n = 0 THEN
+        RETURN NULL;
+    END IF;
+    UPDATE showtime s SET seat_map_version = s.seat_map_version + n
+    WHERE s.showtime_id = append_seat_map_events.showtime
+    RETURNING s.seat_map_version INTO last;
+    IF last IS NULL THEN
+        RAISE EXCEPTION 'showtime % does not exist', showtime;
+    END IF;
+    INSERT INTO outbox (event_id, topic, message_key, payload, headers)
+    SELECT e.id, form->>'topic', e.booking, convert_to(e.envelope::text, 'UTF8'),
+           (SELECT jsonb_agg(jsonb_build_array(h->>0, coalesce(h->>2, e.envelope->>(h->>1))) ORDER BY h.i)
+            FROM jsonb_array_elements(form->'headers') WITH ORDINALITY AS h(h, i)) || e.caused_by
+    FROM (SELECT c.i, c.id, c.change->>'booking' AS booking, c.change->'causedBy' AS caused_by,
+                 form->'envelope' || jsonb_build_object(
+                     'eventId', c.id, 'type', c.change->>'type', 'occurredAt', occurred,
+                     'bookingId', c.change->'booking', 'showtimeId', showtime, 'customerId', c.change->'customer',
+                     'data', c.change->'data' || jsonb_build_object('seatMapVersion', last - n + c.i)) AS envelope
+          FROM (SELECT c.change, c.i, gen_random_uuid() AS id  -- one id per change (a volatile call per row)
+                FROM unnest(changes) WITH ORDINALITY AS c(change, i)) c) e
+    ORDER BY e.i;
+    PERFORM must(bool_and(seat_map_status(c.change->>'type') IS NOT NULL), 'a seat-map change of unknown type')
+    FROM unnest(changes) AS c(change);
+    PERFORM pg_notify(current_schema() || '_seat_map', concat_ws(':', showtime, last - n + c.i,
+                          seat_map_status(c.change->>'type'),
+                          (SELECT string_agg(seat, ',') FROM jsonb_array_elements_text(c.change->'data'->'seats') seat)))
+    FROM unnest(changes) WITH ORDINALITY AS c(change, i);
+    PERFORM pg_notify(current_schema() || '_outbox', '');  -- wakes the relay at COMMIT
+    RETURN last;
+END $$;
+
+-- --- The end of a hold ---------------------------------------------------------------------------------
+
+-- End a HELD hold: free the seats it still holds (a seat another hold took after this one expired is that
+-- hold's), mark it RELEASED (cancelled) or EXPIRED (its time passed, whatever the caller asked), and record
+-- SeatsReleased naming only the freed seats (none freed: the seat map did not change, no event). Seats are
+-- locked in seat-code order after the booking row, as every path does (no deadlock). Returns no row when
+-- the hold is not HELD. For the customer's cancel and the sweeper.
+CREATE OR REPLACE FUNCTION release_hold(hold UUID, cancel_reason TEXT, form JSONB, caused_by JSONB,
+                                        OUT showtime_id BIGINT, OUT seats TEXT[], OUT reason TEXT,
+                                        OUT freed TEXT[], OUT version BIGINT)
+    RETURNS SETOF RECORD LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    b booking;
+BEGIN
+    SELECT * INTO b FROM booking WHERE hold_id = hold AND status = 'HELD' FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    showtime_id := b.showtime_id;
+    seats := b.seats;
+    reason := CASE WHEN hold_expired(b.status, b.expires_at) THEN 'EXPIRED' ELSE cancel_reason END;
+    PERFORM 1 FROM show_seat s
+    WHERE s.showtime_id = b.showtime_id AND s.seat_code = ANY(b.seats) ORDER BY s.seat_code FOR UPDATE;
+    WITH f AS (
+        UPDATE show_seat s
+        SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL, hold_expires_at = NULL, booking_id = NULL
+        WHERE s.showtime_id = b.showtime_id AND s.seat_code = ANY(b.seats) AND s.hold_id = hold
+          AND s.status = 'HELD'
+        RETURNING s.seat_code
+    )
+    SELECT coalesce(array_agg(f.seat_code ORDER BY f.seat_code), '{}') INTO freed FROM f;
+    UPDATE booking SET status = CASE reason WHEN 'CANCELLED' THEN 'RELEASED' ELSE 'EXPIRED' END, updated_at = now()
+    WHERE hold_id = hold;
+    IF cardinality(freed) > 0 THEN
+        version := append_seat_map_events(b.showtime_id, ARRAY[seat_map_change('SeatsReleased', b.booking_id,
+            b.customer_id, jsonb_build_object('holdId', hold, 'seats', freed, 'reason', reason), caused_by)], form);
+    END IF;
+    RETURN NEXT;
+END $$;
+
+-- A payment for a HELD hold that has not expired: its seats and the hold become BOOKED and
+-- BookingConfirmed records the amount paid and the discount. Returns the version, or NULL when the hold
+-- cannot be booked (then nothing changed). The caller holds the booking row's lock.
+CREATE OR REPLACE FUNCTION confirm_hold(hold UUID, payment UUID, paid_cents INT, form JSONB, caused_by JSONB)
+    RETURNS BIGINT LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    b booking;
+    booked INT;
+BEGIN
+    SELECT * INTO b FROM booking WHERE hold_id = hold FOR UPDATE;
+    IF NOT FOUND OR b.status <> 'HELD' OR hold_expired(b.status, b.expires_at) THEN
+        RETURN NULL;
+    END IF;
+    WITH s AS (
+        UPDATE show_seat SET status = 'BOOKED', hold_expires_at = NULL
+        WHERE showtime_id = b.showtime_id AND seat_code = ANY(b.seats) AND hold_id = hold AND status = 'HELD'
+        RETURNING 1
+    )
+    SELECT count(*) INTO booked FROM s;
+    IF booked <> cardinality(b.seats) THEN  -- cannot happen while the hold is HELD and live
+        RAISE EXCEPTION 'hold % owns % of its % seats', hold, booked, cardinality(b.seats);
+    END IF;
+    UPDATE booking SET status = 'BOOKED', payment_id = payment, updated_at = now() WHERE hold_id = hold;
+    RETURN append_seat_map_events(b.showtime_id, ARRAY[seat_map_change('BookingConfirmed', b.booking_id,
+        b.customer_id, jsonb_build_object('holdId', hold, 'seats', b.seats, 'amountCents', paid_cents,
+                                          'discountCents', greatest(b.amount_cents - paid_cents, 0),
+                                          'paymentId', payment), caused_by)], form);
+END $$;

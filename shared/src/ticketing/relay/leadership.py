@@ -1,0 +1,103 @@
+"""One relay leads per service schema, woken by LISTEN/NOTIFY with a polling fallback.
+
+The others wait on the session advisory lock (`try_relay_lock`), trying again every two polls; the lock goes
+with the leader's connection, so a leader killed or cut off from Postgres hands over at once. Everything the
+relay meets is retried after a backoff (a row itself at fault is quarantined, never raised): the leader then
+starts again with a new connection and a fresh producer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+import asyncpg
+from aiokafka.errors import KafkaError
+
+from ticketing.logs import log_action
+from ticketing.metrics import OUTBOX_PUBLISH_ERRORS
+from ticketing.outbox import QUERIES
+from ticketing.relay.batches import BatchOutcome, settle
+from ticketing.relay.housekeeping import Housekeeping
+from ticketing.relay.pump import RelayBatchError, pump
+from ticketing.relay.sending import send, started_producer
+from ticketing.transient import TRANSIENT_ERRORS
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RelayConfig:
+    service: str
+    dsn: str
+    bootstrap: str
+    batch_size: int = 500
+    poll_interval: float = 1.0
+    send_timeout: float = 30.0
+
+
+class OutboxRelay:
+    def __init__(self, config: RelayConfig) -> None:
+        self.config = config
+        self.housekeeping = Housekeeping(config.service, refresh_seconds=config.poll_interval)
+        self._wake = asyncio.Event()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        backoff = 0.5
+        while not stop.is_set():
+            try:
+                await self._lead(stop)
+                backoff = 0.5
+            except (*TRANSIENT_ERRORS, asyncpg.PostgresError, KafkaError, RelayBatchError) as exc:
+                OUTBOX_PUBLISH_ERRORS.labels(self.config.service).inc()
+                log_action(logger, "outbox.relay_error", str(exc), level=logging.WARNING,
+                           error=type(exc).__name__)
+                await _sleep_or_stop(stop, backoff)
+                backoff = min(backoff * 2, 10.0)
+
+    async def _lead(self, stop: asyncio.Event) -> None:
+        conn = await asyncpg.connect(self.config.dsn, timeout=5)
+        try:
+            while not await conn.fetchval(QUERIES.try_relay_lock):
+                if await _sleep_or_stop(stop, self.config.poll_interval * 2):
+                    return
+            schema = await conn.fetchval(QUERIES.current_schema)
+            await conn.add_listener(f"{schema}_outbox", lambda *_: self._wake.set())
+            log_action(logger, "outbox.relay_leading", schema=schema)
+            while not stop.is_set():  # one producer each time round, until it must be renewed
+                async with started_producer(self.config.service, self.config.bootstrap,
+                                            self.config.send_timeout) as producer:
+                    await pump(self, conn, producer, stop)
+        finally:
+            await conn.close(timeout=2)
+
+    async def _send(self, producer: object, rows: list[asyncpg.Record]) -> BatchOutcome:
+        """Send a batch and sort its rows by the broker's answers (the fault tests crash right after it)."""
+        return settle(rows, await send(producer, rows, self.config.send_timeout))
+
+    def expect_work(self) -> None:
+        """Called before a claim that reads every row in line: a commit notified after it wakes the next wait."""
+        self._wake.clear()
+
+    async def wait_for_work(self, stop: asyncio.Event) -> None:
+        """Until a commit wakes the relay (NOTIFY), it is stopped, or a poll interval has passed."""
+        await _wait_any(self._wake, stop, self.config.poll_interval)
+
+
+async def _wait_any(event: asyncio.Event, stop: asyncio.Event, timeout: float) -> None:
+    waiters = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(stop.wait())]
+    try:
+        await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waiters:
+            w.cancel()
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> bool:
+    """Sleep unless stopped; True when stopped."""
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+        return True
+    except TimeoutError:
+        return False

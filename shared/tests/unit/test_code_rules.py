@@ -1,0 +1,52 @@
+"""Rules of the production code that no linter states, read from its syntax trees (services/*/src, shared/src)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make"}  # public, despite the underscore
+
+
+def production() -> Iterator[tuple[Path, ast.Module]]:
+    for path in sorted([*ROOT.glob("services/*/src/**/*.py"), *ROOT.glob("shared/src/**/*.py")]):
+        yield path.relative_to(ROOT), ast.parse(path.read_text())
+
+
+def imported(tree: ast.Module) -> set[str]:
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    return names | {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+
+
+def test_no_module_uses_a_private_api_of_the_redis_client() -> None:
+    """An attribute with a leading underscore of anything but our own objects, in a module that talks to Redis
+    (redis-py's internals change without notice: a parser's private reader was once called here)."""
+    found = [f"{path}:{node.lineno} {ast.unparse(node)}"
+             for path, tree in production() if any(m.split(".")[0] in ("redis", "hiredis") for m in imported(tree))
+             for node in ast.walk(tree)
+             if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+             and node.attr not in NAMEDTUPLE_API
+             and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))]
+    assert found == []
+
+
+def test_an_error_answer_is_written_in_one_place() -> None:
+    """`{"error": CODE, "message": text, ...}` is written by ticketing.api.errors.ApiError alone; every route,
+    middleware and protocol answers through it (an adapter may read another service's such body)."""
+    found = [f"{path}:{node.lineno}" for path, tree in production()
+             if "entrypoints" in path.parts or "api" in path.parts
+             for node in ast.walk(tree) if isinstance(node, ast.Dict)
+             and {"error", "message"} <= {k.value for k in node.keys if isinstance(k, ast.Constant)}
+             and not any(isinstance(v, ast.Dict) for v in node.values)]  # a JSON Schema of the body is not one
+    assert [place.split(":")[0] for place in found] == ["shared/src/ticketing/api/errors.py"], found
+
+
+MAX_MODULE_LINES = 250
+
+
+def test_no_production_module_is_over_250_lines() -> None:
+    """No exception: a module that grows past the limit is split by concern."""
+    sizes = {str(path): len((ROOT / path).read_text().splitlines()) for path, _ in production()}
+    assert {path: lines for path, lines in sizes.items() if lines > MAX_MODULE_LINES} == {}
