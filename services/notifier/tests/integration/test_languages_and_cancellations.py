@@ -17,6 +17,7 @@ import asyncpg
 import pytest
 import pytest_asyncio
 from aiokafka import ConsumerRecord
+from notifier.adapters.repository import PgNotifierUnitOfWork
 from notifier.bootstrap import notify_policy
 from notifier.config import NotifierSettings
 from notifier.entrypoints.consumer import booking_events_processor
@@ -43,6 +44,15 @@ def record(event) -> ConsumerRecord:  # type: ignore[no-untyped-def,type-arg]
     return ConsumerRecord(BOOKING_EVENTS, 0, 0, 0, 0, str(event.bookingId).encode(), value, None, 0, len(value), ())
 
 
+def consumer_inbox(pool: asyncpg.Pool):  # type: ignore[no-untyped-def]
+    """The notifier's booking-events consumer as bootstrap.py wires it, without its mailer (the e-mails stay
+    in email_outbox)."""
+    settings = NotifierSettings()
+    deps = Deps(settings=settings, uow=lambda: PgNotifierUnitOfWork(pool), policy=notify_policy(settings),
+                mailer=None)  # type: ignore[arg-type]
+    return booking_events_processor(deps, pool).inbox
+
+
 def event(type_: str, booking: uuid.UUID, customer: int, **data):  # type: ignore[no-untyped-def]
     return booking_event(type_, source="itest", booking_id=booking, showtime_id=42, customer_id=customer, data=data)
 
@@ -65,8 +75,7 @@ async def test_a_spanish_customer_s_ticket_and_one_cancellation_e_mail(pool, not
     assert upsert.returncode == 0, upsert.stderr
     listed = cli(notifier_dsn, "customers", "list").stdout
     assert f"{customer}\tc{customer}@example.com\tAna\tes" in listed
-    inbox = booking_events_processor(Deps(settings=NotifierSettings(), uow=None, policy=notify_policy(  # type: ignore[arg-type]
-        NotifierSettings()), mailer=None), pool).inbox  # type: ignore[arg-type]
+    inbox = consumer_inbox(pool)
     events = [event("BookingConfirmed", booking, customer, holdId=uuid.uuid4(), seats=["K1", "K2"], amountCents=3100,
                     discountCents=0, paymentId=payment, seatMapVersion=3, **DETAILS),
               event("BookingCancelled", booking, customer, holdId=uuid.uuid4(), seats=["K1", "K2"],
@@ -96,8 +105,7 @@ async def test_an_operator_s_requeue_renders_the_cancellation_again_with_its_ref
     # A directory row written before addresses were checked at the door: the e-mail fails at first.
     await pool.execute("INSERT INTO customer (customer_id, email, name, locale) VALUES ($1, 'a@@x.com', 'Minh', 'vi')",
                        customer)
-    inbox = booking_events_processor(Deps(settings=NotifierSettings(), uow=None, policy=notify_policy(  # type: ignore[arg-type]
-        NotifierSettings()), mailer=None), pool).inbox  # type: ignore[arg-type]
+    inbox = consumer_inbox(pool)
     for e in (event("BookingConfirmed", booking, customer, holdId=uuid.uuid4(), seats=["K1"], amountCents=1800,
                     discountCents=0, paymentId=payment, seatMapVersion=3, **DETAILS),
               event("BookingCancelled", booking, customer, holdId=uuid.uuid4(), seats=["K1"], reason="CUSTOMER",
