@@ -7,7 +7,7 @@ PYTEST := .venv/bin/pytest
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
-        bench-limits bench-report limit-tools demo docs token contract-tools \
+        bench-limits bench-report limit-tools demo docs i18n token contract-tools \
         bench-seatmap browser bench-queue bench-wave cluster-up cluster-down cluster-status test-cluster bench-cluster
 
 help: ## list the targets
@@ -121,6 +121,12 @@ contract-tools: ## kcat, promtool (Debian) and the AsyncAPI 3.0 JSON Schema (npm
 	@command -v kcat >/dev/null && command -v promtool >/dev/null || { apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends kcat prometheus; }
 	@deploy/local/asyncapi_schema.sh
+
+NOTIFIER_LOCALE := services/notifier/src/notifier/locale
+i18n: venv ## the notifier's message catalogues: extract the texts of its code, merge them into each language's .po
+	.venv/bin/pybabel extract --no-location --omit-header --sort-output -o $(NOTIFIER_LOCALE)/notifier.pot services/notifier/src/notifier
+	.venv/bin/pybabel update --no-fuzzy-matching -w 120 -D notifier \
+	  -i $(NOTIFIER_LOCALE)/notifier.pot -d $(NOTIFIER_LOCALE)
 
 docs: venv ## regenerate docs/api/*.openapi.json and docs/configuration.md from the code (tests/docs checks them)
 	$(PY) docs/generate.py

@@ -42,7 +42,7 @@ def test_routes_that_need_a_token_say_so() -> None:
     gateway = {(path, method): op.get("security") for path, method, op in operations(simulator().openapi())}
     assert {k for k, v in gateway.items() if v} == {  # the merchant's API key; the customer's page needs none
         ("/v1/sessions", "post"), ("/v1/sessions/{session_id}", "get"), ("/v1/sessions/{session_id}/cancel", "post"),
-        ("/v1/sessions/{session_id}/refunds", "post"), ("/sim/sessions", "get"),
+        ("/v1/sessions/{session_id}/refunds", "post"), ("/sim/sessions", "get"), ("/sim/refunds/refuse", "post"),
         ("/sim/sessions/{session_id}/deliveries", "get")}
     stream = hold().openapi()["paths"]["/showtimes/{showtime_id}/seats/stream"]["get"]["responses"]
     assert "Retry-After" in stream["429"]["headers"]  # SEAT_MAP_MAX_STREAMS_PER_ADDRESS

@@ -51,9 +51,15 @@ def test_the_example_consumer_applies_seat_events_in_version_order() -> None:
               "data": {"seats": ["A1", "A2"], "seatMapVersion": 3}}
     released = {"eventId": "c", "type": "SeatsReleased", "showtimeId": 1,
                 "data": {"seats": ["A2"], "seatMapVersion": 2}}
+    cancelled = {"eventId": "d", "type": "BookingCancelled", "showtimeId": 1,
+                 "data": {"seats": ["A1", "A2"], "seatMapVersion": 4}}
+    closed = {"eventId": "e", "type": "ShowtimeCancelled", "showtimeId": 1, "data": {"reason": "projector"}}
     for event in (booked, held, held, released):  # 3 before 2, and a duplicate
         maps.handle(event)
     assert (maps.maps[1].version, maps.maps[1].seats) == (3, {"A1": "BOOKED", "A2": "BOOKED"})
+    for event in (closed, cancelled, cancelled):  # a type without seats, then a cancellation twice
+        maps.handle(event)
+    assert (maps.maps[1].version, maps.maps[1].seats) == (4, {"A1": "AVAILABLE", "A2": "AVAILABLE"})
     late = example.SeatMap()
     late.offer({"type": "SeatsHeld", "data": {"seats": ["B1"], "seatMapVersion": 8}})
     assert late.version == 0 and late.waiting  # started mid-stream: waits for a snapshot
@@ -72,3 +78,39 @@ def _example():  # type: ignore[no-untyped-def]
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+# What each version-1 payload required when it was first published. Within a version a schema only gains
+# optional fields: a field added as required would refuse the messages of every producer not yet upgraded.
+VERSION_1_REQUIRED = {
+    "BookingCancelled": {"holdId", "paymentId", "reason", "seatMapVersion", "seats"},
+    "BookingConfirmed": {"amountCents", "discountCents", "holdId", "paymentId", "seatMapVersion", "seats"},
+    "BookingFailed": {"paymentId", "reason"},
+    "CheckoutStarted": {"amountCents", "discountCents", "expiresAt", "paymentId", "voucherCode"},
+    "HoldExtended": {"expiresAt", "holdId"},
+    "PaymentFailed": {"paymentId", "reason"},
+    "PaymentSucceeded": {"amountCents", "paymentId"},
+    "RefundIssued": {"amountCents", "paymentId", "refundId"},
+    "SeatsHeld": {"amountCents", "expiresAt", "holdId", "seatMapVersion", "seats"},
+    "SeatsReleased": {"holdId", "reason", "seatMapVersion", "seats"},
+    "ShowtimeCancelled": {"reason"},
+    "TicketCheckedIn": {"at", "door"},
+}
+
+
+def test_version_1_payloads_only_ever_gain_optional_fields() -> None:
+    for name in BOOKING_EVENT_TYPES:
+        schema = json.loads((EVENTS / "schemas" / f"{name}.schema.json").read_text())
+        required = set(schema["$defs"][f"{name}Data"]["required"])
+        assert required == VERSION_1_REQUIRED[name], (name, required ^ VERSION_1_REQUIRED[name])
+
+
+def test_an_older_producer_s_booking_confirmed_still_validates() -> None:
+    """A BookingConfirmed without the ticket details (as producers sent it before they existed) is valid."""
+    schema = json.loads((EVENTS / "schemas" / "BookingConfirmed.schema.json").read_text())
+    old = {"eventId": "6f1c2d3e-0000-4000-8000-000000000001", "type": "BookingConfirmed", "version": 1,
+           "occurredAt": "2026-01-01T00:00:00Z", "source": "hold-service",
+           "bookingId": "6f1c2d3e-0000-4000-8000-000000000002", "showtimeId": 1, "customerId": 7,
+           "data": {"holdId": "6f1c2d3e-0000-4000-8000-000000000003", "seats": ["A1"], "amountCents": 1200,
+                    "discountCents": 0, "paymentId": "6f1c2d3e-0000-4000-8000-000000000004", "seatMapVersion": 2}}
+    assert list(jsonschema.Draft7Validator(schema).iter_errors(old)) == []

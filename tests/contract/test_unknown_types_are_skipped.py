@@ -19,7 +19,7 @@ from notifier.entrypoints.consumer import booking_events_processor
 from payment_service.config import Settings as PaymentSettings
 from payment_service.entrypoints.consumer import booking_events_consumer as payment_events
 from ticketing.consumer import IdempotentConsumer
-from ticketing.events import BOOKING_EVENTS, booking_event, outgoing
+from ticketing.events import BOOKING_EVENTS, booking_event, outgoing, showtime_event
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.consumer import booking_events_consumer as voucher_events
 
@@ -42,6 +42,14 @@ def record(value: bytes) -> ConsumerRecord:
 HOLD_EXTENDED = outgoing(booking_event("HoldExtended", source="hold-service", booking_id=uuid.uuid4(), showtime_id=42,
                                        customer_id=7, data={"holdId": uuid.uuid4(),
                                                             "expiresAt": "2031-01-01T20:00:00Z"})).value
+# Types no consumer of ours acts on (yet): the door's check-in, and a showtime's cancellation (the bookings'
+# BookingCancelled and the holds' SeatsReleased carry its effects).
+NOT_CONSUMED = [
+    outgoing(booking_event("TicketCheckedIn", source="hold-service", booking_id=uuid.uuid4(), showtime_id=42,
+                           customer_id=7, data={"door": "A", "at": "2031-01-01T19:55:00Z"})).value,
+    outgoing(showtime_event("ShowtimeCancelled", source="hold-service", showtime_id=42,
+                            data={"reason": "projector failure"})).value,
+]
 NEWER = orjson.dumps({"eventId": str(uuid.uuid4()), "type": "SomethingAddedLater", "version": 1,
                       "bookingId": str(uuid.uuid4()), "data": {}})
 
@@ -52,3 +60,10 @@ async def test_every_consumer_skips_hold_extended_and_types_it_does_not_know(ser
     assert "HoldExtended" not in consumer.config.handlers
     assert await consumer.inbox.apply(record(HOLD_EXTENDED)) == "skipped"
     assert await consumer.inbox.apply(record(NEWER)) == "skipped"
+    for value in NOT_CONSUMED:
+        assert await consumer.inbox.apply(record(value)) == "skipped"
+
+
+def test_booking_cancelled_is_consumed_by_payments_vouchers_and_the_notifier() -> None:
+    handling = {name for name, consumer in consumers().items() if "BookingCancelled" in consumer.config.handlers}
+    assert handling == {"payment-service", "voucher-service", "notifier"}

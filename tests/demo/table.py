@@ -6,7 +6,10 @@ the saga came to rest (the saga checker's facts and verdict), never over what cu
     double sales = 0                          seats.single_owner + seats.booked_once
     voucher uses <= limit                     used_count, CONFIRMED uses and discounted bookings vs the limit
     every late payment refunded               a late payer's money the gateway took: booked, else REFUNDED
-    e-mails sent = bookings of known customers  ticket e-mails vs BOOKED bookings of customers with an address
+    e-mails sent = bookings of known customers  ticket e-mails vs confirmed bookings (BOOKED, or booked then
+                                              cancelled) of customers with an address
+    cancelled bookings refunded once          only when a booking was cancelled: each refunded in full once, its
+                                              voucher use released, one cancellation e-mail (the cancel.* checks)
     every saga invariant                      all of tests/e2e/saga, violations 0
     holds refused by address = 0              hold-service's own count of requests its per-address limit
                                               refused (/metrics): the customers came from enough addresses
@@ -27,6 +30,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..e2e.saga import Verdict
+from ..e2e.saga.cancellations import cancelled_bookings
 from ..e2e.saga.outcomes import outcomes
 from .figures import STEPS, StepFigures
 from .server_figures import ServerFigures, bound
@@ -133,12 +137,24 @@ def judge(verdict: Verdict, *, capacity: int, voucher: str, voucher_limit: int, 
                           f"no late payer: holds last {hold_ttl:.0f} s here, too long to end within the sale "
                           f"(docs/demo.md); paid and unresolved (all payments) {unresolved}", unresolved == 0))
 
-    known_booked = sum(1 for b in f.bookings.values() if b["status"] == "BOOKED" and b["customer_id"] in f.contacts)
+    cancelled = cancelled_bookings(f)
+    known_booked = sum(1 for k, b in f.bookings.items() if (b["status"] == "BOOKED" or k in cancelled)
+                       and b["customer_id"] in f.contacts)
     tickets = len({m["booking"] for m in f.mail if m["kind"] == "ticket"}) + verdict.foreign_mail
     mail_bad = _violations(verdict, "mail.one_ticket")
     t.rows.append(Row("e-mails sent = bookings of known customers", f"{tickets} = {known_booked}"
                       + (f" ({verdict.foreign_mail} sent by another run's notifier)" if verdict.foreign_mail else ""),
                       tickets == known_booked and mail_bad == 0))
+
+    if cancelled:
+        refunded = sum(1 for e in cancelled.values() if f.payments.get(str((e.get("data") or {}).get("paymentId")),
+                                                                        {}).get("status") == "REFUNDED")
+        letters = len({m["booking"] for m in f.mail if m["kind"] == "cancellation"})
+        bad = _violations(verdict, "cancel.refunded_once", "cancel.voucher_released", "mail.one_cancellation",
+                          "cancel.showtime_closed")
+        t.rows.append(Row("cancelled bookings refunded once", f"{len(cancelled)} cancelled: refunded {refunded}, "
+                          f"cancellation e-mails in the sink {letters}; violations {bad}",
+                          refunded == len(cancelled) and bad == 0))
 
     failed = verdict.failed()
     t.rows.append(Row(f"every saga invariant ({len(verdict.checks)})",

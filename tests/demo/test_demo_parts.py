@@ -83,6 +83,37 @@ def test_each_broken_rule_fails_its_row() -> None:
     assert table_of(lost_mail) == ["e-mails sent = bookings of known customers"]
 
 
+def cancelled_facts() -> Facts:
+    """b2 was booked, then cancelled by its customer: its seat is free again, its payment refunded."""
+    f = sold_out_facts()
+    f.seats[1]["status"] = "AVAILABLE"
+    f.bookings["b2"]["status"] = "CANCELLED"
+    f.payments["p2"]["status"] = "REFUNDED"
+    f.events = [{"eventId": "e1", "type": "BookingCancelled", "bookingId": "b2",
+                 "data": {"paymentId": "p2", "reason": "CUSTOMER"}}]
+    f.mail.append({"booking": "b2", "kind": "cancellation"})
+    return f
+
+
+def test_cancellations_get_their_row_and_still_count_their_tickets() -> None:
+    verdict = Verdict(scope=Scope(), rest=Rest(True, 0.0), facts=cancelled_facts(), checks=[])
+    t = judge(verdict, capacity=1, voucher=VOUCHER, voucher_limit=1, late_journeys=[{"payment_ids": ["p3"]}],
+              steps={}, expiry_plays=True, hold_ttl=600)
+    rows = {r.check: r for r in t.rows}
+    assert not t.failed, t.failed
+    assert rows["cancelled bookings refunded once"].figure.startswith("1 cancelled: refunded 1")
+    assert rows["e-mails sent = bookings of known customers"].figure == "2 = 2"  # b2's ticket still counts
+    unrefunded = cancelled_facts()
+    unrefunded.payments["p2"]["status"] = "SUCCEEDED"
+    verdict = Verdict(scope=Scope(), rest=Rest(True, 0.0), facts=unrefunded, checks=[])
+    t = judge(verdict, capacity=1, voucher=VOUCHER, voucher_limit=1, late_journeys=[{"payment_ids": ["p3"]}],
+              steps={}, expiry_plays=True, hold_ttl=600)
+    assert [r.check for r in t.failed] == ["cancelled bookings refunded once"]
+    assert "cancelled bookings refunded once" not in [r.check for r in judge(
+        Verdict(scope=Scope(), rest=Rest(True, 0.0), facts=sold_out_facts(), checks=[]), capacity=2, voucher=VOUCHER,
+        voucher_limit=1, late_journeys=[], steps={}, expiry_plays=False, hold_ttl=600).rows]
+
+
 class StandInRoom:
     """hold-service's waiting room as its contract states it, served through httpx's transport hook:
     the queue admits a ticket on its `admit_after`-th poll; a hold needs the token the room gave."""

@@ -319,8 +319,10 @@ async def test_s2_checkout_of_another_customers_hold_is_404(stack) -> None:  # t
 async def test_checkout_crash_between_gateway_and_database_yields_one_session(stack) -> None:  # type: ignore[no-untyped-def]
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    # A busy machine must not turn a slow hold-service answer into a 503 before the crash point.
-    env = {**stack.pay_env, "PUBLIC_CALLBACK_URL": f"{url}/payments/callback", "DEPENDENCY_TIMEOUT_SECONDS": "15"}
+    # A busy machine must not turn a slow hold-service answer into a 503 before the crash point, and the session
+    # outlasts two process starts: the reconciler expires a sessionless payment once its session time is over.
+    env = {**stack.pay_env, "PUBLIC_CALLBACK_URL": f"{url}/payments/callback", "DEPENDENCY_TIMEOUT_SECONDS": "15",
+           "PAYMENT_SESSION_TTL_SECONDS": "120"}
     args = ["-m", "uvicorn", "--factory", "payment_service.entrypoints.api.app:get_application",
             "--host", "127.0.0.1", "--port", str(port)]
     crashing = ["-m", "uvicorn", "--app-dir", str(Path(__file__).parent), "--factory",

@@ -22,7 +22,8 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer
 
-SEAT_EVENTS = {"SeatsHeld": "HELD", "SeatsReleased": "AVAILABLE", "BookingConfirmed": "BOOKED"}
+SEAT_EVENTS = {"SeatsHeld": "HELD", "SeatsReleased": "AVAILABLE", "BookingConfirmed": "BOOKED",
+               "BookingCancelled": "AVAILABLE"}
 
 
 @dataclass

@@ -130,9 +130,17 @@ class FakePaymentRepository(PaymentRepository):
                             and r.booking_confirmed_at is None, refund_reason=reason, refund_due_since=self.now,
                             refund_next_at=self.now)
 
+    async def refund_cancelled(self, payment_id: uuid.UUID, reason: str) -> Payment | None:
+        return self._update(payment_id, lambda r: r.payment.status == "SUCCEEDED" and r.payment.refund_reason is None,
+                            refund_reason=reason, refund_due_since=self.now, refund_next_at=self.now)
+
     async def booking_confirmed(self, payment_id: uuid.UUID) -> Payment | None:
-        return self._update(payment_id, lambda r: r.payment.status == "SUCCEEDED" and r.booking_confirmed_at is None
-                            and r.payment.refund_reason is None, booking_confirmed_at=self.now)
+        def bookable(r: Row) -> bool:
+            p = r.payment
+            return r.booking_confirmed_at is None and (
+                (p.status == "SUCCEEDED" and p.refund_reason is None)
+                or (p.status in ("SUCCEEDED", "REFUNDED") and p.refunded_for_cancellation))
+        return self._update(payment_id, bookable, booking_confirmed_at=self.now)
 
     async def claim_refunds(self, limit: int, lease_seconds: float) -> list[Payment]:
         due = sorted((r for r in self.rows.values() if r.owes_refund and r.refund_next_at is not None
@@ -174,12 +182,12 @@ class FakePaymentRepository(PaymentRepository):
 
 
 def _checked(row: Row) -> Row:
-    """The CHECK constraints of migration 0002: a violation aborts the statement, as in Postgres."""
+    """The CHECK constraints of migrations 0002 and 0003: a violation aborts the statement, as in Postgres."""
     p = row.payment
     if p.status == "REFUNDED" and row.gateway_paid_at is None:
         raise ValueError("refund_of_paid: only money the gateway took comes back")
-    if row.booking_confirmed_at is not None and p.refund_reason is not None:
-        raise ValueError("booked_or_refunded: a booked payment is never refunded")
+    if row.booking_confirmed_at is not None and p.refund_reason is not None and not p.refunded_for_cancellation:
+        raise ValueError("booked_or_refunded: a booked payment is refunded only for a cancellation")
     return row
 
 

@@ -9,9 +9,9 @@ from voucher_service.domain.commands import ReserveVoucher
 from voucher_service.domain.errors import PaymentsUnavailable, SendRefused
 from voucher_service.domain.gate import GateOrder, GateResult
 from voucher_service.domain.model import NormalAttempt, Voucher
+from voucher_service.service_layer.gate_ports import FlashGate
 from voucher_service.service_layer.ports import (
     Deps,
-    FlashGate,
     NormalReservations,
     Payments,
     Publisher,

@@ -25,8 +25,9 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_serialization_defaults_required=True)
 
 
-class BookingEnvelope(Model):
-    """The fields of every booking-events message around its `data`."""
+class Envelope(Model):
+    """The fields of every booking-events message around its `data`: an event of a whole showtime
+    (ShowtimeCancelled) has these and its showtimeId."""
 
     eventId: uuid.UUID = Field(description="Unique per event; a redelivered copy has the same id (de-duplicate "
                                            "on it: delivery is at least once).")
@@ -34,6 +35,11 @@ class BookingEnvelope(Model):
     version: Literal[1] = 1
     occurredAt: datetime
     source: str = Field(description="The producing service.")
+
+
+class BookingEnvelope(Envelope):
+    """The envelope of an event about one booking."""
+
     bookingId: uuid.UUID = Field(description="Also the Kafka key: one booking's events are in order.")
     showtimeId: int
     customerId: int
@@ -73,7 +79,7 @@ def caused_by() -> list[tuple[str, str]]:
 def sql_form(topic: str, source: str) -> str:
     """The envelope for an SQL writer, as JSON: the topic, the envelope's constant fields and HEADERS as
     [name, envelope field or null, constant or null]."""
-    constant = {"version": BookingEnvelope.model_fields["version"].default, "source": source}
+    constant = {"version": Envelope.model_fields["version"].default, "source": source}
     headers = [[name, _field(value), None if _field(value) else value] for name, value in HEADERS]
     return orjson.dumps({"topic": topic, "envelope": constant, "headers": headers}).decode()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import time
 
 import pytest
@@ -56,7 +57,8 @@ async def test_a_master_killed_under_concurrent_calls_fails_them_only_as_outages
         assert all(isinstance(a, int) for a in await asyncio.gather(*(script(keys=[k]) for k in keys)))
         print(f"failures while the master was replaced: {dict(failures)}")
     finally:
-        await client.aclose()
+        with contextlib.suppress(REDIS_UNAVAILABLE):  # closing may outlast the 0.2 s timeout on a loaded machine
+            await client.aclose()
         await asyncio.to_thread(redis_cluster.restart, dead)
         await asyncio.to_thread(redis_cluster.settle)
         full_coverage(redis_cluster, False)

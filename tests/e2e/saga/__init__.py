@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import calls, delivery, money, notify, seatmap, seats, timing, vouchers
+from . import calls, cancellations, delivery, money, notify, seatmap, seats, timing, vouchers
 from .facts import Facts, collect, resolve
 from .history import History
 from .outcomes import journey_table, outcomes
@@ -88,6 +88,7 @@ def judge(facts: Facts, sources: Sources, history: History | None = None) -> tup
         seats.one_effect_per_fact(facts), delivery.nothing_lost(facts), delivery.nothing_dead_lettered(facts),
         seatmap.versions(facts), moves, replay,
         timing.paid_in_time_is_booked(facts, sources), timing.holds_end_within_their_maximum(facts, sources),
+        *cancellations.checks(facts),
     ]
     if history is not None:
         checks += [calls.no_bare_errors(history), calls.acknowledged_exists(history, facts),

@@ -105,8 +105,10 @@ async def read_databases(scope: Scope, sources: Sources, facts: Facts) -> None:
     facts.bookings = {r["booking_id"]: r for r in await _rows(dsn["hold"], SQL["bookings"], showtimes)}
     facts.payments = {r["payment_id"]: r for r in await _rows(dsn["payment"], SQL["payments"], showtimes)}
     keys = sorted(facts.bookings)
+    message_keys = keys + [f"showtime:{s}" for s in showtimes]  # ShowtimeCancelled is keyed by its showtime
     for schema in ("hold", "payment"):
-        facts.outbox[schema] = {r["event_id"]: r["published"] for r in await _rows(dsn[schema], SQL["outbox"], keys)}
+        facts.outbox[schema] = {r["event_id"]: r["published"]
+                                for r in await _rows(dsn[schema], SQL["outbox"], message_keys)}
     facts.vouchers = {r["code"]: r for r in await _rows(dsn["voucher"], SQL["vouchers"], codes)}
     facts.redemptions = await _rows(dsn["voucher"], SQL["redemptions"], codes)
     customers = sorted({b["customer_id"] for b in facts.bookings.values()})

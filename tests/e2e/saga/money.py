@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .cancellations import cancelled_bookings
 from .facts import Facts
 from .verdict import Check, by
 
@@ -15,16 +16,17 @@ def _sessions_by_reference(facts: Facts) -> dict[str, dict[str, Any]]:
 
 
 def paid_is_resolved(facts: Facts) -> Check:
-    check = Check("money.paid_resolved", "every payment the gateway reports paid is confirmed "
-                                         "(a BookingConfirmed names it) or REFUNDED with a RefundIssued")
+    check = Check("money.paid_resolved", "every payment the gateway reports paid is confirmed (a BookingConfirmed "
+                                         "names it, no BookingCancelled undid it) or REFUNDED with a RefundIssued")
     confirmed = by(facts.of_type("BookingConfirmed"), "paymentId")
     refunds = by(facts.of_type("RefundIssued"), "paymentId")
+    cancelled = cancelled_bookings(facts)
     for session in facts.sessions.values():
         if session["status"] != PAID:
             continue
         pid = session["reference"]
         p = facts.payments[pid]
-        ok = ((p["status"] == "SUCCEEDED" and pid in confirmed)
+        ok = ((p["status"] == "SUCCEEDED" and pid in confirmed and p["booking_id"] not in cancelled)
               or (p["status"] == "REFUNDED" and pid in refunds and bool(session["refundIds"])))
         check.expect(ok, f"payment {pid} paid at the gateway ({session['amountCents']} cents) but {p['status']}, "
                          f"{len(confirmed.get(pid, []))} BookingConfirmed, {len(refunds.get(pid, []))} RefundIssued, "

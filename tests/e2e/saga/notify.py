@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from .cancellations import cancelled_bookings
 from .facts import Facts
 from .scope import Sources
 from .verdict import Check, confirmed_bookings, data
@@ -17,13 +18,16 @@ def _paid(facts: Facts, event: dict[str, Any]) -> dict[str, Any] | None:
 
 def confirmed_amounts(facts: Facts) -> Check:
     check = Check("events.confirmed_amount", "BookingConfirmed: amountCents == paid amount, discountCents == "
-                                             "discount, paymentId a SUCCEEDED payment of the booking")
+                                             "discount, paymentId a SUCCEEDED payment of the booking (REFUNDED "
+                                             "once the booking is cancelled)")
+    cancelled = cancelled_bookings(facts)
     for e in facts.of_type("BookingConfirmed"):
         p, d = _paid(facts, e), data(e)
         if p is None:
             check.expect(False, f"BookingConfirmed {e['eventId']} names unknown payment {d.get('paymentId')}")
             continue
-        check.expect(p["booking_id"] == str(e["bookingId"]) and p["status"] == "SUCCEEDED",
+        live = p["status"] == "SUCCEEDED" or (p["status"] == "REFUNDED" and str(e["bookingId"]) in cancelled)
+        check.expect(p["booking_id"] == str(e["bookingId"]) and live,
                      f"BookingConfirmed of {e['bookingId']} names payment {p['payment_id']} "
                      f"({p['status']}, booking {p['booking_id']})")
         check.expect(d.get("amountCents") == p["amount_cents"],

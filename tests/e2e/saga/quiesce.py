@@ -24,6 +24,10 @@ from .scope import Scope, Sources
 PENDING = {
     "hold": "SELECT count(*) FROM booking WHERE showtime_id = ANY($1::bigint[]) AND status = 'HELD'",
     "payment": "SELECT count(*) FROM payment WHERE showtime_id = ANY($1::bigint[]) AND status = 'PENDING'",
+    # Money due back (a failed or cancelled booking's) that the reconciler has not refunded yet: a gateway
+    # refusing the first refunds keeps the saga moving until its retries go through.
+    "refund": "SELECT count(*) FROM payment WHERE showtime_id = ANY($1::bigint[]) AND refund_reason IS NOT NULL "
+              "AND status <> 'REFUNDED'",
 }
 KEYS = "SELECT booking_id::text FROM booking WHERE showtime_id = ANY($1::bigint[])"
 UNPUBLISHED = "SELECT count(*) FROM outbox WHERE published_at IS NULL AND message_key = ANY($1::text[])"
@@ -49,15 +53,17 @@ async def _unsettled(scope: Scope, sources: Sources) -> dict[str, int]:
     dsn, showtimes = sources.dsn, sorted(scope.showtimes or ())
     conn = await asyncpg.connect(dsn["hold"])
     try:
-        keys = [r[0] for r in await conn.fetch(KEYS, showtimes)]
+        bookings = [r[0] for r in await conn.fetch(KEYS, showtimes)]
     finally:
         await conn.close()
+    keys = bookings + [f"showtime:{s}" for s in showtimes]  # outbox keys: ShowtimeCancelled is the showtime's
     counts = {
         "holds HELD": await _count(dsn["hold"], PENDING["hold"], showtimes),
         "payments PENDING": await _count(dsn["payment"], PENDING["payment"], showtimes),
+        "refunds due": await _count(dsn["payment"], PENDING["refund"], showtimes),
         "hold outbox unpublished": await _count(dsn["hold"], UNPUBLISHED, keys),
         "payment outbox unpublished": await _count(dsn["payment"], UNPUBLISHED, keys),
-        "e-mails pending": await _count(dsn["notifier"], UNSENT, keys),
+        "e-mails pending": await _count(dsn["notifier"], UNSENT, bookings),
     }
     return {k: v for k, v in counts.items() if v}
 

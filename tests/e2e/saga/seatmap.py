@@ -1,9 +1,11 @@
 """R15: booking-events as a changelog of each showtime's seat map.
 
-Applying a showtime's SeatsHeld, SeatsReleased and BookingConfirmed in seatMapVersion order must reproduce
+Applying a showtime's SeatsHeld, SeatsReleased, BookingConfirmed and BookingCancelled in seatMapVersion order must
+reproduce
 GET /showtimes/{id}/seats exactly; versions run 1..N with no gap and no duplicate; and each event may only
 change seats in the state it claims (a SeatsReleased names only seats its hold still had, a SeatsHeld takes
-only seats the stream shows free, a BookingConfirmed books only its hold's seats). The replay applies every
+only seats the stream shows free, a BookingConfirmed books only its hold's seats, a BookingCancelled frees only
+seats its booking had BOOKED). The replay applies every
 event as a consumer would, so a wrong event also shows as a wrong map.
 """
 
@@ -15,7 +17,7 @@ from typing import Any
 from .facts import Facts
 from .verdict import Check, data
 
-CHANGES = ("SeatsHeld", "SeatsReleased", "BookingConfirmed")
+CHANGES = ("SeatsHeld", "SeatsReleased", "BookingConfirmed", "BookingCancelled")
 
 
 def _stream(facts: Facts, showtime: int) -> list[dict[str, Any]]:
@@ -42,7 +44,8 @@ def versions(facts: Facts) -> Check:
 def replay(facts: Facts) -> tuple[Check, Check]:
     """(the per-event check, the final map check)."""
     moves = Check("seatmap.events_change_what_they_claim", "SeatsReleased lists only seats its hold freed; "
-                                                           "SeatsHeld takes free seats; BookingConfirmed its own")
+                                                           "SeatsHeld takes free seats; BookingConfirmed its own; "
+                                                           "BookingCancelled frees its booked seats")
     final = Check("seatmap.replay", "the seat map rebuilt from booking-events == GET /showtimes/{id}/seats")
     codes: dict[int, list[str]] = {}
     for row in facts.seats:
@@ -68,6 +71,11 @@ def _apply(e: dict[str, Any], state: dict[str, str], owner: dict[str, str], chec
             check.expect(state.get(seat) == "AVAILABLE",
                          f"{where} taken while the stream shows it {state.get(seat)} by hold {owner.get(seat)}")
             state[seat], owner[seat] = "HELD", hold
+        elif kind == "BookingCancelled":
+            check.expect(state.get(seat) == "BOOKED" and owner.get(seat) == hold,
+                         f"{where} cancelled but the stream shows it {state.get(seat)} by hold {owner.get(seat)}")
+            state[seat] = "AVAILABLE"
+            owner.pop(seat, None)
         elif kind == "SeatsReleased":
             check.expect(state.get(seat) == "HELD" and owner.get(seat) == hold,
                          f"{where} released but the stream shows it {state.get(seat)} by hold {owner.get(seat)}")

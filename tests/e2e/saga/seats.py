@@ -68,10 +68,10 @@ def booked_iff_paid(facts: Facts) -> Check:
 
 def one_effect_per_fact(facts: Facts) -> Check:
     """Exactly-once effects, seen on the topic: distinct event ids for one fact mean a double effect."""
-    check = Check("events.once", "one BookingConfirmed per booking; one PaymentSucceeded, one BookingFailed "
-                                 "and one RefundIssued per payment")
-    for kind, key in (("BookingConfirmed", "bookingId"), ("PaymentSucceeded", "paymentId"),
-                      ("BookingFailed", "paymentId"), ("RefundIssued", "paymentId")):
+    check = Check("events.once", "one BookingConfirmed and one BookingCancelled per booking; one PaymentSucceeded, "
+                                 "one BookingFailed and one RefundIssued per payment")
+    for kind, key in (("BookingConfirmed", "bookingId"), ("BookingCancelled", "bookingId"),
+                      ("PaymentSucceeded", "paymentId"), ("BookingFailed", "paymentId"), ("RefundIssued", "paymentId")):
         for subject, events in by(facts.of_type(kind), key).items():
             check.expect(len(events) == 1, f"{len(events)} x {kind} for {key} {subject}")
     return check

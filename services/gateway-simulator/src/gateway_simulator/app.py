@@ -22,13 +22,14 @@ from ticketing.api.errors import ApiError, not_found
 
 from gateway_simulator.config import SimulatorSettings
 from gateway_simulator.delivery import Deliverer, Delivery
-from gateway_simulator.model import Session, SessionConflict, SessionNotFound, SessionStore
+from gateway_simulator.model import RefundRefused, Session, SessionConflict, SessionNotFound, SessionStore
 from gateway_simulator.page import pay_page, result_page
 from gateway_simulator.schemas import (
     PayCommand,
     PayResult,
     RefundCreate,
     RefundCreated,
+    RefuseRefunds,
     SessionCreate,
     SessionCreated,
     SessionPublic,
@@ -101,6 +102,8 @@ async def refund(session_id: str, request: Request, body: RefundCreate | None = 
         return RefundCreated(refundId=refund_id)
     except SessionConflict as exc:
         raise ApiError(409, "CONFLICT", str(exc)) from exc
+    except RefundRefused as exc:
+        raise ApiError(402, "REFUND_REFUSED", str(exc)) from exc
 
 
 def _pay(request: Request, session_id: str, command: PayCommand) -> PayResult:
@@ -120,6 +123,13 @@ def _pay(request: Request, session_id: str, command: PayCommand) -> PayResult:
 async def sim_pay(session_id: str, command: PayCommand, request: Request) -> PayResult:
     """Test control: settle a session and choose how its callback is delivered."""
     return _pay(request, session_id, command)
+
+
+@merchant.post("/sim/refunds/refuse")
+async def sim_refuse_refunds(body: RefuseRefunds, request: Request) -> dict[str, int]:
+    """Test control, the merchant's only: refuse the next `count` refund requests (402 REFUND_REFUSED), as a
+    gateway does that cannot refund for a while; 0 stops refusing."""
+    return {"refusing": _store(request).refuse_refunds(body.count)}
 
 
 @merchant.get("/sim/sessions")

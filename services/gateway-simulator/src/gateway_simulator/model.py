@@ -23,6 +23,11 @@ class SessionConflict(Exception):
     """The operation does not fit the session's state (pay an expired session, refund an unpaid one)."""
 
 
+class RefundRefused(Exception):
+    """Test control: the gateway refuses this refund for now (as a real one does when, say, the merchant's
+    balance cannot cover it); the same refund asked again later may go through."""
+
+
 @dataclass
 class Session:
     session_id: str
@@ -46,6 +51,12 @@ class SessionStore:
     def __init__(self) -> None:
         self._by_id: dict[str, Session] = {}
         self._by_reference: dict[str, str] = {}
+        self.refunds_to_refuse = 0  # test control: the next this many refund requests are refused
+
+    def refuse_refunds(self, count: int) -> int:
+        """The next `count` refund requests (of any session) are refused; returns how many are left to refuse."""
+        self.refunds_to_refuse = count
+        return count
 
     def create(self, *, reference: str, amount_cents: int, callback_url: str, expires_at: float) -> Session:
         """Idempotent on `reference`: a retried create (same reference) returns the first session."""
@@ -90,6 +101,9 @@ class SessionStore:
         session = self.get(session_id)
         if session.status != "paid":
             raise SessionConflict(f"cannot refund a session that is {session.status}")
+        if self.refunds_to_refuse > 0:
+            self.refunds_to_refuse -= 1
+            raise RefundRefused(f"refund of {session_id} refused ({self.refunds_to_refuse} more to refuse)")
         if (known := session.refunds.get(idempotency_key)) is not None:
             return known
         if session.refunds:

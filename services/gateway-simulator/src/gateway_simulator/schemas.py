@@ -40,6 +40,10 @@ class RefundCreated(BaseModel):
     refundId: str
 
 
+class RefuseRefunds(BaseModel):
+    count: int = Field(ge=0, le=1_000_000, description="How many of the next refund requests are refused.")
+
+
 class PayCommand(BaseModel):
     outcome: Literal["succeeded", "failed"]
     delivery: Literal["normal", "duplicate", "delayed", "never"] = "normal"

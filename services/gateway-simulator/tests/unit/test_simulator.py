@@ -86,3 +86,27 @@ def test_the_merchant_api_and_the_session_list_need_the_api_key() -> None:
     assert [r.status_code for r in refunds] == [200, 200, 409]
     assert refunds[0].json() == refunds[1].json()
     assert client.get(f"/v1/sessions/{sid}", headers=merchant).json()["refundIds"] == [refunds[0].json()["refundId"]]
+
+
+def test_the_next_refunds_can_be_refused_then_go_through_once() -> None:
+    """Test control: a gateway that refuses the first refunds (402) and then accepts; a refused request left
+    no refund behind, so the accepted one is the session's only one."""
+    from fastapi.testclient import TestClient
+    from gateway_simulator.app import get_application
+    from gateway_simulator.config import SimulatorSettings
+
+    client = TestClient(get_application(SimulatorSettings(gateway_api_key=KEY, _env_file=None)))
+    merchant = {"Authorization": f"Bearer {KEY}"}
+    body = {"amountCents": 1200, "reference": "pay-r", "callbackUrl": "http://127.0.0.1:9/cb",
+            "expiresAt": "2040-01-01T00:00:00Z"}
+    sid = client.post("/v1/sessions", json=body, headers=merchant).json()["sessionId"]
+    client.post(f"/sim/sessions/{sid}/pay", json={"outcome": "succeeded", "delivery": "never"})
+    assert client.post("/sim/refunds/refuse", json={"count": 2}).status_code == 401
+    assert client.post("/sim/refunds/refuse", json={"count": 2}, headers=merchant).json() == {"refusing": 2}
+    refund = {**merchant, "Idempotency-Key": "pay-r"}
+    answers = [client.post(f"/v1/sessions/{sid}/refunds", json={"amountCents": 1200}, headers=refund)
+               for _ in range(4)]
+    assert [a.status_code for a in answers] == [402, 402, 200, 200]
+    assert answers[0].json()["error"] == "REFUND_REFUSED"
+    assert answers[2].json() == answers[3].json()
+    assert client.get(f"/v1/sessions/{sid}", headers=merchant).json()["refundIds"] == [answers[2].json()["refundId"]]

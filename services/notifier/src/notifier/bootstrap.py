@@ -10,6 +10,7 @@ import asyncpg
 from ticketing.db import create_pool
 from ticketing.tickets import private_key_from_seed
 
+from notifier.adapters.catalogues import load_catalogues
 from notifier.adapters.mailer import SmtpLogin, SmtpMailer
 from notifier.adapters.repository import PgNotifierUnitOfWork
 from notifier.config import NotifierSettings
@@ -35,7 +36,7 @@ def smtp_login(s: NotifierSettings) -> SmtpLogin:
 
 def notify_policy(s: NotifierSettings) -> NotifyPolicy:
     return NotifyPolicy(mail_from=s.mail_from, signing_key=private_key_from_seed(s.qr_signing_key),
-                        cents_per_point=s.points_per_cents)
+                        cents_per_point=s.points_per_cents, catalogues=load_catalogues(), currency=s.currency)
 
 
 async def bootstrap(settings: NotifierSettings | None = None, *, mailer: Mailer | None = None) -> Service:

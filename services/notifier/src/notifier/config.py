@@ -48,6 +48,9 @@ class NotifierSettings(ServiceSettings):
     """The From of every e-mail."""
     points_per_cents: int = Field(default=100, ge=1)
     """One loyalty point per this many cents paid."""
+    currency: str = Field(default="EUR", pattern="^[A-Z]{3}$")
+    """The ISO 4217 code of the currency the amounts of the events are in (cents of it), as e-mails show
+    them in each customer's locale."""
     sender_interval_seconds: float = Field(default=1.0, gt=0)
     """How often the e-mail sender looks for e-mails to send when nothing woke it."""
     sender_batch_size: int = Field(default=20, ge=1)

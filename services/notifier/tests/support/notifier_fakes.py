@@ -4,13 +4,15 @@ repositories (imported by name: conftest puts this folder on sys.path)."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from notifier.domain.messages import Contact
 from notifier.domain.rendering import RenderedEmail
 from notifier.service_layer.ports import (
+    BookingRecord,
+    BookingRecords,
     CustomerDirectory,
     DueEmail,
     EmailAdmin,
@@ -53,6 +55,37 @@ class FakeDirectory(CustomerDirectory):
         return [self.contacts[k] for k in sorted(self.contacts)]
 
 
+class FakeBookings(BookingRecords):
+    """As the named queries of sql/notifier.sql keep `booking`: the first confirmation and refund stand, the first
+    cancellation is the only one answered."""
+
+    def __init__(self) -> None:
+        self.records: dict[uuid.UUID, BookingRecord] = {}
+
+    def _record(self, booking_id: uuid.UUID) -> BookingRecord:
+        return self.records.get(booking_id, BookingRecord(confirmed=None, refund_cents=None))
+
+    async def record_confirmed(self, booking_id: uuid.UUID, customer_id: int, data: dict[str, Any]) -> None:
+        record = self._record(booking_id)
+        self.records[booking_id] = replace(record, confirmed=record.confirmed or data)
+
+    async def record_refund(self, booking_id: uuid.UUID, customer_id: int, amount_cents: int) -> bool:
+        record = self._record(booking_id)
+        self.records[booking_id] = replace(record, refund_cents=record.refund_cents or amount_cents)
+        return record.cancelled_by is not None
+
+    async def record_cancelled(self, booking_id: uuid.UUID, customer_id: int,
+                               event_id: uuid.UUID) -> BookingRecord | None:
+        record = self._record(booking_id)
+        if record.cancelled_by is not None:
+            return None
+        self.records[booking_id] = replace(record, cancelled_by=event_id)
+        return self.records[booking_id]
+
+    async def get(self, booking_id: uuid.UUID) -> BookingRecord | None:
+        return self.records.get(booking_id)
+
+
 class FakeLedger(PointsLedger):
     def __init__(self) -> None:
         self.points: dict[uuid.UUID, int] = {}
@@ -75,8 +108,11 @@ class FakeQueue(EmailQueue):
         return next(r for r in self.rows if r.id == email_id)
 
     def _queued(self, email: QueuedEmail) -> Row | None:
-        return next((r for r in self.rows if r.email and (r.email.event_id, r.email.kind) ==
-                     (email.event_id, email.kind)), None)
+        """The row the unique keys find: (event, kind), and one cancellation e-mail per booking."""
+        def same(queued: QueuedEmail) -> bool:
+            return ((queued.event_id, queued.kind) == (email.event_id, email.kind)
+                    or (email.kind == queued.kind == "cancellation" and queued.booking_id == email.booking_id))
+        return next((r for r in self.rows if r.email and same(r.email)), None)
 
     async def enqueue(self, email: QueuedEmail, rendered: RenderedEmail) -> bool:
         if self._queued(email) is not None:
@@ -152,6 +188,7 @@ class FakeUnitOfWork(NotifierUnitOfWork):
 
     def __init__(self, contacts: dict[int, Contact] | None = None, queue: FakeQueue | None = None) -> None:
         self.customers: FakeDirectory = FakeDirectory(contacts)
+        self.bookings: FakeBookings = FakeBookings()
         self.points: FakeLedger = FakeLedger()
         self.emails: FakeQueue = queue or FakeQueue()
         self.email_admin: FakeEmailAdmin = FakeEmailAdmin(self.emails)

@@ -42,3 +42,10 @@ def test_csv_import_reads_internationalized_rows(tmp_path):
     path = tmp_path / "customers.csv"
     path.write_text("customer_id,email,name,locale\n3,josé@exämple.com,José,es\n", encoding="utf-8")
     assert customers.read_csv(path) == [Contact(3, "josé@exämple.com", "José", "es")]
+
+
+def test_the_locale_is_normalized_and_what_is_not_one_is_refused(capsys):
+    assert checked(Contact(7, "ana@example.com", "Ana", "es-mx")).locale == "es_MX"
+    assert checked(Contact(7, "ana@example.com", "Ana", "vi")).locale == "vi"
+    assert customers.main(["upsert", "--id", "7", "--email", "ana@example.com", "--locale", "elvish!"]) == 2
+    assert "is not a locale" in capsys.readouterr().err

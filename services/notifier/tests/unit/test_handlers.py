@@ -38,8 +38,8 @@ async def test_confirmed_credits_points_and_queues_one_ticket():
 
 
 async def test_points_are_computed_from_the_paid_amount(eml):
-    """amountCents is what the customer paid after the voucher discount (the event contract, docs/events): a 24.50 EUR
-    seat bought with a 5.00 EUR voucher earns 19 points, not 24, and the ticket says 19.50 EUR paid."""
+    """amountCents is what the customer paid after the voucher discount (the event contract, docs/events): a €24.50
+    seat bought with a €5.00 voucher earns 19 points, not 24, and the ticket says €19.50 paid."""
     uow = FakeUnitOfWork({7: Contact(7, "ana@example.com", "Ana")})
     booking = uuid.uuid4()
     await notify_booking_confirmed(confirmed(booking, amount=1950), uow, POLICY)
@@ -47,7 +47,7 @@ async def test_points_are_computed_from_the_paid_amount(eml):
     [row] = uow.emails.rows
     assert row.rendered is not None
     body = eml.parse(row.rendered.message).get_body(("plain",)).get_content()
-    assert "Paid: 19.50 EUR" in body and "Loyalty points earned: 19" in body
+    assert "Paid: €19.50" in body and "Loyalty points earned: 19" in body
     assert "discount" not in body.lower()  # no discountCents in the event: no discount line
 
 

@@ -6,6 +6,7 @@ from notifier.domain import messages
 from notifier.domain.delivery import DeliveryError, Failure
 from notifier.domain.messages import Contact, Envelope
 from notifier.domain.points import points_for
+from notifier.domain.showing import Showing
 from notifier.entrypoints.cli.smtp_sink import file_name
 from ticketing.tickets import (
     TicketPayload,
@@ -29,7 +30,8 @@ def envelope(kind: str) -> Envelope:
 
 def test_ticket_email_names_the_booking_and_carries_a_verifiable_qr(eml):
     signed = sign_ticket(TicketPayload(BOOKING, 42, ("F5", "F6")), KEY)
-    msg = eml.parse(messages.render_ticket(envelope(messages.TICKET), ["F5", "F6"], 2400, 0, 24, signed).message)
+    msg = eml.parse(messages.render_ticket(envelope(messages.TICKET), Showing(42, ("F5", "F6")), 2400, 0, 24,
+                                           signed).message)
     assert BOOKING in msg["Subject"]
     assert msg["To"] == "Ana <ana@example.com>"
     assert msg["Message-ID"] == f"<{EVENT}.ticket@notifier.ticketing>"
@@ -42,7 +44,7 @@ def test_ticket_email_names_the_booking_and_carries_a_verifiable_qr(eml):
 
 def test_refund_and_failure_emails(eml):
     refund = eml.parse(messages.render_refund(envelope(messages.REFUND), 2400, "re_123").message)
-    assert BOOKING in refund["Subject"] and "24.00 EUR" in refund.get_body(("plain",)).get_content()
+    assert BOOKING in refund["Subject"] and "€24.00" in refund.get_body(("plain",)).get_content()
     failed = eml.parse(messages.render_booking_failed(envelope(messages.BOOKING_FAILED), "HOLD_EXPIRED").message)
     assert "refunded" in failed["Subject"]
     assert "no longer available" in failed.get_body(("plain",)).get_content()
@@ -100,8 +102,8 @@ def test_what_cannot_be_an_email_raises_a_value_error(email, name):
 
 def test_ticket_shows_the_paid_amount_and_the_discount_when_there_is_one(eml):
     signed = sign_ticket(TicketPayload(BOOKING, 42, ("F5",)), KEY)
-    with_discount = messages.render_ticket(envelope(messages.TICKET), ["F5"], 950, 250, 9, signed)
+    with_discount = messages.render_ticket(envelope(messages.TICKET), Showing(42, ("F5",)), 950, 250, 9, signed)
     body = eml.parse(with_discount.message).get_body(("plain",)).get_content()
-    assert "Paid: 9.50 EUR" in body and "Voucher discount: 2.50 EUR" in body
-    without = messages.render_ticket(envelope(messages.TICKET), ["F5"], 1200, 0, 12, signed)
+    assert "Paid: €9.50" in body and "Voucher discount: €2.50" in body
+    without = messages.render_ticket(envelope(messages.TICKET), Showing(42, ("F5",)), 1200, 0, 12, signed)
     assert "discount" not in eml.parse(without.message).get_body(("plain",)).get_content()

@@ -125,6 +125,30 @@ async def test_a_paid_payment_is_either_booked_or_refunded(ports) -> None:
     assert await ports.change(lambda uow: uow.payments.refund_due(unpaid.payment_id, "HOLD_EXPIRED")) is None
 
 
+async def test_a_cancelled_booking_s_payment_owes_its_whole_amount_once_in_either_order(ports) -> None:
+    """BookingCancelled after the booking was recorded, or before its BookingConfirmed: due once, and the
+    booking is recorded either way; a failed booking's refund is not a cancellation's."""
+    booked_first, cancelled_first, failed = await paid(ports), await paid(ports), await paid(ports)
+    await ports.change(lambda uow: uow.payments.booking_confirmed(booked_first.payment_id))
+    for payment in (booked_first, cancelled_first):
+        due = await ports.change(lambda uow, p=payment: uow.payments.refund_cancelled(p.payment_id,
+                                                                                      "SHOWTIME_CANCELLED"))
+        assert (due.status, due.refund_reason, due.amount_cents) == ("SUCCEEDED", "SHOWTIME_CANCELLED", 2400)
+        again = await ports.change(lambda uow, p=payment: uow.payments.refund_cancelled(p.payment_id,
+                                                                                        "CUSTOMER_CANCELLED"))
+        assert again is None
+    await ports.change(lambda uow: uow.payments.mark_refunded(cancelled_first.payment_id, "re_1"))
+    late = await ports.change(lambda uow: uow.payments.booking_confirmed(cancelled_first.payment_id))
+    assert (late.status, late.refund_reason) == ("REFUNDED", "SHOWTIME_CANCELLED")
+    await ports.change(lambda uow: uow.payments.refund_due(failed.payment_id, "HOLD_EXPIRED"))
+    owed = await ports.change(lambda uow: uow.payments.refund_cancelled(failed.payment_id, "SHOWTIME_CANCELLED"))
+    assert owed is None
+    assert await ports.change(lambda uow: uow.payments.booking_confirmed(failed.payment_id)) is None
+    unpaid = await ports.add()
+    owed = await ports.change(lambda uow: uow.payments.refund_cancelled(unpaid.payment_id, "SHOWTIME_CANCELLED"))
+    assert owed is None
+
+
 async def test_refunds_are_leased_retried_later_and_marked_once(ports) -> None:
     """Each claim shares its unit of work with the step before it: a reconciler running beside the tests (the
     e2e stack's worker, on the same database) must not take this refund between the two."""

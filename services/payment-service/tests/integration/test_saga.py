@@ -12,6 +12,7 @@ from datetime import timedelta
 import httpx
 import pytest
 import pytest_asyncio
+from aiokafka import ConsumerRecord
 from payment_service.adapters.gateway import HttpGateway
 from payment_service.adapters.http import ServiceClient, api_key
 from payment_service.adapters.repository import PgPaymentsUnitOfWork
@@ -25,11 +26,13 @@ from payment_service.domain.commands import (
 )
 from payment_service.domain.errors import DependencyUnavailable, HoldNotActive
 from payment_service.domain.model import Payment
+from payment_service.entrypoints.consumer import booking_events_consumer
 from payment_service.service_layer import money, reactions
 from payment_service.service_layer.callbacks import handle_callback
 from payment_service.service_layer.checkout import start_checkout
 from payment_service.service_layer.ports import GatewaySession
 from prometheus_client import REGISTRY
+from ticketing.events import BOOKING_EVENTS, booking_event, outgoing
 from ticketing_testing import merchant_auth
 
 pytestmark = pytest.mark.integration
@@ -214,3 +217,90 @@ async def test_hold_service_decides_whether_a_hold_is_active(saga, payment_api, 
     payment = await start_checkout(checkout_of(short, "s"), service.deps)
     grace = timedelta(seconds=service.deps.settings.payment_confirm_grace_seconds)
     assert payment.expires_at + grace == payment_api.holds.holds[short.hold_id].expires_at
+
+
+def booking_record(payment: Payment, type_: str, data: dict, event_id: uuid.UUID | None = None):  # type: ignore[no-untyped-def,type-arg]
+    """A booking-events record as hold-service publishes it, for the service's own consumer."""
+    event = booking_event(type_, source="hold-service", booking_id=payment.booking_id,
+                          showtime_id=payment.showtime_id, customer_id=payment.customer_id, data=data,
+                          event_id=event_id)
+    value = outgoing(event).value
+    return ConsumerRecord(BOOKING_EVENTS, 0, 0, 0, 0, str(payment.booking_id).encode(), value, None, 0,
+                          len(value), ())
+
+
+async def paid_booking(service: Service, payment_api, kit, amount: int = 2400) -> Payment:  # type: ignore[no-untyped-def]
+    hold = payment_api.holds.add(kit.unique_customer(), amount=amount)
+    payment = await start_checkout(checkout_of(hold), service.deps)
+    await sim(service.deps.settings, f"/sim/sessions/{payment.session_id}/pay", outcome="succeeded", delivery="never")
+    return payment
+
+
+def cancellation(payment: Payment, reason: str = "SHOWTIME_CANCELLED") -> dict:  # type: ignore[type-arg]
+    return {"holdId": payment.hold_id, "seats": ["A1"], "reason": reason, "paymentId": payment.payment_id,
+            "seatMapVersion": 9}
+
+
+async def test_a_showtime_s_cancelled_bookings_are_refunded_once_while_the_gateway_refuses_the_first(
+        saga, payment_api, kit) -> None:
+    """R19's money side, through the service's own booking-events consumer (its inbox) and the real gateway
+    simulator told to refuse the first refunds: every cancelled booking is refunded in full exactly once by
+    the money reconciler, whatever the events' order and repeats; nothing is left due."""
+    service, _ = saga
+    payments = [await paid_booking(service, payment_api, kit, amount=1200 + 100 * n) for n in range(12)]
+    await money.settle_pending(service.deps)
+    consumer = booking_events_consumer(service.deps, service.pool)
+    confirmed = {p.payment_id: {"holdId": p.hold_id, "seats": ["A1"], "amountCents": p.amount_cents,
+                                "discountCents": 0, "paymentId": p.payment_id, "seatMapVersion": 5}
+                 for p in payments}
+    answers: dict[str, int] = {}
+    for n, payment in enumerate(payments):
+        cancel = booking_record(payment, "BookingCancelled", cancellation(payment), uuid.uuid4())
+        confirm = booking_record(payment, "BookingConfirmed", confirmed[payment.payment_id])
+        customer = booking_record(payment, "BookingCancelled", cancellation(payment, "CUSTOMER"))
+        # Half in order, half with the cancellation first; each cancellation redelivered; some racing a
+        # customer's own cancellation.
+        order = [confirm, cancel, cancel] if n % 2 else [cancel, confirm, cancel]
+        for record in [*order, *([customer] if n % 3 == 0 else [])]:
+            answer = await consumer.inbox.apply(record)
+            answers[answer] = answers.get(answer, 0) + 1
+    assert answers == {"applied": 12 * 2 + 4, "duplicate": 12}
+    await sim(service.deps.settings, "/sim/refunds/refuse", count=7)
+    for _ in range(20):
+        await money.issue_refunds(service.deps)
+        async with service.pool.acquire() as conn:  # no waiting out the backoff in a test
+            await conn.execute("UPDATE payment SET refund_next_at = now() WHERE payment_id = ANY($1::uuid[]) "
+                               "AND status <> 'REFUNDED'", [p.payment_id for p in payments])
+        if {(await reload(service, p)).status for p in payments} == {"REFUNDED"}:
+            break
+    refunded = [await reload(service, p) for p in payments]
+    assert {p.status for p in refunded} == {"REFUNDED"}
+    assert 0 < sum(p.refund_attempts for p in refunded) <= 7  # refused (other refunds due may take some), retried
+    assert {p.refund_reason for p in refunded} == {"SHOWTIME_CANCELLED"}
+    for payment in payments:
+        assert await events(service, payment) == ["CheckoutStarted", "PaymentSucceeded", "RefundIssued"]
+        assert len((await sim(service.deps.settings, f"/v1/sessions/{payment.session_id}"))["refundIds"]) == 1
+    amounts = await service.pool.fetch(
+        "SELECT (convert_from(payload, 'UTF8')::jsonb->'data'->>'amountCents')::int AS a FROM outbox "
+        "WHERE convert_from(payload, 'UTF8')::jsonb->>'type' = 'RefundIssued' "
+        "AND convert_from(payload, 'UTF8')::jsonb->'data'->>'paymentId' = ANY($1::text[]) ORDER BY 1",
+        [str(p.payment_id) for p in payments])
+    assert [r["a"] for r in amounts] == sorted(p.amount_cents for p in payments)
+    booked = await service.pool.fetchval("SELECT count(*) FROM payment WHERE payment_id = ANY($1::uuid[]) "
+                                         "AND booking_confirmed_at IS NOT NULL", [p.payment_id for p in payments])
+    assert booked == 12
+
+
+async def test_a_hold_released_with_its_cancelled_showtime_leaves_no_payment_pending(saga, payment_api, kit) -> None:
+    """SeatsReleased{SHOWTIME_CANCELLED} for a hold whose customer is on the gateway's page: its session is
+    cancelled at the gateway and the payment ends EXPIRED (PaymentFailed{EXPIRED} releases the voucher use)."""
+    service, _ = saga
+    hold = payment_api.holds.add(kit.unique_customer())
+    payment = await start_checkout(checkout_of(hold, "sc"), service.deps)
+    consumer = booking_events_consumer(service.deps, service.pool)
+    released = booking_record(payment, "SeatsReleased", {"holdId": hold.hold_id, "seats": ["A1"],
+                                                         "reason": "SHOWTIME_CANCELLED", "seatMapVersion": 4})
+    assert await consumer.inbox.apply(released) == "applied"
+    assert (await reload(service, payment)).status == "EXPIRED"
+    assert (await sim(service.deps.settings, f"/v1/sessions/{payment.session_id}"))["status"] == "expired"
+    assert await events(service, payment) == ["CheckoutStarted", "PaymentFailed"]

@@ -1,4 +1,4 @@
-"""BookingFailed and HoldExtended, built from the event catalogue (shared/src/ticketing/events.py).
+"""BookingFailed and HoldExtended, built from the event catalogue (shared/src/ticketing/events/).
 
 The seat-map events (SeatsHeld, SeatsReleased, BookingConfirmed) carry a seatMapVersion only Postgres
 knows at the change, so Postgres builds them (append_seat_map_events, sql/schema.sql), in the same envelope

@@ -6,15 +6,24 @@ the points credit and the queued e-mail commit or roll back together.
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
+from typing import Any
 
+import asyncpg
 from ticketing.db import Queries, sql_dir
 from ticketing.unit_of_work import Conn, PostgresUnitOfWork
 
 from notifier.adapters.email_queue import PgEmailAdmin, PgEmailQueue
 from notifier.domain.messages import Contact
-from notifier.service_layer.ports import CustomerDirectory, NotifierUnitOfWork, PointsLedger
+from notifier.service_layer.ports import (
+    BookingRecord,
+    BookingRecords,
+    CustomerDirectory,
+    NotifierUnitOfWork,
+    PointsLedger,
+)
 
 QUERIES = Queries.load(sql_dir(str(Path(__file__).resolve().parent)) / "notifier.sql")
 
@@ -47,9 +56,35 @@ class PgPointsLedger(PointsLedger):
         return credited is not None
 
 
+def _record(row: asyncpg.Record | None) -> BookingRecord | None:
+    if row is None:
+        return None
+    return BookingRecord(confirmed=None if row["confirmed"] is None else json.loads(row["confirmed"]),
+                         refund_cents=row["refund_cents"], cancelled_by=row["cancelled_by"])
+
+
+class PgBookingRecords(BookingRecords):
+    def __init__(self, conn: Conn) -> None:
+        self.conn = conn
+
+    async def record_confirmed(self, booking_id: uuid.UUID, customer_id: int, data: dict[str, Any]) -> None:
+        await self.conn.execute(QUERIES.record_confirmed, booking_id, customer_id, json.dumps(data, default=str))
+
+    async def record_refund(self, booking_id: uuid.UUID, customer_id: int, amount_cents: int) -> bool:
+        return bool(await self.conn.fetchval(QUERIES.record_refund, booking_id, customer_id, amount_cents))
+
+    async def record_cancelled(self, booking_id: uuid.UUID, customer_id: int,
+                               event_id: uuid.UUID) -> BookingRecord | None:
+        return _record(await self.conn.fetchrow(QUERIES.record_cancelled, booking_id, customer_id, event_id))
+
+    async def get(self, booking_id: uuid.UUID) -> BookingRecord | None:
+        return _record(await self.conn.fetchrow(QUERIES.get_booking, booking_id))
+
+
 class PgNotifierUnitOfWork(PostgresUnitOfWork, NotifierUnitOfWork):
     def bind(self, conn: Conn) -> None:
         self.customers = PgCustomerDirectory(conn)
+        self.bookings = PgBookingRecords(conn)
         self.points = PgPointsLedger(conn)
         self.emails = PgEmailQueue(conn)
         self.email_admin = PgEmailAdmin(conn)

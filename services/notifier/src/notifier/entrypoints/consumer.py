@@ -29,4 +29,5 @@ def booking_events_processor(deps: Deps, pool: asyncpg.Pool) -> IdempotentConsum
         decode=decode_booking_event,
         handlers={"BookingConfirmed": joined(handlers.notify_booking_confirmed),
                   "RefundIssued": joined(handlers.notify_refund_issued),
+                  "BookingCancelled": joined(handlers.notify_booking_cancelled),
                   "BookingFailed": joined(handlers.notify_booking_failed)}), pool)

@@ -1,5 +1,5 @@
-"""The customer directory (where ticket e-mails go), filled by operators. Every way into it checks the
-address: what is not one is refused with the reason and nothing is written."""
+"""The customer directory (where ticket e-mails go, and in which language), filled by operators. Every way into
+it checks the address and the locale: what is not one is refused with the reason and nothing is written."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ from dataclasses import replace
 
 from notifier.domain.addresses import parse_address
 from notifier.domain.commands import UpsertCustomers
+from notifier.domain.language import normalized_locale
 from notifier.domain.messages import Contact
 from notifier.service_layer.ports import Deps
 
 
 def checked(contact: Contact) -> Contact:
-    """The contact with its address normalized; raises InvalidAddress with the reason."""
-    return replace(contact, email=parse_address(contact.email).unicode)
+    """The contact with its address and locale normalized; raises InvalidAddress or InvalidLocale with the
+    reason. A locale we have no catalogue for (say `fr`) is kept: its e-mails are in English until one comes."""
+    return replace(contact, email=parse_address(contact.email).unicode, locale=normalized_locale(contact.locale))
 
 
 async def upsert_customers(cmd: UpsertCustomers, deps: Deps) -> int:

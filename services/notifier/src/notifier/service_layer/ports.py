@@ -10,6 +10,7 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ticketing.unit_of_work import UnitOfWork
 
@@ -55,6 +56,34 @@ class FailedEmail:
     failure_reason: str
     event_json: str | None  # None: queued before events were kept with the e-mail
     rendered: bool
+
+
+@dataclass(frozen=True)
+class BookingRecord:
+    """What the notifier knows of a booking when it is cancelled."""
+
+    confirmed: dict[str, Any] | None  # its BookingConfirmed's data, if it came
+    refund_cents: int | None  # RefundIssued's amount, if it came
+    cancelled_by: uuid.UUID | None = None  # the BookingCancelled whose e-mail tells of the cancellation
+
+
+class BookingRecords(abc.ABC):
+    """Per booking: its ticket details, its refund and its cancellation (one cancellation e-mail per booking)."""
+
+    @abc.abstractmethod
+    async def record_confirmed(self, booking_id: uuid.UUID, customer_id: int, data: dict[str, Any]) -> None: ...
+
+    @abc.abstractmethod
+    async def record_refund(self, booking_id: uuid.UUID, customer_id: int, amount_cents: int) -> bool:
+        """Keep the refund's amount; True when the booking's cancellation was processed before it."""
+
+    @abc.abstractmethod
+    async def record_cancelled(self, booking_id: uuid.UUID, customer_id: int,
+                               event_id: uuid.UUID) -> BookingRecord | None:
+        """The first cancellation of the booking: what is known of it; None for any later one."""
+
+    @abc.abstractmethod
+    async def get(self, booking_id: uuid.UUID) -> BookingRecord | None: ...
 
 
 class CustomerDirectory(abc.ABC):
@@ -130,6 +159,7 @@ class EmailAdmin(abc.ABC):
 
 class NotifierUnitOfWork(UnitOfWork):
     customers: CustomerDirectory
+    bookings: BookingRecords
     points: PointsLedger
     emails: EmailQueue
     email_admin: EmailAdmin

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ticketing.events import BookingConfirmed, BookingFailed, RefundIssued, decode_booking_event
+from ticketing.events import BookingCancelled, BookingConfirmed, BookingFailed, RefundIssued, decode_booking_event
 from ticketing.logs import log_action
 
 from notifier.domain.commands import RequeueEmails
@@ -61,15 +61,16 @@ async def _requeue_failed(uow: NotifierUnitOfWork, failed: FailedEmail, policy: 
             return Requeued(failed.id, True, f"re-queued as it was, to {failed.recipient}")
         why = "no directory entry" if contact is None else "no event to render it from"
         return Requeued(failed.id, False, f"customer {failed.customer_id}: {why}")
+    booking = await uow.bookings.get(event.bookingId) if isinstance(event, BookingCancelled) else None
     try:
-        rendered = compose(event, contact, policy)
+        rendered = compose(event, contact, policy, booking)
     except Exception as exc:  # same rule as the handler: a rendering error is reported, never raised
         return Requeued(failed.id, False, f"still cannot be rendered: {render_failure(exc)[1]}")
     await uow.email_admin.requeue_rendered(failed.id, rendered)
     return Requeued(failed.id, True, f"re-queued to {rendered.recipient}")
 
 
-def _event(event_json: str | None) -> BookingConfirmed | RefundIssued | BookingFailed | None:
+def _event(event_json: str | None) -> BookingConfirmed | RefundIssued | BookingFailed | BookingCancelled | None:
     """The stored event, or None: not kept (queued before 0002) or no longer valid under the catalogue."""
     if event_json is None:
         return None
@@ -77,7 +78,7 @@ def _event(event_json: str | None) -> BookingConfirmed | RefundIssued | BookingF
         event = decode_booking_event(event_json.encode())
     except ValueError:
         return None
-    return event if isinstance(event, BookingConfirmed | RefundIssued | BookingFailed) else None
+    return event if isinstance(event, BookingConfirmed | RefundIssued | BookingFailed | BookingCancelled) else None
 
 
 async def email_listing(status: str | None, limit: int, deps: Deps) -> list[dict[str, object]]:

@@ -71,6 +71,9 @@ class PgPaymentRepository(PaymentRepository):
     async def refund_due(self, payment_id: uuid.UUID, reason: str) -> Payment | None:
         return _payment(await self.conn.fetchrow(QUERIES.refund_due, payment_id, reason))
 
+    async def refund_cancelled(self, payment_id: uuid.UUID, reason: str) -> Payment | None:
+        return _payment(await self.conn.fetchrow(QUERIES.refund_cancelled, payment_id, reason))
+
     async def booking_confirmed(self, payment_id: uuid.UUID) -> Payment | None:
         return _payment(await self.conn.fetchrow(QUERIES.booking_confirmed, payment_id))
 

@@ -42,3 +42,11 @@ class RecordBooking:
     """BookingConfirmed: the payment's booking is done."""
 
     payment_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class RefundCancelledBooking:
+    """BookingCancelled: the booking is cancelled; its payment is refunded in full."""
+
+    payment_id: uuid.UUID
+    reason: str  # the event's: CUSTOMER | SHOWTIME_CANCELLED

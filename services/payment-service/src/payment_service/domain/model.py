@@ -9,8 +9,10 @@ The booking saga (docs/saga.md has the whole table):
                       PENDING ─┬─ gateway paid ─> SUCCEEDED, PaymentSucceeded
                                ├─ gateway failed ─> FAILED, PaymentFailed{DECLINED}
                                └─ gateway expired/cancelled ─> EXPIRED, PaymentFailed{EXPIRED}
-                      SUCCEEDED ─┬─ BookingConfirmed ─> booked (final)
-                                 └─ BookingFailed ─> refund due ─ gateway refund ─> REFUNDED, RefundIssued
+                      SUCCEEDED ─┬─ BookingConfirmed ─> booked
+                                 ├─ BookingFailed ─> refund due ─ gateway refund ─> REFUNDED, RefundIssued
+                                 └─ BookingCancelled (booked, or its BookingConfirmed still to come) ─>
+                                    refund due (the full amount paid) ─> REFUNDED, RefundIssued
                       FAILED/EXPIRED ─ gateway paid after all ─> refund due ─> REFUNDED, RefundIssued
                       SeatsReleased ─> the hold's PENDING payment is cancelled at the gateway (its state
                                        then settles it as above)
@@ -27,7 +29,11 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 PaymentStatus = Literal["PENDING", "SUCCEEDED", "FAILED", "EXPIRED", "REFUNDED"]
-RefundReason = Literal["HOLD_EXPIRED", "HOLD_RELEASED", "PAID_AFTER_SETTLEMENT"]
+RefundReason = Literal["HOLD_EXPIRED", "HOLD_RELEASED", "PAID_AFTER_SETTLEMENT", "CUSTOMER_CANCELLED",
+                       "SHOWTIME_CANCELLED"]
+# BookingCancelled's reason -> the refund's: the only refunds a booked payment may get.
+CANCELLATION_REFUNDS: dict[str, RefundReason] = {"CUSTOMER": "CUSTOMER_CANCELLED",
+                                                 "SHOWTIME_CANCELLED": "SHOWTIME_CANCELLED"}
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,11 @@ class Payment:
     refund_id: str | None = None
     refund_reason: str | None = None
     refund_attempts: int = 0
+
+    @property
+    def refunded_for_cancellation(self) -> bool:
+        """Its money is due back (or back) because its booking was cancelled."""
+        return self.refund_reason in CANCELLATION_REFUNDS.values()
 
     @property
     def voucher_use_ended(self) -> bool:

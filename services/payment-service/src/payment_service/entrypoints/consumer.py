@@ -1,5 +1,6 @@
-"""The booking-events consumer: BookingFailed -> refund due, BookingConfirmed -> booked, SeatsReleased ->
-end the hold's open payment. Each runs in the consumer's transaction, beside its inbox row."""
+"""The booking-events consumer: BookingFailed -> refund due, BookingConfirmed -> booked, BookingCancelled ->
+refund due, SeatsReleased -> end the hold's open payment. Each runs in the consumer's transaction, beside its
+inbox row."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import asyncpg
 from ticketing.consumer import ConsumerConfig, IdempotentConsumer
 from ticketing.events import BOOKING_EVENTS, decode_booking_event
 
-from payment_service.domain.commands import EndPaymentOfReleasedHold, RecordBooking, RefundFailedBooking
+from payment_service.domain.commands import (
+    EndPaymentOfReleasedHold,
+    RecordBooking,
+    RefundCancelledBooking,
+    RefundFailedBooking,
+)
 from payment_service.service_layer import reactions
 from payment_service.service_layer.ports import Deps
 
@@ -22,6 +28,10 @@ def booking_events_consumer(deps: Deps, pool: asyncpg.Pool) -> IdempotentConsume
     async def on_booking_confirmed(conn: asyncpg.Connection, event: Any) -> None:
         await reactions.record_booking(RecordBooking(event.data.paymentId), deps.uow().joined(conn))
 
+    async def on_booking_cancelled(conn: asyncpg.Connection, event: Any) -> None:
+        cmd = RefundCancelledBooking(event.data.paymentId, event.data.reason)
+        await reactions.refund_cancelled_booking(cmd, deps.uow().joined(conn))
+
     async def on_seats_released(conn: asyncpg.Connection, event: Any) -> None:
         await reactions.end_payment_of_released_hold(EndPaymentOfReleasedHold(event.data.holdId),
                                                      deps.uow().joined(conn), deps.gateway)
@@ -31,5 +41,5 @@ def booking_events_consumer(deps: Deps, pool: asyncpg.Pool) -> IdempotentConsume
         name=f"{settings.kafka_group_prefix}payment-service.booking-events",
         topics=[BOOKING_EVENTS], bootstrap=settings.kafka_bootstrap_servers, decode=decode_booking_event,
         handlers={"BookingFailed": on_booking_failed, "BookingConfirmed": on_booking_confirmed,
-                  "SeatsReleased": on_seats_released})
+                  "BookingCancelled": on_booking_cancelled, "SeatsReleased": on_seats_released})
     return IdempotentConsumer(config, pool)

@@ -84,6 +84,11 @@ class PaymentRepository(abc.ABC):
     async def refund_due(self, payment_id: uuid.UUID, reason: str) -> Payment | None: ...
 
     @abc.abstractmethod
+    async def refund_cancelled(self, payment_id: uuid.UUID, reason: str) -> Payment | None:
+        """BookingCancelled: a paid payment (booked, or its booking's confirmation not recorded yet) owes its
+        whole amount back; the payment the first time, None after (or when it owes nothing)."""
+
+    @abc.abstractmethod
     async def booking_confirmed(self, payment_id: uuid.UUID) -> Payment | None: ...
 
     @abc.abstractmethod

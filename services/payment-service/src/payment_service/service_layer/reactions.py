@@ -3,12 +3,16 @@
 - BookingFailed: the customer paid but the seats could not be booked: the money is due back. The refund
   itself is the reconciler's (money.py): a gateway that refuses or is down is retried with backoff,
   never parked in a DLQ.
-- BookingConfirmed: the payment's booking is done (a final state the reconciler's report counts on).
-- SeatsReleased: the hold is over: its PENDING payment must not be paid any more. Its session is cancelled
-  at the gateway and the gateway's answer settles it like any callback (expired -> PaymentFailed{EXPIRED},
-  which releases the voucher use; if the customer paid a moment earlier, paid -> PaymentSucceeded, then
-  hold-service's BookingFailed -> refund). A checkout still creating its session is asked to cancel it as
-  soon as it has it; a gateway that cannot be reached now leaves that to the reconciler.
+- BookingConfirmed: the payment's booking is done (a state the reconciler's report counts on).
+- BookingCancelled: the booking is cancelled (its customer, or with its showtime): its payment is refunded in
+  full, once, by the same reconciler (retried with backoff while the gateway refuses). The event may come
+  before or after the booking's BookingConfirmed, any number of times: only the first makes the refund due.
+- SeatsReleased (CANCELLED, EXPIRED or SHOWTIME_CANCELLED): the hold is over: its PENDING payment must not
+  be paid any more. Its session is cancelled at the gateway and the gateway's answer settles it like any
+  callback (expired -> PaymentFailed{EXPIRED}, which releases the voucher use; if the customer paid a moment
+  earlier, paid -> PaymentSucceeded, then hold-service's BookingFailed -> refund). A checkout still creating
+  its session is asked to cancel it as soon as it has it; a gateway that cannot be reached now leaves that to
+  the reconciler.
 """
 
 from __future__ import annotations
@@ -17,8 +21,14 @@ import logging
 
 from ticketing.logs import log_action
 
-from payment_service.domain.commands import EndPaymentOfReleasedHold, RecordBooking, RefundFailedBooking
+from payment_service.domain.commands import (
+    EndPaymentOfReleasedHold,
+    RecordBooking,
+    RefundCancelledBooking,
+    RefundFailedBooking,
+)
 from payment_service.domain.errors import DependencyUnavailable, GatewayRejected
+from payment_service.domain.model import CANCELLATION_REFUNDS
 from payment_service.service_layer.ports import Gateway, GatewayState, PaymentsUnitOfWork
 from payment_service.service_layer.settlement import apply_gateway_state
 
@@ -31,10 +41,27 @@ async def refund_failed_booking(cmd: RefundFailedBooking, uow: PaymentsUnitOfWor
                reason=cmd.reason)
 
 
+async def refund_cancelled_booking(cmd: RefundCancelledBooking, uow: PaymentsUnitOfWork) -> None:
+    due = await uow.payments.refund_cancelled(cmd.payment_id, CANCELLATION_REFUNDS[cmd.reason])
+    if due is not None:
+        log_action(logger, "refund.due", payment_id=str(cmd.payment_id), reason=due.refund_reason,
+                   amount_cents=due.amount_cents)
+        return
+    payment = await uow.payments.get(cmd.payment_id)
+    if payment is None or payment.status in ("PENDING", "FAILED", "EXPIRED"):
+        # A cancelled booking was paid: payment-service never recorded its payment as paid. An operator looks.
+        log_action(logger, "refund.cancelled_but_unpaid", "a cancelled booking's payment is not paid here",
+                   level=logging.ERROR, payment_id=str(cmd.payment_id),
+                   status=None if payment is None else payment.status)
+        return
+    log_action(logger, "refund.not_due", "refunded or due already", payment_id=str(cmd.payment_id),
+               reason=payment.refund_reason, status=payment.status)
+
+
 async def record_booking(cmd: RecordBooking, uow: PaymentsUnitOfWork) -> None:
     if await uow.payments.booking_confirmed(cmd.payment_id) is None:
         payment = await uow.payments.get(cmd.payment_id)
-        if payment is not None and payment.refund_reason is not None:
+        if payment is not None and payment.refund_reason is not None and not payment.refunded_for_cancellation:
             # A booking for money that is being given back: the saga's rules make this impossible; an
             # operator must look (the seat is sold and the customer refunded).
             log_action(logger, "payment.booked_but_refunded", level=logging.ERROR,

@@ -59,11 +59,23 @@ SET refund_reason = $2, refund_due_since = now(), refund_next_at = now(), update
 WHERE payment_id = $1 AND status = 'SUCCEEDED' AND refund_reason IS NULL AND booking_confirmed_at IS NULL
 RETURNING *;
 
+-- name: refund_cancelled
+-- BookingCancelled: the booking of this paid payment is cancelled; its whole amount goes back, whether or not
+-- its BookingConfirmed was recorded yet (events of two producers come in no fixed order). Returns the payment
+-- the first time only: a repeated or second cancellation owes nothing more.
+UPDATE payment
+SET refund_reason = $2, refund_due_since = now(), refund_next_at = now(), updated_at = now()
+WHERE payment_id = $1 AND status = 'SUCCEEDED' AND refund_reason IS NULL
+RETURNING *;
+
 -- name: booking_confirmed
--- BookingConfirmed named this payment: a final state. Returns the payment (NULL booking_confirmed_at
--- before) the first time; nothing for a payment whose money is due back.
+-- BookingConfirmed named this payment. Returns the payment (NULL booking_confirmed_at before) the first time;
+-- nothing for a payment whose money is due back, unless because that booking was cancelled (then recorded
+-- too, in whatever order the two events came).
 UPDATE payment SET booking_confirmed_at = now(), updated_at = now()
-WHERE payment_id = $1 AND status = 'SUCCEEDED' AND booking_confirmed_at IS NULL AND refund_reason IS NULL
+WHERE payment_id = $1 AND booking_confirmed_at IS NULL
+  AND ((status = 'SUCCEEDED' AND refund_reason IS NULL)
+       OR (status IN ('SUCCEEDED', 'REFUNDED') AND refund_reason IN ('CUSTOMER_CANCELLED', 'SHOWTIME_CANCELLED')))
 RETURNING *;
 
 -- name: claim_refunds

@@ -17,7 +17,7 @@ from ticketing.redis_client import REDIS_UNAVAILABLE, RedisClient, is_cluster
 
 from voucher_service.domain.errors import GateUnavailable
 from voucher_service.domain.gate import GateOrder, GateResult
-from voucher_service.service_layer.ports import FlashGate
+from voucher_service.service_layer.gate_ports import FlashGate
 
 _LUA = Path(__file__).resolve().parent / "lua"
 

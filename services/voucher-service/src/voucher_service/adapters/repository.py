@@ -32,7 +32,7 @@ def _redemption(row: asyncpg.Record | None) -> Redemption | None:
     if row is None:
         return None
     return Redemption(row["voucher_code"], row["customer_id"], row["order_id"], row["order_amount"],
-                      row["status"])
+                      row["status"], row["cancelled"])
 
 
 class PgVoucherRepository(VoucherRepository):
@@ -82,9 +82,10 @@ class PgVoucherRepository(VoucherRepository):
             raise RedemptionConflict(str(exc)) from exc
         return [row["result"] for row in found]
 
-    async def insert_tombstone(self, code: str, customer_id: int, order_id: str, amount: int | None) -> bool:
+    async def insert_tombstone(self, code: str, customer_id: int, order_id: str, amount: int | None,
+                               cancelled: bool = False) -> bool:
         return await self.conn.fetchval(QUERIES.insert_tombstone, code, customer_id, order_id,
-                                        amount) is not None
+                                        amount, cancelled) is not None
 
     async def redemption(self, order_id: str) -> Redemption | None:
         return _redemption(await self.conn.fetchrow(QUERIES.get_redemption, order_id))
@@ -95,6 +96,10 @@ class PgVoucherRepository(VoucherRepository):
     async def release(self, order_id: str) -> str | None:
         row = await self.conn.fetchrow(QUERIES.release_redemption, order_id)
         return row["voucher_code"] if row else None
+
+    async def cancel(self, order_id: str) -> str | None:
+        code: str | None = await self.conn.fetchval(QUERIES.cancel_redemption, order_id)
+        return code
 
     async def expiry_candidates(self, ttl_seconds: float, recheck_seconds: float,
                                 batch: int) -> list[tuple[int, str]]:
@@ -124,6 +129,9 @@ class PgVoucherRepository(VoucherRepository):
     async def park_outcome(self, order_id: str, outcome: str) -> str:
         standing: str = await self.conn.fetchval(QUERIES.park_outcome, order_id, outcome)
         return standing
+
+    async def park_cancellation(self, order_id: str) -> None:
+        await self.conn.execute(QUERIES.park_cancellation, order_id)
 
     async def take_outcome(self, order_id: str) -> str | None:
         outcome: str | None = await self.conn.fetchval(QUERIES.take_outcome, order_id)

@@ -56,3 +56,10 @@ class SettleUse:
 
     order_id: str
     outcome: str  # CONFIRMED | RELEASED
+
+
+@dataclass(frozen=True)
+class CancelUse:
+    """BookingCancelled: the use of the payment it names (orderId = paymentId) goes back, even a confirmed one."""
+
+    order_id: str

@@ -91,6 +91,7 @@ class Redemption:
     order_id: str
     order_amount: int | None
     status: str
+    cancelled: bool = False  # released because its booking was cancelled
 
     @property
     def live(self) -> bool:

@@ -25,7 +25,7 @@ from ticketing.logs import log_action
 from voucher_service.config import VoucherSettings
 from voucher_service.domain import commands
 from voucher_service.domain.errors import VoucherError
-from voucher_service.service_layer import flash_writer, reactions
+from voucher_service.service_layer import flash_writer, outcomes, reactions
 from voucher_service.service_layer.ports import Deps
 
 logger = logging.getLogger(__name__)
@@ -38,9 +38,11 @@ def joined(deps: Deps, conn: asyncpg.Connection) -> Deps:
 
 
 def booking_handlers(deps: Deps) -> dict[str, Handler]:
-    """SeatsReleased is deliberately not consumed: it names no payment, and payment-service answers every
-    SeatsReleased by ending the hold's open payment attempt, which always produces PaymentFailed{EXPIRED}
-    or, if the customer paid at that very moment, PaymentSucceeded -> BookingFailed; both release the use.
+    """BookingConfirmed confirms the payment's use, PaymentFailed and BookingFailed release it, BookingCancelled
+    gives it back even when confirmed (outcomes.py). SeatsReleased is deliberately not consumed: it names no
+    payment, and payment-service answers every SeatsReleased by ending the hold's open payment attempt, which
+    always produces PaymentFailed{EXPIRED} or, if the customer paid at that very moment, PaymentSucceeded ->
+    BookingFailed; both release the use.
     """
     def settle(outcome: str) -> Handler:
         async def handle(conn: asyncpg.Connection, event: Any) -> None:
@@ -52,8 +54,11 @@ def booking_handlers(deps: Deps) -> dict[str, Handler]:
                            order_id=order_id, booking_id=str(event.bookingId))
         return handle
 
+    async def cancel(conn: asyncpg.Connection, event: Any) -> None:
+        await outcomes.cancel_use(commands.CancelUse(str(event.data.paymentId)), joined(deps, conn))
+
     return {"BookingConfirmed": settle("CONFIRMED"), "BookingFailed": settle("RELEASED"),
-            "PaymentFailed": settle("RELEASED")}
+            "PaymentFailed": settle("RELEASED"), "BookingCancelled": cancel}
 
 
 def voucher_reserved_consumer(settings: VoucherSettings, pool: asyncpg.Pool, deps: Deps) -> IdempotentConsumer:

@@ -61,7 +61,7 @@ def _log_unknown(event: VoucherReserved) -> None:
 async def write_reserved(event: VoucherReserved, deps: Deps) -> None:
     """Write a flash reservation: INSERT ... ON CONFLICT (order_id) DO NOTHING, used_count + 1 only when
     the row was inserted, so a redelivered message changes nothing. A booking outcome parked before this
-    message landed is applied now (CONFIRMED, or RELEASED: a tombstone and the use given back). Raises
+    message landed is applied now (CONFIRMED, or RELEASED or CANCELLED: a tombstone and the use given back). Raises
     OutOfStock when ck_used refuses the use (the gate let through more than the limit, e.g. after a Redis
     data loss), RedemptionConflict or AlreadyUsed when the customer has no free slot."""
     async with deps.uow() as uow:
@@ -85,8 +85,9 @@ async def _known(code: str, vouchers: VoucherRepository, deps: Deps) -> bool:
 async def _write(event: VoucherReserved, vouchers: VoucherRepository) -> bool:
     """Write the use as its parked outcome says; True when a released use must go back to the gate."""
     outcome = await vouchers.take_outcome(event.orderId)
-    if outcome == "RELEASED":
-        return await vouchers.insert_tombstone(event.code, event.customerId, event.orderId, event.orderAmount)
+    if outcome in ("RELEASED", "CANCELLED"):
+        return await vouchers.insert_tombstone(event.code, event.customerId, event.orderId, event.orderAmount,
+                                               cancelled=outcome == "CANCELLED")
     status = "CONFIRMED" if outcome else "RESERVED"
     if await vouchers.insert_redemption(event.code, event.customerId, event.orderId, event.orderAmount, status):
         await vouchers.count_use(event.code)  # OutOfStock when ck_used refuses

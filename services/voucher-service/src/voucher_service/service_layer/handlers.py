@@ -103,7 +103,7 @@ async def confirm_reservation(cmd: commands.ConfirmReservation, deps: Deps) -> b
             found = await uow.vouchers.redemption(cmd.order_id)
             if found is not None and cmd.code in (None, found.voucher_code):
                 if not await uow.vouchers.confirm(cmd.order_id):
-                    raise outcomes.confirm_after_release(cmd.order_id, found.voucher_code)
+                    raise outcomes.confirm_after_release(cmd.order_id, found.voucher_code, found.cancelled)
                 await uow.commit()
                 return True
         if found is not None or cmd.code is None:

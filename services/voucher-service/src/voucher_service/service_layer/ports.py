@@ -1,4 +1,5 @@
-"""What the handlers need from the outside world: abstract ports, and `Deps`, built in bootstrap.py.
+"""What the handlers need from the outside world: abstract ports, and `Deps`, built in bootstrap.py (the
+flash-sale gate's port is in service_layer/gate_ports.py).
 
 Adapters (adapters/) implement these with Postgres, Redis, Kafka and HTTP; unit tests subclass them with
 in-memory fakes.
@@ -17,8 +18,8 @@ from ticketing.events import VoucherReserved, utcnow
 from ticketing.unit_of_work import UnitOfWork
 
 from voucher_service.domain.commands import CreateVoucher
-from voucher_service.domain.gate import GateOrder, GateResult
 from voucher_service.domain.model import NormalAttempt, Redemption, Voucher
+from voucher_service.service_layer.gate_ports import FlashGate
 from voucher_service.service_layer.process_state import Recovery, VoucherCache
 
 
@@ -56,8 +57,10 @@ class VoucherRepository(abc.ABC):
         count_use."""
 
     @abc.abstractmethod
-    async def insert_tombstone(self, code: str, customer_id: int, order_id: str, amount: int | None) -> bool:
-        """A RELEASED row that owns the order id, so a late VoucherReserved can never count."""
+    async def insert_tombstone(self, code: str, customer_id: int, order_id: str, amount: int | None,
+                               cancelled: bool = False) -> bool:
+        """A RELEASED row that owns the order id, so a late VoucherReserved can never count; `cancelled`: its
+        booking was cancelled."""
 
     @abc.abstractmethod
     async def redemption(self, order_id: str) -> Redemption | None: ...
@@ -69,6 +72,11 @@ class VoucherRepository(abc.ABC):
     @abc.abstractmethod
     async def release(self, order_id: str) -> str | None:
         """RESERVED -> RELEASED once; returns the voucher code when this call released it."""
+
+    @abc.abstractmethod
+    async def cancel(self, order_id: str) -> str | None:
+        """RESERVED or CONFIRMED -> RELEASED (its booking cancelled) once; the voucher code when this call
+        released it."""
 
     @abc.abstractmethod
     async def expiry_candidates(self, ttl_seconds: float, recheck_seconds: float,
@@ -99,6 +107,10 @@ class VoucherRepository(abc.ABC):
         """The outcome parked for the order after this call: the first one parked stands."""
 
     @abc.abstractmethod
+    async def park_cancellation(self, order_id: str) -> None:
+        """Park CANCELLED for an order not written yet, over any outcome parked before."""
+
+    @abc.abstractmethod
     async def take_outcome(self, order_id: str) -> str | None: ...
 
     @abc.abstractmethod
@@ -121,54 +133,6 @@ class NormalReservations(abc.ABC):
     async def reserve(self, code: str, customer_id: int, order_id: str, amount: int) -> NormalAttempt:
         """RedemptionConflict when a twin of the order, or another order of the customer in the same slot,
         committed first: nothing was written, ask again."""
-
-
-class FlashGate(abc.ABC):
-    """The flash-sale decision point (Redis + Lua in production)."""
-
-    @abc.abstractmethod
-    async def reserve(self, code: str, customer_id: int, per_user_limit: int, order_id: str,
-                      order_amount: int) -> GateResult: ...
-
-    @abc.abstractmethod
-    async def release(self, code: str, order_id: str, *, forget: bool = False, retire: bool = False) -> int:
-        """1 given back (retire: marked released without giving back), 0 nothing done (already released,
-        or a forget of an order a retry has sent again), -1 unknown."""
-
-    @abc.abstractmethod
-    async def order(self, code: str, order_id: str) -> GateOrder | None: ...
-
-    @abc.abstractmethod
-    async def orders(self, code: str) -> list[GateOrder]: ...
-
-    @abc.abstractmethod
-    async def remaining(self, code: str) -> int | None: ...
-
-    @abc.abstractmethod
-    async def standing(self, code: str, customer_id: int) -> tuple[int, int] | None:
-        """(uses left, the customer's held uses) in one round trip; None when the gate is not loaded."""
-
-    @abc.abstractmethod
-    async def mark_sent(self, code: str, order_id: str) -> None:
-        """The order's VoucherReserved was acknowledged: pending (P) -> reserved (R)."""
-
-    @abc.abstractmethod
-    async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]],
-                     expire_at: int = 0) -> int:
-        """Run the adopt script (mode 'warm' | 'more' | 'adopt'); see lua/adopt.lua. expire_at (epoch
-        seconds, 'warm' only) bounds the life of the voucher's keys."""
-
-    @abc.abstractmethod
-    async def holds(self, code: str, order_id: str, customer_id: int) -> bool:
-        """Does the gate hold a use (pending or sent) for this order of this customer? The sold-out cache's
-        check: a retry must get its own use's answer, never OUT_OF_STOCK."""
-
-    # The per-process sold-out cache (seed section 7): answers OUT_OF_STOCK before the reserve script.
-    @abc.abstractmethod
-    def sold_out(self, code: str) -> bool: ...
-
-    @abc.abstractmethod
-    def mark_sold_out(self, code: str) -> None: ...
 
 
 class Publisher(abc.ABC):

@@ -160,16 +160,20 @@ FROM batch b LEFT JOIN inserted i ON i.order_id = b.order_id
 ORDER BY b.n;
 
 -- name: insert_tombstone
--- Flash mode: a release (or expiry) that came before the consumer wrote the reservation. The RELEASED
--- row owns the order_id, so a late VoucherReserved hits ON CONFLICT and is never counted.
-INSERT INTO voucher_redemption (voucher_code, customer_id, order_id, order_amount, status, slot, per_user_limit)
-SELECT $1::varchar, $2::bigint, $3::varchar, $4::bigint, 'RELEASED', 0, per_user_limit FROM voucher WHERE code = $1
+-- Flash mode: a release (or expiry, or cancellation: $5) that came before the consumer wrote the
+-- reservation. The RELEASED row owns the order_id, so a late VoucherReserved hits ON CONFLICT and is never
+-- counted.
+INSERT INTO voucher_redemption (voucher_code, customer_id, order_id, order_amount, status, slot, per_user_limit,
+                                cancelled_at)
+SELECT $1::varchar, $2::bigint, $3::varchar, $4::bigint, 'RELEASED', 0, per_user_limit,
+       CASE WHEN $5::boolean THEN clock_timestamp() END
+FROM voucher WHERE code = $1
 ON CONFLICT (order_id) DO NOTHING
 RETURNING id;
 
 -- name: get_redemption
 -- A redemption by its order id (the idempotency key).
-SELECT voucher_code, customer_id, order_id, order_amount, status, created_at
+SELECT voucher_code, customer_id, order_id, order_amount, status, created_at, cancelled_at IS NOT NULL AS cancelled
 FROM voucher_redemption WHERE order_id = $1;
 
 -- name: confirm_redemption
@@ -184,6 +188,13 @@ RETURNING voucher_code, status;
 UPDATE voucher_redemption SET status = 'RELEASED', updated_at = clock_timestamp()
 WHERE order_id = $1 AND status = 'RESERVED'
 RETURNING voucher_code, customer_id, order_id;
+
+-- name: cancel_redemption
+-- BookingCancelled: the use of a cancelled booking, RESERVED or CONFIRMED, -> RELEASED exactly once (the
+-- caller gives the use back in the same transaction); a released use stays as it is.
+UPDATE voucher_redemption SET status = 'RELEASED', cancelled_at = clock_timestamp(), updated_at = clock_timestamp()
+WHERE order_id = $1 AND status IN ('RESERVED', 'CONFIRMED')
+RETURNING voucher_code;
 
 -- name: try_expiry_lock
 -- One expiry run at a time across instances (released at commit). Two runs at once each lock their
@@ -244,11 +255,18 @@ SELECT order_id, status FROM voucher_redemption WHERE order_id = ANY($1::varchar
 SELECT code FROM voucher WHERE flash_sale AND ends_at > now();
 
 -- name: park_outcome
--- A booking outcome for an order (payment) no redemption knows yet. The first outcome stands, as on the
--- redemption itself (service_layer/outcomes.py); returns the outcome parked after this statement (the
+-- A booking outcome for an order (payment) no redemption knows yet. The first outcome stands (a CANCELLED one
+-- always: park_cancellation), as on the redemption itself (service_layer/outcomes.py); returns the outcome parked after this statement (the
 -- no-op update makes RETURNING give the existing row).
 INSERT INTO voucher_order_outcome (order_id, outcome) VALUES ($1, $2)
 ON CONFLICT (order_id) DO UPDATE SET outcome = voucher_order_outcome.outcome
+RETURNING outcome;
+
+-- name: park_cancellation
+-- A cancellation for an order no redemption knows yet: it stands over any outcome parked before it (a
+-- cancelled booking's use must end released, even when its confirmation was parked first).
+INSERT INTO voucher_order_outcome (order_id, outcome) VALUES ($1, 'CANCELLED')
+ON CONFLICT (order_id) DO UPDATE SET outcome = 'CANCELLED'
 RETURNING outcome;
 
 -- name: take_outcome

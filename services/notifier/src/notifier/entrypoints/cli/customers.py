@@ -4,7 +4,8 @@
     python -m notifier.entrypoints.cli.customers import customers.csv   (header: customer_id,email,name[,locale])
     python -m notifier.entrypoints.cli.customers list
 
-The directory lives in the notifier schema (table `customer`); it uses NOTIFIER_DATABASE_URL (.env).
+The directory lives in the notifier schema (table `customer`); it uses NOTIFIER_DATABASE_URL (.env). `locale` is
+the language of the customer's e-mails (en, es, vi; any other locale gets English) and the form of its numbers.
 An event for a customer with no row here is processed without e-mail (log action `notify.no_contact`);
 points are still credited. What is not an address is refused with the reason (nothing is written);
 internationalized addresses (`josé@exämple.com`, IDN domains) are accepted and stored normalized.
@@ -56,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     upsert.add_argument("--id", type=int, required=True)
     upsert.add_argument("--email", required=True)
     upsert.add_argument("--name", default="")
-    upsert.add_argument("--locale", default="en")
+    upsert.add_argument("--locale", default="en", help="the customer's language for e-mails: en, es, vi (others, "
+                                                        "e.g. es_MX for Mexican number forms; English without a "
+                                                        "catalogue)")
     sub.add_parser("import", help="upsert every row of a CSV file").add_argument("csv", type=Path)
     sub.add_parser("list", help="print the directory")
     args = parser.parse_args(argv)
