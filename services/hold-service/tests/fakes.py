@@ -39,6 +39,7 @@ from hold_service.service_layer.events import SOURCE
 from hold_service.service_layer.ports import (
     Admission,
     Admitted,
+    Cancellation,
     Deps,
     Extension,
     GateSeat,
@@ -47,11 +48,9 @@ from hold_service.service_layer.ports import (
     HoldWriter,
     IdempotencyRepository,
     Released,
-    SeatMaps,
-    SeatMapSubscription,
-    SeatMapView,
 )
 from hold_service.service_layer.room_ports import RoomQueue, RoomStore
+from hold_service.service_layer.seat_map_ports import SeatMaps, SeatMapSubscription, SeatMapView
 from hold_service.service_layer.showtimes import seat_map
 from ticketing.events import booking_event
 from ticketing_testing.in_memory import Clock, MemoryDb, MemoryTransaction, MemoryUnitOfWork, MemoryWorld
@@ -144,12 +143,19 @@ def release_hold(tx: MemoryTransaction, hold_id: uuid.UUID, cancel_reason: str) 
     freed = [c for c in hold.seats if (s := seats[(hold.showtime_id, c)]).hold_id == hold_id and s.status == "HELD"]
     for code in freed:
         tx["seats"][(hold.showtime_id, code)] = Seat()
-    tx["bookings"][hold_id] = replace(hold, status="RELEASED" if reason == "CANCELLED" else "EXPIRED")
+    tx["bookings"][hold_id] = replace(hold, status="EXPIRED" if reason == "EXPIRED" else "RELEASED")
     version = None
     if freed:
         version = seat_map_event(tx, "SeatsReleased", hold, {"holdId": hold_id, "seats": freed, "reason": reason})
     return Released(hold_id=hold_id, showtime_id=hold.showtime_id, seats=hold.seats, reason=reason, freed=freed,
                     version=version)
+
+
+def _ticket_details(d: ShowtimeDetails, hold: Hold) -> dict[str, Any]:
+    """confirm_hold's details of BookingConfirmed, each left out when not known."""
+    details = {"title": d.title, "cinema": d.cinema, "hall": d.hall, "startsAt": d.starts_at, "timeZone": d.time_zone,
+               "tickets": [t.record() for t in hold.tickets] or None}
+    return {k: v for k, v in details.items() if v is not None}
 
 
 # --- the ports ----------------------------------------------------------------------------------------
@@ -201,6 +207,34 @@ class FakeHoldRepository(HoldRepository):
     async def release(self, hold_id: uuid.UUID, reason: str) -> Released | None:
         return release_hold(self.tx, hold_id, reason)
 
+    async def cancel_booking(self, booking_id: uuid.UUID, reason: str, deadline_minutes: float) -> Cancellation:
+        hold = next((b for b in self.tx["bookings"].values() if b.booking_id == booking_id), None)
+        if hold is None:
+            return Cancellation("NOT_FOUND")
+        done = Cancellation("", hold.hold_id, hold.showtime_id, hold.seats)
+        if hold.status != "BOOKED":
+            return replace(done, outcome="ALREADY" if hold.status == "CANCELLED" else "NOT_BOOKED")
+        starts_at = self.tx["showtimes"][hold.showtime_id].starts_at
+        if reason == "CUSTOMER" and self.tx.now >= starts_at - timedelta(minutes=deadline_minutes):
+            return replace(done, outcome="TOO_LATE")
+        for code in hold.seats:
+            self.tx["seats"][(hold.showtime_id, code)] = Seat()
+        self.tx["bookings"][hold.hold_id] = replace(hold, status="CANCELLED")
+        version = seat_map_event(self.tx, "BookingCancelled", hold, {
+            "holdId": hold.hold_id, "seats": hold.seats, "reason": reason, "paymentId": hold.payment_id})
+        return replace(done, outcome="CANCELLED", version=version)
+
+    async def cancel_showtime(self, showtime_id: int, reason: str) -> bool | None:
+        showtime = self.tx["showtimes"].get(showtime_id)
+        if showtime is None:
+            return None
+        self.tx["showtimes"][showtime_id] = replace(showtime, status="CANCELLED")
+        return showtime.status != "CANCELLED"
+
+    async def live_of_showtime(self, showtime_id: int, limit: int) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
+        return [(b.hold_id, b.booking_id, b.status) for b in self.tx["bookings"].values()
+                if b.showtime_id == showtime_id and b.status in ("HELD", "BOOKED")][:limit]
+
     async def sweep_one(self) -> Released | None:
         expired = [b for b in self.tx["bookings"].values() if hold_expired(b.status, b.expires_at, self.tx.now)]
         if not expired:
@@ -211,12 +245,15 @@ class FakeHoldRepository(HoldRepository):
         hold = self.tx["bookings"].get(hold_id)
         if hold is None or hold.status != "HELD" or hold_expired(hold.status, hold.expires_at, self.tx.now):
             return None
+        if self.tx["showtimes"][hold.showtime_id].status == "CANCELLED":
+            return None
         for code in hold.seats:
             self.tx["seats"][(hold.showtime_id, code)] = Seat("BOOKED", hold_id)
         self.tx["bookings"][hold_id] = replace(hold, status="BOOKED", payment_id=payment_id)
         return seat_map_event(self.tx, "BookingConfirmed", hold, {
             "holdId": hold_id, "seats": hold.seats, "amountCents": paid_cents,
-            "discountCents": max(hold.amount_cents - paid_cents, 0), "paymentId": payment_id})
+            "discountCents": max(hold.amount_cents - paid_cents, 0), "paymentId": payment_id,
+            **_ticket_details(self.tx["showtimes"][hold.showtime_id].details, hold)})
 
     async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float,
                      close_minutes: float = 0) -> Extension | None:

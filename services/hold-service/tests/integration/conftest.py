@@ -36,7 +36,8 @@ from hold_service.domain.hall import Prices, ShowtimeDetails, layout_hall, rows_
 from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.entrypoints.api.app import get_application
 from hold_service.service_layer.lifecycle import confirm_booking
-from hold_service.service_layer.ports import Admission, HoldsUnitOfWork, HoldWriter, SeatMaps
+from hold_service.service_layer.ports import Admission, HoldsUnitOfWork, HoldWriter
+from hold_service.service_layer.seat_map_ports import SeatMaps
 from ticketing.auth import issue_token
 from ticketing.db import create_pool
 from ticketing.redis_client import redis_client

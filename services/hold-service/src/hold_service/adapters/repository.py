@@ -16,10 +16,11 @@ from ticketing.unit_of_work import Conn, PostgresUnitOfWork
 
 import hold_service
 from hold_service.domain.catalogue import BookingView, CatalogueQuery
-from hold_service.domain.errors import TooManySeatsHeld
+from hold_service.domain.errors import ShowtimeClosed, TooManySeatsHeld
 from hold_service.domain.hall import SeatPlace, ShowtimeDetails, from_price_cents
 from hold_service.domain.model import Hold, TakeSeats, Ticket, Verdict
 from hold_service.service_layer.ports import (
+    Cancellation,
     Extension,
     GateSeat,
     HoldRepository,
@@ -30,6 +31,7 @@ from hold_service.service_layer.ports import (
 
 Q = Queries.load(sql_dir(hold_service.__file__) / "holds.sql")
 CAP_REFUSED = "HL429"  # SQLSTATE of the commit-time cap check (check_customer_seat_cap, sql/schema.sql)
+CANCELLED_SHOWTIME = "HL409"  # SQLSTATE of a hold or booking meeting its showtime's cancellation (schema.sql)
 FORM = sql_form(BOOKING_EVENTS, source="hold-service")  # the envelope of the events written in SQL
 
 
@@ -64,8 +66,11 @@ def _released(hold_id: uuid.UUID, row: asyncpg.Record | None) -> Released | None
                     reason=row["reason"], freed=list(row["freed"]), version=row["version"])
 
 
-def cap_refusal(exc: asyncpg.PostgresError) -> TooManySeatsHeld | None:
-    """The commit-time cap check's refusal as the domain error (DETAIL: 'held frees_in cap'); else None."""
+def cap_refusal(exc: asyncpg.PostgresError) -> TooManySeatsHeld | ShowtimeClosed | None:
+    """The commit-time cap check's refusal as the domain error (DETAIL: 'held frees_in cap'), or the showtime's
+    cancellation met on its row; else None."""
+    if exc.sqlstate == CANCELLED_SHOWTIME:
+        return ShowtimeClosed("the showtime is cancelled")
     if exc.sqlstate != CAP_REFUSED:
         return None
     held, frees_in, cap = (int(x) for x in (exc.detail or "0 1 0").split())
@@ -155,9 +160,29 @@ class PgHoldRepository(HoldRepository):
         return None if row is None else _released(row["hold_id"], row)
 
     async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
-        version: int | None = await self.conn.fetchval(Q.confirm_hold, hold_id, payment_id, paid_cents, FORM,
-                                                       cause())
+        try:
+            async with self.conn.transaction():  # a savepoint: the showtime's cancellation, met, undoes only this
+                version: int | None = await self.conn.fetchval(Q.confirm_hold, hold_id, payment_id, paid_cents,
+                                                               FORM, cause())
+        except asyncpg.PostgresError as exc:
+            if exc.sqlstate != CANCELLED_SHOWTIME:
+                raise
+            return None
         return version
+
+    async def cancel_booking(self, booking_id: uuid.UUID, reason: str, deadline_minutes: float) -> Cancellation:
+        row = await self.conn.fetchrow(Q.cancel_booking, booking_id, reason, deadline_minutes, FORM, cause())
+        assert row is not None
+        return Cancellation(outcome=row["outcome"], hold_id=row["hold_id"], showtime_id=row["showtime_id"],
+                            seats=list(row["seats"] or ()), version=row["version"])
+
+    async def cancel_showtime(self, showtime_id: int, reason: str) -> bool | None:
+        done: bool | None = await self.conn.fetchval(Q.cancel_showtime, showtime_id, reason)
+        return done
+
+    async def live_of_showtime(self, showtime_id: int, limit: int) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
+        rows = await self.conn.fetch(Q.live_of_showtime, showtime_id, limit)
+        return [(r["hold_id"], r["booking_id"], r["status"]) for r in rows]
 
     async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float,
                      close_minutes: float = 0) -> Extension | None:

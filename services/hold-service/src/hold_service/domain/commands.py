@@ -28,6 +28,22 @@ class CancelHold:
 
 
 @dataclass(frozen=True)
+class CancelBooking:
+    """A customer cancels his booking (before the deadline)."""
+
+    booking_id: uuid.UUID
+    customer_id: int
+
+
+@dataclass(frozen=True)
+class CancelShowtime:
+    """An operator cancels a showtime (a projector failed): every hold released, every booking cancelled."""
+
+    showtime_id: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class ExtendHold:
     """payment-service at checkout: the hold must last until `until` (the session's end + the grace)."""
 

@@ -80,11 +80,13 @@ async def confirm_booking(cmd: ConfirmBooking, uow: HoldsUnitOfWork) -> str:
     if hold.status == "HELD" and await uow.holds.confirm(hold.hold_id, cmd.payment_id, cmd.paid_cents):
         log_action(logger, "hold.booked", hold_id=str(hold.hold_id), payment_id=str(cmd.payment_id))
         return "confirmed"
-    if hold.status == "EXPIRED":  # its time passed: end it now, its seats may already be someone else's
-        await uow.holds.release(hold.hold_id, "EXPIRED")
+    reason = "HOLD_EXPIRED" if hold.status in ("HELD", "EXPIRED") else "HOLD_RELEASED"
+    if hold.status in ("HELD", "EXPIRED"):  # its time passed, or its showtime was cancelled: end it now
+        released = await uow.holds.release(hold.hold_id, "SHOWTIME_CANCELLED")  # EXPIRED if its time passed
+        if released is not None and released.reason == "SHOWTIME_CANCELLED":
+            reason = "HOLD_RELEASED"
     # Released, expired, or booked by another payment: this payment cannot be honoured; payment-service
     # refunds it on BookingFailed.
-    reason = "HOLD_EXPIRED" if hold.status in ("HELD", "EXPIRED") else "HOLD_RELEASED"
     await uow.holds.emit(events.booking_failed(hold, cmd.payment_id, reason))
     log_action(logger, "hold.booking_failed", hold_id=str(hold.hold_id), reason=reason)
     return reason

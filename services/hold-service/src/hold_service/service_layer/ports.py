@@ -22,6 +22,7 @@ from hold_service.domain.hall import SeatPlace, ShowtimeDetails
 from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.domain.waiting_room import AdmissionPass
 from hold_service.service_layer.room_ports import Credentials, RoomQueue, RoomStore
+from hold_service.service_layer.seat_map_ports import SeatMaps
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,17 @@ class Released:
     reason: str  # CANCELLED | EXPIRED
     freed: list[str]
     version: int | None  # the seat-map version of its SeatsReleased; None when nothing was freed
+
+
+@dataclass(frozen=True)
+class Cancellation:
+    """What cancelling a booking did: `outcome` CANCELLED (now), ALREADY, NOT_BOOKED, TOO_LATE or NOT_FOUND."""
+
+    outcome: str
+    hold_id: uuid.UUID | None = None
+    showtime_id: int | None = None
+    seats: list[str] = field(default_factory=list)
+    version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +90,20 @@ class HoldRepository(abc.ABC):
     @abc.abstractmethod
     async def release(self, hold_id: uuid.UUID, reason: str) -> Released | None:
         """End a HELD hold (reason CANCELLED unless it expired); None when it was not HELD."""
+
+    @abc.abstractmethod
+    async def cancel_booking(self, booking_id: uuid.UUID, reason: str, deadline_minutes: float) -> Cancellation:
+        """A BOOKED booking becomes CANCELLED, its seats AVAILABLE, with BookingCancelled{reason}; a customer's
+        (reason CUSTOMER) only until `deadline_minutes` before the start."""
+
+    @abc.abstractmethod
+    async def cancel_showtime(self, showtime_id: int, reason: str) -> bool | None:
+        """The showtime is CANCELLED from now on: True when this call did it, False when it was already,
+        None when there is no such showtime."""
+
+    @abc.abstractmethod
+    async def live_of_showtime(self, showtime_id: int, limit: int) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
+        """(hold id, booking id, status) of the showtime's HELD holds and BOOKED bookings."""
 
     @abc.abstractmethod
     async def sweep_one(self) -> Released | None:
@@ -167,49 +193,6 @@ class Admission(abc.ABC):
     @abc.abstractmethod
     async def keep(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
         """The hold was extended: its keys (only those still its own) last until `until`."""
-
-
-@dataclass(frozen=True)
-class SeatMapView:
-    """A seat map ready to send: the contract's JSON body of `GET /showtimes/{id}/seats` at `version`."""
-
-    version: int
-    body: bytes
-
-
-class SeatMapSubscription(abc.ABC):
-    """One client's stream of a showtime's seat map: `snapshot`, then every later version in order."""
-
-    __slots__ = ()  # thousands per process: no per-instance dict
-    closed: str | None  # why it ended (the client left, it fell behind, a reset, a shutdown); None: open
-
-    @abc.abstractmethod
-    def take_snapshot(self) -> SeatMapView:
-        """The map at subscription, once: the subscription keeps it no longer (an idle stream holds no map)."""
-
-    @abc.abstractmethod
-    async def next(self) -> bytes | None:
-        """The Server-Sent Events frames to send next (changes, heartbeats), joined; None once closed."""
-
-    @abc.abstractmethod
-    def sending(self, started: bool) -> None:
-        """Around each write to the client: a write that does not finish is how a slow client shows."""
-
-    @abc.abstractmethod
-    def close(self, reason: str) -> None: ...
-
-
-class SeatMaps(abc.ABC):
-    """The public seat maps, kept by each API process from the seat changes (no Postgres per read)."""
-
-    @abc.abstractmethod
-    async def get(self, showtime_id: int) -> SeatMapView | None:
-        """None: no such showtime."""
-
-    @abc.abstractmethod
-    async def subscribe(self, showtime_id: int, address: str) -> SeatMapSubscription | None:
-        """None: no such showtime. Raises TooManyStreams when `address` (the client's) has its limit open,
-        ConnectionError (503) while this process cannot follow the changes."""
 
 
 @dataclass

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hold_service.domain.commands import CreateShowtime
 from hold_service.domain.errors import ShowtimeExists, ShowtimeNotFound
 from hold_service.domain.hall import check_prices, layout_hall, rows_hall
-from hold_service.service_layer.ports import Deps, SeatMapSubscription, SeatMapView
+from hold_service.service_layer.ports import Deps
+from hold_service.service_layer.seat_map_ports import SeatMapSubscription, SeatMapView
 
 
 async def create_showtime(cmd: CreateShowtime, deps: Deps) -> int:

@@ -367,3 +367,30 @@ FROM booking b JOIN showtime s ON s.showtime_id = b.showtime_id
 WHERE b.customer_id = $1
 ORDER BY b.created_at DESC, b.hold_id
 LIMIT $2;
+
+-- name: cancel_booking
+-- Cancel a BOOKED booking (cancel_booking, sql/schema.sql): $1 booking id, $2 CUSTOMER or SHOWTIME_CANCELLED,
+-- $3 CANCELLATION_DEADLINE_MINUTES (a customer's only), $4 the event form, $5 the cause headers.
+SELECT outcome, hold_id, showtime_id, seats, version
+FROM cancel_booking($1, $2, $3, $4::text::jsonb, $5::text::jsonb);
+
+-- name: cancel_showtime
+-- An operator cancels a showtime ($1, $2 the reason): it is CANCELLED from now on (a hold or a booking of it
+-- that has not committed yet fails on its row: append_seat_map_events). `cancelled_now`: this call did it
+-- (false: it was cancelled before); no row: no such showtime.
+WITH before AS (
+    SELECT status FROM showtime WHERE showtime_id = $1 FOR UPDATE
+), done AS (
+    UPDATE showtime SET status = 'CANCELLED', cancelled_at = now(), cancel_reason = $2
+    WHERE showtime_id = $1 AND status <> 'CANCELLED'
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM done) AS cancelled_now FROM before;
+
+-- name: live_of_showtime
+-- A cancelled showtime's holds and bookings still to end: HELD holds (live or not) and BOOKED bookings,
+-- at most $2.
+SELECT hold_id, booking_id, status FROM booking
+WHERE showtime_id = $1 AND status IN ('HELD', 'BOOKED')
+ORDER BY created_at
+LIMIT $2;

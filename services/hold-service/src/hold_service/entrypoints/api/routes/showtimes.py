@@ -16,7 +16,8 @@ from hold_service.entrypoints.api.errors import api_error
 from hold_service.entrypoints.api.schemas import SeatMapPublic, ShowtimeCreate, ShowtimePublic
 from hold_service.entrypoints.api.seat_map_stream import SeatMapStream
 from hold_service.service_layer import showtimes
-from hold_service.service_layer.ports import Deps, SeatMapView
+from hold_service.service_layer.ports import Deps
+from hold_service.service_layer.seat_map_ports import SeatMapView
 
 router = APIRouter(tags=["showtimes"])
 SEAT_MAP_PATH = "/showtimes/{showtime_id}/seats"
