@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import qrcode
+import qrcode.constants
 from hold_service.adapters import repository
+from qrcode.image.svg import SvgPathImage
 from ticketing.tickets import (
     TicketPayload,
     private_key_from_seed,
@@ -181,3 +185,26 @@ async def test_a_closed_showtime_s_queue_is_not_joined(start, db, h, rooms) -> N
         await db.execute("UPDATE showtime SET starts_at = now() + interval '29 minutes' WHERE showtime_id = $1", sid)
         late = await rooms.join(svc.client, sid, h.new_id())
         assert late.status_code == 409 and late.json()["error"] == "SHOWTIME_CLOSED", late.text
+
+
+async def test_a_booked_booking_s_qr_is_its_owner_s_and_encodes_its_ticket(start, h) -> None:
+    async with start() as svc:
+        sid = await svc.showtime_of()
+        me = h.new_id()
+        held = (await svc.hold(sid, ["F3"], me)).json()
+        url = f"/bookings/{held['bookingId']}/qr"
+        assert (await svc.client.get(url, headers=h.auth(me))).status_code == 404  # not booked yet
+        assert await svc.book(held["bookingId"], 1200) == "confirmed"
+        r = await svc.client.get(url, headers=h.auth(me))
+        assert r.status_code == 200 and r.headers["content-type"] == "image/svg+xml", r.text
+        (booking,) = (await svc.client.get("/bookings", headers=h.auth(me))).json()["bookings"]
+        expected = io.BytesIO()
+        qrcode.make(booking["ticket"], image_factory=SvgPathImage,
+                    error_correction=qrcode.constants.ERROR_CORRECT_M).save(expected)
+        assert r.content == expected.getvalue()  # the QR of the signed ticket the list gives
+        other = await svc.client.get(url, headers=h.auth(h.new_id()))
+        assert other.status_code == 404 and other.json()["error"] == "NOT_FOUND"
+        for page in ("/pages/", "/pages/bookings"):
+            shown = await svc.client.get(page)
+            assert shown.status_code == 200 and shown.headers["content-type"].startswith("text/html")
+            assert "default-src 'self'" in shown.headers["content-security-policy"]

@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import uuid
 from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ticketing.tickets import TicketPayload, private_key_from_seed, sign_ticket
 
 from hold_service.domain.catalogue import BookingView, CatalogueQuery
+from hold_service.domain.errors import HoldNotFound
 from hold_service.service_layer.ports import Deps
 
 MAX_LISTED = 500  # showtimes in one answer
@@ -59,6 +61,17 @@ async def _load(query: CatalogueQuery, deps: Deps) -> CataloguePage:
 async def my_bookings(customer_id: int, deps: Deps) -> list[BookingView]:
     async with deps.uow() as uow:
         return await uow.holds.bookings_of(customer_id, MAX_BOOKINGS)
+
+
+async def booked_ticket(booking_id: uuid.UUID, customer_id: int, deps: Deps) -> str:
+    """The signed ticket of the customer's own BOOKED booking; any other booking is not found (no oracle)."""
+    async with deps.uow() as uow:
+        hold = await uow.holds.lock_by_booking(booking_id)  # no FOR UPDATE effect outside a write
+    if hold is None or not hold.visible_to(customer_id) or hold.status != "BOOKED":
+        raise HoldNotFound(str(booking_id))
+    ticket = ticket_of(BookingView(hold, "", hold.expires_at, None, None, "UTC"), deps)
+    assert ticket is not None
+    return ticket
 
 
 def ticket_of(view: BookingView, deps: Deps) -> str | None:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import io
+import uuid
 from datetime import UTC, datetime
 
+import qrcode
+import qrcode.constants
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
+from qrcode.image.svg import SvgPathImage
 from ticketing.api.errors import ApiError
 from ticketing.api.security import Customer
 
@@ -64,6 +69,19 @@ def _time(raw: str | None, name: str) -> datetime | None:
 
 def _invalid(name: str, msg: str) -> ApiError:
     return ApiError(422, "VALIDATION_ERROR", "request is not valid", problems=[{"loc": ["query", name], "msg": msg}])
+
+
+@router.get("/bookings/{booking_id}/qr", name="booking_qr", response_class=Response,
+            responses={200: {"content": {"image/svg+xml": {}}}, 404: {}})
+async def booking_qr(booking_id: uuid.UUID, who: Customer, deps: DepsDep) -> Response:
+    """The owner's BOOKED booking's ticket as a QR code (SVG): the signed text GET /bookings gives."""
+    try:
+        ticket = await catalogue.booked_ticket(booking_id, who.customer_id, deps)
+    except HoldError as exc:
+        raise api_error(exc) from exc
+    out = io.BytesIO()
+    qrcode.make(ticket, image_factory=SvgPathImage, error_correction=qrcode.constants.ERROR_CORRECT_M).save(out)
+    return Response(out.getvalue(), media_type="image/svg+xml", headers={"cache-control": "private, no-store"})
 
 
 @router.get("/bookings", response_model=BookingList, name="my_bookings")
