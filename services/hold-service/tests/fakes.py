@@ -231,6 +231,10 @@ class FakeHoldRepository(HoldRepository):
         self.tx["showtimes"][showtime_id] = replace(showtime, status="CANCELLED")
         return showtime.status != "CANCELLED"
 
+    async def cancelled_with_live(self, limit: int) -> list[int]:
+        live = {b.showtime_id for b in self.tx["bookings"].values() if b.status in ("HELD", "BOOKED")}
+        return sorted(sid for sid, s in self.tx["showtimes"].items() if s.status == "CANCELLED" and sid in live)[:limit]
+
     async def live_of_showtime(self, showtime_id: int, limit: int) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
         return [(b.hold_id, b.booking_id, b.status) for b in self.tx["bookings"].values()
                 if b.showtime_id == showtime_id and b.status in ("HELD", "BOOKED")][:limit]

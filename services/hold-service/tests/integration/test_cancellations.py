@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hold_service.service_layer.cancellations import finish_cancelled_showtimes
 from ticketing.events import decode_booking_event
 from ticketing_testing import eventually
 
@@ -120,3 +121,19 @@ async def test_an_operator_cancels_a_showtime_while_customers_hold_and_pay(start
         for seat in e["data"]["seats"]:
             seats[seat] = status_of[e["type"]]
     assert set(seats.values()) == {"AVAILABLE"}
+
+
+async def test_the_sweeper_finishes_what_an_interrupted_cancellation_left(start, db, h) -> None:
+    async with start() as svc:
+        sid = await svc.showtime_of()
+        booked = (await svc.hold(sid, ["F1", "F2"])).json()
+        assert await svc.book(booked["bookingId"], 2400) == "confirmed"
+        held = (await svc.hold(sid, ["F3"])).json()
+        await db.execute("UPDATE showtime SET status = 'CANCELLED' WHERE showtime_id = $1", sid)  # then it stopped
+        assert await finish_cancelled_showtimes(svc.deps) >= 2
+        assert (await svc.hold(sid, ["F4"])).json()["error"] == "SHOWTIME_CLOSED"
+    rows = await db.fetch("SELECT booking_id::text, status FROM booking WHERE showtime_id = $1", sid)
+    assert {r["booking_id"]: r["status"] for r in rows} == {booked["bookingId"]: "CANCELLED",
+                                                            held["bookingId"]: "RELEASED"}
+    assert await db.fetchval("SELECT count(*) FROM show_seat WHERE showtime_id = $1 AND status <> 'AVAILABLE'",
+                             sid) == 0

@@ -9,7 +9,7 @@ import pytest
 from hold_service.domain.commands import CancelBooking, CancelShowtime, ConfirmBooking
 from hold_service.domain.errors import CancellationClosed, HoldNotActive, HoldNotFound, ShowtimeClosed
 from hold_service.domain.model import HoldSeats
-from hold_service.service_layer.cancellations import cancel_booking, cancel_showtime
+from hold_service.service_layer.cancellations import cancel_booking, cancel_showtime, finish_cancelled_showtimes
 from hold_service.service_layer.holds import hold_seats
 from hold_service.service_layer.lifecycle import confirm_booking
 
@@ -105,3 +105,20 @@ async def test_a_payment_of_a_hold_whose_showtime_was_cancelled_is_refused_and_i
     assert (released.data.holdId, released.data.reason) == (hold.hold_id, "SHOWTIME_CANCELLED")
     (failed,) = world.events("BookingFailed")
     assert failed.data.reason == "HOLD_RELEASED"
+
+
+async def test_the_sweeper_finishes_a_cancellation_that_was_interrupted(fakes) -> None:
+    world = fakes.fake_deps()
+    sid, other = await world.showtime({"F": 4}), await world.showtime({"F": 4})
+    first, _ = await booked(world, sid, 7, "F1")
+    held = await hold_seats(HoldSeats(showtime_id=sid, customer_id=8, seats=["F2"]), world.deps)
+    untouched, _ = await booked(world, other, 9, "F1")
+    async with world.deps.uow() as uow:  # the operator's call stopped right after cancelling the showtime
+        await uow.holds.cancel_showtime(sid, "projector failure")
+        await uow.commit()
+    assert await finish_cancelled_showtimes(world.deps) == 2
+    assert [(e.bookingId, e.data.reason) for e in world.events("BookingCancelled")] == [
+        (first.booking_id, "SHOWTIME_CANCELLED")]
+    assert [e.data.holdId for e in world.events("SeatsReleased")] == [held.hold_id]
+    assert await finish_cancelled_showtimes(world.deps) == 0
+    assert world.seats(other)["F1"] == "BOOKED" and untouched.status == "HELD"

@@ -180,6 +180,9 @@ class PgHoldRepository(HoldRepository):
         done: bool | None = await self.conn.fetchval(Q.cancel_showtime, showtime_id, reason)
         return done
 
+    async def cancelled_with_live(self, limit: int) -> list[int]:
+        return [row["showtime_id"] for row in await self.conn.fetch(Q.cancelled_with_live, limit)]
+
     async def live_of_showtime(self, showtime_id: int, limit: int) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
         rows = await self.conn.fetch(Q.live_of_showtime, showtime_id, limit)
         return [(r["hold_id"], r["booking_id"], r["status"]) for r in rows]

@@ -4,8 +4,8 @@ Postgres decides each one under the booking's lock (cancel_booking, release_hold
 it with its event in the same transaction: BookingCancelled (payment-service refunds the whole payment once,
 voucher-service gives the use back, the notifier writes once), SeatsReleased{SHOWTIME_CANCELLED} for a live
 hold. A showtime is cancelled first (from then on no hold or booking of it can be written), then its holds
-and bookings are ended one short transaction each, pass after pass until none is left; an operator's repeat
-finishes what an interrupted run left, and changes nothing else.
+and bookings are ended one short transaction each, pass after pass until none is left; what an interrupted
+call left is finished by the sweeper (finish_cancelled_showtimes) or an operator's repeat.
 """
 
 from __future__ import annotations
@@ -55,15 +55,27 @@ async def cancel_showtime(cmd: CancelShowtime, deps: Deps) -> int:
         await uow.commit()
     if now:
         log_action(logger, "showtime.cancelled", showtime_id=cmd.showtime_id, reason=cmd.reason)
+    return await _end_live(cmd.showtime_id, deps)
+
+
+async def finish_cancelled_showtimes(deps: Deps) -> int:
+    """The sweeper's: the holds and bookings left on cancelled showtimes (the operator's call ended before it
+    ended them all: a crash, a restart) are ended now. Returns how many."""
+    async with deps.uow() as uow:
+        showtimes = await uow.holds.cancelled_with_live(10)
+    return sum([await _end_live(showtime_id, deps) for showtime_id in showtimes])
+
+
+async def _end_live(showtime_id: int, deps: Deps) -> int:
     ended = 0
     for _ in range(MAX_PASSES):
         async with deps.uow() as uow:
-            live = await uow.holds.live_of_showtime(cmd.showtime_id, PASS_SIZE)
+            live = await uow.holds.live_of_showtime(showtime_id, PASS_SIZE)
         if not live:
             break
         for hold_id, booking_id, status in live:
             ended += await _end(hold_id, booking_id, status, deps)
-    log_action(logger, "showtime.cancellation_done", showtime_id=cmd.showtime_id, ended=ended)
+    log_action(logger, "showtime.cancellation_done", showtime_id=showtime_id, ended=ended)
     return ended
 
 

@@ -102,6 +102,10 @@ class HoldRepository(abc.ABC):
         None when there is no such showtime."""
 
     @abc.abstractmethod
+    async def cancelled_with_live(self, limit: int) -> list[int]:
+        """Cancelled showtimes with a HELD hold or a BOOKED booking left."""
+
+    @abc.abstractmethod
     async def live_of_showtime(self, showtime_id: int, limit: int) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
         """(hold id, booking id, status) of the showtime's HELD holds and BOOKED bookings."""
 

@@ -387,6 +387,14 @@ WITH before AS (
 )
 SELECT EXISTS (SELECT 1 FROM done) AS cancelled_now FROM before;
 
+-- name: cancelled_with_live
+-- Cancelled showtimes that still have a HELD hold or a BOOKED booking (an operator's call was interrupted), at
+-- most $1: the sweeper finishes them.
+SELECT s.showtime_id FROM showtime s
+WHERE s.status = 'CANCELLED'
+  AND EXISTS (SELECT 1 FROM booking b WHERE b.showtime_id = s.showtime_id AND b.status IN ('HELD', 'BOOKED'))
+LIMIT $1;
+
 -- name: live_of_showtime
 -- A cancelled showtime's holds and bookings still to end: HELD holds (live or not) and BOOKED bookings,
 -- at most $2.

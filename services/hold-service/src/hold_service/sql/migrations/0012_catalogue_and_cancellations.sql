@@ -17,4 +17,5 @@ ALTER TABLE booking DROP CONSTRAINT booking_status_check,
     ADD COLUMN cancel_reason TEXT CHECK (cancel_reason IN ('CUSTOMER', 'SHOWTIME_CANCELLED')),
     ADD CONSTRAINT booking_cancelled_has_reason CHECK ((status = 'CANCELLED') = (cancel_reason IS NOT NULL));
 CREATE INDEX booking_by_customer ON booking (customer_id, created_at DESC);
+CREATE INDEX showtime_cancelled ON showtime (showtime_id) WHERE status = 'CANCELLED';
 CREATE INDEX booking_live_by_showtime ON booking (showtime_id) WHERE status IN ('HELD', 'BOOKED');
