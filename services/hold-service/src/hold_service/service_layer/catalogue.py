@@ -66,7 +66,7 @@ async def my_bookings(customer_id: int, deps: Deps) -> list[BookingView]:
 async def booked_ticket(booking_id: uuid.UUID, customer_id: int, deps: Deps) -> str:
     """The signed ticket of the customer's own BOOKED booking; any other booking is not found (no oracle)."""
     async with deps.uow() as uow:
-        hold = await uow.holds.lock_by_booking(booking_id)  # no FOR UPDATE effect outside a write
+        hold = await uow.holds.lock_by_booking(booking_id)  # its row lock ends with this read's transaction
     if hold is None or not hold.visible_to(customer_id) or hold.status != "BOOKED":
         raise HoldNotFound(str(booking_id))
     ticket = ticket_of(BookingView(hold, "", hold.expires_at, None, None, "UTC"), deps)
