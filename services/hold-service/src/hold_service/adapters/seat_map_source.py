@@ -24,13 +24,16 @@ class PgSeatMapSource(SeatMapSource):
     async def load(self, showtime_id: int) -> SeatMap | None:
         async with self.pool.acquire() as conn:
             row = await conn.fetchrow(Q.seat_map, showtime_id)  # one statement: one snapshot, one version
-        if row is None:
-            return None
-        details = {"durationMinutes": row["duration_minutes"], "cinema": row["cinema"], "hall": row["hall"],
-                   "timeZone": row["time_zone"], "prices": orjson.loads(row["prices"])}
-        return SeatMap(showtime_id, row["version"], {seat[0]: seat[1] for seat in row["seats"]}, row["title"],
-                       row["starts_at"].isoformat().replace("+00:00", "Z"),
-                       {seat[0]: (seat[2], seat[3], int(seat[4])) for seat in row["seats"]}, details)
+        return None if row is None else seat_map_of(showtime_id, row)
+
+
+def seat_map_of(showtime_id: int, row: asyncpg.Record) -> SeatMap:
+    """The map of a `seat_map` row (sql/holds.sql)."""
+    details = {"durationMinutes": row["duration_minutes"], "cinema": row["cinema"], "hall": row["hall"],
+               "timeZone": row["time_zone"], "prices": orjson.loads(row["prices"])}
+    return SeatMap(showtime_id, row["version"], {seat[0]: seat[1] for seat in row["seats"]}, row["title"],
+                   row["starts_at"].isoformat().replace("+00:00", "Z"),
+                   {seat[0]: (seat[2], seat[3], int(seat[4])) for seat in row["seats"]}, details)
 
 
 def seat_map_body(seat_map: SeatMap) -> bytes:
