@@ -82,7 +82,7 @@ class Changer:
                 else:
                     hold = uuid.uuid4()
                     row = await conn.fetchrow(Q.take_seats, self.sid, [seat], hold, self.rng.randint(1, 10**9),
-                                              600.0, uuid.uuid4(), 8, "[]", FORM)  # no cause headers
+                                              600.0, uuid.uuid4(), 8, "[]", FORM, ["ADULT"], 0)  # no cause headers
                     self.held[seat] = hold
                 if row is not None and row["version"] is not None:
                     self.committed[row["version"]] = time.perf_counter()
