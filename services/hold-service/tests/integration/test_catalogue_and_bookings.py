@@ -58,7 +58,8 @@ async def test_the_catalogue_lists_a_window_by_start_with_each_showtime_s_state(
 @pytest.mark.parametrize("params", [{"from": "yesterday"}, {"from": "2031-01-01T00:00:00"},
                                     {"from": "2031-01-02T00:00:00Z", "to": "2031-01-01T00:00:00Z"},
                                     {"from": "2031-01-01T00:00:00Z", "to": "2031-06-01T00:00:00Z"},
-                                    {"cinema": "x" * 201}])
+                                    {"cinema": "x" * 201}, {"cinema": "Lux\x00 Hanoi"},
+                                    {"from": "1039-08-13T16:04:04Z"}, {"to": "9999-12-31T23:59:59-12:00"}])
 async def test_a_bad_catalogue_question_is_422(start, params) -> None:
     async with start() as svc:
         r = await svc.client.get("/showtimes", params=params)

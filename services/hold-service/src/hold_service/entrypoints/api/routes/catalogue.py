@@ -23,6 +23,7 @@ from hold_service.entrypoints.api.routes.showtimes import etag_response
 from hold_service.service_layer import catalogue
 
 router = APIRouter(tags=["showtimes"])
+_SPAN_OF_YEARS = (1970, 9998)  # a question about showtimes; and far from datetime's limits once offsets apply
 CATALOGUE_PATH = "/showtimes"
 _PARAMETERS = [
     {"name": "from", "in": "query", "required": False, "schema": {"type": "string", "format": "date-time"},
@@ -45,6 +46,8 @@ async def list_showtimes(request: Request) -> Response:
         cinema = params.get("cinema")
         if cinema is not None and len(cinema) > 200:
             raise _invalid("cinema", "String should have at most 200 characters")
+        if cinema is not None and not cinema.isprintable():
+            raise _invalid("cinema", "String should not contain control characters")
         query = CatalogueQuery.of(datetime.now(UTC), _time(params.get("from"), "from"), _time(params.get("to"), "to"),
                                   cinema)
         page = await catalogue.whats_on(query, request.app.state.deps)
@@ -64,6 +67,8 @@ def _time(raw: str | None, name: str) -> datetime | None:
         raise _invalid(name, "Input should be an ISO-8601 date-time") from None
     if moment.tzinfo is None:
         raise _invalid(name, "Input should have a timezone offset")
+    if not _SPAN_OF_YEARS[0] <= moment.year <= _SPAN_OF_YEARS[1]:
+        raise _invalid(name, f"Input should be between the years {_SPAN_OF_YEARS[0]} and {_SPAN_OF_YEARS[1]}")
     return moment.astimezone(UTC)
 
 
