@@ -153,9 +153,9 @@ async def open_loop(port: int, rate: float, seconds: float, requests: list[bytes
 
 async def new_showtime(conn: asyncpg.Connection) -> int:
     sid = random.randint(10**15, 2**52)
-    await conn.execute("INSERT INTO showtime (showtime_id, title, starts_at, price_cents) "
-                       "VALUES ($1, 'bench', now(), 1000)", sid)
-    await conn.execute("INSERT INTO show_seat (showtime_id, seat_code) SELECT $1, r || n FROM "
+    await conn.execute("INSERT INTO showtime (showtime_id, title, starts_at, price_cents, prices) "
+                       "VALUES ($1, 'bench', now() + interval '1 day', 1000, '{\"STANDARD\": {\"ADULT\": 1000}}')", sid)
+    await conn.execute("INSERT INTO show_seat (showtime_id, seat_code, row_name, x) SELECT $1, r || n, r, n FROM "
                        "unnest($2::text[]) r, generate_series(1, 20) n", sid, list(ROWS))
     return sid
 

@@ -99,9 +99,10 @@ async def pg_rows(hold_dsn: str, voucher_dsn: str) -> tuple[int, str]:
     sid = random.randint(10**15, 2**52)
     conn = await asyncpg.connect(hold_dsn)
     try:
-        await conn.execute("INSERT INTO showtime (showtime_id, title, starts_at, price_cents) "
-                           "VALUES ($1, 'limits', now(), 1000)", sid)
-        await conn.execute("INSERT INTO show_seat (showtime_id, seat_code) SELECT $1, 'S' || n "
+        await conn.execute("INSERT INTO showtime (showtime_id, title, starts_at, price_cents, prices) "
+                           "VALUES ($1, 'limits', now() + interval '1 day', 1000, "
+                           "'{\"STANDARD\": {\"ADULT\": 1000}}')", sid)
+        await conn.execute("INSERT INTO show_seat (showtime_id, seat_code, row_name, x) SELECT $1, 'S' || n, 'S', n "
                            "FROM generate_series(1, 300) n", sid)
     finally:
         await conn.close()

@@ -37,8 +37,7 @@ import uvloop
 from bench_holds import DSN, ROWS, Stats, forget_events, new_showtime, open_loop, pct, server, wrk_capacity
 from hdrh.histogram import HdrHistogram
 from hold_service.adapters.repository import FORM, Q
-from hold_service.adapters.seat_map_source import seat_map_body
-from hold_service.domain.seat_map import SeatMap
+from hold_service.adapters.seat_map_source import seat_map_body, seat_map_of
 from results import Results
 from sse_client import Fanout, cpu_seconds, get, rss_mb
 from ticketing_testing import apply_migrations, free_port, service_process, shared_migrations
@@ -83,7 +82,7 @@ class Changer:
                 else:
                     hold = uuid.uuid4()
                     row = await conn.fetchrow(Q.take_seats, self.sid, [seat], hold, self.rng.randint(1, 10**9),
-                                              600.0, uuid.uuid4(), 8, "[]", FORM)  # no cause headers
+                                              600.0, uuid.uuid4(), 8, "[]", FORM, ["ADULT"], 0)  # no cause headers
                     self.held[seat] = hold
                 if row is not None and row["version"] is not None:
                     self.committed[row["version"]] = time.perf_counter()
@@ -110,7 +109,7 @@ def latency(s: Stats, offered: float) -> dict:
 async def measure_reads(conn: asyncpg.Connection) -> dict:
     sid = await new_showtime(conn)
     seats_path = f"/showtimes/{sid}/seats"
-    fresh = SeatMap(sid, 0, {f"{row}{n}": "AVAILABLE" for row in ROWS for n in range(1, 21)})
+    fresh = seat_map_of(sid, await conn.fetchrow(Q.seat_map, sid))
     body_size = len(seat_map_body(fresh))  # what GET .../seats sends, checked below
     with ExitStack() as stack:
         port = server(stack, "seatmap_bench_app:get_application", {**SERVICE_ENV, "BENCH_BARE_BYTES": str(body_size)},

@@ -39,7 +39,8 @@ async def take(conn: asyncpg.Connection, sid: int, holds: list[list[str]], rng: 
     rows = await conn.fetch(Q.take_seats_together, sid, TTL_SECONDS, 8, [uuid.uuid4() for _ in holds],
                             [rng.randint(1, 10**9) for _ in holds], [uuid.uuid4() for _ in holds],
                             [n for n, seats in enumerate(holds, 1) for _ in seats],
-                            [s for seats in holds for s in seats], ["[]" for _ in holds], FORM)
+                            [s for seats in holds for s in seats], ["[]" for _ in holds], FORM,
+                            ["ADULT" for seats in holds for _ in seats], 0)
     return sum(r["written"] for r in rows), (time.perf_counter() - started) * 1000
 
 

@@ -22,15 +22,15 @@ import httpx
 import pytest
 import zxingcpp
 from notifier.domain.messages import Contact
-from notifier.domain.tickets import (
+from notifier.entrypoints.cli.customers import upsert_all
+from PIL import Image
+from ticketing.auth import issue_token
+from ticketing.tickets import (
     private_key_from_seed,
     public_key_from_text,
     public_key_text,
     verify_ticket,
 )
-from notifier.entrypoints.cli.customers import upsert_all
-from PIL import Image
-from ticketing.auth import issue_token
 from ticketing_testing import env, eventually
 
 from .stack import QR_SEED, start_stack

@@ -19,9 +19,12 @@ from typing import Any
 import orjson
 from hold_service.adapters.room_credentials import SignedCredentials
 from hold_service.config import HoldSettings
+from hold_service.domain.catalogue import BookingView, CatalogueQuery
 from hold_service.domain.commands import ConfigureRoom
 from hold_service.domain.errors import TooManySeatsHeld
+from hold_service.domain.hall import Prices, SeatPlace, ShowtimeDetails, from_price_cents, layout_hall, rows_hall
 from hold_service.domain.model import Hold, TakeSeats, Verdict
+from hold_service.domain.model import Ticket as HoldTicket
 from hold_service.domain.waiting_room import (
     AdmissionPass,
     Joined,
@@ -36,6 +39,7 @@ from hold_service.service_layer.events import SOURCE
 from hold_service.service_layer.ports import (
     Admission,
     Admitted,
+    Cancellation,
     Deps,
     Extension,
     GateSeat,
@@ -44,11 +48,9 @@ from hold_service.service_layer.ports import (
     HoldWriter,
     IdempotencyRepository,
     Released,
-    SeatMaps,
-    SeatMapSubscription,
-    SeatMapView,
 )
 from hold_service.service_layer.room_ports import RoomQueue, RoomStore
+from hold_service.service_layer.seat_map_ports import SeatMaps, SeatMapSubscription, SeatMapView
 from hold_service.service_layer.showtimes import seat_map
 from ticketing.events import booking_event
 from ticketing_testing.in_memory import Clock, MemoryDb, MemoryTransaction, MemoryUnitOfWork, MemoryWorld
@@ -59,10 +61,25 @@ RATE_WINDOW = timedelta(minutes=1)
 
 @dataclass(frozen=True)
 class Showtime:
-    title: str
-    starts_at: datetime
-    price_cents: int
+    details: ShowtimeDetails
+    places: dict[str, SeatPlace]
     version: int = 0  # seatMapVersion
+    status: str = "ON_SALE"  # or CANCELLED
+
+    def on_sale(self, now: datetime, close_minutes: float) -> bool:
+        """on_sale (sql/schema.sql)."""
+        return self.status == "ON_SALE" and now < self.details.starts_at - timedelta(minutes=close_minutes)
+
+    @property
+    def title(self) -> str:
+        return self.details.title
+
+    @property
+    def starts_at(self) -> datetime:
+        return self.details.starts_at
+
+    def price(self, seat: str, ticket_type: str) -> int | None:
+        return self.details.prices.get(self.places[seat].category, {}).get(ticket_type)
 
 
 @dataclass(frozen=True)
@@ -126,12 +143,19 @@ def release_hold(tx: MemoryTransaction, hold_id: uuid.UUID, cancel_reason: str) 
     freed = [c for c in hold.seats if (s := seats[(hold.showtime_id, c)]).hold_id == hold_id and s.status == "HELD"]
     for code in freed:
         tx["seats"][(hold.showtime_id, code)] = Seat()
-    tx["bookings"][hold_id] = replace(hold, status="RELEASED" if reason == "CANCELLED" else "EXPIRED")
+    tx["bookings"][hold_id] = replace(hold, status="EXPIRED" if reason == "EXPIRED" else "RELEASED")
     version = None
     if freed:
         version = seat_map_event(tx, "SeatsReleased", hold, {"holdId": hold_id, "seats": freed, "reason": reason})
     return Released(hold_id=hold_id, showtime_id=hold.showtime_id, seats=hold.seats, reason=reason, freed=freed,
                     version=version)
+
+
+def _ticket_details(d: ShowtimeDetails, hold: Hold) -> dict[str, Any]:
+    """confirm_hold's details of BookingConfirmed, each left out when not known."""
+    details = {"title": d.title, "cinema": d.cinema, "hall": d.hall, "startsAt": d.starts_at, "timeZone": d.time_zone,
+               "tickets": [t.record() for t in hold.tickets] or None}
+    return {k: v for k, v in details.items() if v is not None}
 
 
 # --- the ports ----------------------------------------------------------------------------------------
@@ -140,13 +164,38 @@ class FakeHoldRepository(HoldRepository):
     def __init__(self, tx: MemoryTransaction) -> None:
         self.tx = tx
 
-    async def add_showtime(self, showtime_id: int, title: str, starts_at: datetime, price_cents: int,
-                           seats: list[str]) -> bool:
-        if showtime_id in self.tx["showtimes"]:
+    async def add_showtime(self, details: ShowtimeDetails, places: list[SeatPlace]) -> bool:
+        if details.showtime_id in self.tx["showtimes"]:
             return False
-        self.tx["showtimes"][showtime_id] = Showtime(title, starts_at, price_cents)
-        self.tx["seats"].update({(showtime_id, code): Seat() for code in seats})
+        self.tx["showtimes"][details.showtime_id] = Showtime(details, {p.code: p for p in places})
+        self.tx["seats"].update({(details.showtime_id, p.code): Seat() for p in places})
         return True
+
+    async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:
+        listed = sorted(((sid, s) for sid, s in self.tx["showtimes"].items()
+                         if query.starts_from <= s.starts_at < query.until
+                         and query.cinema in (None, s.details.cinema)), key=lambda x: (x[1].starts_at, x[0]))
+        return orjson.dumps({"showtimes": [self._listed(sid, s, close_minutes) for sid, s in listed[:limit]]})
+
+    def _listed(self, showtime_id: int, showtime: Showtime, close_minutes: float) -> dict[str, Any]:
+        d = showtime.details
+        free = sum(1 for (sid, _), seat in self.tx["seats"].items() if sid == showtime_id
+                   and seat_is_free(seat, self.tx.now))
+        status = ("CANCELLED" if showtime.status == "CANCELLED" else "CLOSED"
+                  if not showtime.on_sale(self.tx.now, close_minutes) else "SOLD_OUT" if free == 0 else "ON_SALE")
+        return {"showtimeId": showtime_id, "title": d.title, "startsAt": d.starts_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "durationMinutes": d.duration_minutes, "cinema": d.cinema, "hall": d.hall, "timeZone": d.time_zone,
+                "status": status, "seatsAvailable": free, "fromPriceCents": from_price_cents(d.prices),
+                "waitingRoom": False}
+
+    async def bookings_of(self, customer_id: int, limit: int) -> list[BookingView]:
+        mine = sorted((b for b in self.tx["bookings"].values() if b.customer_id == customer_id),
+                      key=lambda b: b.created_at or self.tx.now, reverse=True)
+        views = []
+        for b in mine[:limit]:
+            d = self.tx["showtimes"][b.showtime_id].details
+            views.append(BookingView(as_seen(b, self.tx.now), d.title, d.starts_at, d.cinema, d.hall, d.time_zone))
+        return views
 
     async def get(self, hold_id: uuid.UUID) -> Hold | None:
         return as_seen(self.tx["bookings"].get(hold_id), self.tx.now)
@@ -158,6 +207,38 @@ class FakeHoldRepository(HoldRepository):
     async def release(self, hold_id: uuid.UUID, reason: str) -> Released | None:
         return release_hold(self.tx, hold_id, reason)
 
+    async def cancel_booking(self, booking_id: uuid.UUID, reason: str, deadline_minutes: float) -> Cancellation:
+        hold = next((b for b in self.tx["bookings"].values() if b.booking_id == booking_id), None)
+        if hold is None:
+            return Cancellation("NOT_FOUND")
+        done = Cancellation("", hold.hold_id, hold.showtime_id, hold.seats)
+        if hold.status != "BOOKED":
+            return replace(done, outcome="ALREADY" if hold.status == "CANCELLED" else "NOT_BOOKED")
+        starts_at = self.tx["showtimes"][hold.showtime_id].starts_at
+        if reason == "CUSTOMER" and self.tx.now >= starts_at - timedelta(minutes=deadline_minutes):
+            return replace(done, outcome="TOO_LATE")
+        for code in hold.seats:
+            self.tx["seats"][(hold.showtime_id, code)] = Seat()
+        self.tx["bookings"][hold.hold_id] = replace(hold, status="CANCELLED")
+        version = seat_map_event(self.tx, "BookingCancelled", hold, {
+            "holdId": hold.hold_id, "seats": hold.seats, "reason": reason, "paymentId": hold.payment_id})
+        return replace(done, outcome="CANCELLED", version=version)
+
+    async def cancel_showtime(self, showtime_id: int, reason: str) -> bool | None:
+        showtime = self.tx["showtimes"].get(showtime_id)
+        if showtime is None:
+            return None
+        self.tx["showtimes"][showtime_id] = replace(showtime, status="CANCELLED")
+        return showtime.status != "CANCELLED"
+
+    async def cancelled_with_live(self, limit: int) -> list[int]:
+        live = {b.showtime_id for b in self.tx["bookings"].values() if b.status in ("HELD", "BOOKED")}
+        return sorted(sid for sid, s in self.tx["showtimes"].items() if s.status == "CANCELLED" and sid in live)[:limit]
+
+    async def live_of_showtime(self, showtime_id: int, limit: int) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
+        return [(b.hold_id, b.booking_id, b.status) for b in self.tx["bookings"].values()
+                if b.showtime_id == showtime_id and b.status in ("HELD", "BOOKED")][:limit]
+
     async def sweep_one(self) -> Released | None:
         expired = [b for b in self.tx["bookings"].values() if hold_expired(b.status, b.expires_at, self.tx.now)]
         if not expired:
@@ -168,17 +249,23 @@ class FakeHoldRepository(HoldRepository):
         hold = self.tx["bookings"].get(hold_id)
         if hold is None or hold.status != "HELD" or hold_expired(hold.status, hold.expires_at, self.tx.now):
             return None
+        if self.tx["showtimes"][hold.showtime_id].status == "CANCELLED":
+            return None
         for code in hold.seats:
             self.tx["seats"][(hold.showtime_id, code)] = Seat("BOOKED", hold_id)
         self.tx["bookings"][hold_id] = replace(hold, status="BOOKED", payment_id=payment_id)
         return seat_map_event(self.tx, "BookingConfirmed", hold, {
             "holdId": hold_id, "seats": hold.seats, "amountCents": paid_cents,
-            "discountCents": max(hold.amount_cents - paid_cents, 0), "paymentId": payment_id})
+            "discountCents": max(hold.amount_cents - paid_cents, 0), "paymentId": payment_id,
+            **_ticket_details(self.tx["showtimes"][hold.showtime_id].details, hold)})
 
-    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float) -> Extension | None:
+    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float,
+                     close_minutes: float = 0) -> Extension | None:
         hold = self.tx["bookings"].get(hold_id)
         if hold is None or hold.status != "HELD" or hold_expired(hold.status, hold.expires_at, self.tx.now):
             return None
+        if not self.tx["showtimes"][hold.showtime_id].on_sale(self.tx.now, close_minutes):
+            return Extension(hold.expires_at, moved=False, closed=True)
         assert hold.created_at is not None
         expires = min(max(hold.expires_at, until), hold.created_at + timedelta(seconds=max_seconds))
         if expires <= hold.expires_at:
@@ -246,17 +333,23 @@ class FakeHoldWriter(HoldWriter):
 
 def _take(tx: MemoryTransaction, r: TakeSeats) -> Verdict:
     showtime = tx["showtimes"].get(r.showtime_id)
-    amount = None if showtime is None else showtime.price_cents * len(r.seats)
     earlier = r.hold_id in tx["bookings"]
     locked = {code: seat for code in r.seats if (seat := tx["seats"].get((r.showtime_id, code))) is not None}
+    tickets = () if showtime is None else tuple(
+        HoldTicket(c, showtime.places[c].category, t, showtime.price(c, t))  # type: ignore[arg-type]
+        for c, t in zip(r.seats, r.types(), strict=True) if c in locked)
+    unpriced = tuple(t.seat for t in tickets if t.price_cents is None)
+    closed = showtime is not None and not showtime.on_sale(tx.now, r.close_minutes)
+    amount = None if showtime is None else sum(t.price_cents or 0 for t in tickets)
     free = {code: seat_is_free(seat, tx.now) for code, seat in locked.items()}
     taken = [c for c in sorted(locked) if not free[c] and locked[c].hold_id != r.hold_id]
     complete = len(locked) == len(r.seats)
-    if amount is None or earlier or not complete or not all(free.values()):
+    if amount is None or closed or earlier or not complete or not all(free.values()) or unpriced:
         mine = complete and all(s.hold_id == r.hold_id and s.status == "HELD" and not free[c]
                                 for c, s in locked.items())
         expires = min(s.expires_at for s in locked.values() if s.expires_at) if mine else None
-        return Verdict(amount_cents=amount, found=frozenset(locked), taken=taken, expires_at=expires, earlier=earlier)
+        return Verdict(amount_cents=amount, found=frozenset(locked), taken=taken, expires_at=expires, earlier=earlier,
+                       tickets=tickets, unpriced=unpriced, closed=closed)
     expires_at = tx.now + timedelta(seconds=r.ttl_seconds)
     for old_id in dict.fromkeys(s.hold_id for s in locked.values() if s.status == "HELD"):  # lazy expiry
         seats = sorted(c for c, s in locked.items() if s.hold_id == old_id)
@@ -266,11 +359,11 @@ def _take(tx: MemoryTransaction, r: TakeSeats) -> Verdict:
         tx["seats"][(r.showtime_id, code)] = Seat("HELD", r.hold_id, expires_at)
     hold = Hold(hold_id=r.hold_id, booking_id=r.booking_id, customer_id=r.customer_id, showtime_id=r.showtime_id,
                 seats=r.seats, status="HELD", expires_at=expires_at, amount_cents=amount,
-                created_at=tx.now)
+                created_at=tx.now, tickets=tickets)
     tx["bookings"][r.hold_id] = hold
     seat_map_event(tx, "SeatsHeld", hold, {"holdId": r.hold_id, "seats": r.seats, "expiresAt": expires_at,
                                            "amountCents": hold.amount_cents})
-    return Verdict(amount_cents=amount, found=frozenset(locked), taken=[], expires_at=expires_at)
+    return Verdict(amount_cents=amount, found=frozenset(locked), taken=[], expires_at=expires_at, tickets=tickets)
 
 
 def _check_cap(tx: MemoryTransaction, r: TakeSeats) -> None:
@@ -371,9 +464,13 @@ class FakeSeatMaps(SeatMaps):
             return None
         seats = sorted(((code, s) for (sid, code), s in tx["seats"].items() if sid == showtime_id),
                        key=lambda cs: _hall_order(cs[0]))
+        d, places = showtime.details, showtime.places
         body = {"showtimeId": showtime_id, "title": showtime.title,
-                "startsAt": showtime.starts_at.isoformat().replace("+00:00", "Z"), "version": showtime.version,
-                "seats": [{"code": code, "status": s.status} for code, s in seats]}
+                "startsAt": showtime.starts_at.isoformat().replace("+00:00", "Z"),
+                "durationMinutes": d.duration_minutes, "cinema": d.cinema, "hall": d.hall, "timeZone": d.time_zone,
+                "prices": d.prices, "version": showtime.version,
+                "seats": [{"code": code, "status": s.status, "category": places[code].category,
+                           "row": places[code].row, "x": places[code].x} for code, s in seats]}
         return SeatMapView(showtime.version, orjson.dumps(body))
 
     async def subscribe(self, showtime_id: int, address: str) -> SeatMapSubscription | None:
@@ -486,12 +583,15 @@ class FakeWorld(MemoryWorld):
         return {code: "AVAILABLE" if seat_is_free(s, now) else s.status
                 for (sid, code), s in self.db.tables["seats"].items() if sid == showtime_id}
 
-    async def showtime(self, rows: dict[str, int] | None = None, price_cents: int = 1200) -> int:
+    async def showtime(self, rows: dict[str, int] | None = None, price_cents: int = 1200,
+                       layout: list[dict[str, Any]] | None = None, prices: Prices | None = None) -> int:
+        """A showtime on sale: `rows` at one ADULT price, or the hall's `layout` with its `prices`."""
         showtime_id = len(self.db.tables["showtimes"]) + 1
         async with self.deps.uow() as uow:
-            seats = [f"{row}{n}" for row, count in (rows or {"F": 10}).items() for n in range(1, count + 1)]
+            places = layout_hall(layout) if layout is not None else rows_hall(rows or {"F": 10})
             starts_at = self.clock.now() + timedelta(days=1)  # on sale
-            await uow.holds.add_showtime(showtime_id, "Test", starts_at, price_cents, seats)
+            details = ShowtimeDetails(showtime_id, "Test", starts_at, prices or {"STANDARD": {"ADULT": price_cents}})
+            await uow.holds.add_showtime(details, places)
             await uow.commit()
         return showtime_id
 

@@ -23,6 +23,7 @@ from payment_service.domain.errors import (
     GatewayRejected,
     HoldNotActive,
     HoldNotFound,
+    ShowtimeClosed,
     VoucherRejected,
 )
 from payment_service.domain.model import Hold, Payment
@@ -247,6 +248,7 @@ class FakeHoldDirectory(HoldDirectory):
         self.holds: dict[uuid.UUID, Hold] = {}
         self.extended: list[tuple[uuid.UUID, datetime]] = []
         self.down = False
+        self.closed: set[int] = set()  # showtimes whose sales are closed
 
     async def get(self, hold_id: uuid.UUID) -> Hold | None:
         self._reachable()
@@ -261,6 +263,8 @@ class FakeHoldDirectory(HoldDirectory):
             raise HoldNotFound(str(hold_id))
         if hold.status != "HELD":
             raise HoldNotActive(f"the hold is {hold.status}")
+        if hold.showtime_id in self.closed:
+            raise ShowtimeClosed("sales of this showtime are closed")
         cap = (hold.created_at or hold.expires_at) + timedelta(seconds=self.hold_max)
         expires = min(max(hold.expires_at, until), cap)
         if expires > hold.expires_at:

@@ -7,7 +7,8 @@ from typing import Annotated
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import NoDecode
-from ticketing.settings import TokenSettings
+from ticketing.settings import DEV_DEFAULT_SECRET, TokenSettings
+from ticketing.tickets import DEV_QR_SIGNING_KEY
 
 
 class HoldSettings(TokenSettings):
@@ -76,6 +77,18 @@ class HoldSettings(TokenSettings):
     (one ingress routing /holds/{id}/checkout and /payments/* there). payment-service must allow the page's
     origin (its CORS_ALLOWED_ORIGINS)."""
 
+    sales_close_minutes_before_start: float = Field(default=0, ge=0)
+    """Sales of a showtime close this long before its start: then a hold, a checkout (its hold's extension)
+    and a queue join are refused with 409 SHOWTIME_CLOSED."""
+    cancellation_deadline_minutes: float = Field(default=60, ge=0)
+    """A customer may cancel a booking until this long before its showtime starts; then 409
+    CANCELLATION_CLOSED."""
+    qr_signing_key: str = DEV_QR_SIGNING_KEY
+    """base64 of the 32-byte Ed25519 private seed tickets are signed with (a secret): the same key as the
+    notifier's, so that GET /bookings gives each booked booking the ticket text its e-mail's QR code holds."""
+    catalogue_cache_seconds: float = Field(default=2.0, ge=0)
+    """How long an API process serves one answer of GET /showtimes from memory before asking Postgres
+    again (the catalogue may be this stale)."""
     hold_rate_limit_per_ip_per_minute: int = Field(default=120, ge=1)
     """Hold requests and queue joins per client address per minute; past it 429."""
     trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
@@ -93,6 +106,10 @@ class HoldSettings(TokenSettings):
     seen everywhere)."""
     waiting_room_redis_timeout_seconds: float = Field(default=1.0, gt=0)
     """The waiting room's own Redis timeout (its queue calls; holds keep REDIS_SOCKET_TIMEOUT_SECONDS)."""
+
+    def secrets(self) -> dict[str, str]:
+        key = DEV_DEFAULT_SECRET if self.qr_signing_key == DEV_QR_SIGNING_KEY else self.qr_signing_key
+        return {**super().secrets(), "QR_SIGNING_KEY": key}
 
     @field_validator("trusted_proxies", mode="before")
     @classmethod

@@ -20,6 +20,7 @@ import asyncpg
 import httpx
 import pytest
 import pytest_asyncio
+from hold_service.adapters import repository
 from hold_service.adapters.admission import RateLimits, RedisAdmission
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.repository import PgHoldsUnitOfWork
@@ -30,9 +31,13 @@ from hold_service.adapters.seat_maps import LiveSeatMaps
 from hold_service.adapters.writer import PostgresHoldWriter
 from hold_service.bootstrap import Service
 from hold_service.config import HoldSettings
+from hold_service.domain.commands import ConfirmBooking
+from hold_service.domain.hall import Prices, ShowtimeDetails, layout_hall, rows_hall
 from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.entrypoints.api.app import get_application
-from hold_service.service_layer.ports import Admission, HoldsUnitOfWork, HoldWriter, SeatMaps
+from hold_service.service_layer.lifecycle import confirm_booking
+from hold_service.service_layer.ports import Admission, HoldsUnitOfWork, HoldWriter
+from hold_service.service_layer.seat_map_ports import SeatMaps
 from ticketing.auth import issue_token
 from ticketing.db import create_pool
 from ticketing.redis_client import redis_client
@@ -73,6 +78,22 @@ class Running:
             "rows": rows or {"F": 10}})
         assert r.status_code == 201, r.text
         return sid
+
+    async def showtime_of(self, **form: Any) -> int:
+        """A showtime from POST /admin/showtimes's full form (`form` over a small hall with prices)."""
+        sid = new_id()
+        body = {"showtimeId": sid, "title": "Test", "startsAt": "2030-01-01T20:00:00Z", "cinema": "Cine", "hall": "1",
+                "layout": [{"row": "F", "blocks": [{"from": 1, "to": 10}]}],
+                "prices": {"STANDARD": {"ADULT": 1200, "CHILD": 800}}, **form}
+        r = await self.client.post("/admin/showtimes", headers=auth(1, "admin"), json=body)
+        assert r.status_code == 201, r.text
+        return sid
+
+    async def book(self, booking_id: str, paid: int, payment_id: uuid.UUID | None = None) -> str:
+        """The hold's payment succeeded, applied as the PaymentSucceeded consumer applies it."""
+        async with self.service.pool.acquire() as conn, conn.transaction():
+            return await confirm_booking(ConfirmBooking(uuid.UUID(booking_id), payment_id or uuid.uuid4(), paid),
+                                         PgHoldsUnitOfWork(conn=conn))
 
     async def hold(self, sid: int, seats: list[str], customer: int | None = None,
                    **headers: str) -> httpx.Response:
@@ -162,20 +183,26 @@ class Ports:
     elapse: Callable[[float], Awaitable[None]]
     events: Callable[[uuid.UUID], Awaitable[list[dict[str, Any]]]]
 
-    async def showtime(self, seats: int = 6, price_cents: int = 1200) -> int:
-        """A new showtime with seats A1..A<seats>, created through the repository."""
+    async def showtime(self, seats: int = 6, price_cents: int = 1200, layout: list[dict[str, Any]] | None = None,
+                       prices: Prices | None = None) -> int:
+        """A new showtime with seats A1..A<seats> at one ADULT price (or the hall's `layout` with its `prices`),
+        created through the repository."""
         sid = new_id()
         async with self.uow() as uow:
-            codes = [f"A{n}" for n in range(1, seats + 1)]
-            assert await uow.holds.add_showtime(sid, "Contract", datetime(2031, 1, 1, tzinfo=UTC), price_cents, codes)
+            details = ShowtimeDetails(sid, "Contract", datetime(2031, 1, 1, tzinfo=UTC),
+                                      prices or {"STANDARD": {"ADULT": price_cents}})
+            places = layout_hall(layout) if layout is not None else rows_hall({"A": seats})
+            assert await uow.holds.add_showtime(details, places)
             await uow.commit()
         return sid
 
     @staticmethod
     def request(showtime_id: int, seats: list[str], customer: int | None = None, ttl: float = 600,
-                cap: int = 8, hold_id: uuid.UUID | None = None) -> TakeSeats:
-        return TakeSeats(showtime_id=showtime_id, seats=sorted(seats), hold_id=hold_id or uuid.uuid4(),
-                         customer_id=customer or new_id(), ttl_seconds=ttl, booking_id=uuid.uuid4(), cap=cap)
+                cap: int = 8, hold_id: uuid.UUID | None = None, types: dict[str, str] | None = None) -> TakeSeats:
+        codes = sorted(seats)
+        return TakeSeats(showtime_id=showtime_id, seats=codes, hold_id=hold_id or uuid.uuid4(),
+                         customer_id=customer or new_id(), ttl_seconds=ttl, booking_id=uuid.uuid4(), cap=cap,
+                         ticket_types=tuple((types or {}).get(c, "ADULT") for c in codes))
 
     async def take(self, showtime_id: int, seats: list[str], **kw: Any) -> tuple[TakeSeats, Verdict]:
         request = self.request(showtime_id, seats, **kw)
@@ -291,3 +318,23 @@ class Rooms:
 @pytest.fixture
 def rooms() -> type[Rooms]:
     return Rooms
+
+
+@pytest.fixture
+def statements(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Records every statement that decides holds: ("together", holds in the batch) for
+    take_seats_together, ("alone", 1) for take_seats."""
+    seen: list[tuple[str, int]] = []
+    together, alone = repository.take_together, repository.take
+
+    async def take_together(conn: Any, showtime_id: int, requests: list[Any]) -> Any:
+        seen.append(("together", len(requests)))
+        return await together(conn, showtime_id, requests)
+
+    async def take(conn: Any, request: Any, cause: str) -> Any:
+        seen.append(("alone", 1))
+        return await alone(conn, request, cause)
+
+    monkeypatch.setattr(repository, "take_together", take_together)
+    monkeypatch.setattr(repository, "take", take)
+    return seen

@@ -95,7 +95,10 @@ async def test_the_seat_map_follows_the_committed_changes_statuses_as_recorded(p
     sid = await ports.showtime(seats=3)
     assert await _seat_map(ports, sid, 0) == {
         "showtimeId": sid, "title": "Contract", "startsAt": "2031-01-01T00:00:00Z", "version": 0,
-        "seats": [{"code": f"A{n}", "status": "AVAILABLE"} for n in (1, 2, 3)]}
+        "durationMinutes": None, "cinema": None, "hall": None, "timeZone": "UTC",
+        "prices": {"STANDARD": {"ADULT": 1200}},
+        "seats": [{"code": f"A{n}", "status": "AVAILABLE", "category": "STANDARD", "row": "A", "x": n}
+                  for n in (1, 2, 3)]}
     await ports.take(sid, ["A2"], ttl=0.3)
     held = await _seat_map(ports, sid, 1)
     assert [s["status"] for s in held["seats"]] == ["AVAILABLE", "HELD", "AVAILABLE"]

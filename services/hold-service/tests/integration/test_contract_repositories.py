@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 import pytest_asyncio
+from hold_service.domain.hall import ShowtimeDetails, rows_hall
 from hold_service.service_layer.events import booking_failed
 
 pytestmark = pytest.mark.integration
@@ -64,7 +65,8 @@ async def test_an_event_emitted_in_a_committed_unit_of_work_is_recorded(ports) -
 async def test_a_showtime_id_is_taken_once(ports) -> None:
     sid = await ports.showtime()
     async with ports.uow() as uow:
-        assert not await uow.holds.add_showtime(sid, "Again", datetime(2031, 1, 1, tzinfo=UTC), 100, ["B1"])
+        details = ShowtimeDetails(sid, "Again", datetime(2031, 1, 1, tzinfo=UTC), {"STANDARD": {"ADULT": 100}})
+        assert not await uow.holds.add_showtime(details, rows_hall({"B": 1}))
         await uow.commit()
     _, verdict = await ports.take(sid, ["B1"])
     assert verdict.found == frozenset()

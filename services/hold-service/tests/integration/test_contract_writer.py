@@ -9,6 +9,7 @@ from datetime import datetime
 import pytest
 import pytest_asyncio
 from hold_service.domain.errors import InvalidSeats, SeatsUnavailable, TooManySeatsHeld
+from hold_service.domain.model import Ticket
 
 pytestmark = pytest.mark.integration
 
@@ -107,3 +108,16 @@ async def test_the_cap_holds_for_one_customers_concurrent_holds(ports) -> None:
     results = await asyncio.gather(*(ports.writer.take(r) for r in requests), return_exceptions=True)
     assert sum(not isinstance(r, Exception) and r.expires_at is not None for r in results) == 2
     assert [type(r) for r in results if isinstance(r, Exception)] == [TooManySeatsHeld]
+
+
+async def test_each_ticket_is_priced_for_its_category_and_type_or_the_hold_is_refused(ports) -> None:
+    sid = await ports.showtime(layout=[{"row": "A", "blocks": [{"from": 1, "to": 2, "category": "ACCESSIBLE"}]},
+                                      {"row": "K", "blocks": [{"from": 1, "to": 2, "category": "VIP"}]}],
+                              prices={"VIP": {"ADULT": 1800}, "ACCESSIBLE": {"ADULT": 1200, "CHILD": 800}})
+    _, verdict = await ports.take(sid, ["A1", "K1"], types={"A1": "CHILD"})
+    assert (verdict.amount_cents, verdict.tickets) == (2600, (Ticket("A1", "ACCESSIBLE", "CHILD", 800),
+                                                              Ticket("K1", "VIP", "ADULT", 1800)))
+    _, refused = await ports.take(sid, ["A2", "K2"], types={"K2": "SENIOR"})
+    assert (refused.expires_at, refused.unpriced) == (None, ("K2",))
+    together = await asyncio.gather(ports.take(sid, ["A2"], types={"A2": "CHILD"}), ports.take(sid, ["K2"]))
+    assert [v.amount_cents for _, v in together] == [800, 1800]

@@ -5,33 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 import pytest
-from hold_service.adapters import repository
 from hold_service.adapters.seat_gate import seat_key
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def statements(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """Records every statement that decides holds: ("together", holds in the batch) for
-    take_seats_together, ("alone", 1) for take_seats."""
-    seen: list[tuple[str, int]] = []
-    together, alone = repository.take_together, repository.take
-
-    async def take_together(conn: Any, showtime_id: int, requests: list[Any]) -> Any:
-        seen.append(("together", len(requests)))
-        return await together(conn, showtime_id, requests)
-
-    async def take(conn: Any, request: Any, cause: str) -> Any:
-        seen.append(("alone", 1))
-        return await alone(conn, request, cause)
-
-    monkeypatch.setattr(repository, "take_together", take_together)
-    monkeypatch.setattr(repository, "take", take)
-    return seen
 
 
 async def test_holds_admitted_together_are_written_by_one_statement(start, db, h, statements) -> None:

@@ -206,3 +206,37 @@ async def test_confirm_and_cancel(start, db, two, first: str) -> None:
             await b.tx.commit()
             assert outcome == "HOLD_RELEASED"
             assert await owner(db, sid, "F1") == ("AVAILABLE", None)
+
+
+async def test_a_hold_that_decided_before_its_showtime_was_cancelled_is_not_written(start, db, two) -> None:
+    async with start() as svc:
+        sid = await svc.showtime({"F": 4})
+    a, b = two
+    async with a, b:
+        assert await a.conn.fetchval(repository.Q.cancel_showtime, sid, "projector failure") is True
+
+        async def hold_in_b() -> Any:
+            try:
+                return await repository.take(b.conn, take(sid, ["F1"]))
+            except Exception as exc:
+                return exc
+        refused = await blocked_then(db, b, hold_in_b(), a.tx.commit)
+        assert type(refused).__name__ == "ShowtimeClosed", refused
+    assert await owner(db, sid, "F1") == ("AVAILABLE", None)
+    assert await db.fetchval("SELECT count(*) FROM booking WHERE showtime_id = $1", sid) == 0
+
+
+async def test_a_payment_applied_as_its_showtime_is_cancelled_releases_the_hold(start, db, two) -> None:
+    async with start() as svc:
+        sid = await svc.showtime({"F": 4})
+    request = await hold(db, sid, ["F1", "F2"])
+    a, b = two
+    async with a, b:
+        assert await a.conn.fetchval(repository.Q.cancel_showtime, sid, "projector failure") is True
+        payment = uuid.uuid4()
+        step = confirm_booking(ConfirmBooking(request.booking_id, payment, 2400), PgHoldsUnitOfWork(conn=b.conn))
+        assert await blocked_then(db, b, step, a.tx.commit) == "HOLD_RELEASED"
+        await b.tx.commit()
+    assert [await owner(db, sid, s) for s in ("F1", "F2")] == [("AVAILABLE", None)] * 2
+    kinds = [(t, seats) for t, seats, _ in await events(db, sid)]
+    assert kinds == [("SeatsHeld", ["F1", "F2"]), ("SeatsReleased", ["F1", "F2"])]  # never booked

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from hold_service.domain.errors import InvalidSeats
-from hold_service.domain.model import HoldSeats, requested_seats, seat_codes
+from hold_service.domain.hall import rows_hall
+from hold_service.domain.model import HoldSeats, requested_seats
 
 
 def test_requested_seats_are_sorted_for_lock_order() -> None:
@@ -18,8 +19,8 @@ def test_invalid_requests(seats: list[str]) -> None:
 
 
 def test_seat_codes_and_fingerprint() -> None:
-    assert seat_codes({"A": 2, "B": 1}) == ["A1", "A2", "B1"]
+    assert [p.code for p in rows_hall({"A": 2, "B": 1})] == ["A1", "A2", "B1"]
     with pytest.raises(InvalidSeats):
-        seat_codes({"a": 1})
+        rows_hall({"a": 1})
     a = HoldSeats(showtime_id=1, customer_id=2, seats=["F6", "F5"])
     assert a.fingerprint() == HoldSeats(showtime_id=1, customer_id=9, seats=["F5", "F6"]).fingerprint()

@@ -62,7 +62,8 @@ async def test_with_the_room_turned_off_holds_need_no_token(fakes) -> None:
     world = fakes.fake_deps()
     sid = await _room_on(world)
     room = await world.deps.rooms.config(sid)
-    await configure_room(ConfigureRoom(**{**room.__dict__, "enabled": False}), world.deps)
+    await configure_room(ConfigureRoom(sid, enabled=False, active_limit=room.active_limit, opens_at=room.opens_at),
+                         world.deps)
     assert (await hold_seats(ask(sid, 7, "F1"), world.deps)).status == "HELD"
     assert replace(room, enabled=False) == await world.deps.rooms.config(sid)
 

@@ -211,7 +211,7 @@ async def test_least_read_maps_go_first_but_never_a_streamed_one() -> None:
 
 async def test_subscriber_frames_are_the_contract() -> None:
     from hold_service.adapters.seat_map_subscribers import change_frame, snapshot_frame
-    from hold_service.service_layer.ports import SeatMapView
+    from hold_service.service_layer.seat_map_ports import SeatMapView
 
     frame = change_frame(SeatChange(SID, 7, "HELD", ("A1", "A2")))
     assert frame == (b'event: change\nid: 7\ndata: {"version":7,"seats":[{"code":"A1","status":"HELD"},'

@@ -7,12 +7,14 @@ from datetime import UTC, datetime
 import pytest
 from hold_service.domain.commands import CreateShowtime
 from hold_service.domain.errors import InvalidSeats, ShowtimeExists, ShowtimeNotFound
+from hold_service.domain.hall import ShowtimeDetails
 from hold_service.service_layer.showtimes import create_showtime
 
 
 def premiere(showtime_id: int, rows: dict[str, int]) -> CreateShowtime:
-    return CreateShowtime(showtime_id=showtime_id, title="Premiere", starts_at=datetime(2030, 12, 24, 20, tzinfo=UTC),
-                          price_cents=1200, rows=rows)
+    details = ShowtimeDetails(showtime_id, "Premiere", datetime(2030, 12, 24, 20, tzinfo=UTC),
+                              {"STANDARD": {"ADULT": 1200}})
+    return CreateShowtime(details, rows=rows)
 
 
 async def test_a_showtime_is_created_with_every_seat_available_in_hall_order(fakes) -> None:

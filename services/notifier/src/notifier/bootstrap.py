@@ -8,13 +8,13 @@ from email.utils import parseaddr
 
 import asyncpg
 from ticketing.db import create_pool
+from ticketing.tickets import private_key_from_seed
 
 from notifier.adapters.catalogues import load_catalogues
 from notifier.adapters.mailer import SmtpLogin, SmtpMailer
 from notifier.adapters.repository import PgNotifierUnitOfWork
 from notifier.config import NotifierSettings
 from notifier.domain.policy import NotifyPolicy
-from notifier.domain.tickets import private_key_from_seed
 from notifier.service_layer.ports import Deps, Mailer
 
 

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, Field, model_validator
 from ticketing.settings import DEV_DEFAULT_SECRET, ServiceSettings
+from ticketing.tickets import DEV_QR_SIGNING_KEY
 
 from notifier.domain.delivery import RetryPolicy
-
-# A fixed 32-byte seed for dev runs only (base64); production refuses it through `secrets()`.
-DEV_QR_SIGNING_KEY = "ZGV2LW9ubHktcXItc2lnbmluZy1rZXktY2hhbmdlISE="
 
 
 class NotifierSettings(ServiceSettings):

@@ -3,7 +3,6 @@ import uuid
 
 from notifier.domain.messages import Contact
 from notifier.domain.policy import NotifyPolicy
-from notifier.domain.tickets import private_key_from_seed
 from notifier.service_layer.handlers import (
     notify_booking_confirmed,
     notify_booking_failed,
@@ -12,6 +11,7 @@ from notifier.service_layer.handlers import (
 from notifier.service_layer.metrics import EMAILS_FAILED
 from notifier_fakes import FakeUnitOfWork
 from ticketing.events import booking_event
+from ticketing.tickets import private_key_from_seed
 
 POLICY = NotifyPolicy("T <t@cinema.example>", private_key_from_seed(
     "bm90aWZpZXItdGVzdC1zZWVkLTMyLWJ5dGVzLWxvbmc="), cents_per_point=100)

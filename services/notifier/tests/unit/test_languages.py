@@ -14,7 +14,6 @@ from notifier.domain import messages
 from notifier.domain.language import InvalidLocale, language_for, normalized_locale
 from notifier.domain.messages import Contact
 from notifier.domain.policy import NotifyPolicy
-from notifier.domain.tickets import private_key_from_seed
 from notifier.service_layer.handlers import (
     notify_booking_cancelled,
     notify_booking_confirmed,
@@ -22,6 +21,7 @@ from notifier.service_layer.handlers import (
 )
 from notifier_fakes import FakeUnitOfWork
 from ticketing.events import booking_event
+from ticketing.tickets import private_key_from_seed
 
 POLICY = NotifyPolicy("Cinema Tickets <tickets@cinema.example>", private_key_from_seed(
     "bm90aWZpZXItdGVzdC1zZWVkLTMyLWJ5dGVzLWxvbmc="), catalogues=load_catalogues())

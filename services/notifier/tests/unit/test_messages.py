@@ -7,7 +7,8 @@ from notifier.domain.delivery import DeliveryError, Failure
 from notifier.domain.messages import Contact, Envelope
 from notifier.domain.points import points_for
 from notifier.domain.showing import Showing
-from notifier.domain.tickets import (
+from notifier.entrypoints.cli.smtp_sink import file_name
+from ticketing.tickets import (
     TicketPayload,
     private_key_from_seed,
     public_key_from_text,
@@ -15,7 +16,6 @@ from notifier.domain.tickets import (
     sign_ticket,
     verify_ticket,
 )
-from notifier.entrypoints.cli.smtp_sink import file_name
 
 KEY = private_key_from_seed("bm90aWZpZXItdGVzdC1zZWVkLTMyLWJ5dGVzLWxvbmc=")
 BOOKING = str(uuid.uuid4())

@@ -8,13 +8,13 @@ from notifier.domain.addresses import InvalidAddress
 from notifier.domain.commands import RequeueEmails, UpsertCustomers
 from notifier.domain.messages import Contact
 from notifier.domain.policy import NotifyPolicy
-from notifier.domain.tickets import private_key_from_seed
 from notifier.service_layer.customers import list_customers, upsert_customers
 from notifier.service_layer.handlers import notify_refund_issued
 from notifier.service_layer.ports import Deps, Mailer
 from notifier.service_layer.requeue import requeue_emails
 from notifier_fakes import FakeUnitOfWork
 from ticketing.events import booking_event
+from ticketing.tickets import private_key_from_seed
 
 POLICY = NotifyPolicy("T <t@cinema.example>", private_key_from_seed(
     "bm90aWZpZXItdGVzdC1zZWVkLTMyLWJ5dGVzLWxvbmc="))

@@ -31,7 +31,13 @@ from payment_service.adapters.http import ServiceClient, api_key, service_token
 from payment_service.adapters.repository import PgPaymentsUnitOfWork
 from payment_service.adapters.vouchers import HttpVouchers
 from payment_service.config import Settings
-from payment_service.domain.errors import DependencyUnavailable, HoldNotActive, HoldNotFound, VoucherRejected
+from payment_service.domain.errors import (
+    DependencyUnavailable,
+    HoldNotActive,
+    HoldNotFound,
+    ShowtimeClosed,
+    VoucherRejected,
+)
 from payment_service.domain.model import Payment
 from payment_service.service_layer.ports import Gateway, HoldDirectory, PaymentsUnitOfWork, Vouchers
 from ticketing.auth import InvalidToken, verify_token
@@ -84,6 +90,8 @@ def stand_in_app() -> FastAPI:
                                                            datetime.fromisoformat(body["until"]))
         except HoldNotFound:
             return JSONResponse({"error": "NOT_FOUND", "message": "not found"}, 404)
+        except ShowtimeClosed as exc:
+            return JSONResponse({"error": "SHOWTIME_CLOSED", "message": str(exc)}, 409)
         except HoldNotActive as exc:
             return JSONResponse({"error": "HOLD_NOT_ACTIVE", "message": str(exc)}, 409)
         return JSONResponse({"expiresAt": expires.isoformat()})

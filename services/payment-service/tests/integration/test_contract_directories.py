@@ -8,7 +8,13 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from payment_service.domain.errors import DependencyUnavailable, HoldNotActive, HoldNotFound, VoucherRejected
+from payment_service.domain.errors import (
+    DependencyUnavailable,
+    HoldNotActive,
+    HoldNotFound,
+    ShowtimeClosed,
+    VoucherRejected,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -49,6 +55,14 @@ async def test_only_a_live_hold_of_its_customer_is_extended(ports) -> None:
     ports.hold_store.end(hold.hold_id, "RELEASED")
     with pytest.raises(HoldNotActive):
         await ports.holds.extend(hold.hold_id, 7, until)  # never revived
+    assert (await ports.holds.get(hold.hold_id)).expires_at == hold.expires_at
+
+
+async def test_a_hold_of_a_showtime_whose_sales_closed_is_not_extended(ports) -> None:
+    hold = ports.hold_store.add(7)
+    ports.hold_store.closed.add(hold.showtime_id)
+    with pytest.raises(ShowtimeClosed):
+        await ports.holds.extend(hold.hold_id, 7, hold.expires_at + timedelta(seconds=60))
     assert (await ports.holds.get(hold.hold_id)).expires_at == hold.expires_at
 
 

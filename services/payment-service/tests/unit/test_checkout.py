@@ -13,8 +13,10 @@ from payment_service.domain.errors import (
     HoldNotActive,
     HoldNotFound,
     IdempotencyKeyReused,
+    ShowtimeClosed,
     VoucherRejected,
 )
+from payment_service.entrypoints.api.errors import to_api_error
 from payment_service.service_layer import money, reactions
 from payment_service.service_layer.checkout import start_checkout
 
@@ -93,6 +95,18 @@ async def test_a_hold_that_ended_before_its_extension_expires_the_payment_and_op
     (row,) = world.db.committed("payments")
     assert (row.payment.status, row.payment.session_id, world.gateway.sessions) == ("EXPIRED", None, {})
     assert [(e.type, e.data.reason) for e in world.events(row.payment.payment_id)] == [("PaymentFailed", "EXPIRED")]
+
+
+async def test_a_showtime_whose_sales_closed_is_not_checked_out_and_the_payment_ends(kit) -> None:
+    world = kit.fakes.fake_deps()
+    world.vouchers.add("TEN")
+    hold = world.holds.add(7)
+    world.holds.closed.add(hold.showtime_id)  # hold-service answers 409 SHOWTIME_CLOSED to the extension
+    with pytest.raises(ShowtimeClosed):
+        await start_checkout(checkout(hold, voucher="TEN"), world.deps)
+    (row,) = world.db.committed("payments")
+    assert (row.payment.status, row.payment.session_id, world.gateway.sessions) == ("EXPIRED", None, {})
+    assert to_api_error(ShowtimeClosed("closed")).code == "SHOWTIME_CLOSED"
 
 
 async def test_a_hold_is_checked_out_at_most_max_checkouts_times(kit) -> None:

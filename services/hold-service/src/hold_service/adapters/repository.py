@@ -15,9 +15,12 @@ from ticketing.events import BOOKING_EVENTS
 from ticketing.unit_of_work import Conn, PostgresUnitOfWork
 
 import hold_service
-from hold_service.domain.errors import TooManySeatsHeld
-from hold_service.domain.model import Hold, TakeSeats, Verdict
+from hold_service.domain.catalogue import BookingView, CatalogueQuery
+from hold_service.domain.errors import ShowtimeClosed, TooManySeatsHeld
+from hold_service.domain.hall import SeatPlace, ShowtimeDetails, from_price_cents
+from hold_service.domain.model import Hold, TakeSeats, Ticket, Verdict
 from hold_service.service_layer.ports import (
+    Cancellation,
     Extension,
     GateSeat,
     HoldRepository,
@@ -28,6 +31,7 @@ from hold_service.service_layer.ports import (
 
 Q = Queries.load(sql_dir(hold_service.__file__) / "holds.sql")
 CAP_REFUSED = "HL429"  # SQLSTATE of the commit-time cap check (check_customer_seat_cap, sql/schema.sql)
+CANCELLED_SHOWTIME = "HL409"  # SQLSTATE of a hold or booking meeting its showtime's cancellation (schema.sql)
 FORM = sql_form(BOOKING_EVENTS, source="hold-service")  # the envelope of the events written in SQL
 
 
@@ -40,7 +44,19 @@ def _hold(row: asyncpg.Record) -> Hold:
     return Hold(hold_id=row["hold_id"], booking_id=row["booking_id"], customer_id=row["customer_id"],
                 showtime_id=row["showtime_id"], seats=list(row["seats"]), status=row["status"],
                 expires_at=row["expires_at"], amount_cents=row["amount_cents"], payment_id=row["payment_id"],
-                created_at=row["created_at"])
+                created_at=row["created_at"], tickets=_tickets(row["tickets"]))
+
+
+def _tickets(records: str | None) -> tuple[Ticket, ...]:
+    """The priced seats of a JSON list (a refused hold's verdict may name seats that do not exist or have no
+    price)."""
+    return tuple(Ticket.from_record(t) for t in orjson.loads(records or "[]") if t["priceCents"] is not None)
+
+
+def _verdict(row: asyncpg.Record, expires_at: datetime | None, earlier: bool = False) -> Verdict:
+    return Verdict(amount_cents=row["amount_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
+                   expires_at=expires_at, earlier=earlier, tickets=_tickets(row["tickets"]),
+                   unpriced=tuple(row["unpriced"]), closed=row["closed"])
 
 
 def _released(hold_id: uuid.UUID, row: asyncpg.Record | None) -> Released | None:
@@ -50,8 +66,11 @@ def _released(hold_id: uuid.UUID, row: asyncpg.Record | None) -> Released | None
                     reason=row["reason"], freed=list(row["freed"]), version=row["version"])
 
 
-def cap_refusal(exc: asyncpg.PostgresError) -> TooManySeatsHeld | None:
-    """The commit-time cap check's refusal as the domain error (DETAIL: 'held frees_in cap'); else None."""
+def cap_refusal(exc: asyncpg.PostgresError) -> TooManySeatsHeld | ShowtimeClosed | None:
+    """The commit-time cap check's refusal as the domain error (DETAIL: 'held frees_in cap'), or the showtime's
+    cancellation met on its row; else None."""
+    if exc.sqlstate == CANCELLED_SHOWTIME:
+        return ShowtimeClosed("the showtime is cancelled")
     if exc.sqlstate != CAP_REFUSED:
         return None
     held, frees_in, cap = (int(x) for x in (exc.detail or "0 1 0").split())
@@ -64,14 +83,13 @@ async def take(conn: Conn, request: TakeSeats, cause: str = "[]") -> Verdict:
     try:
         row = await conn.fetchrow(Q.take_seats, request.showtime_id, request.seats, request.hold_id,
                                   request.customer_id, request.ttl_seconds, request.booking_id, request.cap,
-                                  cause, FORM)
+                                  cause, FORM, request.types(), request.close_minutes)
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
         raise
     assert row is not None  # the statement always returns its one verdict row
-    return Verdict(amount_cents=row["amount_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
-                   expires_at=row["expires_at"], earlier=row["earlier"])
+    return _verdict(row, row["expires_at"], row["earlier"])
 
 
 async def take_together(conn: Conn, showtime_id: int,
@@ -85,7 +103,7 @@ async def take_together(conn: Conn, showtime_id: int,
             Q.take_seats_together, showtime_id, first.ttl_seconds, first.cap, [r.hold_id for r, _ in requests],
             [r.customer_id for r, _ in requests], [r.booking_id for r, _ in requests],
             [n for n, (r, _) in enumerate(requests, 1) for _ in r.seats], [s for r, _ in requests for s in r.seats],
-            [c for _, c in requests], FORM)
+            [c for _, c in requests], FORM, [t for r, _ in requests for t in r.types()], first.close_minutes)
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
@@ -96,9 +114,9 @@ async def take_together(conn: Conn, showtime_id: int,
 
 def _batch_verdict(row: asyncpg.Record, seats: list[str]) -> Verdict | None:
     """The hold's verdict when the batch wrote it or a row refused it; None when it lost to the batch."""
-    verdict = Verdict(amount_cents=row["amount_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
-                      expires_at=row["expires_at"] if row["written"] else None)
-    refused = verdict.amount_cents is None or len(verdict.found) < len(seats) or verdict.taken
+    verdict = _verdict(row, row["expires_at"] if row["written"] else None)
+    refused = (verdict.amount_cents is None or verdict.closed or len(verdict.found) < len(seats) or verdict.taken
+               or verdict.unpriced)
     return verdict if row["written"] or (refused and not row["earlier"]) else None
 
 
@@ -106,12 +124,25 @@ class PgHoldRepository(HoldRepository):
     def __init__(self, conn: Conn) -> None:
         self.conn = conn
 
-    async def add_showtime(self, showtime_id: int, title: str, starts_at: datetime, price_cents: int,
-                           seats: list[str]) -> bool:
-        if await self.conn.fetchval(Q.insert_showtime, showtime_id, title, starts_at, price_cents) is None:
+    async def add_showtime(self, details: ShowtimeDetails, places: list[SeatPlace]) -> bool:
+        d = details
+        if await self.conn.fetchval(Q.insert_showtime, d.showtime_id, d.title, d.starts_at,
+                                    from_price_cents(d.prices), orjson.dumps(d.prices).decode(), d.duration_minutes,
+                                    d.cinema, d.hall, d.time_zone) is None:
             return False
-        await self.conn.execute(Q.insert_seats, showtime_id, seats)
+        await self.conn.execute(Q.insert_seats, d.showtime_id, [p.code for p in places],
+                                [p.category for p in places], [p.row for p in places], [p.x for p in places])
         return True
+
+    async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:
+        body: str = await self.conn.fetchval(Q.catalogue, query.starts_from, query.until, query.cinema,
+                                             close_minutes, limit)
+        return body.encode()
+
+    async def bookings_of(self, customer_id: int, limit: int) -> list[BookingView]:
+        return [BookingView(hold=_hold(row), title=row["title"], starts_at=row["starts_at"], cinema=row["cinema"],
+                            hall=row["hall"], time_zone=row["time_zone"])
+                for row in await self.conn.fetch(Q.bookings_of, customer_id, limit)]
 
     async def get(self, hold_id: uuid.UUID) -> Hold | None:
         row = await self.conn.fetchrow(Q.get_booking, hold_id)
@@ -129,13 +160,38 @@ class PgHoldRepository(HoldRepository):
         return None if row is None else _released(row["hold_id"], row)
 
     async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
-        version: int | None = await self.conn.fetchval(Q.confirm_hold, hold_id, payment_id, paid_cents, FORM,
-                                                       cause())
+        try:
+            async with self.conn.transaction():  # a savepoint: the showtime's cancellation, met, undoes only this
+                version: int | None = await self.conn.fetchval(Q.confirm_hold, hold_id, payment_id, paid_cents,
+                                                               FORM, cause())
+        except asyncpg.PostgresError as exc:
+            if exc.sqlstate != CANCELLED_SHOWTIME:
+                raise
+            return None
         return version
 
-    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float) -> Extension | None:
-        row = await self.conn.fetchrow(Q.extend_hold, hold_id, until, max_seconds)
-        return None if row is None else Extension(expires_at=row["expires_at"], moved=row["moved"])
+    async def cancel_booking(self, booking_id: uuid.UUID, reason: str, deadline_minutes: float) -> Cancellation:
+        row = await self.conn.fetchrow(Q.cancel_booking, booking_id, reason, deadline_minutes, FORM, cause())
+        assert row is not None
+        return Cancellation(outcome=row["outcome"], hold_id=row["hold_id"], showtime_id=row["showtime_id"],
+                            seats=list(row["seats"] or ()), version=row["version"])
+
+    async def cancel_showtime(self, showtime_id: int, reason: str) -> bool | None:
+        done: bool | None = await self.conn.fetchval(Q.cancel_showtime, showtime_id, reason)
+        return done
+
+    async def cancelled_with_live(self, limit: int) -> list[int]:
+        return [row["showtime_id"] for row in await self.conn.fetch(Q.cancelled_with_live, limit)]
+
+    async def live_of_showtime(self, showtime_id: int, limit: int) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
+        rows = await self.conn.fetch(Q.live_of_showtime, showtime_id, limit)
+        return [(r["hold_id"], r["booking_id"], r["status"]) for r in rows]
+
+    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float,
+                     close_minutes: float = 0) -> Extension | None:
+        row = await self.conn.fetchrow(Q.extend_hold, hold_id, until, max_seconds, close_minutes)
+        return None if row is None else Extension(expires_at=row["expires_at"], moved=row["moved"],
+                                                  closed=row["closed"])
 
     async def gate_seats(self, showtime_id: int) -> list[GateSeat] | None:
         row = await self.conn.fetchrow(Q.gate_seats, showtime_id)

@@ -31,7 +31,7 @@ logger = logging.getLogger(__name__)
 
 def _config(row: asyncpg.Record) -> RoomConfig:
     return RoomConfig(showtime_id=row["showtime_id"], enabled=row["enabled"], active_limit=row["active_limit"],
-                      opens_at=row["opens_at"])
+                      opens_at=row["opens_at"], starts_at=row["starts_at"], cancelled=row["cancelled"])
 
 
 class PgRoomStore(RoomStore):

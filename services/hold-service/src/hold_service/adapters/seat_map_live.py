@@ -8,7 +8,7 @@ import asyncio
 from hold_service.adapters.seat_map_source import seat_map_body
 from hold_service.adapters.seat_map_subscribers import HEARTBEAT, Subscriber, change_frame
 from hold_service.domain.seat_map import SeatChange, SeatMap
-from hold_service.service_layer.ports import SeatMapView
+from hold_service.service_layer.seat_map_ports import SeatMapView
 
 
 class LiveMap:

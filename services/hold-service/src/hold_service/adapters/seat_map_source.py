@@ -24,15 +24,29 @@ class PgSeatMapSource(SeatMapSource):
     async def load(self, showtime_id: int) -> SeatMap | None:
         async with self.pool.acquire() as conn:
             row = await conn.fetchrow(Q.seat_map, showtime_id)  # one statement: one snapshot, one version
-        if row is None:
-            return None
-        return SeatMap(showtime_id, row["version"], {code: status for code, status in row["seats"]}, row["title"],
-                       row["starts_at"].isoformat().replace("+00:00", "Z"))
+        return None if row is None else seat_map_of(showtime_id, row)
+
+
+def seat_map_of(showtime_id: int, row: asyncpg.Record) -> SeatMap:
+    """The map of a `seat_map` row (sql/holds.sql)."""
+    details = {"durationMinutes": row["duration_minutes"], "cinema": row["cinema"], "hall": row["hall"],
+               "timeZone": row["time_zone"], "prices": orjson.loads(row["prices"])}
+    return SeatMap(showtime_id, row["version"], {seat[0]: seat[1] for seat in row["seats"]}, row["title"],
+                   row["starts_at"].isoformat().replace("+00:00", "Z"),
+                   {seat[0]: (seat[2], seat[3], int(seat[4])) for seat in row["seats"]}, details)
 
 
 def seat_map_body(seat_map: SeatMap) -> bytes:
-    """`{"showtimeId", "title", "startsAt", "version", "seats": [{"code", "status"}]}`, seats in hall order
-    (the seat map's public contract, docs/api)."""
+    """`{"showtimeId", "title", "startsAt", "durationMinutes", "cinema", "hall", "timeZone", "prices", "version",
+    "seats": [{"code", "status", "category", "row", "x"}]}`, seats in hall order (the seat map's public
+    contract, docs/api)."""
+    places = seat_map.places
     return orjson.dumps({"showtimeId": seat_map.showtime_id, "title": seat_map.title, "startsAt": seat_map.starts_at,
-                         "version": seat_map.version,
-                         "seats": [{"code": code, "status": status} for code, status in seat_map.seats.items()]})
+                         **seat_map.details, "version": seat_map.version,
+                         "seats": [_seat(code, status, places.get(code)) for code, status in seat_map.seats.items()]})
+
+
+def _seat(code: str, status: str, place: tuple[str, str, int] | None) -> dict[str, str | int]:
+    if place is None:
+        return {"code": code, "status": status}
+    return {"code": code, "status": status, "category": place[0], "row": place[1], "x": place[2]}

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import orjson
 
 from hold_service.domain.seat_map import SeatChange
-from hold_service.service_layer.ports import SeatMapSubscription, SeatMapView
+from hold_service.service_layer.seat_map_ports import SeatMapSubscription, SeatMapView
 
 HEARTBEAT = b": heartbeat\n\n"
 WRITE_BYTES = 64 * 1024  # frames joined into one write up to this: what a dropped connection may keep in flight

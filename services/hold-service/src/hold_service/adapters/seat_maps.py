@@ -31,7 +31,7 @@ from hold_service.adapters.seat_map_subscribers import Subscriber
 from hold_service.adapters.stream_leases import StreamLeases
 from hold_service.domain.errors import TooManyStreams
 from hold_service.domain.seat_map import SeatChange, Step
-from hold_service.service_layer.ports import SeatMaps, SeatMapView
+from hold_service.service_layer.seat_map_ports import SeatMaps, SeatMapView
 
 logger = logging.getLogger(__name__)
 MAX_MISSING = 10_000  # unknown showtimes remembered (404 from memory)

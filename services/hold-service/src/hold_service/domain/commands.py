@@ -3,23 +3,44 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
+
+from hold_service.domain.hall import ShowtimeDetails
 
 
 @dataclass(frozen=True)
 class CreateShowtime:
-    showtime_id: int
-    title: str
-    starts_at: datetime
-    price_cents: int
-    rows: dict[str, int]
+    """A showtime and its hall: `layout` (rows of blocks, hall.layout_hall) or the old `rows` (every seat
+    STANDARD, the details' prices then only STANDARD/ADULT)."""
+
+    details: ShowtimeDetails
+    rows: Mapping[str, int] | None = None
+    layout: Sequence[Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
 class CancelHold:
     hold_id: uuid.UUID
     customer_id: int
+
+
+@dataclass(frozen=True)
+class CancelBooking:
+    """A customer cancels his booking (before the deadline)."""
+
+    booking_id: uuid.UUID
+    customer_id: int
+
+
+@dataclass(frozen=True)
+class CancelShowtime:
+    """An operator cancels a showtime (a projector failed): every hold released, every booking cancelled."""
+
+    showtime_id: int
+    reason: str
 
 
 @dataclass(frozen=True)

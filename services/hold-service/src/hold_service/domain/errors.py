@@ -13,6 +13,23 @@ class InvalidSeats(HoldError):
         self.seats = seats or []
 
 
+class UnpricedTickets(HoldError):
+    """A ticket type the showtime has no price for in a seat's category, or a category used without an ADULT
+    price."""
+
+    def __init__(self, message: str, seats: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.seats = seats or []
+
+
+class ShowtimeClosed(HoldError):
+    """The showtime sells nothing now: its sales closed before its start, or it was cancelled."""
+
+
+class CancellationClosed(HoldError):
+    """Too late to cancel the booking: its showtime starts within CANCELLATION_DEADLINE_MINUTES."""
+
+
 class ShowtimeNotFound(HoldError):
     pass
 

@@ -4,28 +4,40 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from hold_service.domain.errors import InvalidSeats, SeatsUnavailable, ShowtimeNotFound
+from hold_service.domain.errors import InvalidSeats, SeatsUnavailable, ShowtimeClosed, ShowtimeNotFound, UnpricedTickets
 
-HoldStatus = Literal["HELD", "BOOKED", "RELEASED", "EXPIRED"]
+HoldStatus = Literal["HELD", "BOOKED", "RELEASED", "EXPIRED", "CANCELLED"]
 SEAT_CODE = re.compile(r"^[A-Z]{1,3}[1-9][0-9]{0,3}$")
 ROW_NAME = re.compile(r"^[A-Z]{1,3}$")
 MAX_SEATS_PER_ROW, MAX_SEATS_PER_SHOWTIME = 9999, 5000
 MAX_SHOWTIME_ID = 2**53  # exact in JSON numbers everywhere (JavaScript clients included)
+TICKET_TYPES = ("ADULT", "CHILD", "SENIOR", "STUDENT")
+DEFAULT_TICKET_TYPE = "ADULT"
 
 
-def seat_codes(rows: dict[str, int]) -> list[str]:
-    """`{"A": 2, "B": 1}` -> A1, A2, B1. Checked before anything is built: the input sizes the output."""
-    bad = [row for row, count in rows.items()
-           if not ROW_NAME.match(row) or not 1 <= count <= MAX_SEATS_PER_ROW]
-    if bad or not rows:
-        raise InvalidSeats(f"rows must be 1-3 capital letters with 1-{MAX_SEATS_PER_ROW} seats each", bad[:5])
-    if sum(rows.values()) > MAX_SEATS_PER_SHOWTIME:
-        raise InvalidSeats(f"a showtime has at most {MAX_SEATS_PER_SHOWTIME} seats")
-    return [f"{row}{n}" for row, count in rows.items() for n in range(1, count + 1)]
+@dataclass(frozen=True)
+class Ticket:
+    """One seat of a hold and what it costs: the showtime's price of the seat's category for its ticket type
+    (Postgres computes it; a client never says what a seat costs)."""
+
+    seat: str
+    category: str
+    ticket_type: str
+    price_cents: int
+
+    def record(self) -> dict[str, Any]:
+        return {"seat": self.seat, "category": self.category, "ticketType": self.ticket_type,
+                "priceCents": self.price_cents}
+
+    @classmethod
+    def from_record(cls, r: Mapping[str, Any]) -> Ticket:
+        return cls(seat=r["seat"], category=r["category"], ticket_type=r["ticketType"],
+                   price_cents=int(r["priceCents"]))
 
 
 def requested_seats(seats: list[str], max_seats: int) -> list[str]:
@@ -40,6 +52,13 @@ def requested_seats(seats: list[str], max_seats: int) -> list[str]:
     return sorted(seats)
 
 
+def requested_ticket_types(seats: list[str], asked: Mapping[str, str]) -> tuple[str, ...]:
+    """The ticket type of each of `seats` (sorted), ADULT unless asked otherwise; an unknown type is a 422."""
+    if bad := sorted(s for s, t in asked.items() if t not in TICKET_TYPES):
+        raise InvalidSeats(f"ticket types are {', '.join(TICKET_TYPES)}", bad)
+    return tuple(asked.get(s, DEFAULT_TICKET_TYPE) for s in seats)
+
+
 @dataclass(frozen=True)
 class HoldSeats:
     """Command: a customer asks for seats of a showtime."""
@@ -52,10 +71,14 @@ class HoldSeats:
     booking_id: uuid.UUID = field(default_factory=uuid.uuid4)
     address: str | None = None  # the client's address, for the per-address rate limit (None: not limited)
     admission_token: str | None = None  # X-Admission-Token: needed while the showtime's waiting room is on
+    ticket_types: Mapping[str, str] = field(default_factory=dict)  # seat -> ticket type; absent: ADULT
 
     def fingerprint(self) -> str:
         """What makes two requests under one Idempotency-Key the same request."""
-        return f"{self.showtime_id}:{','.join(sorted(self.seats))}"
+        def seat(code: str) -> str:
+            kind = self.ticket_types.get(code, DEFAULT_TICKET_TYPE)
+            return code if kind == DEFAULT_TICKET_TYPE else f"{code}/{kind}"
+        return f"{self.showtime_id}:{','.join(seat(s) for s in sorted(self.seats))}"
 
     def keyed(self) -> HoldSeats:
         """The ids of a keyed request follow from (customer, key): every retry asks for the same hold,
@@ -79,6 +102,11 @@ class TakeSeats:
     ttl_seconds: float
     booking_id: uuid.UUID
     cap: int  # seats the customer may hold at once on the showtime, checked at COMMIT
+    ticket_types: tuple[str, ...] = ()  # one per seat, in `seats` order; empty: all ADULT
+    close_minutes: float = 0  # sales close this long before the start (SALES_CLOSE_MINUTES_BEFORE_START)
+
+    def types(self) -> list[str]:
+        return list(self.ticket_types) or [DEFAULT_TICKET_TYPE] * len(self.seats)
 
 
 @dataclass(frozen=True)
@@ -90,18 +118,26 @@ class Verdict:
     taken: list[str]  # requested seats another hold has or booked
     expires_at: datetime | None
     earlier: bool = False  # a hold with this id was written before (a retry under one Idempotency-Key)
+    tickets: tuple[Ticket, ...] = ()  # the seats with their prices, as Postgres computed them
+    unpriced: tuple[str, ...] = ()  # requested seats whose category has no price for their ticket type
+    closed: bool = False  # the showtime sells nothing now (cancelled, or its sales closed)
 
     def hold(self, request: TakeSeats) -> Hold:
         """The hold, or the refusal that says why nothing was written (the cap refuses at COMMIT)."""
         if self.amount_cents is None:
             raise ShowtimeNotFound(f"showtime {request.showtime_id}")
+        if self.closed:
+            raise ShowtimeClosed("sales of this showtime are closed")
         if unknown := [s for s in request.seats if s not in self.found]:
             raise InvalidSeats("unknown seat codes", unknown)
+        if self.unpriced:
+            raise UnpricedTickets("the showtime has no price for these seats' category and ticket type",
+                                  list(self.unpriced))
         if self.taken or self.expires_at is None:
             raise SeatsUnavailable(self.taken or request.seats)
         return Hold(hold_id=request.hold_id, booking_id=request.booking_id, customer_id=request.customer_id,
                     showtime_id=request.showtime_id, seats=request.seats, status="HELD",
-                    expires_at=self.expires_at, amount_cents=self.amount_cents)
+                    expires_at=self.expires_at, amount_cents=self.amount_cents, tickets=self.tickets)
 
 
 @dataclass(frozen=True)
@@ -116,6 +152,7 @@ class Hold:
     amount_cents: int
     payment_id: uuid.UUID | None = None
     created_at: datetime | None = None  # when it was taken: it lasts at most HOLD_MAX_SECONDS from then
+    tickets: tuple[Ticket, ...] = ()  # each seat's category, ticket type and price (amount_cents is their sum)
 
     def visible_to(self, customer_id: int | None) -> bool:
         """None = a service principal; a customer sees only his own holds (others get 404)."""
@@ -125,14 +162,15 @@ class Hold:
         """As an Idempotency-Key's stored outcome."""
         return {"holdId": str(self.hold_id), "bookingId": str(self.booking_id), "customerId": self.customer_id,
                 "showtimeId": self.showtime_id, "seats": self.seats, "expiresAt": self.expires_at.isoformat(),
-                "amountCents": self.amount_cents}
+                "amountCents": self.amount_cents, "tickets": [t.record() for t in self.tickets]}
 
     @classmethod
     def from_record(cls, r: dict[str, Any]) -> Hold:
         return cls(hold_id=uuid.UUID(r["holdId"]), booking_id=uuid.UUID(r["bookingId"]),
                    customer_id=int(r["customerId"]), showtime_id=int(r["showtimeId"]), seats=list(r["seats"]),
                    status="HELD", expires_at=datetime.fromisoformat(r["expiresAt"]),
-                   amount_cents=int(r["amountCents"]))
+                   amount_cents=int(r["amountCents"]),
+                   tickets=tuple(Ticket.from_record(t) for t in r.get("tickets", ())))
 
 
 Outcome = Hold | SeatsUnavailable  # the definitive answers an Idempotency-Key replays

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 SeatStatus = Literal["AVAILABLE", "HELD", "BOOKED"]
 SEAT_STATUSES: frozenset[str] = frozenset(("AVAILABLE", "HELD", "BOOKED"))
@@ -34,14 +34,18 @@ class Step(enum.Enum):
 
 class SeatMap:
     """Seats (hall order) with their statuses at `version`; changed only by `apply`. The film's title and its
-    start (ISO-8601 UTC) come with it, for the pages: they never change with a version."""
+    start (ISO-8601 UTC), each seat's place (category, row, x) and the showtime's other details (cinema, hall,
+    prices...) come with it, for the pages: they never change with a version."""
 
-    __slots__ = ("seats", "showtime_id", "starts_at", "title", "version")
+    __slots__ = ("details", "places", "seats", "showtime_id", "starts_at", "title", "version")
 
     def __init__(self, showtime_id: int, version: int, seats: dict[str, str], title: str = "",
-                 starts_at: str | None = None) -> None:
+                 starts_at: str | None = None, places: dict[str, tuple[str, str, int]] | None = None,
+                 details: dict[str, Any] | None = None) -> None:
         self.showtime_id, self.version, self.seats = showtime_id, version, seats
         self.title, self.starts_at = title, starts_at
+        self.places = places or {}  # code -> (category, row, x)
+        self.details = details or {}
 
     def apply(self, change: SeatChange) -> Step:
         if change.version <= self.version:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 QueueState = Literal["pre", "queued", "admitted", "restoring", "gone"]
@@ -31,6 +31,13 @@ class RoomConfig:
     enabled: bool
     active_limit: int
     opens_at: datetime | None  # None: open as soon as enabled
+    starts_at: datetime | None = None  # the showtime's start (None: not known here)
+    cancelled: bool = False  # the showtime was cancelled
+
+    def on_sale(self, now: datetime, close_minutes: float) -> bool:
+        """As on_sale (sql/schema.sql) decides: not cancelled, and before the start less `close_minutes`."""
+        return not self.cancelled and (self.starts_at is None
+                                       or now < self.starts_at - timedelta(minutes=close_minutes))
 
 
 @dataclass(frozen=True)

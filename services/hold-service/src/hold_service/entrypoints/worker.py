@@ -1,4 +1,5 @@
-"""The worker: outbox relay, PaymentSucceeded consumer, expiry sweeper, housekeeping.
+"""The worker: outbox relay, PaymentSucceeded consumer, sweeper (expired holds, what cancelled showtimes left),
+housekeeping.
 
     python -m hold_service.entrypoints.worker [--roles relay,consumer,sweeper,housekeeping]
 """
@@ -14,11 +15,18 @@ from ticketing.runtime import Role, periodic, roles_from_argv, run_until_stopped
 from hold_service.bootstrap import bootstrap
 from hold_service.config import HoldSettings
 from hold_service.entrypoints.consumer import payment_consumer
+from hold_service.service_layer.cancellations import finish_cancelled_showtimes
 from hold_service.service_layer.lifecycle import sweep_expired
 from hold_service.service_layer.ports import Deps
 
 ALL_ROLES = ("relay", "consumer", "sweeper", "housekeeping")
 HOUSEKEEPING_SECONDS = 3600.0
+
+
+async def sweep(deps: Deps) -> None:
+    """Expired holds ended, and the holds and bookings a cancelled showtime still has."""
+    await sweep_expired(deps)
+    await finish_cancelled_showtimes(deps)
 
 
 async def purge_keys(deps: Deps) -> None:
@@ -37,7 +45,7 @@ async def main(roles: list[str]) -> None:
         "relay": OutboxRelay(RelayConfig(service=settings.service_name, dsn=settings.database_url,
                                          bootstrap=settings.kafka_bootstrap_servers)).run,
         "consumer": payment_consumer(settings, service.pool, deps).run,
-        "sweeper": periodic("sweeper", settings.sweep_interval_seconds, lambda: sweep_expired(deps),
+        "sweeper": periodic("sweeper", settings.sweep_interval_seconds, lambda: sweep(deps),
                             service=settings.service_name),
         "housekeeping": periodic("idempotency-purge", HOUSEKEEPING_SECONDS, lambda: purge_keys(deps),
                                  service=settings.service_name),

@@ -1,6 +1,6 @@
-"""BookingFailed and HoldExtended, built from the event catalogue (shared/src/ticketing/events/).
+"""BookingFailed, HoldExtended and ShowtimeCancelled, built from the event catalogue (shared/src/ticketing/events/).
 
-The seat-map events (SeatsHeld, SeatsReleased, BookingConfirmed) carry a seatMapVersion only Postgres
+The seat-map events (SeatsHeld, SeatsReleased, BookingConfirmed, BookingCancelled) carry a seatMapVersion only Postgres
 knows at the change, so Postgres builds them (append_seat_map_events, sql/schema.sql), in the same envelope
 (ticketing.envelope).
 """
@@ -11,7 +11,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from ticketing.events import booking_event
+from ticketing.events import booking_event, showtime_event
 
 from hold_service.domain.model import Hold
 
@@ -26,6 +26,11 @@ def booking_failed(hold: Hold, payment_id: uuid.UUID, reason: str) -> Any:
     return booking_event("BookingFailed", source=SOURCE, booking_id=hold.booking_id, showtime_id=hold.showtime_id,
                          customer_id=hold.customer_id, data={"paymentId": payment_id, "reason": reason},
                          event_id=uuid.uuid5(_BOOKING_FAILED, str(payment_id)))
+
+
+def showtime_cancelled(showtime_id: int, reason: str) -> Any:
+    """An operator cancelled the showtime (keyed by the showtime: it concerns no one booking)."""
+    return showtime_event("ShowtimeCancelled", source=SOURCE, showtime_id=showtime_id, data={"reason": reason})
 
 
 def hold_extended(hold: Hold, expires_at: datetime) -> Any:

@@ -15,7 +15,7 @@ from hold_service.domain.errors import (
     RateLimited,
     SeatsUnavailable,
 )
-from hold_service.domain.model import Hold, HoldSeats, Outcome, TakeSeats, requested_seats
+from hold_service.domain.model import Hold, HoldSeats, Outcome, TakeSeats, requested_seats, requested_ticket_types
 from hold_service.service_layer import idempotency
 from hold_service.service_layer.gate_refill import refill_soon
 from hold_service.service_layer.ports import Deps
@@ -30,22 +30,24 @@ async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:
     """POST /showtimes/{id}/holds: the seats, all or nothing. With an Idempotency-Key the first definitive
     outcome is kept and replayed (service_layer/idempotency.py)."""
     seats = requested_seats(cmd.seats, deps.settings.max_seats_per_hold)  # a 422 stores nothing
+    seats_types = (seats, requested_ticket_types(seats, cmd.ticket_types))
     if cmd.idempotency_key is None:
-        return await _hold(cmd, seats, deps)
+        return await _hold(cmd, seats_types, deps)
     if (replayed := await idempotency.claim(cmd, deps)) is not None:
         return idempotency.answer(replayed)
     outcome: Outcome
     try:
-        outcome = await _hold(cmd.keyed(), seats, deps)
+        outcome = await _hold(cmd.keyed(), seats_types, deps)
     except SeatsUnavailable as exc:
         outcome = exc
     await idempotency.store(cmd, outcome, deps)
     return idempotency.answer(outcome)
 
 
-async def _hold(cmd: HoldSeats, seats: list[str], deps: Deps) -> Hold:
+async def _hold(cmd: HoldSeats, seats_types: tuple[list[str], tuple[str, ...]], deps: Deps) -> Hold:
     """The waiting room's admission token (while the room is on), then the rate limits, the slot and the seat
     gate (one Redis round trip), then the writer's conditional UPDATE; the gate's keys go if Postgres says no."""
+    seats, ticket_types = seats_types
     slot = await admission_for(cmd, deps)
     ttl = deps.settings.hold_ttl_seconds
     got = await deps.admission.admit(cmd.customer_id, cmd.showtime_id, seats, cmd.hold_id, ttl,
@@ -61,7 +63,9 @@ async def _hold(cmd: HoldSeats, seats: list[str], deps: Deps) -> Hold:
         raise _refused("redis", SeatsUnavailable(got.taken, decided_by="gate"))
     return await _write(TakeSeats(showtime_id=cmd.showtime_id, seats=seats, hold_id=cmd.hold_id,
                                   customer_id=cmd.customer_id, ttl_seconds=ttl, booking_id=cmd.booking_id,
-                                  cap=deps.settings.max_seats_held_per_customer_showtime), deps)
+                                  cap=deps.settings.max_seats_held_per_customer_showtime,
+                                  ticket_types=ticket_types,
+                                  close_minutes=deps.settings.sales_close_minutes_before_start), deps)
 
 
 async def _write(request: TakeSeats, deps: Deps) -> Hold:

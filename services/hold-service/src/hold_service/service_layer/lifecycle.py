@@ -17,7 +17,7 @@ from datetime import datetime
 from ticketing.logs import log_action
 
 from hold_service.domain.commands import ConfirmBooking, ExtendHold
-from hold_service.domain.errors import HoldNotActive, HoldNotFound
+from hold_service.domain.errors import HoldNotActive, HoldNotFound, ShowtimeClosed
 from hold_service.service_layer import events
 from hold_service.service_layer.ports import Deps, HoldsUnitOfWork
 
@@ -27,12 +27,16 @@ logger = logging.getLogger(__name__)
 async def extend_hold(cmd: ExtendHold, deps: Deps) -> datetime:
     """The hold's expiry becomes max(its expiry, until), at most its creation + HOLD_MAX_SECONDS, with
     HoldExtended in the same transaction when it moved (a repeat changes nothing: idempotent). Not HELD and
-    live (released, expired, booked): HoldNotActive, never revived. Its gate keys last as long."""
+    live (released, expired, booked): HoldNotActive, never revived; its showtime's sales closed (or it was
+    cancelled): ShowtimeClosed, and nothing changed. Its gate keys last as long."""
     async with deps.uow() as uow:
         hold = await uow.holds.get(cmd.hold_id)
         if hold is None or not hold.visible_to(cmd.customer_id):
             raise HoldNotFound(str(cmd.hold_id))
-        extension = await uow.holds.extend(cmd.hold_id, cmd.until, deps.settings.hold_max_seconds)
+        extension = await uow.holds.extend(cmd.hold_id, cmd.until, deps.settings.hold_max_seconds,
+                                           deps.settings.sales_close_minutes_before_start)
+        if extension is not None and extension.closed:
+            raise ShowtimeClosed("sales of this showtime are closed: it cannot be paid for now")
         if extension is None:
             raise HoldNotActive(f"the hold is {hold.status if hold.status != 'HELD' else 'over'}: "
                                 "hold the seats again")
@@ -76,11 +80,13 @@ async def confirm_booking(cmd: ConfirmBooking, uow: HoldsUnitOfWork) -> str:
     if hold.status == "HELD" and await uow.holds.confirm(hold.hold_id, cmd.payment_id, cmd.paid_cents):
         log_action(logger, "hold.booked", hold_id=str(hold.hold_id), payment_id=str(cmd.payment_id))
         return "confirmed"
-    if hold.status == "EXPIRED":  # its time passed: end it now, its seats may already be someone else's
-        await uow.holds.release(hold.hold_id, "EXPIRED")
+    reason = "HOLD_EXPIRED" if hold.status in ("HELD", "EXPIRED") else "HOLD_RELEASED"
+    if hold.status in ("HELD", "EXPIRED"):  # its time passed, or its showtime was cancelled: end it now
+        released = await uow.holds.release(hold.hold_id, "SHOWTIME_CANCELLED")  # EXPIRED if its time passed
+        if released is not None and released.reason == "SHOWTIME_CANCELLED":
+            reason = "HOLD_RELEASED"
     # Released, expired, or booked by another payment: this payment cannot be honoured; payment-service
     # refunds it on BookingFailed.
-    reason = "HOLD_EXPIRED" if hold.status in ("HELD", "EXPIRED") else "HOLD_RELEASED"
     await uow.holds.emit(events.booking_failed(hold, cmd.payment_id, reason))
     log_action(logger, "hold.booking_failed", hold_id=str(hold.hold_id), reason=reason)
     return reason

@@ -17,9 +17,12 @@ from typing import Any
 from ticketing.unit_of_work import UnitOfWork
 
 from hold_service.config import HoldSettings
+from hold_service.domain.catalogue import BookingView, CatalogueQuery
+from hold_service.domain.hall import SeatPlace, ShowtimeDetails
 from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.domain.waiting_room import AdmissionPass
 from hold_service.service_layer.room_ports import Credentials, RoomQueue, RoomStore
+from hold_service.service_layer.seat_map_ports import SeatMaps
 
 
 @dataclass(frozen=True)
@@ -35,11 +38,23 @@ class Released:
 
 
 @dataclass(frozen=True)
+class Cancellation:
+    """What cancelling a booking did: `outcome` CANCELLED (now), ALREADY, NOT_BOOKED, TOO_LATE or NOT_FOUND."""
+
+    outcome: str
+    hold_id: uuid.UUID | None = None
+    showtime_id: int | None = None
+    seats: list[str] = field(default_factory=list)
+    version: int | None = None
+
+
+@dataclass(frozen=True)
 class Extension:
     """What extending a live hold did."""
 
     expires_at: datetime  # its expiry now (moved or not)
     moved: bool  # False: it lasted that long already, or its cap (creation + HOLD_MAX_SECONDS) was reached
+    closed: bool = False  # the showtime's sales are closed: nothing changed
 
 
 @dataclass(frozen=True)
@@ -53,9 +68,16 @@ class GateSeat:
 
 class HoldRepository(abc.ABC):
     @abc.abstractmethod
-    async def add_showtime(self, showtime_id: int, title: str, starts_at: datetime, price_cents: int,
-                           seats: list[str]) -> bool:
+    async def add_showtime(self, details: ShowtimeDetails, places: list[SeatPlace]) -> bool:
         """False when the showtime exists."""
+
+    @abc.abstractmethod
+    async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:
+        """GET /showtimes's JSON body: `{"showtimes": [...]}` ordered by start, at most `limit`."""
+
+    @abc.abstractmethod
+    async def bookings_of(self, customer_id: int, limit: int) -> list[BookingView]:
+        """The customer's bookings, newest first, at most `limit`."""
 
     @abc.abstractmethod
     async def get(self, hold_id: uuid.UUID) -> Hold | None:
@@ -70,6 +92,24 @@ class HoldRepository(abc.ABC):
         """End a HELD hold (reason CANCELLED unless it expired); None when it was not HELD."""
 
     @abc.abstractmethod
+    async def cancel_booking(self, booking_id: uuid.UUID, reason: str, deadline_minutes: float) -> Cancellation:
+        """A BOOKED booking becomes CANCELLED, its seats AVAILABLE, with BookingCancelled{reason}; a customer's
+        (reason CUSTOMER) only until `deadline_minutes` before the start."""
+
+    @abc.abstractmethod
+    async def cancel_showtime(self, showtime_id: int, reason: str) -> bool | None:
+        """The showtime is CANCELLED from now on: True when this call did it, False when it was already,
+        None when there is no such showtime."""
+
+    @abc.abstractmethod
+    async def cancelled_with_live(self, limit: int) -> list[int]:
+        """Cancelled showtimes with a HELD hold or a BOOKED booking left."""
+
+    @abc.abstractmethod
+    async def live_of_showtime(self, showtime_id: int, limit: int) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
+        """(hold id, booking id, status) of the showtime's HELD holds and BOOKED bookings."""
+
+    @abc.abstractmethod
     async def sweep_one(self) -> Released | None:
         """End the oldest expired hold nobody else is working on; None when there is none."""
 
@@ -78,9 +118,11 @@ class HoldRepository(abc.ABC):
         """Book a live HELD hold and record BookingConfirmed; its seat-map version, or None (not bookable)."""
 
     @abc.abstractmethod
-    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float) -> Extension | None:
+    async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float,
+                     close_minutes: float = 0) -> Extension | None:
         """A HELD, live hold lasts until max(its expiry, until), never past its creation + `max_seconds`;
-        None (and nothing changed) when it is not HELD and live."""
+        None (and nothing changed) when it is not HELD and live; `closed` (nothing changed) when its showtime
+        is no longer on sale (`close_minutes` before the start, or cancelled)."""
 
     @abc.abstractmethod
     async def gate_seats(self, showtime_id: int) -> list[GateSeat] | None:
@@ -157,49 +199,6 @@ class Admission(abc.ABC):
         """The hold was extended: its keys (only those still its own) last until `until`."""
 
 
-@dataclass(frozen=True)
-class SeatMapView:
-    """A seat map ready to send: the contract's JSON body of `GET /showtimes/{id}/seats` at `version`."""
-
-    version: int
-    body: bytes
-
-
-class SeatMapSubscription(abc.ABC):
-    """One client's stream of a showtime's seat map: `snapshot`, then every later version in order."""
-
-    __slots__ = ()  # thousands per process: no per-instance dict
-    closed: str | None  # why it ended (the client left, it fell behind, a reset, a shutdown); None: open
-
-    @abc.abstractmethod
-    def take_snapshot(self) -> SeatMapView:
-        """The map at subscription, once: the subscription keeps it no longer (an idle stream holds no map)."""
-
-    @abc.abstractmethod
-    async def next(self) -> bytes | None:
-        """The Server-Sent Events frames to send next (changes, heartbeats), joined; None once closed."""
-
-    @abc.abstractmethod
-    def sending(self, started: bool) -> None:
-        """Around each write to the client: a write that does not finish is how a slow client shows."""
-
-    @abc.abstractmethod
-    def close(self, reason: str) -> None: ...
-
-
-class SeatMaps(abc.ABC):
-    """The public seat maps, kept by each API process from the seat changes (no Postgres per read)."""
-
-    @abc.abstractmethod
-    async def get(self, showtime_id: int) -> SeatMapView | None:
-        """None: no such showtime."""
-
-    @abc.abstractmethod
-    async def subscribe(self, showtime_id: int, address: str) -> SeatMapSubscription | None:
-        """None: no such showtime. Raises TooManyStreams when `address` (the client's) has its limit open,
-        ConnectionError (503) while this process cannot follow the changes."""
-
-
 @dataclass
 class Deps:
     """Everything a handler may use; one per process, built by bootstrap.py."""
@@ -213,5 +212,7 @@ class Deps:
     rooms: RoomStore
     queue: RoomQueue
     credentials: Credentials
+    # GET /showtimes's answers this process keeps a moment (service_layer/catalogue.py).
+    catalogue_pages: dict[CatalogueQuery, Any] = field(default_factory=dict)
     # Showtime -> when this process last started refilling its seat gate (service_layer/gate_refill.py).
     gate_refills: dict[int, float] = field(default_factory=dict)

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from hold_service.domain.commands import CreateShowtime
 from hold_service.domain.errors import ShowtimeExists, ShowtimeNotFound
-from hold_service.domain.model import seat_codes
-from hold_service.service_layer.ports import Deps, SeatMapSubscription, SeatMapView
+from hold_service.domain.hall import check_prices, layout_hall, rows_hall
+from hold_service.service_layer.ports import Deps
+from hold_service.service_layer.seat_map_ports import SeatMapSubscription, SeatMapView
 
 
 async def create_showtime(cmd: CreateShowtime, deps: Deps) -> int:
     """Returns the number of seats created."""
-    seats = seat_codes(cmd.rows)
+    places = layout_hall(cmd.layout) if cmd.layout is not None else rows_hall(cmd.rows or {})
+    check_prices(cmd.details.prices, places)
     async with deps.uow() as uow:
-        if not await uow.holds.add_showtime(cmd.showtime_id, cmd.title, cmd.starts_at, cmd.price_cents, seats):
-            raise ShowtimeExists(f"showtime {cmd.showtime_id} exists")
+        if not await uow.holds.add_showtime(cmd.details, places):
+            raise ShowtimeExists(f"showtime {cmd.details.showtime_id} exists")
         await uow.commit()
-    return len(seats)
+    return len(places)
 
 
 async def seat_map(showtime_id: int, deps: Deps) -> SeatMapView:

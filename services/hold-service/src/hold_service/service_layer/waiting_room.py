@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import secrets
 from dataclasses import replace
+from datetime import UTC, datetime
 
 from ticketing.logs import log_action
 
@@ -24,6 +25,7 @@ from hold_service.domain.errors import (
     QueueUnavailable,
     RateLimited,
     RoomNotFound,
+    ShowtimeClosed,
     ShowtimeNotFound,
     TicketNotFound,
 )
@@ -74,6 +76,8 @@ async def open_room(showtime_id: int, deps: Deps) -> RoomConfig:
 async def join_queue(cmd: JoinQueue, deps: Deps) -> tuple[str, Joined]:
     """The signed ticket and where it stands. Joining twice gives the same ticket while it is live."""
     config = await open_room(cmd.showtime_id, deps)
+    if not config.on_sale(datetime.now(UTC), deps.settings.sales_close_minutes_before_start):
+        raise ShowtimeClosed("sales of this showtime are closed")
     if cmd.address is not None and (wait := await deps.admission.address_wait(cmd.address)) is not None:
         raise RateLimited(wait)
     offer = Ticket(cmd.showtime_id, cmd.customer_id, nonce=secrets.token_hex(8), joined_us=0)

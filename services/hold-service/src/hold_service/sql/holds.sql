@@ -1,49 +1,62 @@
 -- name: insert_showtime
 -- Create a showtime; returns nothing when the id already exists.
-INSERT INTO showtime (showtime_id, title, starts_at, price_cents)
-VALUES ($1, $2, $3, $4)
+INSERT INTO showtime (showtime_id, title, starts_at, price_cents, prices, duration_minutes, cinema, hall, time_zone)
+VALUES ($1, $2, $3, $4, $5::text::jsonb, $6, $7, $8, $9)
 ON CONFLICT DO NOTHING
 RETURNING showtime_id;
 
 -- name: insert_seats
--- The seats of a new showtime, all AVAILABLE.
-INSERT INTO show_seat (showtime_id, seat_code)
-SELECT $1, unnest($2::text[]);
+-- The seats of a new showtime, all AVAILABLE: $2 codes, $3 categories, $4 rows, $5 places in the row's drawing.
+INSERT INTO show_seat (showtime_id, seat_code, category, row_name, x)
+SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]);
 
 -- name: take_seats
 -- One hold in ONE statement, its own transaction: $1 showtime, $2 sorted seats, $3 hold id, $4 customer, $5 TTL s,
--- $6 booking id, $7 cap, $8 the cause headers its events carry, $9 the event form (ticketing.envelope). The
+-- $6 booking id, $7 cap, $8 the cause headers its events carry, $9 the event form (ticketing.envelope), $10 each
+-- seat's ticket type (in $2's order), $11 SALES_CLOSE_MINUTES_BEFORE_START (a showtime not on_sale: `closed`,
+-- nothing written). The
 -- seats are locked in seat-code order (every path does: no deadlock; FOR UPDATE returns the latest committed
 -- version after a wait); then the conditional UPDATE, the source of truth: every seat must exist and be free
 -- (lazy expiry), else nothing is written (all-or-nothing). The booking's expires_at is the seats' (one clock:
 -- Postgres' now()). The expired holds whose seats it takes are released first (SeatsReleased, lazy expiry),
 -- then SeatsHeld: so a showtime's events in seatMapVersion order replay its seat map. The cap is checked at
--- COMMIT (check_customer_seat_cap, sql/schema.sql). The amount is the seats' price.
+-- COMMIT (check_customer_seat_cap, sql/schema.sql). Each seat costs the showtime's price of its category for
+-- its ticket type, and the amount is their sum; a seat with no such price (`unpriced`) refuses the hold.
 -- A retry under one Idempotency-Key reuses its hold id: `mine` (the seats already belong to it: a twin
 -- wrote it meanwhile) and `earlier` (a hold with that id was written before this statement began) are
 -- answers, and nothing is written.
 WITH showtime_row AS (
-    SELECT price_cents FROM showtime WHERE showtime_id = $1
+    SELECT prices, on_sale(status, starts_at, $11) AS open FROM showtime WHERE showtime_id = $1
 ), earlier AS (
     SELECT 1 FROM booking WHERE hold_id = $3
 ), locked AS MATERIALIZED (
-    SELECT seat_code, status, hold_id, booking_id, customer_id, hold_expires_at,
+    SELECT seat_code, status, hold_id, booking_id, customer_id, hold_expires_at, category,
            seat_is_free(status, hold_expires_at) AS free
     FROM show_seat
     WHERE showtime_id = $1 AND seat_code = ANY($2::text[])
     ORDER BY seat_code
     FOR UPDATE
+), priced AS MATERIALIZED (
+    SELECT l.seat_code, l.category, r.ticket_type,
+           ((SELECT prices FROM showtime_row) -> l.category ->> r.ticket_type)::int AS price_cents
+    FROM locked l JOIN unnest($2::text[], $10::text[]) AS r(seat_code, ticket_type) USING (seat_code)
+), bill AS (
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM showtime_row) THEN coalesce(sum(price_cents), 0)::int END AS amount_cents,
+           coalesce(jsonb_agg(jsonb_build_object('seat', seat_code, 'category', category, 'ticketType', ticket_type,
+                                                 'priceCents', price_cents) ORDER BY seat_code), '[]') AS tickets,
+           coalesce(array_agg(seat_code ORDER BY seat_code) FILTER (WHERE price_cents IS NULL), '{}') AS unpriced
+    FROM priced
 ), verdict AS (
     SELECT coalesce(array_agg(seat_code ORDER BY seat_code), '{}') AS found,
            coalesce(array_agg(seat_code ORDER BY seat_code) FILTER (WHERE NOT free AND hold_id IS DISTINCT FROM $3),
                     '{}') AS taken,
            coalesce(EXISTS (SELECT 1 FROM showtime_row) AND NOT EXISTS (SELECT 1 FROM earlier)
-                    AND count(*) = cardinality($2::text[]) AND bool_and(free), false) AS go,
+                    AND count(*) = cardinality($2::text[]) AND bool_and(free)
+                    AND (SELECT cardinality(unpriced) = 0 FROM bill) AND (SELECT open FROM showtime_row), false) AS go,
            coalesce(count(*) = cardinality($2::text[]) AND bool_and(hold_id = $3 AND status = 'HELD' AND NOT free),
                     false) AS mine,
            EXISTS (SELECT 1 FROM earlier) AS earlier,
-           min(hold_expires_at) AS mine_expires_at,
-           (SELECT price_cents FROM showtime_row) * cardinality($2::text[]) AS amount_cents
+           min(hold_expires_at) AS mine_expires_at
     FROM locked
 ), seats AS (
     UPDATE show_seat
@@ -54,8 +67,9 @@ WITH showtime_row AS (
     RETURNING hold_expires_at
 ), booking_row AS (
     INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status,
-                         expires_at, seat_cap)
-    SELECT $3, $6, $4, $1, $2::text[], (SELECT amount_cents FROM verdict), 'HELD', min(hold_expires_at), $7
+                         expires_at, seat_cap, tickets)
+    SELECT $3, $6, $4, $1, $2::text[], (SELECT amount_cents FROM bill), 'HELD', min(hold_expires_at), $7,
+           (SELECT tickets FROM bill)
     FROM seats
     HAVING count(*) = cardinality($2::text[])
     RETURNING expires_at, amount_cents
@@ -73,19 +87,20 @@ WITH showtime_row AS (
                                          'amountCents', amount_cents), $8::text::jsonb), $9::text::jsonb) AS version
     FROM booking_row
 )
-SELECT verdict.amount_cents, verdict.found, verdict.taken, verdict.mine, verdict.earlier,
+SELECT bill.amount_cents, bill.tickets::text, bill.unpriced, coalesce((SELECT NOT open FROM showtime_row), false) AS closed,
+       verdict.found, verdict.taken, verdict.mine, verdict.earlier,
        coalesce((SELECT expires_at FROM booking_row), CASE WHEN verdict.mine THEN verdict.mine_expires_at END)
            AS expires_at,
        (SELECT version FROM changes) AS version,
        must((SELECT count(*) FROM seats) IN (0, cardinality($2::text[])), 'a hold got part of its seats') AS checked
-FROM verdict;
+FROM verdict, bill;
 
 -- name: take_seats_together
 -- Several holds of one showtime in ONE statement, its own transaction (the hold writer's batches; take_seats
 -- for one): $1 showtime, $2 TTL s, $3 cap, $10 the event form; per hold, in arrival order: $4 hold ids,
 -- $5 customers, $6 booking ids, $9 the cause headers its events carry; per requested seat: $7 its hold's
--- position (1-based), $8 its code. The decision of take_seats, made for each hold, and conservatively: every
--- seat exists and is free (all the batch's rows locked in seat-code order, as take_seats locks, so latest
+-- position (1-based), $8 its code, $11 its ticket type; $12 SALES_CLOSE_MINUTES_BEFORE_START. The decision of take_seats, made for each hold, and
+-- conservatively: the showtime is on sale (else every hold is `closed`), every seat exists, has a price for its ticket type (`unpriced`: those without) and is free (all the batch's rows locked in seat-code order, as take_seats locks, so latest
 -- versions), the customer stays within the cap, no hold was written before under the hold's id, and no seat
 -- and no customer of the hold is in an earlier hold of the batch. The holds that pass are written (bookings
 -- in customer order: the cap check's locks at COMMIT are then taken in one order) with their events (each
@@ -104,11 +119,12 @@ WITH req AS (
     SELECT * FROM unnest($4::uuid[], $5::bigint[], $6::uuid[], $9::text[])
                   WITH ORDINALITY AS r(hold_id, customer_id, booking_id, caused_by, n)
 ), req_seat AS (
-    SELECT * FROM unnest($7::int[], $8::text[]) WITH ORDINALITY AS s(n, seat_code, i)
+    SELECT * FROM unnest($7::int[], $8::text[], $11::text[]) WITH ORDINALITY AS s(n, seat_code, ticket_type, i)
 ), showtime_row AS (
-    SELECT price_cents FROM showtime WHERE showtime_id = $1
+    SELECT prices, on_sale(status, starts_at, $12) AS open FROM showtime WHERE showtime_id = $1
 ), locked AS MATERIALIZED (
-    SELECT seat_code, status, hold_id, booking_id, customer_id, seat_is_free(status, hold_expires_at) AS free
+    SELECT seat_code, status, hold_id, booking_id, customer_id, category,
+           seat_is_free(status, hold_expires_at) AS free
     FROM show_seat
     WHERE showtime_id = $1 AND seat_code = ANY($8::text[])
     ORDER BY seat_code
@@ -118,7 +134,8 @@ WITH req AS (
     SELECT s.n, s.seat_code, s.i, l.seat_code IS NOT NULL AS found, coalesce(l.free, false) AS free,
            min(s.n) OVER (PARTITION BY s.seat_code) = s.n AS first_asked,  -- by no earlier hold
            l.status = 'HELD' AS was_held, l.hold_id AS was_hold, l.booking_id AS was_booking,
-           l.customer_id AS was_customer
+           l.customer_id AS was_customer, s.ticket_type, l.category,
+           ((SELECT prices FROM showtime_row) -> l.category ->> s.ticket_type)::int AS price_cents
     FROM req_seat s LEFT JOIN locked l USING (seat_code)
 ), wanted AS MATERIALIZED (
     SELECT r.n, r.hold_id, r.customer_id, r.booking_id, r.caused_by, count(*) AS seats,
@@ -127,15 +144,21 @@ WITH req AS (
            coalesce(array_agg(p.seat_code ORDER BY p.i)
                         FILTER (WHERE p.found AND NOT p.free AND p.was_hold IS DISTINCT FROM r.hold_id), '{}') AS taken,
            bool_and(p.free AND p.first_asked) AS seats_free,
+           coalesce(sum(p.price_cents), 0)::int AS price_cents,
+           jsonb_agg(jsonb_build_object('seat', p.seat_code, 'category', p.category, 'ticketType', p.ticket_type,
+                                        'priceCents', p.price_cents) ORDER BY p.i) AS tickets,
+           coalesce(array_agg(p.seat_code ORDER BY p.i) FILTER (WHERE p.found AND p.price_cents IS NULL), '{}')
+               AS unpriced,
            min(r.n) OVER (PARTITION BY r.customer_id) = r.n AS first_of_customer,
            seats_held(r.customer_id, $1) AS held,
            EXISTS (SELECT 1 FROM booking b WHERE b.hold_id = r.hold_id) AS earlier
     FROM req r JOIN per_seat p USING (n)
     GROUP BY r.n, r.hold_id, r.customer_id, r.booking_id, r.caused_by
 ), decided AS MATERIALIZED (
-    SELECT *, EXISTS (SELECT 1 FROM showtime_row) AND seats_free AND first_of_customer AND held + seats <= $3
-                  AND NOT earlier AS passes,
-           now() + make_interval(secs => $2) AS expires_at, (SELECT price_cents FROM showtime_row) * seats AS amount_cents
+    SELECT *, coalesce((SELECT open FROM showtime_row), false) AND seats_free AND cardinality(unpriced) = 0 AND first_of_customer
+                  AND held + seats <= $3 AND NOT earlier AS passes,
+           now() + make_interval(secs => $2) AS expires_at,
+           CASE WHEN EXISTS (SELECT 1 FROM showtime_row) THEN price_cents END AS amount_cents
     FROM wanted
 ), ok AS MATERIALIZED (
     SELECT * FROM decided WHERE passes
@@ -156,8 +179,8 @@ WITH req AS (
     RETURNING 1
 ), booking_rows AS (
     INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status,
-                         expires_at, seat_cap)
-    SELECT hold_id, booking_id, customer_id, $1, codes, amount_cents, 'HELD', expires_at, $3
+                         expires_at, seat_cap, tickets)
+    SELECT hold_id, booking_id, customer_id, $1, codes, amount_cents, 'HELD', expires_at, $3, tickets
     FROM ok
     ORDER BY customer_id, n
     RETURNING 1
@@ -184,21 +207,23 @@ WITH req AS (
                 'a hold got part of its seats') AS checked
     FROM ok_numbers o
 )
-SELECT d.hold_id, d.passes AS written, d.expires_at, d.amount_cents, d.found, d.taken, d.earlier,
+SELECT d.hold_id, d.passes AS written, d.expires_at, d.amount_cents, d.tickets::text, d.unpriced, d.found, d.taken,
+       coalesce((SELECT NOT open FROM showtime_row), false) AS closed,
+       d.earlier,
        (SELECT last FROM versions) AS last_version, (SELECT checked FROM whole) AS checked
 FROM decided d;
 
 -- name: get_booking
 -- One hold with its status as a customer sees it (EXPIRED when HELD and past its time: lazy expiry).
 SELECT hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, expires_at, payment_id, created_at,
-       CASE WHEN hold_expired(status, expires_at) THEN 'EXPIRED' ELSE status END AS status
+       tickets::text, CASE WHEN hold_expired(status, expires_at) THEN 'EXPIRED' ELSE status END AS status
 FROM booking WHERE hold_id = $1;
 
 -- name: lock_booking_by_booking_id
 -- One hold by booking id (events carry the bookingId), locked for a payment's decision, with its status as
 -- get_booking derives it.
 SELECT hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, expires_at, payment_id, created_at,
-       CASE WHEN hold_expired(status, expires_at) THEN 'EXPIRED' ELSE status END AS status
+       tickets::text, CASE WHEN hold_expired(status, expires_at) THEN 'EXPIRED' ELSE status END AS status
 FROM booking WHERE booking_id = $1
 FOR UPDATE;
 
@@ -207,12 +232,16 @@ FOR UPDATE;
 -- (HOLD_MAX_SECONDS); its seats' expiry moves with it (lazy expiry reads the seats). Locks the booking, then
 -- its seats in seat-code order, as every path does. The expiry (moved or not) and whether it moved; no row:
 -- the hold is not HELD and live, and nothing changed (a released or expired hold is never revived).
+-- `closed`: the showtime is no longer on sale ($4 SALES_CLOSE_MINUTES_BEFORE_START), and nothing changed.
 WITH b AS MATERIALIZED (
-    SELECT hold_id, showtime_id, seats, expires_at AS was,
-           least(greatest(expires_at, $2), created_at + make_interval(secs => $3)) AS until
-    FROM booking
-    WHERE hold_id = $1 AND status = 'HELD' AND NOT hold_expired(status, expires_at)
-    FOR UPDATE
+    SELECT bk.hold_id, bk.showtime_id, bk.seats, bk.expires_at AS was,
+           CASE WHEN on_sale(st.status, st.starts_at, $4)
+                THEN least(greatest(bk.expires_at, $2), bk.created_at + make_interval(secs => $3))
+                ELSE bk.expires_at END AS until,
+           NOT on_sale(st.status, st.starts_at, $4) AS closed
+    FROM booking bk JOIN showtime st ON st.showtime_id = bk.showtime_id
+    WHERE bk.hold_id = $1 AND bk.status = 'HELD' AND NOT hold_expired(bk.status, bk.expires_at)
+    FOR UPDATE OF bk
 ), locked AS MATERIALIZED (
     SELECT s.seat_code FROM show_seat s, b
     WHERE s.showtime_id = b.showtime_id AND s.seat_code = ANY(b.seats) AND b.until > b.was
@@ -230,7 +259,7 @@ WITH b AS MATERIALIZED (
     WHERE booking.hold_id = b.hold_id AND b.until > b.was
     RETURNING 1
 )
-SELECT b.until AS expires_at, b.until > b.was AS moved,
+SELECT b.until AS expires_at, b.until > b.was AS moved, b.closed,
        must(b.until <= b.was OR (SELECT count(*) FROM seat_rows) = cardinality(b.seats),
             'a live hold owns all its seats') AS checked
 FROM b;
@@ -271,12 +300,13 @@ FROM (SELECT hold_id FROM booking
 SELECT confirm_hold($1, $2, $3, $4::text::jsonb, $5::text::jsonb) AS version;
 
 -- name: seat_map
--- The seat map at its version: the film and its start, [code, status] pairs in hall order (row, then number:
--- A2 before A10). The statuses are the ones its changes recorded, so that the map is exactly its version (a
+-- The seat map at its version: the showtime's details and prices, [code, status, category, row, x] per seat in
+-- hall order (row, then number: A2 before A10). The statuses are the ones its changes recorded, so that the map is exactly its version (a
 -- snapshot plus the later changes is the map): a hold past its time shows HELD until its release is recorded,
 -- with a version, by the sweeper or by a hold that takes its seats. No row: no such showtime.
-SELECT s.seat_map_version AS version, s.title, s.starts_at,
-       coalesce(array_agg(ARRAY[ss.seat_code::text, ss.status::text]
+SELECT s.seat_map_version AS version, s.title, s.starts_at, s.duration_minutes, s.cinema, s.hall, s.time_zone,
+       s.prices::text,
+       coalesce(array_agg(ARRAY[ss.seat_code::text, ss.status::text, ss.category, ss.row_name, ss.x::text]
                           ORDER BY length(substring(ss.seat_code FROM '^[A-Z]+')),
                                    substring(ss.seat_code FROM '^[A-Z]+') COLLATE "C",
                                    substring(ss.seat_code FROM '[0-9]+$')::int)
@@ -303,3 +333,72 @@ WHERE customer_id = $1 AND key = $2 AND outcome IS NULL;
 -- name: delete_old_idempotency_keys
 -- Housekeeping: keys older than the retention.
 DELETE FROM idempotency_key WHERE created_at < now() - make_interval(hours => $1);
+
+-- name: catalogue
+-- What's on (GET /showtimes): the showtimes starting in [$1, $2), of cinema $3 (NULL: every cinema), ordered by
+-- start, as the response's JSON text. Status: CANCELLED, CLOSED (not on_sale with $4
+-- SALES_CLOSE_MINUTES_BEFORE_START), SOLD_OUT (no seat free), else ON_SALE; at most $5 showtimes.
+SELECT json_build_object('showtimes', coalesce(json_agg(json_build_object(
+           'showtimeId', c.showtime_id, 'title', c.title,
+           'startsAt', to_char(c.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+           'durationMinutes', c.duration_minutes, 'cinema', c.cinema, 'hall', c.hall, 'timeZone', c.time_zone,
+           'status', CASE WHEN c.status = 'CANCELLED' THEN 'CANCELLED'
+                          WHEN NOT on_sale(c.status, c.starts_at, $4) THEN 'CLOSED'
+                          WHEN c.seats_available = 0 THEN 'SOLD_OUT'
+                          ELSE 'ON_SALE' END,
+           'seatsAvailable', c.seats_available, 'fromPriceCents', c.price_cents, 'waitingRoom', c.waiting_room)
+       ORDER BY c.starts_at, c.showtime_id), '[]'))::text AS body
+FROM (SELECT s.*,
+             (SELECT count(*) FROM show_seat ss
+              WHERE ss.showtime_id = s.showtime_id AND seat_is_free(ss.status, ss.hold_expires_at)) AS seats_available,
+             coalesce((SELECT w.enabled FROM waiting_room w WHERE w.showtime_id = s.showtime_id), false) AS waiting_room
+      FROM showtime s
+      WHERE s.starts_at >= $1 AND s.starts_at < $2 AND ($3::text IS NULL OR s.cinema = $3)
+      ORDER BY s.starts_at, s.showtime_id
+      LIMIT $5) c;
+
+-- name: bookings_of
+-- A customer's bookings, newest first (GET /bookings), with their showtimes' details; at most $2.
+SELECT b.hold_id, b.booking_id, b.customer_id, b.showtime_id, b.seats, b.amount_cents, b.expires_at, b.payment_id,
+       b.created_at, b.tickets::text,
+       CASE WHEN hold_expired(b.status, b.expires_at) THEN 'EXPIRED' ELSE b.status END AS status,
+       s.title, s.starts_at, s.cinema, s.hall, s.time_zone
+FROM booking b JOIN showtime s ON s.showtime_id = b.showtime_id
+WHERE b.customer_id = $1
+ORDER BY b.created_at DESC, b.hold_id
+LIMIT $2;
+
+-- name: cancel_booking
+-- Cancel a BOOKED booking (cancel_booking, sql/schema.sql): $1 booking id, $2 CUSTOMER or SHOWTIME_CANCELLED,
+-- $3 CANCELLATION_DEADLINE_MINUTES (a customer's only), $4 the event form, $5 the cause headers.
+SELECT outcome, hold_id, showtime_id, seats, version
+FROM cancel_booking($1, $2, $3, $4::text::jsonb, $5::text::jsonb);
+
+-- name: cancel_showtime
+-- An operator cancels a showtime ($1, $2 the reason): it is CANCELLED from now on (a hold or a booking of it
+-- that has not committed yet fails on its row: append_seat_map_events). `cancelled_now`: this call did it
+-- (false: it was cancelled before); no row: no such showtime.
+WITH before AS (
+    SELECT status FROM showtime WHERE showtime_id = $1 FOR UPDATE
+), done AS (
+    UPDATE showtime SET status = 'CANCELLED', cancelled_at = now(), cancel_reason = $2
+    WHERE showtime_id = $1 AND status <> 'CANCELLED'
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM done) AS cancelled_now FROM before;
+
+-- name: cancelled_with_live
+-- Cancelled showtimes that still have a HELD hold or a BOOKED booking (an operator's call was interrupted), at
+-- most $1: the sweeper finishes them.
+SELECT s.showtime_id FROM showtime s
+WHERE s.status = 'CANCELLED'
+  AND EXISTS (SELECT 1 FROM booking b WHERE b.showtime_id = s.showtime_id AND b.status IN ('HELD', 'BOOKED'))
+LIMIT $1;
+
+-- name: live_of_showtime
+-- A cancelled showtime's holds and bookings still to end: HELD holds (live or not) and BOOKED bookings,
+-- at most $2.
+SELECT hold_id, booking_id, status FROM booking
+WHERE showtime_id = $1 AND status IN ('HELD', 'BOOKED')
+ORDER BY created_at
+LIMIT $2;

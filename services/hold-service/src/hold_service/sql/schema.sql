@@ -60,6 +60,14 @@ CREATE CONSTRAINT TRIGGER booking_customer_cap_at_commit
     FOR EACH ROW WHEN (NEW.seat_cap IS NOT NULL)
     EXECUTE FUNCTION check_customer_seat_cap();
 
+-- --- Sales ------------------------------------------------------------------------------------------
+
+-- A showtime sells seats while it is not cancelled and until `close_minutes` (SALES_CLOSE_MINUTES_BEFORE_START)
+-- before its start, by Postgres' clock: a hold and a checkout's extension are refused after that.
+CREATE OR REPLACE FUNCTION on_sale(status TEXT, starts_at TIMESTAMPTZ, close_minutes FLOAT8) RETURNS BOOLEAN
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN status = 'ON_SALE' AND now() < starts_at - close_minutes * interval '1 minute';
+
 -- --- Small helpers ---------------------------------------------------------------------------------
 
 -- Abort the statement, and so its transaction, when a condition its row locks guarantee is false.
@@ -92,9 +100,10 @@ CREATE OR REPLACE FUNCTION seat_map_change(event_type TEXT, booking UUID, custom
 CREATE OR REPLACE FUNCTION seat_map_status(event_type TEXT) RETURNS TEXT
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE event_type WHEN 'SeatsHeld' THEN 'HELD' WHEN 'SeatsReleased' THEN 'AVAILABLE'
-                           WHEN 'BookingConfirmed' THEN 'BOOKED' END;
+                           WHEN 'BookingConfirmed' THEN 'BOOKED' WHEN 'BookingCancelled' THEN 'AVAILABLE' END;
 
--- The one writer of seat-map changes (SeatsHeld, SeatsReleased, BookingConfirmed); writers call it last in
+-- The one writer of seat-map changes (SeatsHeld, SeatsReleased, BookingConfirmed, BookingCancelled); writers
+-- call it last in
 -- their one statement. `changes` (seat_map_change values) take the next seatMapVersions in their order: the
 -- showtime's row is updated once for all of them and stays locked to the end of the transaction, so versions
 -- are one per change, gapless, in commit order, and the row every hold of the showtime contends on is locked
@@ -104,11 +113,15 @@ CREATE OR REPLACE FUNCTION seat_map_status(event_type TEXT) RETURNS TEXT
 -- Each change is also told on the channel `<schema>_seat_map` as '<showtimeId>:<version>:<status>:<seat>,...'
 -- (the API processes keep their seat maps from it: adapters/seat_map_feed.py); Postgres delivers
 -- notifications at COMMIT, in commit order. Returns the last version (NULL: no change).
+-- A hold (SeatsHeld) or a booking (BookingConfirmed) of a cancelled showtime fails here with SQLSTATE HL409
+-- (adapters/repository.py reads it), so nothing of it is written: a statement that decided before the
+-- cancellation committed meets it on the showtime's row, which the cancellation updated.
 CREATE OR REPLACE FUNCTION append_seat_map_events(showtime BIGINT, changes JSONB[], form JSONB) RETURNS BIGINT
     LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
     n INT := coalesce(cardinality(changes), 0);
     last BIGINT;
+    state TEXT;
     occurred TEXT := iso_utc(clock_timestamp());
 BEGIN
     IF n = 0 THEN
@@ -116,9 +129,13 @@ BEGIN
     END IF;
     UPDATE showtime s SET seat_map_version = s.seat_map_version + n
     WHERE s.showtime_id = append_seat_map_events.showtime
-    RETURNING s.seat_map_version INTO last;
+    RETURNING s.seat_map_version, s.status INTO last, state;
     IF last IS NULL THEN
         RAISE EXCEPTION 'showtime % does not exist', showtime;
+    END IF;
+    IF state = 'CANCELLED' AND EXISTS (SELECT 1 FROM unnest(changes) c
+                                       WHERE c->>'type' IN ('SeatsHeld', 'BookingConfirmed')) THEN
+        RAISE EXCEPTION 'showtime % is cancelled', showtime USING ERRCODE = 'HL409';
     END IF;
     INSERT INTO outbox (event_id, topic, message_key, payload, headers)
     SELECT e.id, form->>'topic', e.booking, convert_to(e.envelope::text, 'UTF8'),
@@ -148,7 +165,8 @@ END $$;
 -- hold's), mark it RELEASED (cancelled) or EXPIRED (its time passed, whatever the caller asked), and record
 -- SeatsReleased naming only the freed seats (none freed: the seat map did not change, no event). Seats are
 -- locked in seat-code order after the booking row, as every path does (no deadlock). Returns no row when
--- the hold is not HELD. For the customer's cancel and the sweeper.
+-- the hold is not HELD. For the customer's cancel (CANCELLED), the sweeper (EXPIRED) and a cancelled showtime
+-- (SHOWTIME_CANCELLED: the hold is RELEASED).
 CREATE OR REPLACE FUNCTION release_hold(hold UUID, cancel_reason TEXT, form JSONB, caused_by JSONB,
                                         OUT showtime_id BIGINT, OUT seats TEXT[], OUT reason TEXT,
                                         OUT freed TEXT[], OUT version BIGINT)
@@ -173,7 +191,7 @@ BEGIN
         RETURNING s.seat_code
     )
     SELECT coalesce(array_agg(f.seat_code ORDER BY f.seat_code), '{}') INTO freed FROM f;
-    UPDATE booking SET status = CASE reason WHEN 'CANCELLED' THEN 'RELEASED' ELSE 'EXPIRED' END, updated_at = now()
+    UPDATE booking SET status = CASE WHEN reason = 'EXPIRED' THEN 'EXPIRED' ELSE 'RELEASED' END, updated_at = now()
     WHERE hold_id = hold;
     IF cardinality(freed) > 0 THEN
         version := append_seat_map_events(b.showtime_id, ARRAY[seat_map_change('SeatsReleased', b.booking_id,
@@ -183,16 +201,23 @@ BEGIN
 END $$;
 
 -- A payment for a HELD hold that has not expired: its seats and the hold become BOOKED and
--- BookingConfirmed records the amount paid and the discount. Returns the version, or NULL when the hold
--- cannot be booked (then nothing changed). The caller holds the booking row's lock.
+-- BookingConfirmed records the amount paid and the discount, and what the ticket shows: the film, cinema, hall,
+-- start, time zone and each seat's ticket (each left out when not known). Returns the version, or NULL when
+-- the hold cannot be booked, its showtime cancelled included (then nothing changed). The caller holds the
+-- booking row's lock.
 CREATE OR REPLACE FUNCTION confirm_hold(hold UUID, payment UUID, paid_cents INT, form JSONB, caused_by JSONB)
     RETURNS BIGINT LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
     b booking;
+    st showtime;
     booked INT;
 BEGIN
     SELECT * INTO b FROM booking WHERE hold_id = hold FOR UPDATE;
     IF NOT FOUND OR b.status <> 'HELD' OR hold_expired(b.status, b.expires_at) THEN
+        RETURN NULL;
+    END IF;
+    SELECT * INTO st FROM showtime WHERE showtime_id = b.showtime_id;
+    IF st.status = 'CANCELLED' THEN
         RETURN NULL;
     END IF;
     WITH s AS (
@@ -208,5 +233,62 @@ BEGIN
     RETURN append_seat_map_events(b.showtime_id, ARRAY[seat_map_change('BookingConfirmed', b.booking_id,
         b.customer_id, jsonb_build_object('holdId', hold, 'seats', b.seats, 'amountCents', paid_cents,
                                           'discountCents', greatest(b.amount_cents - paid_cents, 0),
-                                          'paymentId', payment), caused_by)], form);
+                                          'paymentId', payment)
+                       || jsonb_strip_nulls(jsonb_build_object(
+                              'title', st.title, 'cinema', st.cinema, 'hall', st.hall,
+                              'startsAt', iso_utc(st.starts_at), 'timeZone', st.time_zone,
+                              'tickets', CASE WHEN jsonb_array_length(b.tickets) > 0 THEN b.tickets END)),
+        caused_by)], form);
+END $$;
+
+-- A BOOKED booking becomes CANCELLED (`cancel_reason` CUSTOMER or SHOWTIME_CANCELLED): its seats are AVAILABLE
+-- again and BookingCancelled names them and the payment to refund in full. A customer's cancellation only
+-- while the showtime starts more than `deadline_minutes` from now. Locks the booking, then its seats in
+-- seat-code order, then (in append_seat_map_events) the showtime's row, as every path does. `outcome`:
+-- CANCELLED (done now), ALREADY (cancelled before: nothing changes), NOT_BOOKED (not a booking yet, or over),
+-- TOO_LATE (nothing changes), NOT_FOUND.
+CREATE OR REPLACE FUNCTION cancel_booking(booking UUID, cancel_reason TEXT, deadline_minutes FLOAT8, form JSONB,
+                                          caused_by JSONB, OUT outcome TEXT, OUT hold_id UUID,
+                                          OUT showtime_id BIGINT, OUT seats TEXT[], OUT version BIGINT)
+    LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    b booking;
+    freed INT;
+BEGIN
+    SELECT * INTO b FROM booking bk WHERE bk.booking_id = booking FOR UPDATE;
+    IF NOT FOUND THEN
+        outcome := 'NOT_FOUND';
+        RETURN;
+    END IF;
+    hold_id := b.hold_id;
+    showtime_id := b.showtime_id;
+    seats := b.seats;
+    IF b.status <> 'BOOKED' THEN
+        outcome := CASE b.status WHEN 'CANCELLED' THEN 'ALREADY' ELSE 'NOT_BOOKED' END;
+        RETURN;
+    END IF;
+    IF cancel_reason = 'CUSTOMER' AND NOT EXISTS (
+            SELECT 1 FROM showtime s WHERE s.showtime_id = b.showtime_id
+                                       AND now() < s.starts_at - deadline_minutes * interval '1 minute') THEN
+        outcome := 'TOO_LATE';
+        RETURN;
+    END IF;
+    PERFORM 1 FROM show_seat s
+    WHERE s.showtime_id = b.showtime_id AND s.seat_code = ANY(b.seats) ORDER BY s.seat_code FOR UPDATE;
+    WITH f AS (
+        UPDATE show_seat s
+        SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL, hold_expires_at = NULL, booking_id = NULL
+        WHERE s.showtime_id = b.showtime_id AND s.seat_code = ANY(b.seats) AND s.hold_id = b.hold_id
+          AND s.status = 'BOOKED'
+        RETURNING 1
+    )
+    SELECT count(*) INTO freed FROM f;
+    PERFORM must(freed = cardinality(b.seats), 'a booking owns all its seats');
+    UPDATE booking bk SET status = 'CANCELLED', cancelled_at = now(), cancel_reason = cancel_booking.cancel_reason,
+                          updated_at = now()
+    WHERE bk.hold_id = b.hold_id;
+    version := append_seat_map_events(b.showtime_id, ARRAY[seat_map_change('BookingCancelled', b.booking_id,
+        b.customer_id, jsonb_build_object('holdId', b.hold_id, 'seats', b.seats, 'reason', cancel_reason,
+                                          'paymentId', b.payment_id), caused_by)], form);
+    outcome := 'CANCELLED';
 END $$;

@@ -1,16 +1,23 @@
 -- name: configure_room
 -- The operator's configuration of a showtime's room ($1 showtime, $2 enabled, $3 active limit, $4 opens at or
--- NULL for "open now"); nothing when the showtime does not exist. The lease and the seed stay.
-INSERT INTO waiting_room (showtime_id, enabled, active_limit, opens_at)
-SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM showtime WHERE showtime_id = $1)
-ON CONFLICT (showtime_id) DO UPDATE
-SET enabled = excluded.enabled, active_limit = excluded.active_limit, opens_at = excluded.opens_at,
-    updated_at = now()
-RETURNING showtime_id, enabled, active_limit, opens_at;
+-- NULL for "open now"); nothing when the showtime does not exist. The lease and the seed stay. With the
+-- showtime's start and status (a closed showtime's queue is not joined).
+WITH room AS (
+    INSERT INTO waiting_room (showtime_id, enabled, active_limit, opens_at)
+    SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM showtime WHERE showtime_id = $1)
+    ON CONFLICT (showtime_id) DO UPDATE
+    SET enabled = excluded.enabled, active_limit = excluded.active_limit, opens_at = excluded.opens_at,
+        updated_at = now()
+    RETURNING showtime_id, enabled, active_limit, opens_at
+)
+SELECT room.*, s.starts_at, s.status = 'CANCELLED' AS cancelled
+FROM room JOIN showtime s ON s.showtime_id = room.showtime_id;
 
 -- name: get_room
--- A showtime's room configuration.
-SELECT showtime_id, enabled, active_limit, opens_at FROM waiting_room WHERE showtime_id = $1;
+-- A showtime's room configuration, with the showtime's start and status.
+SELECT r.showtime_id, r.enabled, r.active_limit, r.opens_at, s.starts_at, s.status = 'CANCELLED' AS cancelled
+FROM waiting_room r JOIN showtime s ON s.showtime_id = r.showtime_id
+WHERE r.showtime_id = $1;
 
 -- name: room_facts
 -- What one admission step decides on: the configuration, the lease, the seed, and the seats. `available`

@@ -35,7 +35,7 @@ def statuses(body: dict) -> dict[str, str]:
 async def fresh(db, sid: int) -> tuple[int, dict[str, str]]:  # type: ignore[no-untyped-def]
     """The seat map as Postgres has it now."""
     row = await db.fetchrow(Q.seat_map, sid)
-    return row["version"], dict(row["seats"])
+    return row["version"], {s[0]: s[1] for s in row["seats"]}
 
 
 async def test_public_with_etag_and_304(start, h) -> None:
@@ -45,7 +45,10 @@ async def test_public_with_etag_and_304(start, h) -> None:
         first = await svc.client.get(url)  # no token: public
         assert first.status_code == 200 and first.headers["etag"] == '"0"', first.text
         assert first.json() == {"showtimeId": sid, "title": "Test", "startsAt": "2030-01-01T20:00:00Z", "version": 0,
-                                "seats": [{"code": f"F{n}", "status": "AVAILABLE"} for n in (1, 2, 3)]}
+                                "durationMinutes": None, "cinema": None, "hall": None, "timeZone": "UTC",
+                                "prices": {"STANDARD": {"ADULT": 1200}},
+                                "seats": [{"code": f"F{n}", "status": "AVAILABLE", "category": "STANDARD",
+                                           "row": "F", "x": n} for n in (1, 2, 3)]}
         for tag in ('"0"', 'W/"0"', '"7", "0"', "*"):
             same = await svc.client.get(url, headers={"If-None-Match": tag})
             assert same.status_code == 304 and same.content == b"" and same.headers["etag"] == '"0"', tag

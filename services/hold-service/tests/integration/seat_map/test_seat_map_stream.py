@@ -59,7 +59,7 @@ async def test_snapshot_plus_changes_equals_a_fresh_get_after_a_storm(start, ser
         storming.clear()
         await sweeping
         row = await db.fetchrow(Q.seat_map, sid)
-        version, expected = row["version"], dict(row["seats"])
+        version, expected = row["version"], {s[0]: s[1] for s in row["seats"]}
         kinds = await db.fetch(
             "SELECT e->>'type' AS type, e->'data'->>'reason' AS reason, count(*) FROM outbox, "
             "LATERAL (SELECT convert_from(payload, 'UTF8')::jsonb AS e) p "
@@ -171,3 +171,26 @@ async def _drain(lines) -> None:  # type: ignore[no-untyped-def]
 
 async def _is(value: bool) -> bool:
     return value
+
+
+async def test_the_snapshot_draws_the_hall_and_a_cancelled_booking_is_one_plain_change(start, serve, sse, h) -> None:
+    async with start() as writer, serve() as reader:
+        sid = await writer.showtime_of(layout=[{"row": "A", "blocks": [{"from": 1, "to": 2, "category": "VIP"},
+                                                                       {"gap": 1}, {"from": 3, "to": 3}]}],
+                                       prices={"STANDARD": {"ADULT": 1200}, "VIP": {"ADULT": 1800}})
+        stream = await sse(f"{reader.url}/showtimes/{sid}/seats/stream").until(lambda s: s.of("snapshot"))
+        (snapshot,) = stream.of("snapshot")
+        assert snapshot["prices"] == {"STANDARD": {"ADULT": 1200}, "VIP": {"ADULT": 1800}}
+        assert [(s["code"], s["category"], s["row"], s["x"]) for s in snapshot["seats"]] == [
+            ("A1", "VIP", "A", 1), ("A2", "VIP", "A", 2), ("A3", "STANDARD", "A", 4)]
+        me = h.new_id()
+        held = (await writer.hold(sid, ["A1", "A3"], me)).json()
+        assert await writer.book(held["bookingId"], 3000) == "confirmed"
+        r = await writer.client.post(f"/bookings/{held['bookingId']}/cancel", headers=h.auth(me))
+        assert r.status_code == 202, r.text
+        await stream.until(lambda s: s.version() == 3)
+        assert stream.of("change") == [  # as every change was: version and seats, nothing more
+            {"version": 1, "seats": [{"code": "A1", "status": "HELD"}, {"code": "A3", "status": "HELD"}]},
+            {"version": 2, "seats": [{"code": "A1", "status": "BOOKED"}, {"code": "A3", "status": "BOOKED"}]},
+            {"version": 3, "seats": [{"code": "A1", "status": "AVAILABLE"}, {"code": "A3", "status": "AVAILABLE"}]}]
+        await stream.close()

@@ -21,6 +21,7 @@ from typing import Any
 
 from ticketing.events import BookingCancelled, BookingConfirmed, BookingFailed, RefundIssued
 from ticketing.logs import log_action
+from ticketing.tickets import TicketPayload, sign_ticket
 
 from notifier.domain import messages
 from notifier.domain.addresses import InvalidAddress
@@ -30,7 +31,6 @@ from notifier.domain.points import points_for
 from notifier.domain.policy import NotifyPolicy
 from notifier.domain.rendering import RenderedEmail
 from notifier.domain.showing import Showing
-from notifier.domain.tickets import TicketPayload, sign_ticket
 from notifier.service_layer.metrics import EMAILS_FAILED
 from notifier.service_layer.ports import BookingRecord, NotifierUnitOfWork, QueuedEmail, UnrenderableEmail
 

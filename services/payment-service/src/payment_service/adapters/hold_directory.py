@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import httpx
 
 from payment_service.adapters.http import ServiceClient
-from payment_service.domain.errors import DependencyUnavailable, HoldNotActive, HoldNotFound
+from payment_service.domain.errors import DependencyUnavailable, HoldNotActive, HoldNotFound, ShowtimeClosed
 from payment_service.domain.model import Hold
 from payment_service.service_layer.ports import HoldDirectory
 
@@ -36,6 +36,8 @@ class HttpHoldDirectory(HoldDirectory):
         response = await self.client.request("POST", f"/holds/{hold_id}/extend", json=body)
         if response.status_code == 404:
             raise HoldNotFound(str(hold_id))
+        if response.status_code == 409 and _code(response) == "SHOWTIME_CLOSED":
+            raise ShowtimeClosed(_message(response) or "sales of the showtime are closed")
         if response.status_code == 409:
             raise HoldNotActive(_message(response) or "the hold is not active")
         if response.status_code != 200:
@@ -44,7 +46,15 @@ class HttpHoldDirectory(HoldDirectory):
 
 
 def _message(response: httpx.Response) -> str:
+    return _field(response, "message")
+
+
+def _code(response: httpx.Response) -> str:
+    return _field(response, "error")
+
+
+def _field(response: httpx.Response, name: str) -> str:
     try:
-        return str(response.json().get("message", ""))
-    except ValueError:
+        return str(response.json().get(name, ""))
+    except (ValueError, AttributeError):
         return ""

@@ -15,6 +15,11 @@ class HoldNotActive(PaymentError):
     pass
 
 
+class ShowtimeClosed(HoldNotActive):
+    """hold-service says the hold's showtime sells nothing now (its sales closed, or it was cancelled): the
+    checkout ends as for a hold that is no longer active, and answers SHOWTIME_CLOSED."""
+
+
 class CheckoutLimit(PaymentError):
     """The hold had MAX_CHECKOUTS_PER_HOLD payment attempts already."""
 

@@ -17,7 +17,7 @@ from ticketing.tokens import TokenVerifier
 from hold_service.bootstrap import bootstrap
 from hold_service.config import HoldSettings
 from hold_service.entrypoints.api.client_address import ClientAddress
-from hold_service.entrypoints.api.routes import holds, pages, showtimes, waiting_room
+from hold_service.entrypoints.api.routes import cancellations, catalogue, holds, pages, showtimes, waiting_room
 from hold_service.entrypoints.api.seat_map_stream import end_streams_on_signal, quiet_dropped_streams
 
 
@@ -29,13 +29,15 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
     return build_app(title="hold-service", tokens=TokenVerifier.from_settings(settings),
                      access_log=settings.access_log, max_header_bytes=settings.max_header_bytes,
                      max_body_bytes=settings.max_body_bytes,
-                     routers=[showtimes.router, holds.router, waiting_room.router, pages.router],
+                     routers=[catalogue.router, showtimes.router, holds.router, cancellations.router,
+                              waiting_room.router, pages.router],
                      lifespan=_lifespan(settings), hot_routes=HOT_ROUTES)
 
 
 # Served ahead of FastAPI's routing (ticketing.api.hot_path): the requests a sale sends most.
 HOT_ROUTES = [HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold),
               HotRoute("GET", showtimes.SEAT_MAP_PATH, showtimes.seat_map),
+              HotRoute("GET", catalogue.CATALOGUE_PATH, catalogue.list_showtimes),
               HotRoute("GET", showtimes.SEAT_MAP_STREAM_PATH, showtimes.seat_map_stream),
               HotRoute("GET", waiting_room.POLL_PATH, waiting_room.queue_position),
               HotRoute("POST", waiting_room.JOIN_PATH, waiting_room.join_queue)]

@@ -6,6 +6,7 @@ from ticketing.api.errors import ApiError
 
 from hold_service.domain.errors import (
     AdmissionRequired,
+    CancellationClosed,
     HoldError,
     HoldNotActive,
     HoldNotFound,
@@ -15,11 +16,13 @@ from hold_service.domain.errors import (
     RateLimited,
     RoomNotFound,
     SeatsUnavailable,
+    ShowtimeClosed,
     ShowtimeExists,
     ShowtimeNotFound,
     TicketNotFound,
     TooManySeatsHeld,
     TooManyStreams,
+    UnpricedTickets,
 )
 
 
@@ -27,12 +30,16 @@ def api_error(exc: HoldError) -> ApiError:
     match exc:
         case SeatsUnavailable():
             return ApiError(409, "SEATS_UNAVAILABLE", str(exc), seats=exc.seats, decidedBy=exc.decided_by)
-        case InvalidSeats():
+        case InvalidSeats() | UnpricedTickets():
             return ApiError(422, "VALIDATION_ERROR", str(exc), seats=exc.seats)
         case ShowtimeNotFound() | HoldNotFound():
             return ApiError(404, "NOT_FOUND", "not found")
         case HoldNotActive():
             return ApiError(409, "HOLD_NOT_ACTIVE", str(exc))
+        case ShowtimeClosed():
+            return ApiError(409, "SHOWTIME_CLOSED", str(exc))
+        case CancellationClosed():
+            return ApiError(409, "CANCELLATION_CLOSED", str(exc))
         case ShowtimeExists():
             return ApiError(409, "SHOWTIME_EXISTS", str(exc))
         case RateLimited() | TooManySeatsHeld() | TooManyStreams():

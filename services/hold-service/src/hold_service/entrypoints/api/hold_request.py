@@ -59,8 +59,9 @@ def idempotency_key(request: Request) -> str | None:
     return key
 
 
-async def seats(request: Request) -> list[str]:
-    """The `seats` list of the JSON body: a list of at most 64 strings, and no other field."""
+async def seats(request: Request) -> tuple[list[str], dict[str, str]]:
+    """The `seats` of the JSON body, at most 64, and no other field: each a code (ADULT) or
+    `{"code", "ticketType"}`. The codes and each code's ticket type (only those given)."""
     content_type = request.headers.get("content-type")
     if content_type is not None and "json" not in content_type.lower():
         raise _invalid(["body"], "Input should be a JSON object")  # as FastAPI: non-JSON bodies are not parsed
@@ -79,6 +80,16 @@ async def seats(request: Request) -> list[str]:
         raise _invalid(["body", "seats"], "Input should be a valid list")
     if len(listed) > MAX_LISTED_SEATS:
         raise _invalid(["body", "seats"], f"List should have at most {MAX_LISTED_SEATS} items")
-    if bad := [i for i, s in enumerate(listed) if not isinstance(s, str)]:
-        raise _invalid(["body", "seats", bad[0]], "Input should be a valid string")
-    return listed
+    codes, types = [], {}
+    for i, seat in enumerate(listed):
+        if isinstance(seat, dict):
+            if set(seat) - {"code", "ticketType"} or not isinstance(seat.get("code"), str) \
+                    or not isinstance(seat.get("ticketType", ""), str):
+                raise _invalid(["body", "seats", i], "Input should be {\"code\": string, \"ticketType\": string}")
+            seat, kind = seat["code"], seat.get("ticketType")
+            if kind is not None:
+                types[seat] = kind
+        if not isinstance(seat, str):
+            raise _invalid(["body", "seats", i], "Input should be a valid string")
+        codes.append(seat)
+    return codes, types

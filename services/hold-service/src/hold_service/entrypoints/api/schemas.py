@@ -5,35 +5,121 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from typing import Annotated, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from ticketing.api.types import StorableText, UtcDatetime, UtcTimestamp
 
-from hold_service.domain.model import MAX_SHOWTIME_ID, Hold
+from hold_service.domain.commands import CreateShowtime
+from hold_service.domain.hall import ShowtimeDetails
+from hold_service.domain.model import MAX_SHOWTIME_ID, Hold, Ticket
+
+Category = Literal["STANDARD", "VIP", "ACCESSIBLE", "COMPANION"]
+TicketType = Literal["ADULT", "CHILD", "SENIOR", "STUDENT"]
+
+
+class SeatBlock(BaseModel):
+    """Seats `from`..`to` of the row, side by side, of one category."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    from_: int = Field(alias="from", ge=1, le=9999)
+    to: int = Field(ge=1, le=9999)
+    category: Category = "STANDARD"
+
+
+class Gap(BaseModel):
+    """That many empty places in the row's drawing (an aisle, a pillar)."""
+
+    model_config = ConfigDict(extra="forbid")
+    gap: int = Field(ge=1, le=100)
+
+
+class HallRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    row: str = Field(pattern=r"^[A-Z]{1,3}$")
+    blocks: list[SeatBlock | Gap] = Field(min_length=1, max_length=50)
+
+
+Cents = Annotated[int, Field(ge=0, le=10_000_000)]
 
 
 class ShowtimeCreate(BaseModel):
+    """Either the hall as it is (`layout` + `prices`) or the old form (`rows` + `priceCents`: every seat
+    STANDARD, one ADULT price)."""
+
     model_config = ConfigDict(extra="forbid")
     showtimeId: int = Field(ge=1, le=MAX_SHOWTIME_ID)
     title: StorableText = Field(min_length=1, max_length=200)
     startsAt: UtcTimestamp
-    priceCents: int = Field(ge=0, le=10_000_000)
-    rows: dict[Annotated[str, Field(pattern=r"^[A-Z]{1,3}$")], Annotated[int, Field(ge=1, le=9999)]] = Field(
-        min_length=1, max_length=60)
+    durationMinutes: int | None = Field(default=None, ge=1, le=1440)
+    cinema: StorableText | None = Field(default=None, min_length=1, max_length=200)
+    hall: StorableText | None = Field(default=None, min_length=1, max_length=200)
+    timeZone: str = Field(default="UTC", max_length=64, description="The cinema's IANA time zone.")
+    priceCents: Cents | None = None
+    rows: dict[Annotated[str, Field(pattern=r"^[A-Z]{1,3}$")], Annotated[int, Field(ge=1, le=9999)]] | None = Field(
+        default=None, min_length=1, max_length=60)
+    layout: list[HallRow] | None = Field(default=None, min_length=1, max_length=60)
+    prices: dict[Category, dict[TicketType, Cents]] | None = Field(
+        default=None, description="Cents by seat category and ticket type; every category used needs ADULT.")
+
+    @field_validator("timeZone")
+    @classmethod
+    def _known_zone(cls, zone: str) -> str:
+        try:
+            ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError("not a known IANA time zone") from exc
+        return zone
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ShowtimeCreate:
+        old = [v is not None for v in (self.rows, self.priceCents)]
+        full = [v is not None for v in (self.layout, self.prices)]
+        if not ((all(old) and not any(full)) or (all(full) and not any(old))):
+            raise ValueError("give either rows and priceCents, or layout and prices")
+        return self
+
+    def command(self) -> CreateShowtime:
+        prices = self.prices if self.prices is not None else {"STANDARD": {"ADULT": self.priceCents}}
+        details = ShowtimeDetails(showtime_id=self.showtimeId, title=self.title, starts_at=self.startsAt,
+                                  prices=prices, duration_minutes=self.durationMinutes,  # type: ignore[arg-type]
+                                  cinema=self.cinema, hall=self.hall, time_zone=self.timeZone)
+        layout = None if self.layout is None else [r.model_dump(by_alias=True) for r in self.layout]
+        return CreateShowtime(details, rows=self.rows, layout=layout)
 
 
 class ShowtimePublic(BaseModel):
     showtimeId: int
     title: str
     startsAt: datetime
-    priceCents: int
+    priceCents: int = Field(description="The lowest price of the showtime.")
     seatCount: int
+    prices: dict[str, dict[str, int]]
+
+
+class SeatRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    code: str
+    ticketType: TicketType = "ADULT"
 
 
 class HoldCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     # Count, distinctness and codes are checked by the domain (one place, the contract's 422 body).
-    seats: list[str] = Field(max_length=64)
+    seats: list[str | SeatRequest] = Field(max_length=64, description="Seat codes (ADULT tickets), or seats "
+                                            "with their ticket type.")
+
+
+class TicketPublic(BaseModel):
+    seat: str
+    category: Category
+    ticketType: TicketType
+    priceCents: int
+
+    @classmethod
+    def of(cls, ticket: Ticket) -> TicketPublic:
+        return cls(seat=ticket.seat, category=ticket.category, ticketType=ticket.ticket_type,  # type: ignore[arg-type]
+                   priceCents=ticket.price_cents)
 
 
 class HoldCreated(BaseModel):
@@ -42,17 +128,20 @@ class HoldCreated(BaseModel):
     showtimeId: int
     seats: list[str]
     expiresAt: datetime
-    amountCents: int
+    amountCents: int = Field(description="The sum of the tickets' prices, computed from the showtime's prices.")
+    tickets: list[TicketPublic] = Field(description="Each seat with its category, ticket type and price (empty "
+                                        "for a hold taken before seats had categories).")
 
     @classmethod
     def of(cls, hold: Hold) -> HoldCreated:
         return cls(holdId=hold.hold_id, bookingId=hold.booking_id, showtimeId=hold.showtime_id,
-                   seats=hold.seats, expiresAt=hold.expires_at, amountCents=hold.amount_cents)
+                   seats=hold.seats, expiresAt=hold.expires_at, amountCents=hold.amount_cents,
+                   tickets=[TicketPublic.of(t) for t in hold.tickets])
 
 
 class HoldPublic(HoldCreated):
     customerId: int
-    status: Literal["HELD", "BOOKED", "RELEASED", "EXPIRED"]
+    status: Literal["HELD", "BOOKED", "RELEASED", "EXPIRED", "CANCELLED"]
     createdAt: datetime | None = Field(default=None, description="When the hold was taken: it lasts at most "
                                        "HOLD_MAX_SECONDS from then, extensions included.")
 
@@ -78,12 +167,20 @@ class HoldExtended(BaseModel):
 class SeatPublic(BaseModel):
     code: str
     status: Literal["AVAILABLE", "HELD", "BOOKED"]
+    category: Category
+    row: str
+    x: int = Field(description="The seat's place in its row's drawing, from 1, counting the gaps.")
 
 
 class SeatMapPublic(BaseModel):
     showtimeId: int
     title: str
     startsAt: datetime | None
+    durationMinutes: int | None
+    cinema: str | None
+    hall: str | None
+    timeZone: str
+    prices: dict[Category, dict[TicketType, int]] = Field(description="Cents by seat category and ticket type.")
     version: int
     seats: list[SeatPublic]
 

@@ -29,7 +29,7 @@ from starlette.types import Message, Receive, Scope, Send
 from ticketing.logs import log_action
 
 from hold_service.adapters.seat_map_subscribers import snapshot_frame
-from hold_service.service_layer.ports import SeatMapSubscription
+from hold_service.service_layer.seat_map_ports import SeatMapSubscription
 
 logger = logging.getLogger(__name__)
 HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache"),

@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import sys
 
-from notifier.config import NotifierSettings
-from notifier.domain.tickets import (
+from ticketing.tickets import (
     InvalidTicket,
     private_key_from_seed,
     public_key_from_text,
     public_key_text,
     verify_ticket,
 )
+
+from notifier.config import NotifierSettings
 from notifier.entrypoints.cli.common import command_parser
 
 

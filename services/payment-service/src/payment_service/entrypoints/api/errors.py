@@ -11,6 +11,7 @@ from payment_service.domain import errors
 _TABLE: dict[type[Exception], Callable[[Exception], ApiError]] = {
     errors.HoldNotFound: lambda _: not_found("hold"),
     errors.PaymentNotFound: lambda _: not_found("payment"),
+    errors.ShowtimeClosed: lambda e: ApiError(409, "SHOWTIME_CLOSED", str(e) or "sales of the showtime are closed"),
     errors.HoldNotActive: lambda e: ApiError(409, "HOLD_NOT_ACTIVE", str(e) or "the hold is not active"),
     errors.CheckoutLimit: lambda e: ApiError(409, "CHECKOUT_LIMIT", str(e)),
     errors.IdempotencyKeyReused: lambda _: ApiError(

@@ -11,6 +11,8 @@ class LiveSeatMap {
     this.handlers = { onSnapshot, onChange, onState };
     this.version = null;
     this.seats = new Map();  // code -> AVAILABLE | HELD | BOOKED, in hall order
+    this.places = new Map(); // code -> {category, row, x}: where the seat is drawn (x counts the row's gaps)
+    this.prices = {};        // category -> ticket type -> cents
     this.reloads = 0;        // streams reopened after a gap (tests read it)
     this.retryMs = 1000;
   }
@@ -36,6 +38,8 @@ class LiveSeatMap {
     this.version = map.version;
     this.title = map.title || "";
     this.seats = new Map(map.seats.map((s) => [s.code, s.status]));
+    this.places = new Map(map.seats.map((s) => [s.code, { category: s.category || "STANDARD", row: s.row, x: s.x }]));
+    this.prices = map.prices || {};
     this.handlers.onSnapshot(this);
   }
 

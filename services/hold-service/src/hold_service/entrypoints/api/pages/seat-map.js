@@ -12,6 +12,7 @@ const seatButtons = new Map();
 const state = {
   token: localStorage.getItem("ticketing.token"),
   picked: new Set(),
+  types: new Map(),  // picked seat -> its ticket type (tickets.js)
   hold: JSON.parse(localStorage.getItem(`ticketing.hold.${showtimeId}`) || "null"),
   paymentUrl: "",
   admission: null,  // {admissionToken, expiresAt} once the waiting room let this customer in
@@ -64,13 +65,18 @@ function drawMap(map) {
   const grid = $("map");
   grid.replaceChildren();
   seatButtons.clear();
+  const width = Math.max(0, ...[...map.places.values()].map((p) => p.x || 0));  // the widest row's places
   for (const [row, seats] of seatRows(map.seats)) {
     const line = document.createElement("div");
     line.className = "row";
+    if (width) line.style.gridTemplateColumns = `repeat(${width + 1}, 2rem)`;  // every row as wide: aligned
     line.append(Object.assign(document.createElement("span"), { className: "row-name", textContent: row }));
     for (const [code] of seats) {
       const button = Object.assign(document.createElement("button"), { type: "button", className: "seat" });
+      const place = map.places.get(code);
       button.dataset.code = code;
+      button.dataset.category = place ? place.category : "STANDARD";
+      if (place && place.x) button.style.gridColumn = String(place.x + 1);  // the row's gaps stay empty
       button.textContent = code.slice(row.length);
       button.addEventListener("click", () => pick(code));
       seatButtons.set(code, button);
@@ -79,6 +85,7 @@ function drawMap(map) {
     grid.append(line);
   }
   for (const code of map.seats.keys()) drawSeat(code);
+  drawPriceLegend($("prices"), map.prices);
   drawPanel();
 }
 
@@ -97,11 +104,15 @@ function drawSeat(code) {
   button.dataset.mine = String(status !== "AVAILABLE" && mine(code));
   button.dataset.picked = String(state.picked.has(code));
   button.disabled = status !== "AVAILABLE" || Boolean(state.hold && state.hold.status === "HELD");
-  button.title = `${code}: ${button.dataset.mine === "true" ? "yours" : status.toLowerCase()}`;
+  const category = CATEGORY_NAMES[button.dataset.category] || button.dataset.category;
+  button.title = `${code} (${category}): ${button.dataset.mine === "true" ? "yours" : status.toLowerCase()}`;
 }
 
 function pick(code) {
-  if (state.picked.has(code)) state.picked.delete(code);
+  if (state.picked.has(code)) {
+    state.picked.delete(code);
+    state.types.delete(code);
+  }
   else if (state.picked.size >= MAX_SEATS) return say(`At most ${MAX_SEATS} seats at once.`);
   else state.picked.add(code);
   drawSeat(code);
@@ -112,23 +123,26 @@ function drawPanel() {
   const held = state.hold && state.hold.status === "HELD";
   const picked = [...state.picked];
   $("picked").textContent = picked.length ? `Picked: ${picked.join(", ")}` : `Pick up to ${MAX_SEATS} seats.`;
+  drawTicketChoices($("ticket-types"), held ? [] : picked, live.places, live.prices, state.types, drawPanel);
   $("hold").disabled = held || picked.length === 0 || !state.token;
   $("my-hold").hidden = !held;
   if (held) {
     $("my-seats").textContent = state.hold.seats.join(", ");
-    $("amount").textContent = `${(state.hold.amountCents / 100).toFixed(2)}`;
+    $("amount").textContent = money(state.hold.amountCents);
+    $("my-tickets").textContent = ticketsText(state.hold.tickets);
   }
   $("customer").textContent = state.token ? customerOf(state.token) ?? "?" : "nobody (no token)";
 }
 
 async function hold() {
-  const seats = [...state.picked];
+  const seats = [...state.picked].map((code) => ({ code, ticketType: state.types.get(code) || "ADULT" }));
   $("hold").disabled = true;
   const headers = { "idempotency-key": uid() };
   if (state.admission) headers["x-admission-token"] = state.admission.admissionToken;
   const r = await api(`/showtimes/${showtimeId}/holds`, { method: "POST", body: { seats }, headers });
   if (r.status === 201) {
     state.picked.clear();
+    state.types.clear();
     saveHold({ ...r.body, status: "HELD", attempt: 0, offsetMs: clockOffset(r.date) });
     say("");
   } else if (r.status === 409 && r.body && r.body.seats) {
@@ -175,8 +189,8 @@ function soldOut(message) {
   if (message) $("sold-out-text").textContent = message;
 }
 
-function when(iso) {
-  return new Date(iso).toLocaleString([], { dateStyle: "full", timeStyle: "short" });
+function when(iso, zone) {  // the cinema's clock when its time zone is known
+  return new Date(iso).toLocaleString([], { dateStyle: "full", timeStyle: "short", timeZone: zone || undefined });
 }
 
 async function showShowtime() {  // the film and its start, from the (public, cached) seat map
@@ -186,7 +200,8 @@ async function showShowtime() {  // the film and its start, from the (public, ca
     return false;
   }
   $("title").textContent = r.body.title;
-  $("starts-at").textContent = r.body.startsAt ? when(r.body.startsAt) : "";
+  $("starts-at").textContent = r.body.startsAt ? when(r.body.startsAt, r.body.timeZone) : "";
+  if (r.body.cinema) $("starts-at").textContent += `, ${[r.body.cinema, r.body.hall].filter(Boolean).join(", ")}`;
   document.title = `${r.body.title}: pick your seats`;
   return true;
 }

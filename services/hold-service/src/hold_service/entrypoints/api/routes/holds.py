@@ -31,13 +31,15 @@ CREATE_HOLD_PATH = "/showtimes/{showtime_id}/holds"
 @router.post(CREATE_HOLD_PATH, status_code=201, response_model=HoldCreated,
              name="create_hold", responses={403: {}, 409: {}, 422: {}, 429: {}}, openapi_extra=HOLD_OPENAPI)
 async def create_hold(request: Request) -> Response:
-    """Hold 1-8 distinct seats of the showtime, all or nothing, until the hold expires."""
+    """Hold 1-8 distinct seats of the showtime, all or nothing, until the hold expires. Each seat is a code
+    (an ADULT ticket) or `{"code", "ticketType"}`; the amount is computed here from the showtime's prices."""
     # The hot path: served ahead of FastAPI's routing (ticketing.api.hot_path), so no body model and
     # no FastAPI dependencies (why: hold_request.py); same contract either way.
     who = await _customer(request)  # 401/403 before any 422, as with FastAPI's dependency order
     sid, key = hold_request.showtime_id(request), hold_request.idempotency_key(request)
     deps: Deps = request.app.state.deps
-    cmd = HoldSeats(showtime_id=sid, customer_id=who.customer_id, seats=await hold_request.seats(request),
+    codes, ticket_types = await hold_request.seats(request)
+    cmd = HoldSeats(showtime_id=sid, customer_id=who.customer_id, seats=codes, ticket_types=ticket_types,
                     idempotency_key=key, address=request.app.state.client_address.of(request),
                     admission_token=request.headers.get("x-admission-token"))
     try:

@@ -1,5 +1,6 @@
-"""The seat-map pages for customers and operators: plain HTML, CSS and JavaScript (entrypoints/api/pages/),
-served as they are, no build step. They read everything else from the public API and the stream."""
+"""The customers' pages (what's on, the seat map, my bookings) and the operator's: plain HTML, CSS and
+JavaScript (entrypoints/api/pages/), served as they are, no build step. They read everything else from the
+public API and the stream."""
 
 from __future__ import annotations
 
@@ -28,6 +29,16 @@ def _page(name: str, deps: DepsDep) -> Response:
         # Scripts and styles from here only; calls to here and to payment-service (the checkout).
         "content-security-policy": f"default-src 'self'; connect-src 'self' {payments}; frame-ancestors 'none'",
     })
+
+
+@router.get("/pages/", name="whats_on_page")
+async def whats_on_page(deps: DepsDep) -> Response:
+    return _page("whats-on.html", deps)
+
+
+@router.get("/pages/bookings", name="bookings_page")
+async def bookings_page(deps: DepsDep) -> Response:
+    return _page("bookings.html", deps)
 
 
 @router.get("/pages/showtimes/{showtime_id}", name="seat_map_page")

@@ -7,8 +7,8 @@ from fastapi.responses import Response
 from fastapi.sse import EventSourceResponse
 from ticketing.api.security import Admin
 
-from hold_service.domain.commands import CreateShowtime
 from hold_service.domain.errors import HoldError
+from hold_service.domain.hall import from_price_cents
 from hold_service.domain.model import MAX_SHOWTIME_ID
 from hold_service.entrypoints.api import hold_request
 from hold_service.entrypoints.api.deps import DepsDep
@@ -16,7 +16,8 @@ from hold_service.entrypoints.api.errors import api_error
 from hold_service.entrypoints.api.schemas import SeatMapPublic, ShowtimeCreate, ShowtimePublic
 from hold_service.entrypoints.api.seat_map_stream import SeatMapStream
 from hold_service.service_layer import showtimes
-from hold_service.service_layer.ports import Deps, SeatMapView
+from hold_service.service_layer.ports import Deps
+from hold_service.service_layer.seat_map_ports import SeatMapView
 
 router = APIRouter(tags=["showtimes"])
 SEAT_MAP_PATH = "/showtimes/{showtime_id}/seats"
@@ -32,13 +33,16 @@ _STREAM_EVENTS = {"text/event-stream": {"schema": {  # each event, as OpenAPI 3.
 
 @router.post("/admin/showtimes", status_code=201, response_model=ShowtimePublic, name="create_showtime")
 async def create_showtime(body: ShowtimeCreate, _: Admin, deps: DepsDep) -> ShowtimePublic:
-    cmd = CreateShowtime(body.showtimeId, body.title, body.startsAt, body.priceCents, body.rows)
+    """A showtime and its hall: the full form (`layout` + `prices`, film, cinema, hall, time zone, duration) or
+    the old one (`rows` + `priceCents`). 422 when a category the hall uses has no ADULT price."""
+    cmd = body.command()
     try:
         count = await showtimes.create_showtime(cmd, deps)
     except HoldError as exc:
         raise api_error(exc) from exc
     return ShowtimePublic(showtimeId=body.showtimeId, title=body.title, startsAt=body.startsAt,
-                          priceCents=body.priceCents, seatCount=count)
+                          priceCents=from_price_cents(cmd.details.prices), seatCount=count,
+                          prices=cmd.details.prices)  # type: ignore[arg-type]
 
 
 @router.get(SEAT_MAP_PATH, response_model=SeatMapPublic, name="seat_map",
@@ -76,11 +80,15 @@ def _showtime(request: Request) -> tuple[int, Deps]:
 
 
 def seat_map_response(view: SeatMapView, if_none_match: str | None) -> Response:
-    etag = f'"{view.version}"'
+    return etag_response(f'"{view.version}"', view.body, if_none_match)
+
+
+def etag_response(etag: str, body: bytes, if_none_match: str | None) -> Response:
+    """A public JSON body clients revalidate: 304 when If-None-Match names it."""
     headers = {"etag": etag, "cache-control": "no-cache"}
     if if_none_match is not None and _matches(if_none_match, etag):
         return Response(status_code=304, headers=headers)
-    return Response(view.body, media_type="application/json", headers=headers)
+    return Response(body, media_type="application/json", headers=headers)
 
 
 def _matches(if_none_match: str, etag: str) -> bool:

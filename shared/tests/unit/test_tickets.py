@@ -1,7 +1,8 @@
 import json
 
 import pytest
-from notifier.domain.tickets import (
+from notifier.entrypoints.cli import tickets as tickets_cli
+from ticketing.tickets import (
     InvalidTicket,
     TicketPayload,
     b64url,
@@ -12,7 +13,6 @@ from notifier.domain.tickets import (
     unb64url,
     verify_ticket,
 )
-from notifier.entrypoints.cli import tickets as tickets_cli
 
 KEY = private_key_from_seed("bm90aWZpZXItdGVzdC1zZWVkLTMyLWJ5dGVzLWxvbmc=")
 PUBLIC = public_key_text(KEY)

@@ -1,7 +1,9 @@
 """Signed QR tickets: `<base64url(payload)>.<base64url(Ed25519 signature over the payload bytes)>`.
 
 The payload is compact JSON `{"b": bookingId, "s": showtimeId, "seats": [...]}`. A scanner holding only
-the public key verifies a ticket offline; any changed byte of the payload or the signature fails.
+the public key verifies a ticket offline; any changed byte of the payload or the signature fails. One key
+(QR_SIGNING_KEY) signs them all: the notifier's e-mails and hold-service's list of a customer's bookings give
+the same text for one booking (Ed25519 signatures are deterministic).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+# A fixed 32-byte seed for dev runs only (base64); production refuses it (each service's `secrets()`).
+DEV_QR_SIGNING_KEY = "ZGV2LW9ubHktcXItc2lnbmluZy1rZXktY2hhbmdlISE="
 
 
 class InvalidTicket(ValueError):

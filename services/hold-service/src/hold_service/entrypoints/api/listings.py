@@ -1,0 +1,60 @@
+"""Bodies of what's on (GET /showtimes) and my bookings (GET /bookings), camelCase on the wire (docs/api)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from hold_service.domain.catalogue import BookingView
+from hold_service.entrypoints.api.schemas import TicketPublic
+
+
+class ShowtimeListed(BaseModel):
+    showtimeId: int
+    title: str
+    startsAt: datetime
+    durationMinutes: int | None
+    cinema: str | None
+    hall: str | None
+    timeZone: str = Field(description="The cinema's IANA time zone, to show the start as the cinema's clock does.")
+    status: Literal["ON_SALE", "SOLD_OUT", "CLOSED", "CANCELLED"]
+    seatsAvailable: int
+    fromPriceCents: int = Field(description="The showtime's lowest price.")
+    waitingRoom: bool = Field(description="Customers queue before they choose seats.")
+
+
+class ShowtimeList(BaseModel):
+    showtimes: list[ShowtimeListed]
+
+
+class BookingPublic(BaseModel):
+    bookingId: uuid.UUID
+    holdId: uuid.UUID
+    showtimeId: int
+    title: str
+    startsAt: datetime
+    cinema: str | None
+    hall: str | None
+    timeZone: str
+    seats: list[str]
+    tickets: list[TicketPublic]
+    status: Literal["HELD", "BOOKED", "CANCELLED", "RELEASED", "EXPIRED"]
+    amountCents: int
+    checkedInAt: datetime | None = None
+    ticket: str | None = Field(description="A BOOKED booking's signed QR text (the one its e-mail's QR code "
+                               "holds); null otherwise.")
+
+    @classmethod
+    def of(cls, view: BookingView, ticket: str | None) -> BookingPublic:
+        hold = view.hold
+        return cls(bookingId=hold.booking_id, holdId=hold.hold_id, showtimeId=hold.showtime_id, title=view.title,
+                   startsAt=view.starts_at, cinema=view.cinema, hall=view.hall, timeZone=view.time_zone,
+                   seats=hold.seats, tickets=[TicketPublic.of(t) for t in hold.tickets], status=hold.status,
+                   amountCents=hold.amount_cents, ticket=ticket)
+
+
+class BookingList(BaseModel):
+    bookings: list[BookingPublic]
