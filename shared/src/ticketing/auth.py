@@ -16,8 +16,8 @@ import jwt
 ISSUER = "ticketing"
 AUDIENCE = "ticketing"
 ALGORITHM = "HS256"
-Role = Literal["customer", "admin", "service"]
-ROLES: tuple[Role, ...] = ("customer", "admin", "service")
+Role = Literal["customer", "admin", "service", "staff"]  # staff: door scanners (POST /checkins)
+ROLES: tuple[Role, ...] = ("customer", "admin", "service", "staff")
 REQUIRED_CLAIMS = ["exp", "sub", "role", "iss", "aud"]
 MAX_SUB = 2**63 - 1
 
@@ -64,7 +64,7 @@ def principal_of(claims: dict[str, Any]) -> Principal:
     databases' bigint."""
     role, sub = claims.get("role"), claims.get("sub")
     if role not in ROLES:
-        raise InvalidToken("role must be customer|admin|service")
+        raise InvalidToken(f"role must be {'|'.join(ROLES)}")
     if not (isinstance(sub, str) and sub.isascii() and sub.isdigit() and int(sub) <= MAX_SUB):
         raise InvalidToken("sub must be a customer id: ASCII digits")
     return Principal(sub=sub, role=role)

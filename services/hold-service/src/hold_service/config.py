@@ -5,10 +5,10 @@ from __future__ import annotations
 import ipaddress
 from typing import Annotated
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import NoDecode
 from ticketing.settings import DEV_DEFAULT_SECRET, TokenSettings
-from ticketing.tickets import DEV_QR_SIGNING_KEY
+from ticketing.tickets import DEV_QR_SIGNING_KEY, InvalidTicket, TicketKeyring, private_key_from_seed, public_key_text
 
 
 class HoldSettings(TokenSettings):
@@ -85,7 +85,21 @@ class HoldSettings(TokenSettings):
     CANCELLATION_CLOSED."""
     qr_signing_key: str = DEV_QR_SIGNING_KEY
     """base64 of the 32-byte Ed25519 private seed tickets are signed with (a secret): the same key as the
-    notifier's, so that GET /bookings gives each booked booking the ticket text its e-mail's QR code holds."""
+    notifier's, so that GET /bookings gives each booked booking the ticket text its e-mail's QR code holds, and
+    the key the door verifies them with. A ticket names its key by id (a digest of the public key)."""
+    qr_verify_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """The public keys of retired QR signing keys (base64url of the 32 raw bytes, comma-separated; the notifier's
+    `tickets public-key` command prints a key's): after a rotation of QR_SIGNING_KEY the tickets already sent
+    still admit at the door, and GET /tickets/public-key lists these keys beside the current one."""
+    checkin_opens_minutes: float = Field(default=60, ge=0)
+    """The door admits a showtime's tickets from this long before its start (earlier: 409 TOO_EARLY) until its
+    end (start + duration; then 409 CHECKIN_CLOSED)."""
+    checkin_batch_max_scans: int = Field(default=100, ge=1, le=1000)
+    """Scans one POST /checkins/batch may carry (more: 422); a scanner back online sends its queue in parts of
+    this size (100 scans fit the default MAX_BODY_BYTES)."""
+    checkin_clock_skew_seconds: float = Field(default=120, ge=0)
+    """How far in the future an offline scan's `at` may be (a scanner's clock ahead of ours); further: that
+    scan is refused (VALIDATION_ERROR), the others are decided."""
     catalogue_cache_seconds: float = Field(default=2.0, ge=0)
     """How long an API process serves one answer of GET /showtimes from memory before asking Postgres
     again (the catalogue may be this stale)."""
@@ -110,6 +124,23 @@ class HoldSettings(TokenSettings):
     def secrets(self) -> dict[str, str]:
         key = DEV_DEFAULT_SECRET if self.qr_signing_key == DEV_QR_SIGNING_KEY else self.qr_signing_key
         return {**super().secrets(), "QR_SIGNING_KEY": key}
+
+    @field_validator("qr_verify_keys", mode="before")
+    @classmethod
+    def _verify_keys(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [k.strip() for k in value.split(",") if k.strip()]
+        try:
+            TicketKeyring.of(DEV_QR_SIGNING_KEY, value if isinstance(value, list) else [])
+        except InvalidTicket as exc:  # refused at start, not at the door
+            raise ValueError(f"QR_VERIFY_KEYS: {exc}") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _no_dev_ticket_key_outside_dev(self) -> HoldSettings:
+        if self.app_env != "dev" and public_key_text(private_key_from_seed(DEV_QR_SIGNING_KEY)) in self.qr_verify_keys:
+            raise ValueError("QR_VERIFY_KEYS lists the dev key outside dev: anyone could forge tickets")
+        return self
 
     @field_validator("trusted_proxies", mode="before")
     @classmethod

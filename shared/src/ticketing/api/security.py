@@ -50,4 +50,6 @@ def require_role(*roles: Role) -> Callable[[Request], Awaitable[Principal]]:
 AnyPrincipal = Annotated[Principal, Depends(current_principal)]
 Customer = Annotated[Principal, Depends(require_role("customer"))]
 Admin = Annotated[Principal, Depends(require_role("admin"))]
+Staff = Annotated[Principal, Depends(require_role("staff"))]
+StaffOrAdmin = Annotated[Principal, Depends(require_role("staff", "admin"))]
 CustomerOrService = Annotated[Principal, Depends(require_role("customer", "service"))]

@@ -15,6 +15,7 @@ from ticketing.events import BOOKING_EVENTS
 from ticketing.unit_of_work import Conn, PostgresUnitOfWork
 
 import hold_service
+from hold_service.adapters.door import PgDoorRepository
 from hold_service.domain.catalogue import BookingView, CatalogueQuery
 from hold_service.domain.errors import ShowtimeClosed, TooManySeatsHeld
 from hold_service.domain.hall import SeatPlace, ShowtimeDetails, from_price_cents
@@ -141,7 +142,7 @@ class PgHoldRepository(HoldRepository):
 
     async def bookings_of(self, customer_id: int, limit: int) -> list[BookingView]:
         return [BookingView(hold=_hold(row), title=row["title"], starts_at=row["starts_at"], cinema=row["cinema"],
-                            hall=row["hall"], time_zone=row["time_zone"])
+                            hall=row["hall"], time_zone=row["time_zone"], checked_in_at=row["checked_in_at"])
                 for row in await self.conn.fetch(Q.bookings_of, customer_id, limit)]
 
     async def get(self, hold_id: uuid.UUID) -> Hold | None:
@@ -227,3 +228,4 @@ class PgIdempotencyRepository(IdempotencyRepository):
 class PgHoldsUnitOfWork(PostgresUnitOfWork, HoldsUnitOfWork):
     def bind(self, conn: Conn) -> None:
         self.holds, self.keys = PgHoldRepository(conn), PgIdempotencyRepository(conn)
+        self.door = PgDoorRepository(conn)

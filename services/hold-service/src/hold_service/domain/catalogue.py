@@ -42,3 +42,4 @@ class BookingView:
     cinema: str | None
     hall: str | None
     time_zone: str
+    checked_in_at: datetime | None = None  # when its group was admitted at the door

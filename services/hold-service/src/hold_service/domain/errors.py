@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 
 class HoldError(Exception):
     """Base of every domain refusal."""
@@ -96,3 +98,42 @@ class TicketNotFound(HoldError):
 
 class QueueUnavailable(HoldError):
     """Redis, where the queue lives, cannot be reached: the room pauses, the customer retries."""
+
+
+# The door (domain/door.py).
+
+
+class DoorRefusal(HoldError):
+    """A scan the door does not admit."""
+
+
+class TicketInvalid(DoorRefusal):
+    """Not a ticket we signed: malformed, tampered, signed by another key, or naming no booking."""
+
+
+class TicketRevoked(DoorRefusal):
+    """The booking was cancelled (by its customer, or with its showtime) and refunded: its ticket admits no one."""
+
+
+class WrongShowtime(DoorRefusal):
+    """A genuine ticket, of another showtime than the one the door is checking in."""
+
+
+class TooEarly(DoorRefusal):
+    """The showtime's check-in has not opened yet (CHECKIN_OPENS_MINUTES before the start)."""
+
+
+class CheckinClosed(DoorRefusal):
+    """The showtime has ended: its tickets admit no one any more."""
+
+
+class InvalidScan(DoorRefusal):
+    """An offline scan that cannot be judged (its time is in the future)."""
+
+
+class AlreadyCheckedIn(DoorRefusal):
+    """The booking's group was admitted already: when and where."""
+
+    def __init__(self, at: datetime, door: str) -> None:
+        super().__init__(f"this ticket was admitted at door {door}")
+        self.at, self.door = at, door

@@ -8,13 +8,11 @@ the others wait for it), and its ETag (a digest of the body) lets a client that 
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import uuid
 from dataclasses import dataclass
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from ticketing.tickets import TicketPayload, private_key_from_seed, sign_ticket
+from ticketing.tickets import TicketPayload
 
 from hold_service.domain.catalogue import BookingView, CatalogueQuery
 from hold_service.domain.errors import HoldNotFound
@@ -80,10 +78,4 @@ def ticket_of(view: BookingView, deps: Deps) -> str | None:
     hold = view.hold
     if hold.status != "BOOKED":
         return None
-    payload = TicketPayload(str(hold.booking_id), hold.showtime_id, tuple(hold.seats))
-    return sign_ticket(payload, _signing_key(deps.settings.qr_signing_key))
-
-
-@functools.lru_cache(maxsize=2)
-def _signing_key(seed: str) -> Ed25519PrivateKey:
-    return private_key_from_seed(seed)
+    return deps.tickets.sign(TicketPayload(str(hold.booking_id), hold.showtime_id, tuple(hold.seats)))

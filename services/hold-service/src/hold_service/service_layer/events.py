@@ -1,4 +1,5 @@
-"""BookingFailed, HoldExtended and ShowtimeCancelled, built from the event catalogue (shared/src/ticketing/events/).
+"""BookingFailed, HoldExtended, ShowtimeCancelled and TicketCheckedIn, built from the event catalogue
+(shared/src/ticketing/events/).
 
 The seat-map events (SeatsHeld, SeatsReleased, BookingConfirmed, BookingCancelled) carry a seatMapVersion only Postgres
 knows at the change, so Postgres builds them (append_seat_map_events, sql/schema.sql), in the same envelope
@@ -13,10 +14,12 @@ from typing import Any
 
 from ticketing.events import booking_event, showtime_event
 
+from hold_service.domain.door import BookingAtDoor
 from hold_service.domain.model import Hold
 
 SOURCE = "hold-service"
 _BOOKING_FAILED = uuid.UUID("6f1c1f9e-3a57-4c55-9b8e-1d0b2f9a4e03")
+_CHECKED_IN = uuid.UUID("2c0d8f4e-5b1a-4f7e-8e21-7a9c3d6b0f15")
 
 
 def booking_failed(hold: Hold, payment_id: uuid.UUID, reason: str) -> Any:
@@ -37,3 +40,11 @@ def hold_extended(hold: Hold, expires_at: datetime) -> Any:
     """The hold's new expiry (not a seat-map change: no seatMapVersion, its seats stay HELD)."""
     return booking_event("HoldExtended", source=SOURCE, booking_id=hold.booking_id, showtime_id=hold.showtime_id,
                          customer_id=hold.customer_id, data={"holdId": hold.hold_id, "expiresAt": expires_at})
+
+
+def ticket_checked_in(booking: BookingAtDoor, door: str, at: datetime) -> Any:
+    """One per booking: its id is derived from the booking, so the outbox keeps the first admission's only (an
+    earlier offline scan synced later corrects hold-service's record, not the event already sent)."""
+    return booking_event("TicketCheckedIn", source=SOURCE, booking_id=booking.booking_id,
+                         showtime_id=booking.showtime_id, customer_id=booking.customer_id,
+                         data={"door": door, "at": at}, event_id=uuid.uuid5(_CHECKED_IN, str(booking.booking_id)))

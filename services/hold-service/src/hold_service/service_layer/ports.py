@@ -8,12 +8,14 @@ contract says so).
 from __future__ import annotations
 
 import abc
+import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ticketing.tickets import TicketKeyring
 from ticketing.unit_of_work import UnitOfWork
 
 from hold_service.config import HoldSettings
@@ -21,6 +23,7 @@ from hold_service.domain.catalogue import BookingView, CatalogueQuery
 from hold_service.domain.hall import SeatPlace, ShowtimeDetails
 from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.domain.waiting_room import AdmissionPass
+from hold_service.service_layer.door_ports import DoorRepository
 from hold_service.service_layer.room_ports import Credentials, RoomQueue, RoomStore
 from hold_service.service_layer.seat_map_ports import SeatMaps
 
@@ -149,6 +152,7 @@ class IdempotencyRepository(abc.ABC):
 class HoldsUnitOfWork(UnitOfWork):
     holds: HoldRepository
     keys: IdempotencyRepository
+    door: DoorRepository
 
 
 class HoldWriter(abc.ABC):
@@ -216,3 +220,8 @@ class Deps:
     catalogue_pages: dict[CatalogueQuery, Any] = field(default_factory=dict)
     # Showtime -> when this process last started refilling its seat gate (service_layer/gate_refill.py).
     gate_refills: dict[int, float] = field(default_factory=dict)
+
+    @functools.cached_property
+    def tickets(self) -> TicketKeyring:
+        """The key tickets are signed with (QR_SIGNING_KEY) and every key they are verified with."""
+        return TicketKeyring.of(self.settings.qr_signing_key, self.settings.qr_verify_keys)

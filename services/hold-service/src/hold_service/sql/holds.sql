@@ -362,7 +362,7 @@ FROM (SELECT s.*,
 SELECT b.hold_id, b.booking_id, b.customer_id, b.showtime_id, b.seats, b.amount_cents, b.expires_at, b.payment_id,
        b.created_at, b.tickets::text,
        CASE WHEN hold_expired(b.status, b.expires_at) THEN 'EXPIRED' ELSE b.status END AS status,
-       s.title, s.starts_at, s.cinema, s.hall, s.time_zone
+       s.title, s.starts_at, s.cinema, s.hall, s.time_zone, b.checked_in_at
 FROM booking b JOIN showtime s ON s.showtime_id = b.showtime_id
 WHERE b.customer_id = $1
 ORDER BY b.created_at DESC, b.hold_id

@@ -17,7 +17,7 @@ from ticketing.tokens import TokenVerifier
 from hold_service.bootstrap import bootstrap
 from hold_service.config import HoldSettings
 from hold_service.entrypoints.api.client_address import ClientAddress
-from hold_service.entrypoints.api.routes import cancellations, catalogue, holds, pages, showtimes, waiting_room
+from hold_service.entrypoints.api.routes import cancellations, catalogue, door, holds, pages, showtimes, waiting_room
 from hold_service.entrypoints.api.seat_map_stream import end_streams_on_signal, quiet_dropped_streams
 
 
@@ -30,7 +30,7 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
                      access_log=settings.access_log, max_header_bytes=settings.max_header_bytes,
                      max_body_bytes=settings.max_body_bytes,
                      routers=[catalogue.router, showtimes.router, holds.router, cancellations.router,
-                              waiting_room.router, pages.router],
+                              waiting_room.router, door.router, pages.router],
                      lifespan=_lifespan(settings), hot_routes=HOT_ROUTES)
 
 

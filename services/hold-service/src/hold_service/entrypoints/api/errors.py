@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from ticketing.api.errors import ApiError
 
 from hold_service.domain.errors import (
     AdmissionRequired,
+    AlreadyCheckedIn,
     CancellationClosed,
+    CheckinClosed,
     HoldError,
     HoldNotActive,
     HoldNotFound,
     IdempotencyKeyReused,
+    InvalidScan,
     InvalidSeats,
     QueueUnavailable,
     RateLimited,
@@ -19,10 +24,14 @@ from hold_service.domain.errors import (
     ShowtimeClosed,
     ShowtimeExists,
     ShowtimeNotFound,
+    TicketInvalid,
     TicketNotFound,
+    TicketRevoked,
+    TooEarly,
     TooManySeatsHeld,
     TooManyStreams,
     UnpricedTickets,
+    WrongShowtime,
 )
 
 
@@ -53,5 +62,25 @@ def api_error(exc: HoldError) -> ApiError:
             return ApiError(404, "NOT_FOUND", str(exc))
         case QueueUnavailable():
             return ApiError(503, "UNAVAILABLE", str(exc), headers={"Retry-After": "1"})
+        # The door.
+        case AlreadyCheckedIn():
+            return ApiError(409, "ALREADY_CHECKED_IN", str(exc), at=_utc(exc.at), door=exc.door)
+        case TicketInvalid():
+            return ApiError(422, "TICKET_INVALID", str(exc))
+        case TicketRevoked():
+            return ApiError(409, "TICKET_REVOKED", str(exc))
+        case WrongShowtime():
+            return ApiError(409, "WRONG_SHOWTIME", str(exc))
+        case TooEarly():
+            return ApiError(409, "TOO_EARLY", str(exc))
+        case CheckinClosed():
+            return ApiError(409, "CHECKIN_CLOSED", str(exc))
+        case InvalidScan():
+            return ApiError(422, "VALIDATION_ERROR", str(exc))
     return ApiError(422, "VALIDATION_ERROR", str(exc))
 
+
+
+def _utc(moment: datetime) -> str:
+    """A time as the API writes them: ISO-8601 in UTC with Z."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -43,7 +43,7 @@ class BookingPublic(BaseModel):
     tickets: list[TicketPublic]
     status: Literal["HELD", "BOOKED", "CANCELLED", "RELEASED", "EXPIRED"]
     amountCents: int
-    checkedInAt: datetime | None = None
+    checkedInAt: datetime | None = Field(default=None, description="When its group was admitted at the door.")
     ticket: str | None = Field(description="A BOOKED booking's signed QR text (the one its e-mail's QR code "
                                "holds); null otherwise.")
 
@@ -53,7 +53,7 @@ class BookingPublic(BaseModel):
         return cls(bookingId=hold.booking_id, holdId=hold.hold_id, showtimeId=hold.showtime_id, title=view.title,
                    startsAt=view.starts_at, cinema=view.cinema, hall=view.hall, timeZone=view.time_zone,
                    seats=hold.seats, tickets=[TicketPublic.of(t) for t in hold.tickets], status=hold.status,
-                   amountCents=hold.amount_cents, ticket=ticket)
+                   amountCents=hold.amount_cents, checkedInAt=view.checked_in_at, ticket=ticket)
 
 
 class BookingList(BaseModel):
