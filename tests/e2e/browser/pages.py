@@ -89,11 +89,11 @@ async def soon_showtime(stack: Any, rows: dict[str, int], minutes: int = 30) -> 
     return await new_showtime(stack, rows, "Door", starts.isoformat())
 
 
-async def booked(stack: Any, sid: int, seats: list[str]) -> dict[str, Any]:
-    """A new customer's paid booking of `seats` (hold, checkout, the simulator's test control pays), as GET
-    /bookings lists it once BOOKED: with its signed ticket."""
-    customer = issue_token(stack.jwt_secret, sub=str(random.randint(10**6, 10**9)), role="customer")
-    auth = {"Authorization": f"Bearer {customer}"}
+async def booked(stack: Any, sid: int, seats: list[str], customer: int | None = None) -> dict[str, Any]:
+    """A paid booking of `seats` by `customer` (default: a new one): hold, checkout, the simulator's test control
+    pays; as GET /bookings lists it once BOOKED, with its signed ticket."""
+    token = issue_token(stack.jwt_secret, sub=str(customer or random.randint(10**6, 10**9)), role="customer")
+    auth = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(timeout=30) as client:
         r = await client.post(f"{stack.hold_url}/showtimes/{sid}/holds", headers=auth, json={"seats": seats})
         assert r.status_code == 201, r.text

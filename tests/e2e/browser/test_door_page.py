@@ -2,12 +2,14 @@
 admitted (green, its seats, the counter moves), the same ticket refused at another door (red, where and when it
 was admitted), a forged one refused; then offline: the page checks signatures itself, admits two tickets (one of
 them already admitted at another door), refuses a second scan of one, queues them, and back online sends the
-queue and shows the server's conflict. Screenshots: var/screenshots/door-*.png."""
+queue and shows the server's conflict; a cancelled booking's ticket, one of another showtime and one shown too
+early are refused with their reasons. Screenshots: var/screenshots/door-*.png."""
 
 from __future__ import annotations
 
 import base64
 import json
+import random
 from datetime import datetime
 from typing import Any
 
@@ -100,6 +102,7 @@ async def test_offline_scans_are_checked_here_queued_and_synced_with_the_conflic
                               headers={"Authorization": f"Bearer {staff(page_stack, '3')}"},
                               json={"ticket": elsewhere["ticket"], "showtimeId": sid, "door": "B"})
     assert r.status_code == 200, r.text
+    await expect(page.locator("#admitted")).to_have_text("1", timeout=15_000)  # the other door's admission
 
     await page.context.set_offline(True)
     await expect(page.locator("#network")).to_have_attribute("data-state", "offline")
@@ -108,14 +111,16 @@ async def test_offline_scans_are_checked_here_queued_and_synced_with_the_conflic
     await scan(page, fresh["ticket"])
     await expect(page.locator("#verdict")).to_have_text("Admitted offline: 2 seat(s)")
     await expect(page.locator("#detail")).to_contain_text("A2, A3")
+    await expect(page.locator("#queued")).to_have_text("2")
+    await expect(page.locator("#admitted")).to_have_text("1")  # the server's figure, as last fetched
+    await expect(page.locator("#pending")).to_have_text("+ 2 admitted offline, not sent yet")
+    await page.screenshot(path=str(screenshots / "door-offline-queue.png"), full_page=True)
     await scan(page, fresh["ticket"])  # the same booking again on this device: refused without the network
     await expect(page.locator("#answer")).to_have_attribute("data-outcome", "refused")
     await expect(page.locator("#detail")).to_contain_text("Already checked in at door C")
     await scan(page, forged(fresh["ticket"]))  # the signature is checked here too
     await expect(page.locator("#detail")).to_contain_text("the signature does not match")
-    await expect(page.locator("#queued")).to_have_text("2")
-    await expect(page.locator("#admitted")).to_have_text("3")  # 1 from the server before, 2 queued here
-    await page.screenshot(path=str(screenshots / "door-offline-queue.png"), full_page=True)
+    await expect(page.locator("#queued")).to_have_text("2")  # refusals are not queued
 
     await page.context.set_offline(False)
     await expect(page.locator("#sync-state")).to_have_text(
@@ -125,4 +130,50 @@ async def test_offline_scans_are_checked_here_queued_and_synced_with_the_conflic
     await expect(conflict).to_contain_text("Already checked in at door B")
     await expect(page.locator("#queued")).to_have_text("0")
     await expect(page.locator("#admitted")).to_have_text("2")  # the server's count: both bookings, once each
+    await expect(page.locator("#pending")).to_be_hidden()
     await page.screenshot(path=str(screenshots / "door-offline-synced.png"), full_page=True)
+
+
+async def test_revoked_wrong_showtime_and_too_early_tickets_are_refused_with_their_reasons(browser,
+                                                                                        page_stack) -> None:
+    tonight, tomorrow = await soon_showtime(page_stack, {"A": 2}), await soon_showtime(page_stack, {"A": 4}, 24 * 60)
+    customer = random.randint(10**6, 10**9)
+    cancelled, early = await booked(page_stack, tomorrow, ["A1"], customer), await booked(page_stack, tomorrow, ["A2"])
+    async with httpx.AsyncClient() as client:
+        r = await client.post(f"{page_stack.hold_url}/bookings/{cancelled['bookingId']}/cancel", headers={
+            "Authorization": f"Bearer {issue_token(page_stack.jwt_secret, sub=str(customer), role='customer')}"})
+    assert r.status_code == 202, r.text
+
+    page = await door_page(browser, page_stack, tomorrow, "A")
+    await scan(page, cancelled["ticket"])
+    await expect(page.locator("#answer")).to_have_attribute("data-outcome", "refused")
+    await expect(page.locator("#detail")).to_have_text("Revoked: this booking was cancelled or refunded")
+    await scan(page, early["ticket"])
+    await expect(page.locator("#detail")).to_have_text("Too early: check-in for this showtime has not opened yet")
+    await page.select_option("#showtime", str(tonight))
+    await scan(page, early["ticket"])
+    await expect(page.locator("#detail")).to_have_text("Wrong showtime: this ticket is for another showtime")
+    await expect(page.locator("#admitted")).to_have_text("0")
+    await expect(page.locator("#expected")).to_have_text("0")
+
+
+async def test_a_long_offline_queue_is_sent_in_parts_and_the_earliest_scan_wins(browser, page_stack) -> None:
+    sid = await soon_showtime(page_stack, {"A": 2})
+    ticket = (await booked(page_stack, sid, ["A1"]))["ticket"]
+    page = await door_page(browser, page_stack, sid, "D")
+    batches: list[int] = []
+    page.on("request", lambda r: batches.append(len(json.loads(r.post_data or "{}")["scans"]))
+            if r.url.endswith("/checkins/batch") else None)
+    await page.context.set_offline(True)
+    await expect(page.locator("#network")).to_have_attribute("data-state", "offline")
+    # Sixty scans of one ticket queued by scanners of this device over the last minutes (the earliest: door D59).
+    await page.evaluate(f"""() => {{ for (let i = 0; i < 60; i++) memory.enqueue({{ ticket: {json.dumps(ticket)},
+        showtimeId: {sid}, door: `D${{i}}`, at: new Date(Date.now() - 1000 * (i + 1)).toISOString(),
+        bookingId: "b", seats: ["A1"] }}); }}""")
+    await page.context.set_offline(False)
+    await expect(page.locator("#sync-state")).to_have_text(
+        "Sent 60 scan(s): 1 admitted, 59 refused by the server (below).", timeout=15_000)
+    assert batches == [50, 10]
+    await expect(page.locator('#conflicts [data-error="ALREADY_CHECKED_IN"]')).to_have_count(59)
+    await expect(page.locator("#conflicts li").first).to_contain_text("Already checked in at door D59")
+    await expect(page.locator("#admitted")).to_have_text("1")

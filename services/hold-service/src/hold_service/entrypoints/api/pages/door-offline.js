@@ -7,6 +7,7 @@
 // browser's own WebCrypto Ed25519, so a forged or altered ticket is refused offline too.
 "use strict";
 
+const BATCH_PART = 50;  // scans per POST /checkins/batch: under the server's default limit (100)
 const KEYS_KEY = "ticketing.door.keys";
 const QUEUE_KEY = "ticketing.door.queue";
 const admittedKey = (showtimeId) => `ticketing.door.admitted.${showtimeId}`;
@@ -85,10 +86,12 @@ class DoorMemory {
 
   enqueue(scan) { keep(QUEUE_KEY, [...this.queue(), scan]); }
 
-  // Send the queued scans (POST /checkins/batch): {results: [[scan, result]...]} for the scans it took, which
-  // leave the queue; {status} when the server did not take them (they stay); null when the network is gone.
+  // Send the earliest queued scans (POST /checkins/batch, BATCH_PART at most; earliest first, so that a part
+  // sent later never takes an admission from one sent before): {results: [[scan, result]...]} for the scans it
+  // took, which leave the queue; {status} when the server did not take them (they stay); null when the network
+  // is gone.
   async sync(token) {
-    const scans = this.queue();
+    const scans = this.queue().sort((a, b) => Date.parse(a.at) - Date.parse(b.at)).slice(0, BATCH_PART);
     if (!scans.length) return { results: [] };
     let r;
     try {

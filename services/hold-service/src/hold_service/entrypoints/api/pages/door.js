@@ -4,15 +4,15 @@
 // early, not a ticket). When the network is gone the page checks the signature itself with the keys it fetched
 // beforehand, refuses a second scan of a booking this device admitted, and queues the scan with its time; back
 // online it sends the queue (POST /checkins/batch) and lists what the server refused (admitted elsewhere
-// first, revoked). The counter is the showtime's admitted bookings against its booked ones. The staff token is
-// pasted once and kept in this browser, like the other pages' tokens.
+// first, revoked), in parts. The counter is the showtime's admitted bookings against its booked ones (the
+// server's, every door's), with the scans still queued here beside it. The staff token is pasted once and kept
+// in this browser, like the other pages' tokens.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const COUNT_POLL_MS = 5000;
-const SYNC_RETRY_MS = 5000;
+const POLL_MS = 5000;  // the counter refreshed, and a queue the server did not take sent again
 const memory = new DoorMemory();
-const state = { token: localStorage.getItem("ticketing.staff-token"), showtimes: new Map(), counts: null };
+const state = { token: localStorage.getItem("ticketing.staff-token"), counts: null, syncing: false };
 
 const showtimeId = () => Number($("showtime").value) || null;
 const door = () => $("door").value.trim();
@@ -27,6 +27,7 @@ function refusal(error, body = {}) {
     case "TICKET_REVOKED": return "Revoked: this booking was cancelled or refunded";
     case "WRONG_SHOWTIME": return "Wrong showtime: this ticket is for another showtime";
     case "TOO_EARLY": return "Too early: check-in for this showtime has not opened yet";
+    case "CHECKIN_CLOSED": return "The showtime has ended";
     case "TICKET_INVALID": return `Not a valid ticket: ${body.message || "forged, damaged or altered"}`;
     default: return body.message || `Refused (${error})`;
   }
@@ -100,41 +101,61 @@ function conflictLine(scan, result) {
   return item;
 }
 
-// A scan the server had already taken (a batch sent twice when its answer was lost) is no conflict.
-const sameScan = (scan, result) => result.error === "ALREADY_CHECKED_IN" && result.door === scan.door
-  && Date.parse(result.at) === Date.parse(scan.at);
-
 async function sync() {
   if (!memory.queue().length || !state.token || state.syncing) return;
-  $("sync-state").textContent = "Sending...";
   state.syncing = true;
-  const sent = await memory.sync(state.token).finally(() => { state.syncing = false; });
-  if (sent === null) return showNetwork(false);
-  if (sent.status === 401) return askForToken("Your staff token was refused: paste a new one to send the queue.");
-  if (sent.status) {
-    $("sync-state").textContent = `The server did not take them (${sent.status}); trying again.`;
-    return;
+  try {
+    const totals = { sent: 0, refused: 0 };
+    while (memory.queue().length && await sendPart(totals));
+    if (totals.sent) {
+      $("sync-state").textContent = `Sent ${totals.sent} scan(s): ${totals.sent - totals.refused} admitted, `
+        + `${totals.refused} refused by the server${totals.refused ? " (below)" : ""}.`;
+    }
+  } finally {
+    state.syncing = false;
   }
-  showNetwork(true);
-  const refused = sent.results.filter(([scan, result]) => !result.admitted && !sameScan(scan, result));
-  for (const [scan, result] of refused) {
-    if (result.error !== "ALREADY_CHECKED_IN") memory.forget(scan.showtimeId, scan.bookingId);
-    $("conflicts").append(conflictLine(scan, result));
-  }
-  $("sync-state").textContent = `Sent ${sent.results.length} scan(s): ${sent.results.length - refused.length} `
-    + `admitted, ${refused.length} refused by the server${refused.length ? " (below)" : ""}.`;
   drawQueue();
   await drawCounts();
 }
 
+// One part of the queue to the server; whether it took it.
+async function sendPart(totals) {
+  $("sync-state").textContent = "Sending...";
+  const sent = await memory.sync(state.token);
+  if (sent === null) {
+    showNetwork(false);
+    return false;
+  }
+  if (sent.status === 401) {
+    askForToken("Your staff token was refused: paste a new one to send the queue.");
+    return false;
+  }
+  if (sent.status) {
+    $("sync-state").textContent = `The server did not take them (${sent.status}); trying again.`;
+    return false;
+  }
+  showNetwork(true);
+  const refused = sent.results.filter(([, result]) => !result.admitted);  // a scan sent twice is admitted twice
+  for (const [scan, result] of refused) {
+    if (result.error !== "ALREADY_CHECKED_IN") memory.forget(scan.showtimeId, scan.bookingId);
+    $("conflicts").append(conflictLine(scan, result));
+  }
+  totals.sent += sent.results.length;
+  totals.refused += refused.length;
+  return true;
+}
+
+// The server's figures (as last fetched), and beside them the scans this device holds until it can send them.
 function drawCounter() {
   const pending = memory.queue().filter((s) => s.showtimeId === showtimeId());
   const c = state.counts;
-  const figure = (value, extra = 0) => (c ? String(value + extra) : extra ? `+${extra}` : "-");
-  $("admitted").textContent = figure(c?.checkedIn.bookings, pending.length);
-  $("expected").textContent = figure(c?.booked.bookings);
-  $("admitted-seats").textContent = figure(c?.checkedIn.seats, pending.reduce((n, s) => n + s.seats.length, 0));
-  $("expected-seats").textContent = figure(c?.booked.seats);
+  const figure = (value) => (c ? String(value) : "-");
+  $("admitted").textContent = figure(c?.admittedBookings);
+  $("expected").textContent = figure(c?.bookings);
+  $("admitted-seats").textContent = figure(c?.admittedSeats);
+  $("expected-seats").textContent = figure(c?.seats);
+  $("pending").hidden = !pending.length;
+  $("pending").textContent = `+ ${pending.length} admitted offline, not sent yet`;
 }
 
 async function drawCounts() {
@@ -214,7 +235,7 @@ async function main() {
   choose();
   drawQueue();
   sync();
-  setInterval(() => { drawCounts(); sync(); }, Math.min(COUNT_POLL_MS, SYNC_RETRY_MS));
+  setInterval(() => { drawCounts(); sync(); }, POLL_MS);
 }
 
 main();

@@ -89,9 +89,9 @@ async function drawCheckins() {
   const r = await fetch(`/showtimes/${showtimeId}/checkins`,
                         { headers: { authorization: `Bearer ${adminToken}` } }).catch(() => null);
   if (!r || !r.ok) return;
-  const { checkedIn, booked } = await r.json();
-  $("checked-in").textContent = `${checkedIn.bookings} of ${booked.bookings} bookings `
-    + `(${checkedIn.seats} of ${booked.seats} seats)`;
+  const c = await r.json();
+  $("checked-in").textContent = `${c.admittedBookings} of ${c.bookings} bookings `
+    + `(${c.admittedSeats} of ${c.seats} seats)`;
 }
 
 const showtimeId = showtimeFromPath();
