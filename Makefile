@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap browser bench-queue bench-wave cluster-up cluster-down cluster-status test-cluster bench-cluster
+        bench-seatmap browser bench-queue bench-checkins bench-wave cluster-up cluster-down cluster-status test-cluster bench-cluster
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -139,7 +139,7 @@ demo: venv ## a flash sale with a live dashboard and a checked table (after make
 bench: ## every benchmark and the report against the physical limits (var/bench/; not pass/fail)
 	@rm -f var/bench/*.json
 	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry \
-	  bench-tracing bench-selloff bench-seatmap bench-queue bench-wave bench-cluster
+	  bench-tracing bench-selloff bench-seatmap bench-queue bench-checkins bench-wave bench-cluster
 	@$(MAKE) --no-print-directory bench-report
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
@@ -191,3 +191,6 @@ bench-seatmap: infra topics migrate-test bench-tools ## seat map GET (full body,
 
 bench-queue: infra migrate-test bench-tools ## waiting room: joins/s and polls/s against bare endpoints, opening to first N admitted
 	$(PY) tests/bench/bench_queue.py
+
+bench-checkins: infra migrate-test bench-tools ## the door: check-ins/s (first, repeated, offline batches) against a bare endpoint
+	$(PY) tests/bench/bench_checkins.py

@@ -1,5 +1,5 @@
 """Bare FastAPI endpoints of the same shapes as POST /showtimes/{id}/holds (bench-holds) and the waiting
-room's join and poll (bench-queue): the framework's ceiling.
+room's join and poll (bench-queue) and the door's check-in (bench-checkins): the framework's ceiling.
 
 Same framework settings as the services (ticketing.api.app.build_app): no OpenTelemetry.
 """
@@ -15,6 +15,12 @@ from ticketing.api.app import NO_OTEL
 
 class Body(BaseModel):
     seats: list[str]
+
+
+class Scan(BaseModel):
+    ticket: str
+    showtimeId: int
+    door: str
 
 
 def get_application() -> FastAPI:
@@ -33,6 +39,13 @@ def get_application() -> FastAPI:
     async def poll(ticket: str) -> dict[str, object]:
         return {"admitted": False, "position": 1, "estimatedWaitSeconds": 10, "admissionToken": None,
                 "expiresAt": None, "soldOut": False, "opensAt": None}
+
+    # The door's check-in (bench-checkins), same shapes: a body in, the admitted booking out.
+    @app.post("/checkins")
+    async def check_in(body: Scan) -> dict[str, object]:
+        return {"admitted": True, "bookingId": str(uuid.uuid4()), "seats": ["F1", "F2"],
+                "tickets": [{"seat": "F1", "category": "STANDARD", "ticketType": "ADULT", "priceCents": 1200}],
+                "title": body.door, "startsAt": "2030-01-01T20:00:00Z"}
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

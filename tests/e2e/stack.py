@@ -169,7 +169,7 @@ def _plan(s: Stack, ports: dict[str, int], logs: Path) -> list[Proc]:
               "REDIS_URL": s.redis_url,
               "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "JWT_SECRET": s.jwt_secret}
     db = {MIGRATIONS[k][0]: v for k, v in s.dsn.items()}
-    hold = {**common, **db, **t.hold_env(), **s.hold_limits}
+    hold = {**common, **db, **t.hold_env(), **s.hold_limits, "QR_SIGNING_KEY": QR_SEED}  # the notifier's key pair
     # Only the services of this stack: a missing one is unreachable, rather than some other stack's on 8003.
     pay = {**common, **db, **t.payment_env(), "HOLD_SERVICE_URL": url["hold"], "GATEWAY_URL": url["sim"],
            "PUBLIC_CALLBACK_URL": f"{url['pay']}/payments/callback",

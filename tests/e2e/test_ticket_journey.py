@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from email import policy
 from email.parser import BytesParser
 from pathlib import Path
@@ -77,17 +78,7 @@ async def test_hold_checkout_pay_then_ticket_email_and_points(journey: dict[str,
             "showtimeId": showtime, "title": "Journey", "startsAt": "2031-01-01T20:00:00Z",
             "priceCents": 1200, "rows": {"F": 8}})
         assert r.status_code == 201, r.text
-        r = await c.post(f"{url['hold']}/showtimes/{showtime}/holds", headers=_auth(secret, customer),
-                         json={"seats": ["F5", "F6"]})
-        assert r.status_code == 201, r.text
-        hold = r.json()
-        r = await c.post(f"{url['pay']}/holds/{hold['holdId']}/checkout", json={},
-                         headers={**_auth(secret, customer), "Idempotency-Key": uuid.uuid4().hex})
-        assert r.status_code == 201, r.text
-        session_id = urlsplit(r.json()["redirectUrl"]).path.rstrip("/").rsplit("/", 1)[-1]
-        r = await c.post(f"{url['sim']}/sim/sessions/{session_id}/pay",
-                         json={"outcome": "succeeded", "delivery": "normal"})
-        assert r.status_code == 200, r.text
+        hold = await _paid_hold(c, url, secret, showtime, customer, ["F5", "F6"])
     booking = hold["bookingId"]
     await eventually(lambda: _sent(dsn["NOTIFIER_DATABASE_URL"], journey["mail_dir"], booking), timeout=90)
     points = await _fetchval(dsn["NOTIFIER_DATABASE_URL"],
@@ -96,14 +87,70 @@ async def test_hold_checkout_pay_then_ticket_email_and_points(journey: dict[str,
     [path] = _ticket_emails(journey["mail_dir"], booking)
     msg = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
     assert booking in msg["Subject"]
-    [png] = [p for p in msg.iter_attachments() if p.get_content_type() == "image/png"]  # type: ignore[attr-defined]
-    # zxing may report the one QR code more than once (found at two scales): one distinct text is what counts.
-    found = zxingcpp.read_barcodes(Image.open(io.BytesIO(png.get_content())), formats=zxingcpp.BarcodeFormat.QRCode)
-    [text] = {r.text for r in found}
+    text = _qr_text(journey["mail_dir"], booking)
     key = public_key_from_text(public_key_text(private_key_from_seed(QR_SEED)))
     payload = verify_ticket(text, key)
     assert (payload.booking_id, payload.showtime_id) == (booking, showtime)
     assert sorted(payload.seats) == ["F5", "F6"]
+
+
+async def test_the_e_mailed_qr_admits_its_group_once_at_the_door(journey: dict[str, Any]) -> None:
+    """The QR code of the ticket e-mail, scanned: the door admits it once (hold-service verifies what the notifier
+    signed, one key pair), a second door is told when and where, and TicketCheckedIn reaches Kafka."""
+    url, dsn, secret = journey["url"], journey["dsn"], journey["jwt"]
+    showtime, customer = 10**9 + uuid.uuid4().int % 10**9, 10**11 + uuid.uuid4().int % 10**11
+    await upsert_all(dsn["NOTIFIER_DATABASE_URL"], [Contact(customer, f"d{customer}@example.com", "Door")])
+    starts = (datetime.now(UTC) + timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    async with httpx.AsyncClient(timeout=30) as c:
+        r = await c.post(f"{url['hold']}/admin/showtimes", headers=_auth(secret, 1, "admin"), json={
+            "showtimeId": showtime, "title": "Door", "startsAt": starts, "priceCents": 1000, "rows": {"D": 4}})
+        assert r.status_code == 201, r.text
+        booking = (await _paid_hold(c, url, secret, showtime, customer, ["D1", "D2"]))["bookingId"]
+        await eventually(lambda: _sent(dsn["NOTIFIER_DATABASE_URL"], journey["mail_dir"], booking), timeout=90)
+        text = _qr_text(journey["mail_dir"], booking)
+        staff = _auth(secret, 5, "staff")
+        keys = (await c.get(f"{url['hold']}/tickets/public-key")).json()
+        assert keys["publicKey"] == public_key_text(private_key_from_seed(QR_SEED))
+        r = await c.post(f"{url['hold']}/checkins", headers=staff, json={"ticket": text, "showtimeId": showtime,
+                                                                         "door": "North"})
+        assert r.status_code == 200 and r.json()["seats"] == ["D1", "D2"], r.text
+        r = await c.post(f"{url['hold']}/checkins", headers=staff, json={"ticket": text, "showtimeId": showtime,
+                                                                         "door": "South"})
+        assert r.status_code == 409 and (r.json()["error"], r.json()["door"]) == ("ALREADY_CHECKED_IN", "North")
+    published = ("SELECT count(*) FROM outbox WHERE message_key = $1 AND published_at IS NOT NULL"
+                 " AND convert_from(payload, 'UTF8')::jsonb->>'type' = 'TicketCheckedIn'")
+    assert await eventually(lambda: _is(1, _fetchval(dsn["HOLD_DATABASE_URL"], published, booking)), timeout=30)
+
+
+async def _is(expected: Any, value: Any) -> bool:
+    return bool(await value == expected)
+
+
+async def _paid_hold(c: httpx.AsyncClient, url: dict[str, str], secret: str, showtime: int, customer: int,
+                     seats: list[str]) -> dict[str, Any]:
+    """Hold `seats`, check out and pay at the gateway; the hold (BOOKED once the events have flowed)."""
+    r = await c.post(f"{url['hold']}/showtimes/{showtime}/holds", headers=_auth(secret, customer),
+                     json={"seats": seats})
+    assert r.status_code == 201, r.text
+    hold = r.json()
+    r = await c.post(f"{url['pay']}/holds/{hold['holdId']}/checkout", json={},
+                     headers={**_auth(secret, customer), "Idempotency-Key": uuid.uuid4().hex})
+    assert r.status_code == 201, r.text
+    session_id = urlsplit(r.json()["redirectUrl"]).path.rstrip("/").rsplit("/", 1)[-1]
+    r = await c.post(f"{url['sim']}/sim/sessions/{session_id}/pay", json={"outcome": "succeeded", "delivery": "normal"})
+    assert r.status_code == 200, r.text
+    return hold
+
+
+def _qr_text(mail_dir: Path, booking: str) -> str:
+    """The text of the QR code in the booking's ticket e-mail, as a scanner reads the picture."""
+    [path] = _ticket_emails(mail_dir, booking)
+    msg = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
+    [png] = [p for p in msg.iter_attachments() if p.get_content_type() == "image/png"]  # type: ignore[attr-defined]
+    # zxing may report the one QR code more than once (found at two scales): one distinct text is what counts.
+    found = zxingcpp.read_barcodes(Image.open(io.BytesIO(png.get_content())), formats=zxingcpp.BarcodeFormat.QRCode)
+    [text] = {r.text for r in found}
+    return text
 
 
 async def test_one_request_id_follows_a_booking_through_every_service(journey: dict[str, Any]) -> None:

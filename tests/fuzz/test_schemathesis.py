@@ -2,7 +2,7 @@
 
 For each real API process (see conftest.py) and each operation in its /openapi.json, schemathesis
 generates valid (POSITIVE) and invalid (NEGATIVE) requests, sent with the right bearer token (admin for
-/admin, service for voucher reservations, customer otherwise). Every response must:
+/admin, service for voucher reservations, staff for the door, customer otherwise). Every response must:
 - never be a 5xx other than the contract's 503 `UNAVAILABLE` (`no_server_error`). That one answer is
   allowed: a flash-sale voucher the fuzzer made keeps its gate shut (503) until the voucher writer, which
   does not run here, has caught up; any 500 or other 5xx is a bug;
@@ -38,7 +38,9 @@ pytestmark = pytest.mark.integration
 EXAMPLES = {GenerationMode.POSITIVE: 30, GenerationMode.NEGATIVE: 20}
 UNAUTHENTICATED_EXAMPLES = 5
 OPS_PATHS = {"/healthz", "/readyz", "/metrics"}
-PUBLIC_PATHS = {"/showtimes", "/showtimes/{showtime_id}/seats", "/showtimes/{showtime_id}/seats/stream"}  # no token
+PUBLIC_PATHS = {"/showtimes", "/showtimes/{showtime_id}/seats", "/showtimes/{showtime_id}/seats/stream",
+                "/tickets/public-key"}  # no token
+DOOR_PATHS = {"/checkins", "/checkins/batch", "/showtimes/{showtime_id}/checkins"}  # door scanners (role staff)
 # A successful Server-Sent Events response never ends, so it cannot be fuzzed as request and response: such an
 # operation is fuzzed on generated ids (404, 422, answered at once) but not on the seeded showtime; its
 # stream is tested in services/hold-service/tests/integration/seat_map.
@@ -92,6 +94,8 @@ def role_for(service: str, method: str, path: str) -> str | None:
         return None
     if path.startswith("/admin/"):
         return "admin"
+    if path in DOOR_PATHS:
+        return "staff"
     if service == "voucher-service":  # reservations are payment-service's; quotes are a customer's
         return "customer" if path.endswith("/quote") else "service"
     return "customer"

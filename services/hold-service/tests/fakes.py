@@ -21,6 +21,7 @@ from hold_service.adapters.room_credentials import SignedCredentials
 from hold_service.config import HoldSettings
 from hold_service.domain.catalogue import BookingView, CatalogueQuery
 from hold_service.domain.commands import ConfigureRoom
+from hold_service.domain.door import BookingAtDoor
 from hold_service.domain.errors import TooManySeatsHeld
 from hold_service.domain.hall import Prices, SeatPlace, ShowtimeDetails, from_price_cents, layout_hall, rows_hall
 from hold_service.domain.model import Hold, TakeSeats, Verdict
@@ -35,6 +36,7 @@ from hold_service.domain.waiting_room import (
     StepOutcome,
     Ticket,
 )
+from hold_service.service_layer.door_ports import DoorCounts, DoorRepository
 from hold_service.service_layer.events import SOURCE
 from hold_service.service_layer.ports import (
     Admission,
@@ -55,7 +57,8 @@ from hold_service.service_layer.showtimes import seat_map
 from ticketing.events import booking_event
 from ticketing_testing.in_memory import Clock, MemoryDb, MemoryTransaction, MemoryUnitOfWork, MemoryWorld
 
-TABLES = ("showtimes", "seats", "bookings", "keys", "outbox")  # bookings: hold id -> Hold (status as stored)
+TABLES = ("showtimes", "seats", "bookings", "keys", "outbox", "checkins")  # bookings: hold id -> Hold (status as
+# stored); checkins: booking id -> (at, door)
 RATE_WINDOW = timedelta(minutes=1)
 
 
@@ -310,9 +313,42 @@ class FakeIdempotencyRepository(IdempotencyRepository):
             del self.tx["keys"][k]
 
 
+class FakeDoorRepository(DoorRepository):
+    """sql/door.sql: one admission per booked booking; an offline scan earlier than the recorded one replaces it."""
+
+    def __init__(self, tx: MemoryTransaction) -> None:
+        self.tx = tx
+
+    def _hold(self, booking_id: uuid.UUID) -> Hold | None:
+        return next((h for h in self.tx["bookings"].values() if h.booking_id == booking_id), None)
+
+    async def booking(self, booking_id: uuid.UUID) -> BookingAtDoor | None:
+        hold = self._hold(booking_id)
+        if hold is None:
+            return None
+        show = self.tx["showtimes"][hold.showtime_id]
+        at, door = self.tx["checkins"].get(booking_id, (None, None))
+        return BookingAtDoor(hold.booking_id, hold.customer_id, hold.showtime_id, hold.status, tuple(hold.seats),
+                             hold.tickets, at, door, show.title, show.starts_at, show.details.duration_minutes,
+                             show.status)
+
+    async def admit(self, booking_id: uuid.UUID, at: datetime, door: str, offline: bool) -> bool:
+        hold, before = self._hold(booking_id), self.tx["checkins"].get(booking_id)
+        if hold is None or hold.status != "BOOKED" or (before is not None and not (offline and before[0] > at)):
+            return False
+        self.tx["checkins"][booking_id] = (at, door)
+        return True
+
+    async def counts(self, showtime_id: int) -> DoorCounts:
+        booked = [h for h in self.tx["bookings"].values() if h.showtime_id == showtime_id and h.status == "BOOKED"]
+        admitted = [h for h in booked if h.booking_id in self.tx["checkins"]]
+        return DoorCounts(len(booked), sum(len(h.seats) for h in booked), len(admitted),
+                          sum(len(h.seats) for h in admitted))
+
+
 class FakeHoldsUnitOfWork(MemoryUnitOfWork, HoldsUnitOfWork):
     def bind(self, tx: MemoryTransaction) -> None:
-        self.holds, self.keys = FakeHoldRepository(tx), FakeIdempotencyRepository(tx)
+        self.holds, self.keys, self.door = FakeHoldRepository(tx), FakeIdempotencyRepository(tx), FakeDoorRepository(tx)
 
 
 class FakeHoldWriter(HoldWriter):
@@ -605,5 +641,5 @@ def fake_deps(**settings: Any) -> FakeWorld:
                               config.hold_rate_limit_per_ip_per_minute, queue)
     deps = Deps(settings=config, uow=lambda: FakeHoldsUnitOfWork(db), writer=FakeHoldWriter(db),
                 admission=admission, seat_maps=FakeSeatMaps(db), rooms=FakeRoomStore(db), queue=queue,
-                credentials=SignedCredentials(config.jwt_secret))
+                credentials=SignedCredentials(config.jwt_secret), now=db.clock.now)
     return FakeWorld(db=db, deps=deps, admission=admission)

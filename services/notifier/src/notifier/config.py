@@ -27,8 +27,10 @@ class NotifierSettings(ServiceSettings):
     kafka_heartbeat_interval_seconds: float = Field(default=3.0, gt=0)
     """How often the worker tells the group coordinator it is alive (well under the session timeout)."""
     qr_signing_key: str = DEV_QR_SIGNING_KEY
-    """base64 of the 32-byte Ed25519 private seed the tickets' QR codes are signed with (a secret);
-    `python -m notifier.entrypoints.cli.tickets public-key` prints the public key scanners verify with."""
+    """base64 of the 32-byte Ed25519 private seed the tickets' QR codes are signed with (a secret), hold-service's
+    too (its door verifies them); a ticket names it by id (a digest of its public key).
+    `python -m notifier.entrypoints.cli.tickets public-key` prints the public key scanners verify with; after a
+    rotation that key of the old seed goes into hold-service's QR_VERIFY_KEYS, so tickets already sent admit."""
     smtp_host: str = "127.0.0.1"
     """The SMTP server e-mail goes to (make up: the dev sink)."""
     smtp_port: int = 1025

@@ -49,7 +49,8 @@ class BookingFailedData(Model):
 
 
 class TicketCheckedInData(Model):
-    """The booking's ticket admitted its group at a door (once per booking)."""
+    """The booking's ticket admitted its group at a door: once per booking, the first admission hold-service
+    recorded (an offline scan made earlier and synced later moves the booking's checkedInAt, not this event)."""
 
     door: str
     at: datetime = Field(description="When the ticket was scanned (offline scans: when the scanner saw it).")

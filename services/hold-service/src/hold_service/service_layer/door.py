@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from ticketing.logs import log_action
 from ticketing.tickets import InvalidTicket, TicketPayload
@@ -38,14 +38,14 @@ class Admitted:
 
 async def check_in(scan: Scan, deps: Deps) -> Admitted:
     """An online scan, now; raises the DoorRefusal that says why not."""
-    return await _judge(scan, datetime.now(UTC), deps, offline=False)
+    return await _judge(scan, deps.now(), deps, offline=False)
 
 
 async def check_in_batch(scans: list[Scan], deps: Deps) -> list[Admitted | DoorRefusal]:
     """An offline scanner's scans, one answer each in their order. They are applied earliest first, so that of
     two scans of one ticket in the batch the earlier is the admission; a scan whose `at` is further in the
     future than CHECKIN_CLOCK_SKEW_SECONDS is refused alone."""
-    latest = datetime.now(UTC) + timedelta(seconds=deps.settings.checkin_clock_skew_seconds)
+    latest = deps.now() + timedelta(seconds=deps.settings.checkin_clock_skew_seconds)
     answers: dict[int, Admitted | DoorRefusal] = {}
     for n in sorted(range(len(scans)), key=lambda i: (scans[i].at or latest, i)):
         at = scans[n].at

@@ -12,7 +12,7 @@ import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from ticketing.tickets import TicketKeyring
@@ -220,6 +220,9 @@ class Deps:
     catalogue_pages: dict[CatalogueQuery, Any] = field(default_factory=dict)
     # Showtime -> when this process last started refilling its seat gate (service_layer/gate_refill.py).
     gate_refills: dict[int, float] = field(default_factory=dict)
+
+    # The time of an online scan at the door (tests: the fakes' clock).
+    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
     @functools.cached_property
     def tickets(self) -> TicketKeyring:
