@@ -4,8 +4,13 @@ gateway's hosted page."""
 
 from __future__ import annotations
 
+import asyncio
 import random
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from playwright.async_api import Page, expect
@@ -22,11 +27,12 @@ def admin(stack: Any) -> dict[str, str]:
     return {"Authorization": f"Bearer {issue_token(stack.jwt_secret, sub='1', role='admin')}"}
 
 
-async def new_showtime(stack: Any, rows: dict[str, int], title: str = "Browser") -> int:
+async def new_showtime(stack: Any, rows: dict[str, int], title: str = "Browser",
+                       starts_at: str = "2031-05-01T20:00:00Z") -> int:
     sid = random.randint(10**9, 2**52)
     async with httpx.AsyncClient() as client:
         r = await client.post(f"{stack.hold_url}/admin/showtimes", headers=admin(stack),
-                              json={"showtimeId": sid, "title": title, "startsAt": "2031-05-01T20:00:00Z",
+                              json={"showtimeId": sid, "title": title, "startsAt": starts_at,
                                     "priceCents": 1250, "rows": rows})
     assert r.status_code == 201, r.text
     return sid
@@ -71,3 +77,40 @@ async def pay(page: Page) -> None:
     await expect(payment.locator("h1")).to_have_text("Simulated checkout")
     await payment.click("button[value=pay]")
     await expect(payment.locator("h1")).to_have_text("Payment paid")
+
+
+def staff(stack: Any, sub: str = "2") -> str:
+    return issue_token(stack.jwt_secret, sub=sub, role="staff")
+
+
+async def soon_showtime(stack: Any, rows: dict[str, int], minutes: int = 30) -> int:
+    """A showtime starting in `minutes`: inside the door's check-in window, still on sale."""
+    starts = datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=minutes)
+    return await new_showtime(stack, rows, "Door", starts.isoformat())
+
+
+async def booked(stack: Any, sid: int, seats: list[str], customer: int | None = None) -> dict[str, Any]:
+    """A paid booking of `seats` by `customer` (default: a new one): hold, checkout, the simulator's test control
+    pays; as GET /bookings lists it once BOOKED, with its signed ticket."""
+    token = issue_token(stack.jwt_secret, sub=str(customer or random.randint(10**6, 10**9)), role="customer")
+    auth = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(timeout=30) as client:
+        r = await client.post(f"{stack.hold_url}/showtimes/{sid}/holds", headers=auth, json={"seats": seats})
+        assert r.status_code == 201, r.text
+        booking = r.json()["bookingId"]
+        r = await client.post(f"{stack.pay_url}/holds/{r.json()['holdId']}/checkout", json={},
+                              headers={**auth, "Idempotency-Key": uuid.uuid4().hex})
+        assert r.status_code == 201, r.text
+        hosted = urlsplit(r.json()["redirectUrl"])
+        session = hosted.path.rstrip("/").rsplit("/", 1)[-1]
+        r = await client.post(f"{hosted.scheme}://{hosted.netloc}/sim/sessions/{session}/pay",
+                              json={"outcome": "succeeded", "delivery": "normal"})
+        assert r.status_code == 200, r.text
+        deadline = time.monotonic() + BOOKING_TIMEOUT_MS / 1000
+        while time.monotonic() < deadline:
+            r = await client.get(f"{stack.hold_url}/bookings", headers=auth)
+            mine = [b for b in r.json()["bookings"] if b["bookingId"] == booking and b["status"] == "BOOKED"]
+            if mine:
+                return dict(mine[0])
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"booking {booking} was not BOOKED in time")

@@ -205,7 +205,7 @@ async def test_a_booked_booking_s_qr_is_its_owner_s_and_encodes_its_ticket(start
         assert r.content == expected.getvalue()  # the QR of the signed ticket the list gives
         other = await svc.client.get(url, headers=h.auth(h.new_id()))
         assert other.status_code == 404 and other.json()["error"] == "NOT_FOUND"
-        for page in ("/pages/", "/pages/bookings"):
+        for page in ("/pages/", "/pages/bookings", "/pages/door"):
             shown = await svc.client.get(page)
             assert shown.status_code == 200 and shown.headers["content-type"].startswith("text/html")
             assert "default-src 'self'" in shown.headers["content-security-policy"]

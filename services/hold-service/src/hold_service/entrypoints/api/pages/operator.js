@@ -3,7 +3,8 @@
 // (each change of the seat map is one hold taken, booked or released). The counts come from every version in
 // order, so they are exact; the per-minute counts start when the page opens. With an operator (admin) token,
 // pasted once and kept in this browser, the waiting room's queue length, the customers choosing seats and the
-// admissions per minute, as GET /admin/showtimes/{id}/waiting-room gives them every few seconds.
+// admissions per minute, as GET /admin/showtimes/{id}/waiting-room gives them every few seconds, and the
+// bookings checked in at the doors against those booked (GET /showtimes/{id}/checkins).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -83,6 +84,16 @@ async function drawRoom() {
            room.admissionRatePerMinute === null ? "-" : room.admissionRatePerMinute.toFixed(1));
 }
 
+async function drawCheckins() {
+  if (!adminToken) return;
+  const r = await fetch(`/showtimes/${showtimeId}/checkins`,
+                        { headers: { authorization: `Bearer ${adminToken}` } }).catch(() => null);
+  if (!r || !r.ok) return;
+  const c = await r.json();
+  $("checked-in").textContent = `${c.admittedBookings} of ${c.bookings} bookings `
+    + `(${c.admittedSeats} of ${c.seats} seats)`;
+}
+
 const showtimeId = showtimeFromPath();
 $("showtime").textContent = `Showtime ${showtimeId}`;
 $("token-box").hidden = Boolean(adminToken);
@@ -91,8 +102,10 @@ $("save-token").addEventListener("click", () => {
   localStorage.setItem("ticketing.admin-token", adminToken);
   $("token-box").hidden = true;
   drawRoom();
+  drawCheckins();
 });
 new LiveSeatMap(showtimeId, { onSnapshot: drawMap, onChange: changed, onState: showState }).start();
 setInterval(drawRates, 1000);
 drawRoom();
-setInterval(drawRoom, ROOM_POLL_MS);
+drawCheckins();
+setInterval(() => { drawRoom(); drawCheckins(); }, ROOM_POLL_MS);

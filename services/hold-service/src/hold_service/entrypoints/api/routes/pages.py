@@ -1,4 +1,4 @@
-"""The customers' pages (what's on, the seat map, my bookings) and the operator's: plain HTML, CSS and
+"""The customers' pages (what's on, the seat map, my bookings), the door scanner and the operator's: plain HTML, CSS and
 JavaScript (entrypoints/api/pages/), served as they are, no build step. They read everything else from the
 public API and the stream."""
 
@@ -44,6 +44,11 @@ async def bookings_page(deps: DepsDep) -> Response:
 @router.get("/pages/showtimes/{showtime_id}", name="seat_map_page")
 async def seat_map_page(showtime_id: ShowtimeId, deps: DepsDep) -> Response:
     return _page("seat-map.html", deps)
+
+
+@router.get("/pages/door", name="door_page")
+async def door_page(deps: DepsDep) -> Response:
+    return _page("door.html", deps)
 
 
 @router.get("/pages/showtimes/{showtime_id}/operator", name="operator_page")

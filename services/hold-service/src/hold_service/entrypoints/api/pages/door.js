@@ -1,0 +1,241 @@
+// The door scanner (for staff): the showtime and the door, then each ticket scanned (camera, hand scanner or
+// pasted text) is checked by the server (POST /checkins) and answered in large green (admitted, with the seats)
+// or red (refused, with the reason: where and when it was already admitted, revoked, another showtime, too
+// early, not a ticket). When the network is gone the page checks the signature itself with the keys it fetched
+// beforehand, refuses a second scan of a booking this device admitted, and queues the scan with its time; back
+// online it sends the queue (POST /checkins/batch) and lists what the server refused (admitted elsewhere
+// first, revoked), in parts. The counter is the showtime's admitted bookings against its booked ones (the
+// server's, every door's), with the scans still queued here beside it. The staff token is pasted once and kept
+// in this browser, like the other pages' tokens.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const POLL_MS = 5000;  // the counter refreshed, and a queue the server did not take sent again
+const memory = new DoorMemory();
+const state = { token: localStorage.getItem("ticketing.staff-token"), counts: null, syncing: false };
+
+const showtimeId = () => Number($("showtime").value) || null;
+const door = () => $("door").value.trim();
+const clock = (iso) => new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit",
+                                                               hour12: false });
+const seatsText = (seats, tickets) => (tickets?.length
+  ? tickets.map((t) => `${t.seat} ${TICKET_NAMES[t.ticketType] || t.ticketType}`).join(", ") : seats.join(", "));
+
+function refusal(error, body = {}) {
+  switch (error) {
+    case "ALREADY_CHECKED_IN": return `Already checked in at door ${body.door} at ${clock(body.at)}`;
+    case "TICKET_REVOKED": return "Revoked: this booking was cancelled or refunded";
+    case "WRONG_SHOWTIME": return "Wrong showtime: this ticket is for another showtime";
+    case "TOO_EARLY": return "Too early: check-in for this showtime has not opened yet";
+    case "CHECKIN_CLOSED": return "The showtime has ended";
+    case "TICKET_INVALID": return `Not a valid ticket: ${body.message || "forged, damaged or altered"}`;
+    default: return body.message || `Refused (${error})`;
+  }
+}
+
+function answer(outcome, verdict, detail) {
+  $("answer").dataset.outcome = outcome;
+  $("verdict").textContent = verdict;
+  $("detail").textContent = detail;
+}
+
+async function api(url, options = {}) {
+  const r = await fetch(url, { ...options, headers: { authorization: `Bearer ${state.token}`,
+                                                      "content-type": "application/json" } });
+  return { status: r.status, body: r.headers.get("content-type")?.includes("json") ? await r.json() : {} };
+}
+
+function askForToken(text) {
+  $("token-box").hidden = false;
+  answer("refused", "Sign in", text);
+}
+
+async function check(text) {
+  if (!text || !showtimeId() || !door()) return answer("idle", "Ready", "Choose the showtime and the door first.");
+  if (!navigator.onLine) return checkOffline(text);
+  let r;
+  try {
+    r = await api("/checkins", { method: "POST", body: JSON.stringify({ ticket: text, showtimeId: showtimeId(),
+                                                                        door: door() }) });
+  } catch {
+    return checkOffline(text);  // the network went before the browser noticed
+  }
+  if (r.status === 401) return askForToken("Your staff token was refused: paste a new one.");
+  if (r.status >= 500) return checkOffline(text);  // the server cannot decide now: the door must not stop
+  showNetwork(true);
+  if (r.status !== 200) return answer("refused", "Refused", refusal(r.body.error, r.body));
+  memory.remember(showtimeId(), r.body.bookingId, new Date().toISOString(), door());
+  answer("admitted", `Admitted: ${r.body.seats.length} seat(s)`, seatsText(r.body.seats, r.body.tickets));
+  return drawCounts();
+}
+
+async function checkOffline(text) {
+  showNetwork(false);
+  const { payload, reason } = await memory.verify(text);
+  if (!payload) return answer("refused", "Refused (offline)", `Not a valid ticket: ${reason}`);
+  if (payload.s !== showtimeId()) return answer("refused", "Refused (offline)", refusal("WRONG_SHOWTIME"));
+  const before = memory.admitted(showtimeId())[payload.b];
+  if (before) return answer("refused", "Refused (offline)", `${refusal("ALREADY_CHECKED_IN", before)} (this scanner)`);
+  const at = new Date().toISOString();
+  memory.remember(showtimeId(), payload.b, at, door());
+  memory.enqueue({ ticket: text.trim(), showtimeId: showtimeId(), door: door(), at, bookingId: payload.b,
+                   seats: payload.seats });
+  answer("admitted", `Admitted offline: ${payload.seats.length} seat(s)`,
+         `${payload.seats.join(", ")} (signature checked here; sent to the server when the network is back)`);
+  return drawQueue();
+}
+
+function drawQueue() {
+  const queued = memory.queue();
+  $("queued").textContent = String(queued.length);
+  $("sync").hidden = queued.length === 0 && $("conflicts").children.length === 0;
+  drawCounter();
+}
+
+function conflictLine(scan, result) {
+  const item = document.createElement("li");
+  item.dataset.booking = scan.bookingId;
+  item.dataset.error = result.error;
+  item.textContent = `Seats ${scan.seats.join(", ")}, admitted here offline at ${clock(scan.at)} (door ${scan.door}): `
+    + `${refusal(result.error, result)}.`;
+  return item;
+}
+
+async function sync() {
+  if (!memory.queue().length || !state.token || state.syncing) return;
+  state.syncing = true;
+  try {
+    const totals = { sent: 0, refused: 0 };
+    while (memory.queue().length && await sendPart(totals));
+    if (totals.sent) {
+      $("sync-state").textContent = `Sent ${totals.sent} scan(s): ${totals.sent - totals.refused} admitted, `
+        + `${totals.refused} refused by the server${totals.refused ? " (below)" : ""}.`;
+    }
+  } finally {
+    state.syncing = false;
+  }
+  drawQueue();
+  await drawCounts();
+}
+
+// One part of the queue to the server; whether it took it.
+async function sendPart(totals) {
+  $("sync-state").textContent = "Sending...";
+  const sent = await memory.sync(state.token);
+  if (sent === null) {
+    showNetwork(false);
+    return false;
+  }
+  if (sent.status === 401) {
+    askForToken("Your staff token was refused: paste a new one to send the queue.");
+    return false;
+  }
+  if (sent.status) {
+    $("sync-state").textContent = `The server did not take them (${sent.status}); trying again.`;
+    return false;
+  }
+  showNetwork(true);
+  const refused = sent.results.filter(([, result]) => !result.admitted);  // a scan sent twice is admitted twice
+  for (const [scan, result] of refused) {
+    if (result.error !== "ALREADY_CHECKED_IN") memory.forget(scan.showtimeId, scan.bookingId);
+    $("conflicts").append(conflictLine(scan, result));
+  }
+  totals.sent += sent.results.length;
+  totals.refused += refused.length;
+  return true;
+}
+
+// The server's figures (as last fetched), and beside them the scans this device holds until it can send them.
+function drawCounter() {
+  const pending = memory.queue().filter((s) => s.showtimeId === showtimeId());
+  const c = state.counts;
+  const figure = (value) => (c ? String(value) : "-");
+  $("admitted").textContent = figure(c?.admittedBookings);
+  $("expected").textContent = figure(c?.bookings);
+  $("admitted-seats").textContent = figure(c?.admittedSeats);
+  $("expected-seats").textContent = figure(c?.seats);
+  $("pending").hidden = !pending.length;
+  $("pending").textContent = `+ ${pending.length} admitted offline, not sent yet`;
+}
+
+async function drawCounts() {
+  if (!showtimeId() || !state.token || !navigator.onLine) return drawCounter();
+  const r = await api(`/showtimes/${showtimeId()}/checkins`).catch(() => null);
+  if (r && r.status === 200) state.counts = r.body;
+  if (r && r.status < 500) showNetwork(true);
+  return drawCounter();
+}
+
+function showNetwork(online) {
+  document.body.dataset.network = online ? "online" : "offline";
+  $("network").dataset.state = online ? "live" : "offline";
+  $("network").textContent = online ? "online" : "offline: checking signatures here";
+}
+
+async function loadKeys() {
+  try {
+    const keys = await memory.refreshKeys();
+    $("keys").textContent = `${Object.keys(keys).length} ticket key(s) kept for offline use`;
+  } catch {
+    const kept = Object.keys(memory.keys()).length;
+    $("keys").textContent = kept ? `${kept} ticket key(s) kept from before` : "no ticket keys yet: offline checks refuse";
+  }
+}
+
+async function loadShowtimes() {
+  const now = new Date();
+  const from = new Date(now.getTime() - 6 * 3600e3).toISOString().slice(0, 16) + ":00Z";  // late-comers
+  const to = new Date(now.getTime() + 2 * 86400e3).toISOString().slice(0, 16) + ":00Z";
+  const r = await fetch(`/showtimes?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`).catch(() => null);
+  const listed = r && r.ok ? (await r.json()).showtimes : JSON.parse(localStorage.getItem("ticketing.door.showtimes")
+                                                                     || "[]");
+  if (r && r.ok) localStorage.setItem("ticketing.door.showtimes", JSON.stringify(listed));
+  const wanted = Number(new URLSearchParams(location.search).get("showtime") || localStorage.getItem(
+    "ticketing.door.showtime"));
+  const options = listed.map((s) => new Option(
+    `${clock(s.startsAt).slice(0, 5)} ${s.title}${s.hall ? `, ${s.hall}` : ""} (${s.showtimeId})`, s.showtimeId));
+  if (wanted && !listed.some((s) => s.showtimeId === wanted)) options.push(new Option(`Showtime ${wanted}`, wanted));
+  $("showtime").replaceChildren(new Option("Choose the showtime", ""), ...options);
+  if (wanted) $("showtime").value = String(wanted);
+}
+
+function choose() {
+  localStorage.setItem("ticketing.door.showtime", $("showtime").value);
+  localStorage.setItem("ticketing.door.door", door());
+  state.counts = null;
+  drawCounts();
+}
+
+async function main() {
+  $("token-box").hidden = Boolean(state.token);
+  $("save-token").addEventListener("click", () => {
+    state.token = $("token").value.trim();
+    localStorage.setItem("ticketing.staff-token", state.token);
+    $("token-box").hidden = true;
+    answer("idle", "Ready", "Scan a ticket.");
+    drawCounts();
+    sync();
+  });
+  $("door").value = new URLSearchParams(location.search).get("door") || localStorage.getItem("ticketing.door.door")
+    || "A";
+  $("showtime").addEventListener("change", choose);
+  $("door").addEventListener("change", choose);
+  $("scan-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const text = $("scan").value.trim();
+    $("scan").value = "";
+    await check(text);
+    $("scan").focus();
+  });
+  window.addEventListener("online", () => { showNetwork(true); sync(); drawCounts(); loadKeys(); });
+  window.addEventListener("offline", () => showNetwork(false));
+  showNetwork(navigator.onLine);
+  await new DoorCamera($("viewfinder"), $("camera"), (text) => check(text)).init();
+  await Promise.all([loadKeys(), loadShowtimes()]);
+  choose();
+  drawQueue();
+  sync();
+  setInterval(() => { drawCounts(); sync(); }, POLL_MS);
+}
+
+main();
