@@ -71,6 +71,9 @@ def rows(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         figure = get(b, "queue", shape) or {}
         out.append((f"{what}: capacity (wrk)", figure.get("per_s"), "req/s",
                     "bare FastAPI endpoint of the same shape (bench-queue)", figure.get("bare_per_s")))
+    for shape, what in (("first", "first scans"), ("batch_scans", "offline scans synced")):
+        out.append((f"door check-ins, {what}: admissions/s", get(b, "checkins", shape, "per_s"), "req/s",
+                    "bare FastAPI endpoint of the same shape (bench-checkins)", get(b, "checkins", "bare", "per_s")))
     seat_map = get(b, "seatmap", "reads", "capacity_per_s") or {}
     for name in ("seat map, full body", "seat map, 304"):
         out.append((f"GET seat map ({name.split(', ')[1]}): capacity (wrk)", seat_map.get(name), "req/s",

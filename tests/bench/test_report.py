@@ -67,3 +67,12 @@ def test_the_relay_and_normal_vouchers_stand_beside_limits_measured_in_their_own
     assert (relay["limit_value"], relay["ratio"]) == (10000, 0.9)
     normal = by_name["vouchers, normal mode: best req/s (one hot row)"]
     assert (normal["value"], normal["limit_value"], normal["ratio"]) == (1200, 1500, 0.8)
+
+
+def test_the_door_s_check_ins_stand_beside_a_bare_endpoint_of_the_same_run() -> None:
+    figures = {"checkins": {"bare": {"per_s": 10000}, "first": {"per_s": 500}, "batch_scans": {"per_s": 800}}}
+    by_name = {r["figure"]: r for r in rows(figures)}
+    first = by_name["door check-ins, first scans: admissions/s"]
+    synced = by_name["door check-ins, offline scans synced: admissions/s"]
+    assert (first["value"], first["limit_value"], first["ratio"]) == (500, 10000, 0.05)
+    assert (synced["value"], synced["ratio"]) == (800, 0.08)
