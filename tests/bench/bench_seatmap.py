@@ -28,8 +28,10 @@ import time
 import uuid
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from statistics import median
+from urllib.parse import quote
 
 import asyncpg
 import httpx
@@ -45,9 +47,13 @@ from ticketing_testing import apply_migrations, free_port, service_process, shar
 MIGRATIONS = Path(__file__).resolve().parents[2] / "services/hold-service/src/hold_service/sql/migrations"
 PROBE_SECONDS, RUN_SECONDS, SWEEP_SECONDS = 4.0, 6.0, 4.0
 ROUNDS = int(os.environ.get("BENCH_SEATMAP_ROUNDS", "3"))  # of the 70 % runs, interleaved
-AT_70 = ("bare FastAPI route", "seat map, full body", "seat map, 304")
+AT_70 = ("bare FastAPI route", "seat map, full body", "seat map, 304", "what's on, full body", "what's on, 304")
 SWEPT = ("seat map, full body", "seat map, 304")
 # Offered load as shares of each one's capacity, for the report's throughput and p99 plot.
+# What's on, asked as a page asks it: a fixed window (the catalogue keeps one answer per question), tomorrow's start
+# of the bench's showtime inside it.
+_NOW = datetime.now(UTC).replace(microsecond=0)
+CATALOGUE_PATH = ("/showtimes?from=" + quote(_NOW.isoformat()) + "&to=" + quote((_NOW + timedelta(days=2)).isoformat()))
 SWEEP = [float(x) for x in os.environ.get("BENCH_SEATMAP_SWEEP", "0.3,0.5,0.7,0.9,1.1").split(",") if x]
 STREAMS = [int(n) for n in os.environ.get("BENCH_STREAMS", "1000,4000").split(",")]
 CHANGE_RATE = 20.0  # the read path's "map changing" run
@@ -117,8 +123,12 @@ async def measure_reads(conn: asyncpg.Connection) -> dict:
         first = httpx.get(f"http://127.0.0.1:{port}{seats_path}")
         assert len(first.content) == body_size, (len(first.content), body_size)
         version = first.json()["version"]
+        listing = httpx.get(f"http://127.0.0.1:{port}{CATALOGUE_PATH}")  # GET /showtimes: one window, one ETag
+        assert listing.status_code == 200 and sid in {s["showtimeId"] for s in listing.json()["showtimes"]}
         targets = {"bare FastAPI route": [get("/bench/bare")], "bare, ahead of routing": [get("/bench/bare-hot")],
-                   "seat map, full body": [get(seats_path)], "seat map, 304": [get(seats_path, version)]}
+                   "seat map, full body": [get(seats_path)], "seat map, 304": [get(seats_path, version)],
+                   "what's on, full body": [get(CATALOGUE_PATH)],
+                   "what's on, 304": [get(CATALOGUE_PATH, listing.headers["etag"])]}
         capacity: dict[str, list[Stats]] = {name: [] for name in targets}
         for _ in range(2):
             for name, requests in targets.items():
@@ -142,7 +152,8 @@ async def measure_reads(conn: asyncpg.Connection) -> dict:
         changes = await changing
     await forget_events(conn, [sid])
     bare = rate["bare FastAPI route"]
-    print(f"\n== read path: GET /showtimes/{{id}}/seats, 300 seats, {body_size} bytes; 2 uvicorn workers")
+    print(f"\n== read path: GET /showtimes/{{id}}/seats, 300 seats, {body_size} bytes; GET /showtimes (what's on, "
+          f"{len(listing.content)} bytes, {len(listing.json()['showtimes'])} showtimes); 2 uvicorn workers")
     print("capacity (wrk, closed loop, 64 connections; mean of 2 rounds, responses/s)")
     for name in targets:
         runs = capacity[name]
@@ -162,7 +173,7 @@ async def measure_reads(conn: asyncpg.Connection) -> dict:
     for name, points in sweep.items():
         print(f"  {name:24s} " + "; ".join(f"{p['offered_per_s']} -> {p['answered_per_s']}/s {p['p99_ms']:.0f}"
                                            for p in points))
-    return {"body_bytes": body_size,
+    return {"body_bytes": body_size, "catalogue_bytes": len(listing.content),
             "capacity_per_s": {name: round(r) for name, r in rate.items()},
             "of_bare": {name: round(r / bare, 3) for name, r in rate.items()},
             "at70": {name: {"rounds": runs, "median_p99_ms": median(r["p99_ms"] for r in runs),

@@ -75,8 +75,10 @@ def rows(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         out.append((f"door check-ins, {what}: admissions/s", get(b, "checkins", shape, "per_s"), "req/s",
                     "bare FastAPI endpoint of the same shape (bench-checkins)", get(b, "checkins", "bare", "per_s")))
     seat_map = get(b, "seatmap", "reads", "capacity_per_s") or {}
-    for name in ("seat map, full body", "seat map, 304"):
-        out.append((f"GET seat map ({name.split(', ')[1]}): capacity (wrk)", seat_map.get(name), "req/s",
+    reads = {"seat map, full body": "GET seat map (full body)", "seat map, 304": "GET seat map (304)",
+             "what's on, full body": "GET /showtimes, what's on (full body)", "what's on, 304": "GET /showtimes (304)"}
+    for name, label in reads.items():
+        out.append((f"{label}: capacity (wrk)", seat_map.get(name), "req/s",
                     "bare FastAPI route, same app and payload (bench-seatmap)", seat_map.get("bare FastAPI route")))
     balanced = get(b, "cluster", "per_s") or {}
     for name in ("hold-service, one instance via HAProxy", "hold-service, two instances via HAProxy"):

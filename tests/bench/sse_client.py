@@ -12,8 +12,10 @@ import time
 from pathlib import Path
 
 
-def get(path: str, etag: int | None = None) -> bytes:
-    condition = b'If-None-Match: "%d"\r\n' % etag if etag is not None else b""
+def get(path: str, etag: int | str | None = None) -> bytes:
+    """A raw GET; `etag` is a seat-map version (quoted here) or an ETag header's value as sent."""
+    tag = f'"{etag}"' if isinstance(etag, int) else etag
+    condition = f"If-None-Match: {tag}\r\n".encode() if tag is not None else b""
     return b"GET %s HTTP/1.1\r\nHost: bench\r\n%s\r\n" % (path.encode(), condition)
 
 
