@@ -295,7 +295,12 @@ kafka_kill() {
   log "killing kafka (SIGKILL)"
   kafka_signal_and_wait KILL 30 || die "kafka survived SIGKILL"
   rm -f "$KAFKA_PID"
+  # A large heap takes a while to tear down after the process stops counting as alive; until its socket is
+  # closed, a start would take the port for a broker served elsewhere.
+  wait_until 30 port_closed 9092 || die "127.0.0.1:9092 still open 30 s after kafka was killed"
 }
+
+port_closed() { ! port_open "$1"; }
 
 # ---------------------------------------------------------------- commands
 

@@ -100,8 +100,9 @@ async def test_r19_a_sold_out_showtime_cancelled_while_customers_hold_and_pay(r1
         assert all(checkouts), "every customer checked out"  # the showtime is sold out: every seat held
         early = customers * 2 // 3  # these paid before the cancellation; the others are paying or holding
         await asyncio.gather(*(_paid(c, j, co) for c, j, co in zip(people[:early], journeys, checkouts, strict=False)))
-        refused = await client.post(f"{stack.url['sim']}/sim/refunds/refuse", headers=merchant_auth(),
-                                    json={"count": REFUSED_REFUNDS})
+        async with httpx.AsyncClient(timeout=60) as control:  # a connection of its own, not one the pool kept idle
+            refused = await control.post(f"{stack.url['sim']}/sim/refunds/refuse", headers=merchant_auth(),
+                                         json={"count": REFUSED_REFUNDS})
         assert refused.status_code == 200, refused.text
         late = list(zip(people[early:], journeys[early:], checkouts[early:], strict=True))
         paying = [c.pay_sim(j, co) for c, j, co in late[::2]]  # half pay at the moment of the cancellation
