@@ -184,7 +184,8 @@ def read_mail(sources: Sources, facts: Facts) -> None:
     bookings = set(facts.bookings)
     for path in sorted(Path(sources.mail_dir).glob("*.eml")):
         msg = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
-        subject, message_id = str(msg.get("Subject", "")), str(msg.get("Message-ID", ""))
+        # A long Message-ID (a cancellation's) is folded onto its own line: its value then starts with a space.
+        subject, message_id = str(msg.get("Subject", "")), str(msg.get("Message-ID", "")).strip()
         named = set(UUID.findall(subject)) & bookings
         if not named:
             body = msg.get_body(preferencelist=("plain",))
