@@ -495,3 +495,16 @@ def test_a_seat_cancelled_then_sold_again_is_booked_once_at_a_time() -> None:
     assert booked_once(facts(second_at=5)).checked == 3  # two confirmations, one seat now
     assert booked_once(facts(second_at=2)).violations  # booked again while the first booking had it
     assert booked_once(facts(second_at=5, first_status="BOOKED")).violations  # both BOOKED now
+
+
+def test_an_e_mail_whose_message_id_is_folded_is_still_told_by_its_kind(tmp_path: Path) -> None:
+    """A cancellation's Message-ID is too long for the header line: it is folded onto the next one."""
+    from .saga.facts import read_mail
+    (tmp_path / "c.eml").write_bytes(
+        b"To: a@example.com\r\nSubject: Booking cancelled - booking " + B5.encode() + b"\r\nMessage-ID:\r\n "
+        b"<2ee1fd2c-44d0-4178-bb66-f8cccf53d7fd.cancellation@notifier.ticketing>\r\n\r\nHello\r\n")
+    facts = world()
+    facts.mail = []
+    read_mail(Sources(dsn={}, hold_url="", sim_url="", bootstrap="", groups={}, mail_dir=tmp_path), facts)
+    assert facts.mail == [{"booking": B5, "message_id": "<2ee1fd2c-44d0-4178-bb66-f8cccf53d7fd.cancellation"
+                                                       "@notifier.ticketing>", "file": "c.eml", "kind": "cancellation"}]
