@@ -508,3 +508,11 @@ def test_an_e_mail_whose_message_id_is_folded_is_still_told_by_its_kind(tmp_path
     read_mail(Sources(dsn={}, hold_url="", sim_url="", bootstrap="", groups={}, mail_dir=tmp_path), facts)
     assert facts.mail == [{"booking": B5, "message_id": "<2ee1fd2c-44d0-4178-bb66-f8cccf53d7fd.cancellation"
                                                        "@notifier.ticketing>", "file": "c.eml", "kind": "cancellation"}]
+
+
+def test_a_hold_booked_at_the_last_moment_of_its_maximum_is_no_breach() -> None:
+    """Decided on the transaction's clock before HOLD_MAX, stamped when its event was written a moment later."""
+    facts = copy.deepcopy(world())
+    facts.bookings[B1]["expires_at"] = at(1200)
+    _event(facts, "e6")["occurredAt"] = iso(1200.002)
+    assert "timing.hold_max" not in failing(facts)
