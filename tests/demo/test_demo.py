@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKS = ("seats sold = capacity", "double sales = 0", "voucher uses <= limit", "every late payment refunded",
-          "e-mails sent = bookings of known customers", "holds refused by address = 0")
+          "e-mails sent = bookings of known customers", "holds refused by address = 0",
+          "tickets priced as the showtime prices", "cancelled bookings refunded once")
 # 24 seats for 80 customers, a voucher of 3 uses, holds of 8 s: late payers and walk-aways play, and the
 # seats they give back sell again within the 30 s.
 SMALL = ["--platform", "own", "--customers", "80", "--showtimes", "2", "--seats", "12", "--voucher-limit", "3",
@@ -47,7 +49,16 @@ def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstra
     assert rows["seats sold = capacity"]["figure"].startswith("24 / 24 (sold out after ")
     facts = table["facts"]
     assert facts["sold_out"] and facts["hold_ttl_s"] <= 8
-    assert set(facts["parts"]) == {"pays", "pays twice", "declines, retries", "pays late", "abandons"}
+    assert set(facts["parts"]) == {"pays", "pays twice", "declines, retries", "pays late", "abandons",
+                                   "cancels booking"}
+    # Customers bought other ticket types than ADULT, and some cancelled their bookings while the sale went
+    # on: refunded once, their seats back on sale and sold again (the sale still sold out).
+    assert any(kind in rows["tickets priced as the showtime prices"]["figure"] for kind in ("CHILD", "SENIOR",
+                                                                                             "STUDENT"))
+    given_back = re.search(r"\((\d+) by their customers\).* their (\d+) seats back on sale, (\d+) sold again, "
+                           r"0 still theirs", rows["cancelled bookings refunded once"]["figure"])
+    assert given_back and int(given_back[1]) >= 1 and given_back[2] == given_back[3], \
+        rows["cancelled bookings refunded once"]
     assert "no late payer" not in rows["every late payment refunded"]["figure"]  # they played
     assert {"seat_map", "hold", "checkout"} <= set(table["steps"])
     assert all(s["p99_ms"] >= s["p50_ms"] > 0 for s in table["steps"].values())
