@@ -10,6 +10,10 @@ one part for good (drawn by the seed), built from the saga run's journeys (tests
                        it, the extended hold books it), or the Pay button pressed after the session ended
                        (the gateway refuses)
     abandons           cancels, or walks away after the hold or the checkout (the hold expires)
+    cancels booking    pays, then cancels the booking: his seats go back on sale (cancellers.py)
+
+The showtimes are halls with seat categories and prices by ticket type (hall.py); customers ask now and then
+for a CHILD, SENIOR or STUDENT ticket where the seat's category has that price.
 
 The flash voucher (small limit) is offered at checkout; who gets it first gets it. A customer who finds no
 free seat waits and looks again (seats come back as holds end) until the sale is over: every seat BOOKED, or
@@ -42,12 +46,12 @@ from ..e2e import journeys
 from ..e2e.customers import Catalogue, seconds_until
 from ..e2e.saga.history import History
 from ..e2e.saga.scope import Scope
-from . import queue
+from . import hall, queue
 from .addresses import Block, draw_block
+from .cancellers import book_then_cancel
 from .platform import Platform
 
-PRICE_CENTS = 1200
-ROW_LENGTH = 20
+PRICE_CENTS = 1200  # the hold-TTL probe's one seat
 EXPIRY_PLAYS_UP_TO = 60.0  # seconds: longer holds would keep seats from the sale too long to let them lapse
 Step = journeys.Step
 
@@ -95,6 +99,7 @@ CAST = (
     Part("declines, retries", 12, (journeys.decline_then_retry,)),
     Part("pays late", 10, (journeys.late_callback, journeys.late_callback, journeys.pay_late), needs_expiry=True),
     Part("abandons", 12, (journeys.cancel, journeys.never_pay), needs_expiry=True),
+    Part("cancels booking", 22, (book_then_cancel,)),
 )
 PARTS = {p.name: p for p in CAST}
 FALLBACK: dict[str, tuple[Step, ...]] = {"abandons": (journeys.cancel,), "pays late": (journeys.cancel,)}
@@ -102,15 +107,6 @@ FALLBACK: dict[str, tuple[Step, ...]] = {"abandons": (journeys.cancel,), "pays l
 
 def cast_for(rng: random.Random) -> Part:
     return rng.choices(CAST, weights=[p.weight for p in CAST])[0]
-
-
-def rows_for(seats: int) -> dict[str, int]:
-    rows, n = {}, 0
-    while seats > 0:
-        rows[chr(ord("A") + n)] = min(ROW_LENGTH, seats)
-        seats -= rows[chr(ord("A") + n)]
-        n += 1
-    return rows
 
 
 @dataclass
@@ -198,14 +194,13 @@ async def open_sale(sale: Sale, client: httpx.AsyncClient) -> None:
     base = (10**9 + uuid.uuid4().int % 10**9) * 1000
     sale.hold_ttl = await measure_hold_ttl(client, platform, admin, base)
     sale.expiry_plays = 0 < sale.hold_ttl <= min(EXPIRY_PLAYS_UP_TO, cfg.seconds / 2)
-    rows = rows_for(cfg.seats)
+    seats = list(hall.categories_for(cfg.seats))
     for k in range(cfg.showtimes):
         showtime = base + k
-        r = await client.post(f"{platform.url['hold']}/admin/showtimes", headers=admin, json={
-            "showtimeId": showtime, "title": f"Flash sale {k + 1}", "startsAt": "2031-01-01T20:00:00Z",
-            "priceCents": PRICE_CENTS, "rows": rows})
+        r = await client.post(f"{platform.url['hold']}/admin/showtimes", headers=admin,
+                              json=hall.showtime_body(showtime, f"Flash sale {k + 1}", cfg.seats))
         r.raise_for_status()
-        sale.catalogue.showtimes[showtime] = [f"{row}{n}" for row, count in rows.items() for n in range(1, count + 1)]
+        sale.catalogue.showtimes[showtime] = seats
         sale.seats[showtime] = SeatCounts(available=cfg.seats)
         if cfg.waiting_room:
             await queue.open_room(client, platform.url["hold"], admin, showtime, cfg.active_limit)

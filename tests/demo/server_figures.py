@@ -32,6 +32,7 @@ ROUTES = {
     "payment": ("pay", "GET", "/payments/{payment_id}"),
     "hold_status": ("hold", "GET", "/holds/{hold_id}"),
     "cancel": ("hold", "DELETE", "/holds/{hold_id}"),
+    "booking_cancel": ("hold", "POST", "/bookings/{booking_id}/cancel"),
 }
 Key = tuple[str, str, str]  # service, method, route
 

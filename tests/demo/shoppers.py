@@ -18,7 +18,7 @@ import httpx
 
 from ..e2e.customers import Catalogue, Customer, Shop, seconds_until
 from ..e2e.saga.history import Journey
-from . import queue
+from . import hall, queue
 from .sale import FALLBACK, Part, Sale
 
 SETTLE_SECONDS = 30.0  # how long a customer who paid waits for his booking before he gives the hold up
@@ -61,6 +61,9 @@ class SaleCustomer(Customer):
 
     def hold_headers(self, showtime: int) -> dict[str, str]:
         return self.admissions.headers(showtime)
+
+    def tickets(self, showtime: int, seats: list[str], rng: random.Random) -> list[Any]:
+        return hall.tickets_for(seats, hall.categories_for(self.sale.cfg.seats), rng)
 
     async def enter(self, j: Journey, rng: random.Random) -> bool:
         """Pick a showtime with a free seat (as the dashboard last saw them); through its room if it has one."""

@@ -8,8 +8,12 @@ the saga came to rest (the saga checker's facts and verdict), never over what cu
     every late payment refunded               a late payer's money the gateway took: booked, else REFUNDED
     e-mails sent = bookings of known customers  ticket e-mails vs confirmed bookings (BOOKED, or booked then
                                               cancelled) of customers with an address
+    tickets priced as the showtime prices     the tickets of the bookings by type; every amount (hold, booking,
+                                              payment before discount, points) the sum of its tickets' prices
+                                              (prices.amounts_are_tickets)
     cancelled bookings refunded once          only when a booking was cancelled: each refunded in full once, its
-                                              voucher use released, one cancellation e-mail (the cancel.* checks)
+                                              voucher use released, one cancellation e-mail (the cancel.* checks),
+                                              its seats back on sale (none still its; how many sold again)
     every saga invariant                      all of tests/e2e/saga, violations 0
     holds refused by address = 0              hold-service's own count of requests its per-address limit
                                               refused (/metrics): the customers came from enough addresses
@@ -111,7 +115,8 @@ def judge(verdict: Verdict, *, capacity: int, voucher: str, voucher_limit: int, 
     uses = [r for r in f.redemptions if r["voucher_code"] == voucher]
     confirmed = sum(1 for r in uses if r["status"] == "CONFIRMED")
     discounted = sum(1 for p in f.payments.values() if p["voucher_code"] == voucher and p["discount_cents"] > 0
-                     and f.bookings.get(p["booking_id"], {}).get("payment_id") == p["payment_id"])
+                     and f.bookings.get(p["booking_id"], {}).get("payment_id") == p["payment_id"]
+                     and f.bookings[p["booking_id"]].get("status") != "CANCELLED")  # a cancelled one gave it back
     used = int(v.get("used_count", -1))
     voucher_bad = _violations(verdict, "voucher.counters", "voucher.discounts", "voucher.order_is_payment")
     t.rows.append(Row("voucher uses <= limit",
@@ -146,15 +151,9 @@ def judge(verdict: Verdict, *, capacity: int, voucher: str, voucher_limit: int, 
                       + (f" ({verdict.foreign_mail} sent by another run's notifier)" if verdict.foreign_mail else ""),
                       tickets == known_booked and mail_bad == 0))
 
+    t.rows.append(_tickets_row(verdict, cancelled))
     if cancelled:
-        refunded = sum(1 for e in cancelled.values() if f.payments.get(str((e.get("data") or {}).get("paymentId")),
-                                                                        {}).get("status") == "REFUNDED")
-        letters = len({m["booking"] for m in f.mail if m["kind"] == "cancellation"})
-        bad = _violations(verdict, "cancel.refunded_once", "cancel.voucher_released", "mail.one_cancellation",
-                          "cancel.showtime_closed")
-        t.rows.append(Row("cancelled bookings refunded once", f"{len(cancelled)} cancelled: refunded {refunded}, "
-                          f"cancellation e-mails in the sink {letters}; violations {bad}",
-                          refunded == len(cancelled) and bad == 0))
+        t.rows.append(_cancelled_row(verdict, cancelled))
 
     failed = verdict.failed()
     t.rows.append(Row(f"every saga invariant ({len(verdict.checks)})",
@@ -168,6 +167,42 @@ def judge(verdict: Verdict, *, capacity: int, voucher: str, voucher_limit: int, 
     t.facts = {"outcomes": outcomes(f), "bookings": len(f.bookings), "payments": len(f.payments),
                "events": len(f.events), "rest_seconds": round(verdict.rest.waited, 1)}
     return t
+
+
+def _tickets_row(verdict: Verdict, cancelled: dict[str, Any]) -> Row:
+    """The tickets of the bookings (BOOKED, or booked then cancelled) by type, and the prices invariant."""
+    f = verdict.facts
+    types = Counter(t.get("ticketType") for k, b in f.bookings.items() if b["status"] == "BOOKED" or k in cancelled
+                    for t in b.get("tickets") or [])
+    bad = _violations(verdict, "prices.amounts_are_tickets")
+    figure = ", ".join(f"{kind} {n}" for kind, n in sorted(types.items())) or "no tickets"
+    return Row("tickets priced as the showtime prices", f"{figure}; amounts other than their tickets' prices {bad}",
+               bad == 0)
+
+
+def _cancelled_row(verdict: Verdict, cancelled: dict[str, Any]) -> Row:
+    """Cancelled bookings: refunded once (the cancel.* checks), and their seats back on sale: none still the
+    cancelled booking's; those BOOKED again belong to another booking."""
+    f = verdict.facts
+    refunded = sum(1 for e in cancelled.values() if f.payments.get(str((e.get("data") or {}).get("paymentId")),
+                                                                    {}).get("status") == "REFUNDED")
+    by_customer = sum(1 for e in cancelled.values() if (e.get("data") or {}).get("reason") == "CUSTOMER")
+    letters = len({m["booking"] for m in f.mail if m["kind"] == "cancellation"})
+    known = sum(1 for booking in cancelled if f.bookings.get(booking, {}).get("customer_id") in f.contacts)
+    seats = {(e.get("showtimeId"), seat): booking for booking, e in cancelled.items()
+             for seat in (e.get("data") or {}).get("seats") or []}
+    now = {(s.get("showtime_id"), s["seat_code"]): s for s in f.seats}
+    kept = sum(1 for key, booking in seats.items() if now.get(key, {}).get("booking_id") == booking
+               and now[key]["status"] != "AVAILABLE")
+    sold_again = sum(1 for key, booking in seats.items() if now.get(key, {}).get("status") == "BOOKED"
+                     and now[key].get("booking_id") != booking)
+    bad = _violations(verdict, "cancel.refunded_once", "cancel.voucher_released", "mail.one_cancellation",
+                      "cancel.showtime_closed")
+    return Row("cancelled bookings refunded once",
+               f"{len(cancelled)} cancelled ({by_customer} by their customers): refunded {refunded}, cancellation "
+               f"e-mails in the sink {letters} (customers with an address {known}); their {len(seats)} seats back on "
+               f"sale, {sold_again} sold again, {kept} still theirs; violations {bad}",
+               refunded == len(cancelled) and kept == 0 and bad == 0)
 
 
 def _address_row(addresses: Counter[str], refused: dict[str, int] | None) -> Row:

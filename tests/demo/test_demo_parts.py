@@ -21,6 +21,7 @@ from ..e2e.saga import Verdict
 from ..e2e.saga.facts import Facts
 from ..e2e.saga.quiesce import Rest
 from ..e2e.saga.scope import Scope
+from ..e2e.saga.verdict import Check
 from . import queue
 from .addresses import BLOCK_HOSTS, Block, Clients, deal
 from .crowd import plans
@@ -35,9 +36,12 @@ VOUCHER = "FLASHX"
 def sold_out_facts() -> Facts:
     """Two seats, both BOOKED by known customers, one with the voucher; a late payer refunded."""
     f = Facts()
-    f.seats = [{"seat_code": "A1", "status": "BOOKED"}, {"seat_code": "A2", "status": "BOOKED"}]
-    f.bookings = {"b1": {"booking_id": "b1", "customer_id": 1, "status": "BOOKED", "payment_id": "p1"},
-                  "b2": {"booking_id": "b2", "customer_id": 2, "status": "BOOKED", "payment_id": "p2"},
+    f.seats = [{"seat_code": "A1", "status": "BOOKED", "booking_id": "b1"},
+               {"seat_code": "A2", "status": "BOOKED", "booking_id": "b2"}]
+    f.bookings = {"b1": {"booking_id": "b1", "customer_id": 1, "status": "BOOKED", "payment_id": "p1",
+                         "tickets": [{"seat": "A1", "ticketType": "CHILD"}]},
+                  "b2": {"booking_id": "b2", "customer_id": 2, "status": "BOOKED", "payment_id": "p2",
+                         "tickets": [{"seat": "A2", "ticketType": "ADULT"}]},
                   "b3": {"booking_id": "b3", "customer_id": 3, "status": "EXPIRED", "payment_id": None}}
     f.payments = {"p1": {"payment_id": "p1", "booking_id": "b1", "voucher_code": VOUCHER, "discount_cents": 300,
                          "status": "SUCCEEDED"},
@@ -86,11 +90,11 @@ def test_each_broken_rule_fails_its_row() -> None:
 def cancelled_facts() -> Facts:
     """b2 was booked, then cancelled by its customer: its seat is free again, its payment refunded."""
     f = sold_out_facts()
-    f.seats[1]["status"] = "AVAILABLE"
+    f.seats[1].update(status="AVAILABLE", booking_id=None)
     f.bookings["b2"]["status"] = "CANCELLED"
     f.payments["p2"]["status"] = "REFUNDED"
     f.events = [{"eventId": "e1", "type": "BookingCancelled", "bookingId": "b2",
-                 "data": {"paymentId": "p2", "reason": "CUSTOMER"}}]
+                 "data": {"paymentId": "p2", "reason": "CUSTOMER", "seats": ["A2"]}}]
     f.mail.append({"booking": "b2", "kind": "cancellation"})
     return f
 
@@ -101,7 +105,10 @@ def test_cancellations_get_their_row_and_still_count_their_tickets() -> None:
               steps={}, expiry_plays=True, hold_ttl=600)
     rows = {r.check: r for r in t.rows}
     assert not t.failed, t.failed
-    assert rows["cancelled bookings refunded once"].figure.startswith("1 cancelled: refunded 1")
+    assert rows["cancelled bookings refunded once"].figure.startswith(
+        "1 cancelled (1 by their customers): refunded 1, cancellation e-mails in the sink 1 (customers with an "
+        "address 1); their 1 seats back on "
+        "sale, 0 sold again, 0 still theirs")
     assert rows["e-mails sent = bookings of known customers"].figure == "2 = 2"  # b2's ticket still counts
     unrefunded = cancelled_facts()
     unrefunded.payments["p2"]["status"] = "SUCCEEDED"
@@ -109,9 +116,46 @@ def test_cancellations_get_their_row_and_still_count_their_tickets() -> None:
     t = judge(verdict, capacity=1, voucher=VOUCHER, voucher_limit=1, late_journeys=[{"payment_ids": ["p3"]}],
               steps={}, expiry_plays=True, hold_ttl=600)
     assert [r.check for r in t.failed] == ["cancelled bookings refunded once"]
+    still_held = cancelled_facts()  # the cancellation did not give the seat back
+    still_held.seats[1].update(status="BOOKED", booking_id="b2")
+    verdict = Verdict(scope=Scope(), rest=Rest(True, 0.0), facts=still_held, checks=[])
+    t = judge(verdict, capacity=2, voucher=VOUCHER, voucher_limit=1, late_journeys=[{"payment_ids": ["p3"]}],
+              steps={}, expiry_plays=True, hold_ttl=600)
+    assert [r.check for r in t.failed] == ["cancelled bookings refunded once"]
+    sold_again = cancelled_facts()  # another customer bought the seat given back
+    sold_again.seats[1].update(status="BOOKED", booking_id="b4")
+    verdict = Verdict(scope=Scope(), rest=Rest(True, 0.0), facts=sold_again, checks=[])
+    t = judge(verdict, capacity=2, voucher=VOUCHER, voucher_limit=1, late_journeys=[{"payment_ids": ["p3"]}],
+              steps={}, expiry_plays=True, hold_ttl=600)
+    assert not t.failed and "1 sold again, 0 still theirs" in {r.check: r for r in t.rows}[
+        "cancelled bookings refunded once"].figure
     assert "cancelled bookings refunded once" not in [r.check for r in judge(
         Verdict(scope=Scope(), rest=Rest(True, 0.0), facts=sold_out_facts(), checks=[]), capacity=2, voucher=VOUCHER,
         voucher_limit=1, late_journeys=[], steps={}, expiry_plays=False, hold_ttl=600).rows]
+
+
+def test_the_tickets_row_counts_types_and_fails_on_amounts_other_than_their_prices() -> None:
+    priced = Check("prices.amounts_are_tickets", "", checked=3)
+    verdict = Verdict(scope=Scope(), rest=Rest(True, 0.0), facts=sold_out_facts(), checks=[priced])
+    t = judge(verdict, capacity=2, voucher=VOUCHER, voucher_limit=1, late_journeys=[{"payment_ids": ["p3"]}],
+              steps={}, expiry_plays=True, hold_ttl=600)
+    row = {r.check: r for r in t.rows}["tickets priced as the showtime prices"]
+    assert row.ok is True and row.figure == "ADULT 1, CHILD 1; amounts other than their tickets' prices 0"
+    priced.violations.append("booking b1: hold amount 1200, its tickets sum to 800")
+    t = judge(verdict, capacity=2, voucher=VOUCHER, voucher_limit=1, late_journeys=[{"payment_ids": ["p3"]}],
+              steps={}, expiry_plays=True, hold_ttl=600)
+    assert [r.check for r in t.failed] == ["tickets priced as the showtime prices", "every saga invariant (1)"]
+
+
+def test_a_cancelled_booking_s_discount_is_not_counted_against_the_voucher_s_limit() -> None:
+    """b2 was paid with the voucher's one use, then cancelled (its use released); b1 got the use after it."""
+    f = cancelled_facts()
+    f.payments["p2"].update(voucher_code=VOUCHER, discount_cents=300)
+    f.redemptions.append({"voucher_code": VOUCHER, "customer_id": 2, "order_id": "p2", "status": "RELEASED"})
+    t = judge(Verdict(scope=Scope(), rest=Rest(True, 0.0), facts=f, checks=[]), capacity=1, voucher=VOUCHER,
+              voucher_limit=1, late_journeys=[{"payment_ids": ["p3"]}], steps={}, expiry_plays=True, hold_ttl=600)
+    row = {r.check: r for r in t.rows}["voucher uses <= limit"]
+    assert row.ok and "discounted bookings 1;" in row.figure, row
 
 
 class StandInRoom:

@@ -94,7 +94,8 @@ class Customer:
                 await self.shop.sold_out(wave, showtime)
                 return None
             r = await self.call(j, "hold", "POST", f"{self.shop.url['hold']}/showtimes/{showtime}/holds",
-                                value={"showtime": showtime, "seats": seats}, json={"seats": seats},
+                                value={"showtime": showtime, "seats": seats},
+                                json={"seats": self.tickets(showtime, seats, rng)},
                                 headers=self.hold_headers(showtime))
             if r is not None and r.status_code == 201:
                 hold: dict[str, Any] = r.json()
@@ -109,6 +110,10 @@ class Customer:
     def choose_showtime(self, wave: Catalogue, rng: random.Random) -> int:
         """Which showtime this journey shops at (the demo's customers choose one they were admitted to)."""
         return rng.choice(sorted(wave.showtimes))
+
+    def tickets(self, showtime: int, seats: list[str], rng: random.Random) -> list[Any]:
+        """The hold request's `seats`: codes (ADULT tickets); the demo's customers ask for other types too."""
+        return seats
 
     def hold_headers(self, showtime: int) -> dict[str, str]:
         """Extra headers of a hold request (the demo's: an X-Admission-Token from a waiting room)."""
@@ -127,6 +132,11 @@ class Customer:
     async def cancel(self, j: Journey) -> httpx.Response | None:
         return await self.call(j, "cancel", "DELETE", f"{self.shop.url['hold']}/holds/{j.hold_id}",
                                value={"holdId": j.hold_id})
+
+    async def cancel_booking(self, j: Journey) -> httpx.Response | None:
+        """The customer cancels his booking (before the deadline: the seats back on sale, a full refund)."""
+        return await self.call(j, "booking_cancel", "POST", f"{self.shop.url['hold']}/bookings/{j.booking_id}/cancel",
+                               value={"bookingId": j.booking_id})
 
     # --- vouchers and checkout -------------------------------------------------------------------
 

@@ -43,24 +43,30 @@ def event(kind: str, booking: str, n: int, customer: int = CUSTOMER, showtime: i
             "data": data}
 
 
+def ticket(seat: str, category: str, ticket_type: str, price: int) -> dict[str, object]:
+    return {"seat": seat, "category": category, "ticketType": ticket_type, "priceCents": price}
+
+
 def world() -> Facts:
     """B1 booked and paid with voucher V (300 off); B2 paid in time but applied after its hold expired, beyond
     the grace, refunded; B3 cancelled."""
     f = Facts()
     f.showtimes = {ST: 6}
-    f.seats = [{"showtime_id": ST, "seat_code": c, "status": s, "hold_id": h, "booking_id": b}
+    f.prices = {ST: {"STANDARD": {"ADULT": 1200, "CHILD": 800}, "VIP": {"ADULT": 1800}}}
+    f.seats = [{"showtime_id": ST, "seat_code": c, "status": s, "hold_id": h, "booking_id": b, "category": "STANDARD"}
                for c, s, h, b in (("A1", "BOOKED", H1, B1), ("A2", "BOOKED", H1, B1), ("A3", "AVAILABLE", None, None),
                                   ("A4", "AVAILABLE", None, None))]
     f.bookings = {
         B1: {"hold_id": H1, "booking_id": B1, "customer_id": CUSTOMER, "showtime_id": ST, "seats": ["A1", "A2"],
              "amount_cents": 2400, "status": "BOOKED", "payment_id": P1, "expired": True, "created_at": at(0),
-             "expires_at": at(600)},
+             "expires_at": at(600), "tickets": [ticket("A1", "STANDARD", "ADULT", 1200),
+                                                ticket("A2", "STANDARD", "ADULT", 1200)]},
         B2: {"hold_id": H2, "booking_id": B2, "customer_id": STRANGER, "showtime_id": ST, "seats": ["A3"],
              "amount_cents": 1200, "status": "EXPIRED", "payment_id": None, "expired": True, "created_at": at(0),
-             "expires_at": at(600)},
+             "expires_at": at(600), "tickets": []},  # held before ticket types: one ADULT ticket per seat
         B3: {"hold_id": H3, "booking_id": B3, "customer_id": CUSTOMER, "showtime_id": ST, "seats": ["A4"],
              "amount_cents": 1200, "status": "RELEASED", "payment_id": None, "expired": True, "created_at": at(0),
-             "expires_at": at(600)},
+             "expires_at": at(600), "tickets": [ticket("A4", "STANDARD", "ADULT", 1200)]},
     }
     f.payments = {
         P1: {"payment_id": P1, "hold_id": H1, "booking_id": B1, "customer_id": CUSTOMER, "showtime_id": ST,
@@ -76,7 +82,7 @@ def world() -> Facts:
         event("SeatsReleased", B3, 4, holdId=H3, seats=["A4"], reason="CANCELLED", seatMapVersion=4),
         event("PaymentSucceeded", B1, 5, paymentId=P1, amountCents=2100),
         {**event("BookingConfirmed", B1, 6, holdId=H1, seats=["A1", "A2"], amountCents=2100, discountCents=300,
-                 paymentId=P1, seatMapVersion=5), "occurredAt": iso(100)},
+                 paymentId=P1, seatMapVersion=5, tickets=f.bookings[B1]["tickets"]), "occurredAt": iso(100)},
         event("SeatsReleased", B2, 7, STRANGER, holdId=H2, seats=["A3"], reason="EXPIRED", seatMapVersion=6),
         event("PaymentSucceeded", B2, 8, STRANGER, paymentId=P2, amountCents=1200),
         {**event("BookingFailed", B2, 9, STRANGER, paymentId=P2, reason="HOLD_EXPIRED"), "occurredAt": iso(610)},
@@ -104,14 +110,17 @@ def cancelled_showtime(f: Facts) -> None:
     """Showtime ST2, cancelled by an operator: B5 was booked with voucher W (200 off) and is cancelled and
     refunded in full; B6 was on the gateway's page, its hold released and its payment expired at the gateway."""
     f.showtimes[ST2] = 5
-    f.seats += [{"showtime_id": ST2, "seat_code": c, "status": "AVAILABLE", "hold_id": None, "booking_id": None}
-                for c in ("A1", "A2", "A3")]
+    f.prices[ST2] = {"STANDARD": {"ADULT": 900, "CHILD": 600}, "ACCESSIBLE": {"ADULT": 700}}
+    f.seats += [{"showtime_id": ST2, "seat_code": c, "status": "AVAILABLE", "hold_id": None, "booking_id": None,
+                 "category": category} for c, category in (("A1", "STANDARD"), ("A2", "STANDARD"),
+                                                           ("A3", "ACCESSIBLE"))]
     f.bookings[B5] = {"hold_id": H5, "booking_id": B5, "customer_id": CUSTOMER, "showtime_id": ST2,
                       "seats": ["A1", "A2"], "amount_cents": 1500, "status": "CANCELLED", "payment_id": P5,
-                      "expired": True, "created_at": at(0), "expires_at": at(600)}
+                      "expired": True, "created_at": at(0), "expires_at": at(600),
+                      "tickets": [ticket("A1", "STANDARD", "ADULT", 900), ticket("A2", "STANDARD", "CHILD", 600)]}
     f.bookings[B6] = {"hold_id": H6, "booking_id": B6, "customer_id": STRANGER, "showtime_id": ST2, "seats": ["A3"],
                       "amount_cents": 700, "status": "RELEASED", "payment_id": None, "expired": True,
-                      "created_at": at(0), "expires_at": at(600)}
+                      "created_at": at(0), "expires_at": at(600), "tickets": [ticket("A3", "ACCESSIBLE", "ADULT", 700)]}
     f.payments[P5] = {"payment_id": P5, "hold_id": H5, "booking_id": B5, "customer_id": CUSTOMER, "showtime_id": ST2,
                       "amount_cents": 1300, "discount_cents": 200, "voucher_code": "W", "status": "REFUNDED",
                       "refund_reason": "SHOWTIME_CANCELLED"}
@@ -122,7 +131,8 @@ def cancelled_showtime(f: Facts) -> None:
         event("SeatsHeld", B6, 22, STRANGER, ST2, holdId=H6, seats=["A3"], seatMapVersion=2),
         event("PaymentSucceeded", B5, 23, showtime=ST2, paymentId=P5, amountCents=1300),
         {**event("BookingConfirmed", B5, 24, showtime=ST2, holdId=H5, seats=["A1", "A2"], amountCents=1300,
-                 discountCents=200, paymentId=P5, seatMapVersion=3), "occurredAt": iso(100)},
+                 discountCents=200, paymentId=P5, seatMapVersion=3, tickets=f.bookings[B5]["tickets"]),
+         "occurredAt": iso(100)},
         {"eventId": "e25", "type": "ShowtimeCancelled", "showtimeId": ST2, "data": {"reason": "projector failure"}},
         event("SeatsReleased", B6, 26, STRANGER, ST2, holdId=H6, seats=["A3"], reason="SHOWTIME_CANCELLED",
               seatMapVersion=4),
@@ -309,7 +319,57 @@ def cancellation_frees_seats_not_booked(f: Facts) -> None:
     data["seats"] = ["A1", "A2", "A3"]
 
 
+def child_charged_as_an_adult(f: Facts) -> None:
+    """B5's CHILD ticket priced at the ADULT 900, and everything after the hold consistent with that price:
+    only the showtime's prices can tell."""
+    f.bookings[B5]["tickets"][1]["priceCents"] = 900
+    f.bookings[B5]["amount_cents"] = 1800
+    f.payments[P5]["amount_cents"] = 1600
+    f.sessions["cs_5"]["amountCents"] = 1600
+    _event(f, "e24")["data"].update(amountCents=1600)  # type: ignore[union-attr]
+    _event(f, "e29")["data"].update(amountCents=1600)  # type: ignore[union-attr]
+    f.points[-1].update(amount_cents=1600, points=16)
+
+
+def ticket_of_another_category(f: Facts) -> None:  # A2 is a STANDARD seat, its ticket says VIP
+    f.bookings[B1]["tickets"][1]["category"] = "VIP"
+
+
+def ticket_type_without_a_price(f: Facts) -> None:  # a SENIOR ticket where the showtime prices none
+    f.bookings[B3]["tickets"][0]["ticketType"] = "SENIOR"
+
+
+def hold_amount_not_its_tickets(f: Facts) -> None:
+    f.bookings[B3]["amount_cents"] = 1000
+
+
+def ticket_for_a_seat_not_held(f: Facts) -> None:
+    f.bookings[B3]["tickets"][0]["seat"] = "A3"
+
+
+def confirmation_names_other_tickets(f: Facts) -> None:
+    _event(f, "e6")["data"]["tickets"] = [ticket("A1", "STANDARD", "ADULT", 1200),  # type: ignore[index]
+                                          ticket("A2", "STANDARD", "CHILD", 800)]
+
+
+def confirmation_priced_apart_from_its_tickets(f: Facts) -> None:
+    _event(f, "e6")["data"].update(amountCents=1700, discountCents=300)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("breach", [child_charged_as_an_adult, ticket_of_another_category, ticket_type_without_a_price,
+                                    hold_amount_not_its_tickets, ticket_for_a_seat_not_held,
+                                    confirmation_names_other_tickets])
+def test_amounts_other_than_the_tickets_prices_are_caught_by_the_prices_invariant_alone(
+        breach: Callable[[Facts], None]) -> None:
+    """Each of these leaves every amount after the hold consistent with the hold's, so no other invariant
+    catches it: the hold's tickets disagree with the showtime's prices, with its seats or with BookingConfirmed."""
+    facts = copy.deepcopy(world())
+    breach(facts)
+    assert failing(facts) == {"prices.amounts_are_tickets"}
+
+
 @pytest.mark.parametrize(("breach", "caught_by"), [
+    (confirmation_priced_apart_from_its_tickets, {"prices.amounts_are_tickets", "events.confirmed_amount"}),
     (cancelled_not_refunded, {"cancel.refunded_once", "money.paid_resolved", "seats.booked_iff_paid"}),
     (cancelled_refunded_twice, {"cancel.refunded_once", "money.refund_once", "events.once"}),
     (cancelled_refunded_in_part, {"cancel.refunded_once"}),
@@ -415,3 +475,44 @@ def test_a_quote_refused_503_is_allowed_only_while_a_fault_is_absorbed() -> None
     outside = History()
     outside.ops += [{**kill, "type": "invoke", "time": 10.0}, {**kill, "type": "ok", "time": 20.0}, quote_503(60.0)]
     assert "calls.quote" in failing(world(), outside)
+
+
+def test_a_seat_cancelled_then_sold_again_is_booked_once_at_a_time() -> None:
+    """A customer's cancellation gives the seat back: another booking of it after the BookingCancelled (in
+    seat-map order) is no double sale; before it, or two BOOKED bookings now, is one."""
+    from .saga.seats import booked_once
+
+    def facts(second_at: int, first_status: str = "CANCELLED") -> Facts:
+        f = Facts()
+        f.bookings = {B1: {"booking_id": B1, "showtime_id": ST, "seats": ["A1"], "status": first_status},
+                      B2: {"booking_id": B2, "showtime_id": ST, "seats": ["A1"], "status": "BOOKED"}}
+        f.events = [event("BookingConfirmed", B1, 1, seats=["A1"], seatMapVersion=2),
+                    event("BookingCancelled", B1, 2, seats=["A1"], reason="CUSTOMER", seatMapVersion=3),
+                    event("BookingConfirmed", B2, 3, seats=["A1"], seatMapVersion=second_at)]
+        return f
+
+    assert booked_once(facts(second_at=5)).violations == []
+    assert booked_once(facts(second_at=5)).checked == 3  # two confirmations, one seat now
+    assert booked_once(facts(second_at=2)).violations  # booked again while the first booking had it
+    assert booked_once(facts(second_at=5, first_status="BOOKED")).violations  # both BOOKED now
+
+
+def test_an_e_mail_whose_message_id_is_folded_is_still_told_by_its_kind(tmp_path: Path) -> None:
+    """A cancellation's Message-ID is too long for the header line: it is folded onto the next one."""
+    from .saga.facts import read_mail
+    (tmp_path / "c.eml").write_bytes(
+        b"To: a@example.com\r\nSubject: Booking cancelled - booking " + B5.encode() + b"\r\nMessage-ID:\r\n "
+        b"<2ee1fd2c-44d0-4178-bb66-f8cccf53d7fd.cancellation@notifier.ticketing>\r\n\r\nHello\r\n")
+    facts = world()
+    facts.mail = []
+    read_mail(Sources(dsn={}, hold_url="", sim_url="", bootstrap="", groups={}, mail_dir=tmp_path), facts)
+    assert facts.mail == [{"booking": B5, "message_id": "<2ee1fd2c-44d0-4178-bb66-f8cccf53d7fd.cancellation"
+                                                       "@notifier.ticketing>", "file": "c.eml", "kind": "cancellation"}]
+
+
+def test_a_hold_booked_at_the_last_moment_of_its_maximum_is_no_breach() -> None:
+    """Decided on the transaction's clock before HOLD_MAX, stamped when its event was written a moment later."""
+    facts = copy.deepcopy(world())
+    facts.bookings[B1]["expires_at"] = at(1200)
+    _event(facts, "e6")["occurredAt"] = iso(1200.002)
+    assert "timing.hold_max" not in failing(facts)

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import calls, cancellations, delivery, money, notify, seatmap, seats, timing, vouchers
+from . import calls, cancellations, delivery, money, notify, prices, seatmap, seats, timing, vouchers
 from .facts import Facts, collect, resolve
 from .history import History
 from .outcomes import journey_table, outcomes
@@ -82,7 +82,7 @@ def judge(facts: Facts, sources: Sources, history: History | None = None) -> tup
     checks = [
         seats.single_owner(facts), seats.booked_once(facts), seats.booked_iff_paid(facts),
         money.paid_is_resolved(facts), money.refunded_once(facts), money.states_agree_with_gateway(facts),
-        money.charged_as_promised(facts),
+        money.charged_as_promised(facts), prices.amounts_are_ticket_prices(facts),
         vouchers.counters(facts), vouchers.discounts(facts), vouchers.one_use_per_payment(facts),
         tickets, notify.points(facts, sources), notify.confirmed_amounts(facts),
         seats.one_effect_per_fact(facts), delivery.nothing_lost(facts), delivery.nothing_dead_lettered(facts),

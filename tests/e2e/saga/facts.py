@@ -30,12 +30,13 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 KIND = re.compile(r"^<?[0-9a-f-]{36}\.([a-z_]+)@")
 
 SQL = {
-    "showtimes": "SELECT showtime_id, seat_map_version FROM showtime WHERE showtime_id = ANY($1::bigint[])",
-    "seats": "SELECT showtime_id, seat_code, status, hold_id::text, booking_id::text FROM show_seat "
+    "showtimes": "SELECT showtime_id, seat_map_version, prices::text FROM showtime "
+                 "WHERE showtime_id = ANY($1::bigint[])",
+    "seats": "SELECT showtime_id, seat_code, status, hold_id::text, booking_id::text, category FROM show_seat "
              "WHERE showtime_id = ANY($1::bigint[])",
     "bookings": "SELECT hold_id::text, booking_id::text, customer_id, showtime_id, seats, amount_cents, status, "
-                "payment_id::text, expires_at < now() AS expired, created_at, expires_at FROM booking "
-                "WHERE showtime_id = ANY($1::bigint[])",
+                "payment_id::text, expires_at < now() AS expired, created_at, expires_at, tickets::text "
+                "FROM booking WHERE showtime_id = ANY($1::bigint[])",
     "payments": "SELECT payment_id::text, hold_id::text, booking_id::text, customer_id, showtime_id, amount_cents, "
                 "discount_cents, voucher_code, status, session_id, refund_id, refund_reason, created_at, expires_at "
                 "FROM payment WHERE showtime_id = ANY($1::bigint[]) ORDER BY created_at",
@@ -55,6 +56,7 @@ SQL = {
 @dataclass
 class Facts:
     showtimes: dict[int, int] = field(default_factory=dict)  # showtime -> seat_map_version
+    prices: dict[int, dict[str, dict[str, int]]] = field(default_factory=dict)  # showtime -> category -> type -> cents
     seats: list[dict[str, Any]] = field(default_factory=list)
     bookings: dict[str, dict[str, Any]] = field(default_factory=dict)  # booking id -> row
     payments: dict[str, dict[str, Any]] = field(default_factory=dict)  # payment id -> row (creation order)
@@ -99,10 +101,12 @@ async def resolve(scope: Scope, sources: Sources) -> Scope:
 
 async def read_databases(scope: Scope, sources: Sources, facts: Facts) -> None:
     dsn, showtimes, codes = sources.dsn, sorted(scope.showtimes or ()), sorted(scope.vouchers or ())
-    facts.showtimes = {r["showtime_id"]: r["seat_map_version"] for r in await _rows(dsn["hold"], SQL["showtimes"],
-                                                                                     showtimes)}
+    rows = await _rows(dsn["hold"], SQL["showtimes"], showtimes)
+    facts.showtimes = {r["showtime_id"]: r["seat_map_version"] for r in rows}
+    facts.prices = {r["showtime_id"]: json.loads(r["prices"]) for r in rows}
     facts.seats = await _rows(dsn["hold"], SQL["seats"], showtimes)
-    facts.bookings = {r["booking_id"]: r for r in await _rows(dsn["hold"], SQL["bookings"], showtimes)}
+    facts.bookings = {r["booking_id"]: {**r, "tickets": json.loads(r["tickets"])}
+                      for r in await _rows(dsn["hold"], SQL["bookings"], showtimes)}
     facts.payments = {r["payment_id"]: r for r in await _rows(dsn["payment"], SQL["payments"], showtimes)}
     keys = sorted(facts.bookings)
     message_keys = keys + [f"showtime:{s}" for s in showtimes]  # ShowtimeCancelled is keyed by its showtime
@@ -180,7 +184,8 @@ def read_mail(sources: Sources, facts: Facts) -> None:
     bookings = set(facts.bookings)
     for path in sorted(Path(sources.mail_dir).glob("*.eml")):
         msg = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
-        subject, message_id = str(msg.get("Subject", "")), str(msg.get("Message-ID", ""))
+        # A long Message-ID (a cancellation's) is folded onto its own line: its value then starts with a space.
+        subject, message_id = str(msg.get("Subject", "")), str(msg.get("Message-ID", "")).strip()
         named = set(UUID.findall(subject)) & bookings
         if not named:
             body = msg.get_body(preferencelist=("plain",))

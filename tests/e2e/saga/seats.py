@@ -28,15 +28,30 @@ def single_owner(facts: Facts) -> Check:
 
 
 def booked_once(facts: Facts) -> Check:
-    check = Check("seats.booked_once", "no seat BOOKED twice (bookings and BookingConfirmed events)")
+    """A seat is BOOKED by one booking at a time: at most one BOOKED booking holds it now, and in its showtime's
+    seat-map order each BookingConfirmed finds it free (a booking cancelled before gives it back to the sale)."""
+    check = Check("seats.booked_once", "no seat BOOKED twice at once (bookings now; BookingConfirmed and "
+                                       "BookingCancelled in seat-map order: booked again only once cancelled)")
     booked: dict[tuple[int, str], set[str]] = defaultdict(set)
     for b in facts.bookings.values():
         if b["status"] == "BOOKED":
             for seat in b["seats"]:
                 booked[(b["showtime_id"], seat)].add(b["booking_id"])
-    for e in facts.of_type("BookingConfirmed"):
+    holder: dict[tuple[int, str], str] = {}
+    changes = [e for e in facts.events if e.get("type") in ("BookingConfirmed", "BookingCancelled")]
+    for e in sorted(changes, key=lambda e: (e["showtimeId"], data(e).get("seatMapVersion", 0))):
+        booking = str(e["bookingId"])
         for seat in data(e).get("seats", []):
-            booked[(e["showtimeId"], seat)].add(str(e["bookingId"]))
+            key = (e["showtimeId"], seat)
+            if e["type"] == "BookingCancelled":
+                if holder.get(key) == booking:
+                    del holder[key]
+                continue
+            check.expect(holder.get(key, booking) == booking,
+                         f"seat {key} booked by {booking} while booking {holder.get(key)} still had it")
+            holder[key] = booking
+    for key, booking in holder.items():
+        booked[key].add(booking)
     for key, bookings in sorted(booked.items()):
         check.expect(len(bookings) == 1, f"seat {key} booked by {sorted(bookings)}")
     return check
