@@ -51,6 +51,31 @@ def podman(*args: str, timeout: float = 300, check: bool = True) -> str:
     return run(["podman", *args], timeout=timeout, check=check).stdout.strip()
 
 
+# What each infrastructure container's image checks for health (podman's OCI images keep no HEALTHCHECK).
+INFRA_CHECKS = {f"{NETWORK}-postgres": ["pg_isready", "-q", "-h", "127.0.0.1", "-d", "ticketing"],
+                f"{NETWORK}-redis": ["redis-cli", "ping"],
+                f"{NETWORK}-kafka": ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/9092"]}
+
+
+def wait_until_serving(checks: dict[str, list[str]], timeout: float = 240) -> None:
+    """Every container answers its check before the hooks run; one that stopped is started again once and its
+    log kept for the failure message if it stops again."""
+    pending, restarted = dict(checks), set()
+    deadline = time.monotonic() + timeout
+    while pending and time.monotonic() < deadline:
+        for name, check in list(pending.items()):
+            state = podman("inspect", "--format", "{{.State.Status}}", name)
+            if state != "running":
+                assert name not in restarted, f"{name} stopped twice:\n{logs(name, 40)}"
+                print(f"{name} {state} before serving; starting it again:\n{logs(name, 20)}")
+                restarted.add(name)
+                podman("start", name)
+            elif run(["podman", "exec", name, *check], check=False, timeout=30).returncode == 0:
+                del pending[name]
+        time.sleep(1)
+    assert not pending, {name: logs(name, 40) for name in pending}
+
+
 @pytest.fixture(scope="module")
 def infrastructure(images: dict[str, str]) -> Iterator[None]:
     podman("network", "create", NETWORK)
@@ -63,6 +88,7 @@ def infrastructure(images: dict[str, str]) -> Iterator[None]:
                images["REDIS_IMAGE"])
         podman("run", "-d", "--name", f"{NETWORK}-kafka", "--network", NETWORK, "--network-alias", "kafka",
                "-e", "KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://kafka:9092", images["KAFKA_IMAGE"])
+        wait_until_serving(INFRA_CHECKS)
         yield
     finally:
         names = podman("ps", "-a", "--format", "{{.Names}}", "--filter", f"name={NETWORK}").split()

@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from api_kit import api_client
 from ticketing.db import create_pool
+from ticketing.events import BOOKING_EVENTS
 from ticketing.kafka import idempotent_producer
 from ticketing.redis_client import redis_client
 from ticketing.settings import ServiceSettings
@@ -24,7 +25,7 @@ from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.consumer import booking_events_consumer, voucher_reserved_consumer
 from voucher_service.service_layer.ports import Deps
-from voucher_testkit import MIGRATIONS, TEST_PREFIX, make_deps
+from voucher_testkit import MIGRATIONS, TEST_PREFIX, make_deps, skip_backlog
 
 SEND_TIMEOUT = 5.0  # the publisher's ack wait, hence the gate-recovery fence
 
@@ -76,10 +77,13 @@ async def reserved_consumer(pool: asyncpg.Pool, redis: aioredis.Redis,
 
 @pytest_asyncio.fixture(scope="session")
 async def booking_consumer(pool: asyncpg.Pool, redis: aioredis.Redis, kafka_bootstrap: str) -> AsyncIterator[None]:
-    """The booking-events consumer running in the test process (its own group, stable across runs)."""
+    """The booking-events consumer running in the test process (its own group, stable across runs), reading
+    from the topic's end: not the backlog the rest of a parallel suite wrote since the group last ran."""
     settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap, kafka_group_prefix=TEST_PREFIX)
+    consumer = booking_events_consumer(settings, pool, make_deps(pool, redis))
+    await skip_backlog(kafka_bootstrap, consumer.config.name, BOOKING_EVENTS)
     stop = asyncio.Event()
-    task = asyncio.create_task(booking_events_consumer(settings, pool, make_deps(pool, redis)).run(stop))
+    task = asyncio.create_task(consumer.run(stop))
     yield
     stop.set()
     await asyncio.wait_for(task, 30)

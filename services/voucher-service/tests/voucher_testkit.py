@@ -138,6 +138,24 @@ async def used_once_quiet(pool: asyncpg.Pool, code: str, quiet: float = 3.0, tim
     return last
 
 
+async def skip_backlog(kafka_bootstrap: str, group: str, topic: str) -> None:
+    """Commit `group`'s offsets at the end of `topic`, so that a consumer of that group started next reads only
+    what is published from now on."""
+    reader = AIOKafkaConsumer(topic, bootstrap_servers=kafka_bootstrap, group_id=None)  # every partition, no group
+    await reader.start()
+    try:
+        ends = await reader.end_offsets(sorted(reader.assignment()))
+    finally:
+        await reader.stop()
+    committer = AIOKafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=group, enable_auto_commit=False)
+    await committer.start()
+    try:
+        committer.assign(list(ends))
+        await committer.commit(ends)
+    finally:
+        await committer.stop()
+
+
 async def dead_letters(kafka_bootstrap: str, run: Callable[[], Awaitable[object]],
                        wanted: set[bytes]) -> dict[bytes, ConsumerRecord]:  # type: ignore[type-arg]
     """The voucher-reserved.DLQ records sent from the time `run` starts, by value: polled until every
