@@ -191,9 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     console.print(table.render_steps())
     console.print(f"report: {report}")
     if table.failed:
-        console.print(f"[bold red]{len(table.failed)} check(s) failed[/bold red]: "
-                      + "; ".join(r.check for r in table.failed))
         console.print(table.facts["saga_report"])
+        console.print(f"[bold red]{len(table.failed)} check(s) failed[/bold red]:")
+        for r in table.failed:
+            console.print(f"  FAIL {r.check}: {r.figure}")
         return 1
     return 0
 

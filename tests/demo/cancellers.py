@@ -4,9 +4,9 @@ refunded in full once, his voucher use released, and he gets one cancellation e-
 all of it after the sale.
 
 He cancels only while the sale still has a seat unsold besides his own (read from its showtimes' seat maps just
-before, which follow the seat changes as they commit): his seats then come back to a sale still on, where
-customers still shop, and the sale cannot end sold out between his look and his cancellation (that seat would
-have to be booked in that instant), which would leave his seats unsold.
+before): his seats then come back to a sale still on, where customers still shop. That last seat may sell while
+he cancels, so from his look until his cancellation has answered no customer process may decide the sale sold
+out (its customers would leave his seats unsold), and once one has, he keeps his booking (ending.py).
 """
 
 from __future__ import annotations
@@ -14,10 +14,14 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from typing import TYPE_CHECKING
 
 from ..e2e import journeys
 from ..e2e.customers import Customer
 from ..e2e.saga.history import Journey
+
+if TYPE_CHECKING:
+    from .shoppers import SaleCustomer
 
 BOOKING_WAIT_SECONDS = 30.0  # how long he waits for his paid hold to show BOOKED
 UNSOLD_TO_CANCEL = 1
@@ -52,12 +56,18 @@ async def unsold_besides(c: Customer, j: Journey, own: set[str]) -> int:
     return unsold
 
 
-async def book_then_cancel(c: Customer, j: Journey, rng: random.Random) -> None:
+async def book_then_cancel(c: SaleCustomer, j: Journey, rng: random.Random) -> None:
     await journeys.book(c, j, rng)
     if not j.payment_ids or (own := await booked_seats(c, j)) is None:
         return
-    if await unsold_besides(c, j, own) < UNSOLD_TO_CANCEL:
-        j.notes.append("kept_booking_nearly_sold_out")
+    if not c.sale.end.begin_cancel():  # a process told its customers the sale sold out: none would buy his seats
+        j.notes.append("kept_booking_sold_out")
         return
-    r = await c.cancel_booking(j)
-    j.notes.append("cancelled_booking" if r is not None and r.status_code == 202 else "cancel_refused")
+    try:
+        if await unsold_besides(c, j, own) < UNSOLD_TO_CANCEL:
+            j.notes.append("kept_booking_nearly_sold_out")
+            return
+        r = await c.cancel_booking(j)
+        j.notes.append("cancelled_booking" if r is not None and r.status_code == 202 else "cancel_refused")
+    finally:
+        c.sale.end.end_cancel()

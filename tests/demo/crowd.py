@@ -32,6 +32,7 @@ from ..e2e.customers import Catalogue, Shop
 from ..e2e.saga.history import History
 from . import server_figures
 from .addresses import Clients, deal
+from .ending import SaleEnd
 from .figures import percentile
 from .platform import Platform
 from .sale import PARTS, Sale, SaleConfig, SeatCounts, cast_for, open_sale, read_seats, watch
@@ -102,23 +103,24 @@ def plans(sale: Sale) -> list[Plan]:
 
 # ---------------------------------------------------------------- in a worker process
 
-def work(plan: Plan, out: Any, start: Any, stop: Any) -> None:
+def work(plan: Plan, out: Any, start: Any, stop: Any, end: SaleEnd) -> None:
     """The worker process: once `start` is set (a synchronized Value: the sale's start on the shared clock,
-    0 until then), play the plan's customers, reporting to `out` until done."""
+    0 until then), play the plan's customers, reporting to `out` until done; `end`: the sale's sold-out
+    decision, shared by the processes (ending.py)."""
     try:
-        asyncio.run(_work(plan, out, start, stop))
+        asyncio.run(_work(plan, out, start, stop, end))
     except BaseException:
         out.put(("error", plan.worker, traceback.format_exc()))
         raise
 
 
-async def _work(plan: Plan, out: Any, start: Any, stop: Any) -> None:
+async def _work(plan: Plan, out: Any, start: Any, stop: Any, end: SaleEnd) -> None:
     cfg = plan.cfg
     connections = max(1, cfg.connections // cfg.workers)
     sale = Sale(cfg=cfg, platform=plan.platform, history=History(t0=plan.t0,
                                                                  journey_base=plan.worker * JOURNEYS_PER_WORKER),
                 catalogue=plan.catalogue, voucher=plan.voucher, hold_ttl=plan.hold_ttl,
-                expiry_plays=plan.expiry_plays, stop=stop,
+                expiry_plays=plan.expiry_plays, stop=stop, end=end,
                 in_flight=asyncio.Semaphore(connections))
     sale.seats = {showtime: SeatCounts(available=len(seats)) for showtime, seats in plan.catalogue.showtimes.items()}
     clients = Clients(keepalive=KEEPALIVE_PER_CUSTOMER * cfg.customers_per_address)
@@ -195,7 +197,7 @@ async def play(sale: Sale, worker_plans: list[Plan]) -> list[LoopLag]:
     them to their end, merging what they report into `sale` as it comes."""
     ctx = mp.get_context("spawn")  # a fresh interpreter: nothing of this process's loop or threads is copied
     out, start, stop = ctx.Queue(), ctx.Value("d", 0.0), ctx.Event()
-    procs = [ctx.Process(target=work, args=(plan, out, start, stop), name=f"demo-customers-{plan.worker}",
+    procs = [ctx.Process(target=work, args=(plan, out, start, stop, sale.end), name=f"demo-customers-{plan.worker}",
                          daemon=True) for plan in worker_plans]
     for proc in procs:
         proc.start()

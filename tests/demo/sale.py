@@ -49,6 +49,7 @@ from ..e2e.saga.scope import Scope
 from . import hall, queue
 from .addresses import Block, draw_block
 from .cancellers import book_then_cancel
+from .ending import SaleEnd
 from .platform import Platform
 
 PRICE_CENTS = 1200  # the hold-TTL probe's one seat
@@ -140,6 +141,7 @@ class Sale:
     started: float = 0.0
     ended: float = 0.0
     sold_out: asyncio.Event = field(default_factory=asyncio.Event)
+    end: SaleEnd = field(default_factory=SaleEnd)  # the sold-out decision shared by the processes (ending.py)
     deadline: float = 0.0
     stop: Any = None  # a multiprocessing Event: the parent ends the sale early (interrupted)
     lags: list[Any] = field(default_factory=list)  # each customer process's event-loop lag (crowd.LoopLag)
@@ -222,9 +224,11 @@ async def open_sale(sale: Sale, client: httpx.AsyncClient) -> None:
 
 async def read_seats(sale: Sale, client: httpx.AsyncClient, rooms: bool = True) -> None:
     """Each showtime's seat counts (and, `rooms`, its waiting room's figures) now; sold_out once every seat is
-    BOOKED."""
+    BOOKED and no cancellation could have freed one meanwhile (ending.py)."""
+    mark = sale.end.mark()
     admin = admin_headers(sale.platform)
     hold = sale.platform.url["hold"]
+    read = 0  # showtimes read in this pass: counts left from an earlier one may predate a cancellation
     for showtime in sale.catalogue.showtimes:
         try:
             # A public read; the token costs nothing and suits a hold-service that would ask for one.
@@ -232,13 +236,15 @@ async def read_seats(sale: Sale, client: httpx.AsyncClient, rooms: bool = True) 
         except httpx.HTTPError:
             continue
         if r.status_code == 200:
+            read += 1
             body = r.json()
             statuses = Counter(s["status"] for s in body["seats"])
             sale.seats[showtime] = SeatCounts(statuses["AVAILABLE"], statuses["HELD"], statuses["BOOKED"],
                                               body.get("version", 0))
         if rooms and sale.cfg.waiting_room and (figures := await queue.room_figures(client, hold, admin, showtime)):
             sale.rooms[showtime] = figures
-    if sale.booked() >= sale.cfg.capacity:
+    every_seat_booked = read == len(sale.catalogue.showtimes) and sale.booked() >= sale.cfg.capacity
+    if sale.end.settle(mark, every_seat_booked):
         sale.sold_out.set()
 
 

@@ -56,7 +56,9 @@ def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstra
     flags = ["--waiting-room", "--active-limit", "8", "--seconds", "150"] if room else []
     run = run_demo([*SMALL, *flags, "--report", str(report)], timeout=540)
     print(run.stdout[-6000:], run.stderr[-3000:])
-    assert run.returncode == 0, f"make demo exited {run.returncode}:\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
+    failed = [r for r in json.loads(report.read_text())["rows"] if r["ok"] is False] if report.exists() else []
+    assert run.returncode == 0, (f"make demo exited {run.returncode}; failed rows: {failed}\n{run.stdout[-4000:]}\n"
+                                 f"{run.stderr[-2000:]}")
     table = json.loads(report.read_text())
     rows = {r["check"]: r for r in table["rows"]}
     assert table["passed"]
