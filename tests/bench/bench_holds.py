@@ -16,8 +16,9 @@ capacity beside the bare endpoint's p99 at the same offered rate, in ROUNDS inte
 up, the order swapped every round, a fresh showtime each), each with the core-speed probe (results.cpu_speed)
 taken just before it. A round whose probe took over DISTURBED times the run's fastest was slowed by a
 neighbour on the host, and is marked so. Each round also runs the bare endpoint at 70 % of its own capacity:
-the p99 any endpoint of this framework reaches on this machine when it serves 70 % of what it can. Without `wrk` (apt-get install wrk) capacity falls back to an
-overloaded open-loop probe (BENCH_PROBE_RATE), which understates the bare endpoint.
+the p99 any endpoint of this framework reaches on this machine when it serves 70 % of what it can. Without
+`wrk` (apt-get install wrk) capacity falls back to an overloaded open-loop probe (BENCH_PROBE_RATE), which
+understates the bare endpoint.
 """
 
 from __future__ import annotations
