@@ -114,3 +114,54 @@ async def booked(stack: Any, sid: int, seats: list[str], customer: int | None = 
                 return dict(mine[0])
             await asyncio.sleep(0.2)
     raise AssertionError(f"booking {booking} was not BOOKED in time")
+
+
+class Link:
+    """A TCP path to a server that the test can cut and mend, as a scanner's network goes and comes back: a page
+    opened through it (at `url`) reaches the server only through it, and so does the page's service worker, which
+    the browser's offline emulation does not cover. The address stays the same, so the page's origin (its
+    storage, its service worker) does too."""
+
+    def __init__(self, target: str) -> None:
+        split = urlsplit(target)
+        self.host, self.target_port = split.hostname or "127.0.0.1", split.port or 80
+        self.port = 0
+        self.server: asyncio.Server | None = None
+        self.streams: set[asyncio.StreamWriter] = set()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def mend(self) -> None:
+        self.server = await asyncio.start_server(self._pipe, self.host, self.port)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def cut(self) -> None:
+        """No connection is taken any more, and those open are closed: every call fails, as with no network."""
+        assert self.server is not None
+        self.server.close()
+        for stream in list(self.streams):
+            stream.close()
+        await self.server.wait_closed()
+
+    async def _pipe(self, client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter) -> None:
+        try:
+            server_in, server_out = await asyncio.open_connection(self.host, self.target_port)
+        except OSError:
+            client_out.close()
+            return
+        self.streams |= {client_out, server_out}
+
+        async def copy(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            try:
+                while data := await source.read(65536):
+                    sink.write(data)
+                    await sink.drain()
+            except (ConnectionError, RuntimeError):
+                pass
+            finally:
+                sink.close()
+                self.streams.discard(sink)
+
+        await asyncio.gather(copy(client_in, server_out), copy(server_in, client_out))

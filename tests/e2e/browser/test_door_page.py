@@ -3,7 +3,8 @@ admitted (green, its seats, the counter moves), the same ticket refused at anoth
 was admitted), a forged one refused; then offline: the page checks signatures itself, admits two tickets (one of
 them already admitted at another door), refuses a second scan of one, queues them, and back online sends the
 queue and shows the server's conflict; a cancelled booking's ticket, one of another showtime and one shown too
-early are refused with their reasons. Screenshots: var/screenshots/door-*.png."""
+early are refused with their reasons; a scanner reopened without the network (its service worker keeps the page)
+still scans and syncs. Screenshots: var/screenshots/door-*.png."""
 
 from __future__ import annotations
 
@@ -18,18 +19,19 @@ import pytest
 from playwright.async_api import Page, expect
 from ticketing.auth import issue_token
 
-from .pages import booked, soon_showtime, staff
+from .pages import Link, booked, soon_showtime, staff
 
 pytestmark = pytest.mark.e2e
 
 
-async def door_page(browser: Any, stack: Any, sid: int, door: str, init_script: str = "") -> Page:
-    """A scanner of its own (its own localStorage) at `door`, the staff token pasted, the showtime chosen."""
+async def door_page(browser: Any, stack: Any, sid: int, door: str, init_script: str = "", url: str = "") -> Page:
+    """A scanner of its own (its own localStorage) at `door`, the staff token pasted, the showtime chosen; `url`:
+    hold-service's address as the scanner reaches it (by default the stack's)."""
     context = await browser.new_context(viewport={"width": 1000, "height": 760}, timezone_id="UTC")
     if init_script:
         await context.add_init_script(init_script)
     page = await context.new_page()
-    await page.goto(f"{stack.hold_url}/pages/door?showtime={sid}&door={door}")
+    await page.goto(f"{url or stack.hold_url}/pages/door?showtime={sid}&door={door}")
     await page.fill("#token", staff(stack))
     await page.click("#save-token")
     await expect(page.locator("#showtime")).to_have_value(str(sid))
@@ -134,6 +136,47 @@ async def test_offline_scans_are_checked_here_queued_and_synced_with_the_conflic
     await expect(page.locator("#admitted")).to_have_text("2")  # the server's count: both bookings, once each
     await expect(page.locator("#pending")).to_be_hidden()
     await page.screenshot(path=str(screenshots / "door-offline-synced.png"), full_page=True)
+
+
+async def shell_kept(page: Page) -> bool:
+    """Whether the page's service worker controls it and keeps the page and its scripts (door-sw.js)."""
+    return bool(await page.evaluate("""async () => {
+        if (!navigator.serviceWorker.controller) return false;
+        const kept = await (await caches.open("ticketing-door-shell")).keys();
+        return kept.length === 6;
+    }"""))
+
+
+async def test_a_scanner_opened_again_without_the_network_still_scans_and_syncs(browser, page_stack) -> None:
+    sid = await soon_showtime(page_stack, {"A": 2})
+    ticket = (await booked(page_stack, sid, ["A1", "A2"]))["ticket"]
+    link = Link(page_stack.hold_url)
+    await link.mend()
+    page = await door_page(browser, page_stack, sid, "E", url=link.url)
+    for _ in range(100):  # the worker installs, keeps the page and takes control in the background
+        if await shell_kept(page):
+            break
+        await page.wait_for_timeout(100)
+    assert await shell_kept(page)
+
+    await link.cut()  # the network is gone: for the page and for its service worker
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{link.url}/pages/door")
+    await page.context.set_offline(True)  # and the browser knows it
+    served = await page.goto(f"{link.url}/pages/door")  # the tab reopened
+    assert served is not None and served.from_service_worker and served.ok
+    await expect(page.locator("#network")).to_have_attribute("data-state", "offline")
+    await expect(page.locator("#showtime")).to_have_value(str(sid))  # the showtime and door it kept
+    await expect(page.locator("#door")).to_have_value("E")
+    await scan(page, ticket)
+    await expect(page.locator("#verdict")).to_have_text("Admitted offline: 2 seat(s)")
+    await expect(page.locator("#queued")).to_have_text("1")
+
+    await link.mend()
+    await page.context.set_offline(False)
+    await expect(page.locator("#sync-state")).to_have_text("Sent 1 scan(s): 1 admitted, 0 refused by the server.",
+                                                                  timeout=15_000)
+    await expect(page.locator("#admitted")).to_have_text("1")
 
 
 async def test_revoked_wrong_showtime_and_too_early_tickets_are_refused_with_their_reasons(browser,

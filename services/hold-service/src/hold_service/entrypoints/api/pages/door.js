@@ -6,7 +6,8 @@
 // online it sends the queue (POST /checkins/batch) and lists what the server refused (admitted elsewhere
 // first, revoked), in parts. The counter is the showtime's admitted bookings against its booked ones (the
 // server's, every door's), with the scans still queued here beside it. The staff token is pasted once and kept
-// in this browser, like the other pages' tokens.
+// in this browser, like the other pages' tokens. A service worker keeps the page itself, so a scanner opened or
+// reloaded without the network still scans (door-sw.js).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -207,6 +208,9 @@ function choose() {
 }
 
 async function main() {
+  // The page kept in this browser (door-sw.js), so that the scanner opens again without the network.
+  if ("serviceWorker" in navigator) navigator.serviceWorker.register("/pages/door-sw.js", { scope: "/pages/door" })
+    .catch(() => {});
   $("token-box").hidden = Boolean(state.token);
   $("save-token").addEventListener("click", () => {
     state.token = $("token").value.trim();

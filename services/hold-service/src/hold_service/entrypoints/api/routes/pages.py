@@ -51,6 +51,13 @@ async def door_page(deps: DepsDep) -> Response:
     return _page("door.html", deps)
 
 
+@router.get("/pages/door-sw.js", name="door_service_worker")
+async def door_service_worker(deps: DepsDep) -> Response:
+    """The scanner's service worker (it keeps the page for a scanner without the network), served beside the
+    page so that its scope may cover it."""
+    return _page("door-sw.js", deps)
+
+
 @router.get("/pages/showtimes/{showtime_id}/operator", name="operator_page")
 async def operator_page(showtime_id: ShowtimeId, deps: DepsDep) -> Response:
     return _page("operator.html", deps)
