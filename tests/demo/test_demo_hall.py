@@ -139,3 +139,35 @@ async def test_the_sale_s_customers_send_ticket_types_with_their_holds() -> None
     asked = [seat for hold in shop.holds for seat in hold]
     assert any(isinstance(s, dict) and s["ticketType"] in ("CHILD", "SENIOR", "STUDENT") for s in asked)
     assert any(isinstance(s, str) for s in asked)  # ADULT tickets are plain codes
+
+
+class LostAnswerShop(StandInShop):
+    """The stand-in whose first hold request is taken but its answer lost (the client's timeout)."""
+
+    def __init__(self) -> None:
+        super().__init__(unsold=4)
+        self.keys: list[str | None] = []
+        self.taken: dict[str, httpx.Response] = {}
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/showtimes/42/holds" and request.method == "POST":
+            key = request.headers.get("idempotency-key")
+            self.keys.append(key)
+            if key in self.taken:  # the same key: the hold it took, answered again
+                return self.taken[key]
+            answer = super().__call__(request)
+            self.taken[str(key)] = answer
+            if len(self.keys) == 1:
+                raise httpx.ReadTimeout("the answer was lost", request=request)
+            return answer
+        return super().__call__(request)
+
+
+async def test_a_hold_asked_again_after_no_answer_is_the_same_hold() -> None:
+    shop = LostAnswerShop()
+    async with httpx.AsyncClient(transport=httpx.MockTransport(shop)) as client:
+        c = customer_at(client)
+        j = c.shop.history.journey(c.id, "pays")
+        assert await c.take_hold(j, random.Random(3)) is not None
+    assert len(shop.keys) == 2 and shop.keys[0] and shop.keys[0] == shop.keys[1]
+    assert len(shop.holds) == 1 and j.hold_id == "h1"  # one hold taken, and it is the customer's

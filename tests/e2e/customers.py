@@ -24,6 +24,7 @@ from ticketing.auth import issue_token
 from .saga.history import History, Journey
 
 SEAT_COUNTS = (1, 1, 2, 2, 3, 4)
+NO_ANSWER_TRIES = 3  # a hold request with no answer (timed out, connection lost) is asked again, same key
 TOKEN_TTL = 24 * 3600  # a soak run outlives the default hour
 
 
@@ -93,10 +94,15 @@ class Customer:
                 j.notes.append("sold_out")
                 await self.shop.sold_out(wave, showtime)
                 return None
-            r = await self.call(j, "hold", "POST", f"{self.shop.url['hold']}/showtimes/{showtime}/holds",
-                                value={"showtime": showtime, "seats": seats},
-                                json={"seats": self.tickets(showtime, seats, rng)},
-                                headers=self.hold_headers(showtime))
+            # Keyed, as the seat-map page does: a hold asked again after no answer is the hold the first ask may
+            # have taken, not a second one left to lapse (on a stack whose holds last ten minutes, a sale's end).
+            body = {"seats": self.tickets(showtime, seats, rng)}
+            headers = {**self.hold_headers(showtime), "Idempotency-Key": uuid.uuid4().hex}
+            for _ in range(NO_ANSWER_TRIES):
+                r = await self.call(j, "hold", "POST", f"{self.shop.url['hold']}/showtimes/{showtime}/holds",
+                                    value={"showtime": showtime, "seats": seats}, json=body, headers=headers)
+                if r is not None:
+                    break
             if r is not None and r.status_code == 201:
                 hold: dict[str, Any] = r.json()
                 j.hold_id, j.booking_id = hold["holdId"], hold["bookingId"]
