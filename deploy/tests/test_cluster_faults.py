@@ -38,7 +38,7 @@ from ticketing.events import BOOKING_EVENTS, BOOKING_EVENTS_DLQ, VOUCHER_RESERVE
 from ticketing_testing import TEST_DATABASE
 from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
-from tests.e2e.customers import Customer, Shop
+from tests.e2e.customers import KEEPALIVE_EXPIRY, Customer, Shop
 from tests.e2e.journeys import shopper
 from tests.e2e.saga import Scope, Sources, check
 from tests.e2e.saga.history import History
@@ -143,7 +143,8 @@ async def test_r16_cluster_faults_lose_nothing_and_break_no_invariant(cluster: C
     history = History()
     tag, base = uuid.uuid4().hex[:6].upper(), (10**9 + uuid.uuid4().int % 10**9) * 1000
     load_showtime = base + 99
-    async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=200)) as client:
+    limits = httpx.Limits(max_connections=200, keepalive_expiry=KEEPALIVE_EXPIRY)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
         r = await client.post(f"{url['hold']}/admin/showtimes", headers=admin, json={
             "showtimeId": load_showtime, "title": "steady load", "startsAt": "2031-01-01T20:00:00Z",
             "priceCents": 1200, "rows": {"A": 20, "B": 20, "C": 20, "D": 20, "E": 20}})

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from ..e2e.customers import KEEPALIVE_EXPIRY
+
 HOSTS = 254  # per /24 of the block: .1 to .254
 BLOCK_HOSTS = 256 * HOSTS - 1  # customers' addresses; the last one is the organizer's
 SECOND_OCTETS = (64, 191)  # a block 127.B.0.0/16 with B drawn from these (never 127.0.x.x)
@@ -71,7 +73,7 @@ class Clients:
     """One HTTP client per source address of a customer process. A client opens connections as its calls
     need them (browsing calls are bounded by the process's share of --connections, the sale's semaphore, and a
     customer who pays never waits for a connection); it keeps `keepalive` of them open between calls, each
-    for at most httpx's keep-alive expiry (5 s idle)."""
+    for at most KEEPALIVE_EXPIRY idle (under the servers' keep-alive)."""
 
     keepalive: int
     timeout: float = 30.0
@@ -80,7 +82,8 @@ class Clients:
 
     def of(self, address: str) -> httpx.AsyncClient:
         if address not in self._clients:
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=self.keepalive)
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=self.keepalive,
+                                  keepalive_expiry=KEEPALIVE_EXPIRY)
             transport = httpx.AsyncHTTPTransport(local_address=address, limits=limits, verify=_TLS)
             self._clients[address] = httpx.AsyncClient(transport=transport, timeout=self.timeout)
             self._exits.push_async_callback(self._clients[address].aclose)

@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from ..e2e.customers import Catalogue, Shop
+from ..e2e.customers import KEEPALIVE_EXPIRY, Catalogue, Shop
 from ..e2e.saga.history import History
 from . import server_figures
 from .addresses import Clients, deal
@@ -39,6 +39,7 @@ from .sale import PARTS, Sale, SaleConfig, SeatCounts, cast_for, open_sale, read
 from .shoppers import SaleCustomer, shop_until_served
 
 LAG_PROBE_SECONDS = 0.05
+MONITOR_LIMITS = httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY)
 SATURATED_LAG_MS = 20.0  # a loop this late at p99 adds about that much to what its customers measure
 REPORT_SECONDS = 0.25
 JOURNEYS_PER_WORKER = 10**7  # journey ids of worker w start at w * this
@@ -134,7 +135,7 @@ async def _work(plan: Plan, out: Any, start: Any, stop: Any, end: SaleEnd) -> No
     sale.deadline = sale.started + cfg.seconds
     lags: list[float] = []
     began, cpu = time.monotonic(), time.process_time()
-    async with clients, httpx.AsyncClient(timeout=10) as monitor:
+    async with clients, httpx.AsyncClient(timeout=10, limits=MONITOR_LIMITS) as monitor:
         # Holds last at most a minute for a customer's patience (a decline waits that long to show FAILED).
         # The shop's client is the monitor's: every customer calls through his own address's (SaleCustomer).
         shop = Shop(url=plan.platform.url, client=monitor, history=sale.history,
@@ -246,7 +247,7 @@ async def run_sale(sale: Sale, on_tick: Callable[[], None] | None = None) -> Non
     """Open the sale, let the customers in, run until sold out or the limit; `on_tick()` refreshes a view.
     Leaves the customers' loop lag in `sale.lags`, the services' figures in `sale.server` and hold-service's
     refusals by limit in `sale.refused`."""
-    async with Clients(keepalive=4) as own, httpx.AsyncClient(timeout=10) as monitor:
+    async with Clients(keepalive=4) as own, httpx.AsyncClient(timeout=10, limits=MONITOR_LIMITS) as monitor:
         await open_sale(sale, own.of(sale.block.organizer))
         before = await server_figures.snapshot(monitor, sale.platform.url)
         helpers = [asyncio.create_task(watch(sale, monitor))]

@@ -32,7 +32,7 @@ from notifier.domain.messages import Contact
 from notifier.entrypoints.cli.customers import upsert_all
 from ticketing.auth import issue_token
 
-from .customers import Catalogue, Customer, Shop
+from .customers import KEEPALIVE_EXPIRY, Catalogue, Customer, Shop
 from .journeys import shopper
 from .saga.history import History
 from .saga.scope import Scope
@@ -150,7 +150,8 @@ async def run_journeys(stack: Stack, cfg: RunConfig) -> RunResult:
     await upsert_all(stack.dsn["notifier"], [Contact(c, f"c{c}@example.com", f"Journey {c}") for c in sorted(known)])
     admin = {"Authorization": f"Bearer {issue_token(stack.jwt_secret, sub='1', role='admin')}"}
     history = History()
-    limits = httpx.Limits(max_connections=cfg.customers * 3, max_keepalive_connections=cfg.customers)
+    limits = httpx.Limits(max_connections=cfg.customers * 3, max_keepalive_connections=cfg.customers,
+                          keepalive_expiry=KEEPALIVE_EXPIRY)
     async with httpx.AsyncClient(timeout=30, limits=limits) as client:
         shop = Shop(url=stack.url, client=client, history=history, jwt_secret=stack.jwt_secret,
                     hold_ttl=stack.timings.hold_ttl)

@@ -25,7 +25,7 @@ from ticketing.auth import issue_token
 from ticketing.events import BOOKING_EVENTS, BOOKING_EVENTS_DLQ, VOUCHER_RESERVED_DLQ
 from ticketing_testing import env, merchant_auth
 
-from .customers import Catalogue, Customer, Shop
+from .customers import KEEPALIVE_EXPIRY, Catalogue, Customer, Shop
 from .saga import Sources, check
 from .saga.history import History, Journey
 from .saga.offsets import KafkaView
@@ -77,7 +77,8 @@ async def test_r19_a_sold_out_showtime_cancelled_while_customers_hold_and_pay(r1
     admin = {"Authorization": f"Bearer {issue_token(stack.jwt_secret, sub='1', role='admin')}"}
     history = History()
     seats = customers * SEATS_PER_CUSTOMER
-    async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=customers * 2)) as client:
+    limits = httpx.Limits(max_connections=customers * 2, keepalive_expiry=KEEPALIVE_EXPIRY)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
         r = await client.post(f"{stack.url['hold']}/admin/showtimes", headers=admin, json={
             "showtimeId": sid, "title": "R19", "startsAt": "2031-06-01T20:00:00Z", "cinema": "R19", "hall": "1",
             "timeZone": "Europe/Madrid", "layout": [{"row": "A", "blocks": [{"from": 1, "to": seats}]}],
