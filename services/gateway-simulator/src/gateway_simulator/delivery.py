@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import httpx
 import orjson
+from ticketing import http_pool
 from ticketing.logs import log_action
 
 from gateway_simulator.config import SimulatorSettings
@@ -78,7 +79,7 @@ class Deliverer:
 
     async def _post(self, url: str, body: bytes) -> int | None:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.settings.callback_timeout_seconds)
+            self._client = httpx.AsyncClient(timeout=self.settings.callback_timeout_seconds, limits=http_pool.LIMITS)
         # Signed at send time, as Stripe does: every retry carries a fresh `t`.
         headers = {"Content-Type": "application/json",
                    "Gateway-Signature": signature_header(self.settings.gateway_webhook_secret, body)}

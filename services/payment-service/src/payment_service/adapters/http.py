@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-from ticketing import request_id, tracing
+from ticketing import http_pool, request_id, tracing
 from ticketing.auth import issue_token
 
 from payment_service.domain.errors import DependencyUnavailable
@@ -29,7 +29,7 @@ class ServiceClient:
     def __init__(self, base_url: str, *, credentials: Credentials | None, timeout: float, name: str) -> None:
         self.name = name
         self._credentials = credentials
-        self._client = httpx.AsyncClient(base_url=base_url, timeout=timeout)
+        self._client = httpx.AsyncClient(base_url=base_url, timeout=timeout, limits=http_pool.LIMITS)
 
     def _headers(self, extra: dict[str, str] | None) -> dict[str, str]:
         headers = dict(extra or {})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 import httpx
-from ticketing import request_id, tracing
+from ticketing import http_pool, request_id, tracing
 from ticketing.auth import issue_token
 
 from voucher_service.domain.errors import PaymentsUnavailable
@@ -17,7 +17,8 @@ class HttpPayments(Payments):
     def __init__(self, base_url: str, *, jwt_secret: str, timeout: float,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         self._secret = jwt_secret
-        self._client = httpx.AsyncClient(base_url=base_url, timeout=timeout, transport=transport)
+        self._client = httpx.AsyncClient(base_url=base_url, timeout=timeout, transport=transport,
+                                         limits=http_pool.LIMITS)
 
     async def status(self, payment_id: str) -> str | None:
         try:
