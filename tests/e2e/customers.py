@@ -19,14 +19,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from ticketing import http_pool
 from ticketing.auth import issue_token
 
 from .saga.history import History, Journey
 
 SEAT_COUNTS = (1, 1, 2, 2, 3, 4)
-# Idle seconds a pooled connection is used again: under uvicorn's keep-alive (5 s, httpx's default too), so a
-# call is never sent on a connection the server is closing (it would end in a ReadError, the call unanswered).
-KEEPALIVE_EXPIRY = 2.0
+# Idle seconds a pooled connection is used again, as our services' own clients keep it (ticketing.http_pool):
+# under uvicorn's keep-alive, so a call is never sent on a connection the server is closing.
+KEEPALIVE_EXPIRY = http_pool.KEEPALIVE_SECONDS
 NO_ANSWER_TRIES = 3  # a hold request with no answer (timed out, connection lost) is asked again, same key
 TOKEN_TTL = 24 * 3600  # a soak run outlives the default hour
 
