@@ -78,7 +78,7 @@ test: infra topics migrate-test contract-tools browser ## infra (idempotent) + l
 TEST_WORKERS ?= 2
 test-suite: ## the main suite alone (after make migrate-test): in parallel, then the serial tests
 	@export TICKETING_RUN_STARTED_AT=$$(date +%s); rc=0; \
-	  $(PYTEST) -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" || rc=1; \
+	  $(PYTEST) -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" || rc=1; \
 	  $(PYTEST) -p no:cacheprovider -m serial || rc=1; exit $$rc
 
 test-readme: ## the README's path: make up, make down and up at once, make demo (small), make down

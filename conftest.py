@@ -1,15 +1,13 @@
 import os
 import time
 
-import pytest
-
 pytest_plugins = ["ticketing_testing.pytest_plugin"]
 
 # Judges what the rest of the run made the services publish, so it runs after every other test.
 RUNS_LAST = "tests/contract/test_event_contract.py"
-# Tests that start a whole stack of service processes each. Under `pytest -n --dist loadgroup` (make test-suite)
-# they are one unit of work, handed out first: one worker runs them one after another while the others share out
-# the rest file by file, so two stacks never compete for the two cores.
+# Tests that start a whole stack of service processes each. Under `pytest -n --dist loadfile` (make test-suite) each
+# file is one unit of work, kept on one worker (its module-scoped stack with it); the stack files are handed out
+# first, being the longest.
 STACKS = ("tests/e2e/", "tests/demo/", "tests/fuzz/", "tests/observability/")
 
 
@@ -19,11 +17,7 @@ def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
     config.started_at = float(os.environ.get("TICKETING_RUN_STARTED_AT") or time.time())
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist names each test's group after its marker
 def pytest_collection_modifyitems(items) -> None:  # type: ignore[no-untyped-def]
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        for item in items:
-            stack = item.nodeid.startswith(STACKS)
-            item.add_marker(pytest.mark.xdist_group("stacks" if stack else item.nodeid.split("::")[0]))
         items.sort(key=lambda item: not item.nodeid.startswith(STACKS))  # stable: the order is kept otherwise
     items.sort(key=lambda item: item.nodeid.startswith(RUNS_LAST))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import itertools
 import os
 import random
 import socket
@@ -88,19 +89,38 @@ def free_port() -> int:
 
     Drawn below the kernel's ephemeral range: a port from that range (`bind(0)`) can be handed, before the
     process binds it, to one of the many outgoing connections of the suites running meanwhile (the compose
-    test's port, bound a minute later, was: "address already in use")."""
+    test's port, bound a minute later, was: "address already in use"). Each pytest-xdist worker draws from a
+    slice of its own (the processes it starts too: they inherit its name), and a port handed out is not handed
+    out again by this process for a while: two stacks starting at once on two workers had drawn the same port,
+    free when each looked, and the second to bind it failed."""
     low = _ephemeral_low()
-    while True:
+    now = time.monotonic()
+    for port, until in list(_handed.items()):
+        if until <= now:
+            del _handed[port]
+    for tries in itertools.count():
         port = _ports.randrange(max(1024, low - 12000), low)
+        if port % PORT_SLICES != _port_slice() or (port in _handed and tries < 10_000):
+            continue
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return port
+        _handed[port] = now + HANDED_SECONDS
+        return port
+    raise AssertionError("unreachable")
 
 
+PORT_SLICES = 8  # gw0..gw6 one each, and every process outside xdist (a plain pytest, the deployment tests) the last
+HANDED_SECONDS = 120.0  # a port handed out is left to its process this long before it may be drawn again here
 _ports = random.Random()  # its own: a test that seeds the global generator must not make two runs pick alike
+_handed: dict[int, float] = {}
+
+
+def _port_slice() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return int(worker[2:]) % (PORT_SLICES - 1) if worker.startswith("gw") and worker[2:].isdigit() else PORT_SLICES - 1
 
 
 def _ephemeral_low() -> int:

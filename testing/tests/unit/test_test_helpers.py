@@ -35,4 +35,16 @@ def test_a_port_someone_listens_on_is_never_handed_out(monkeypatch) -> None:
         busy = taken.getsockname()[1]
         draws = iter([busy, busy, 0])  # 0: whatever the kernel gives, once the busy one was refused twice
         monkeypatch.setattr("ticketing_testing._ports.randrange", lambda *_: next(draws))
+        monkeypatch.setattr("ticketing_testing.PORT_SLICES", 1)  # every port in this process's slice
+        monkeypatch.setattr("ticketing_testing._port_slice", lambda: 0)
         assert free_port() == 0
+
+
+def test_workers_draw_ports_from_slices_of_their_own_and_never_hand_one_out_twice(monkeypatch) -> None:
+    drawn = {}
+    for worker in ("gw0", "gw1", ""):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+        drawn[worker] = [free_port() for _ in range(100)]
+    for worker, ports in drawn.items():
+        assert len(set(ports)) == len(ports), worker  # not twice, though each was free again once checked
+    assert not set(drawn["gw0"]) & set(drawn["gw1"]) and not set(drawn["gw0"] + drawn["gw1"]) & set(drawn[""])
