@@ -6,6 +6,7 @@ import asyncio
 import os
 import random
 import subprocess
+import time
 import uuid
 from urllib.parse import urlsplit
 
@@ -103,6 +104,23 @@ async def test_stale_release_cannot_free_another_holds_key(start, redis_url) -> 
         assert await svc.redis.get(seat_key(sid, "C1")) == str(new)
         assert (await gate.admit(9, sid, ["C2", "C3"], uuid.uuid4(), 60)).taken == ["C2"]
         assert await svc.redis.exists(seat_key(sid, "C3")) == 0  # all-or-nothing in Redis too
+
+
+async def test_a_release_redis_missed_is_made_once_it_answers(start, redis_url) -> None:
+    """A hold released while hold-service could not reach Redis (a connect timeout under load): its keys go
+    once Redis answers, not when they lapse (they said "taken" for a free seat for the hold's whole time)."""
+    async with start(redis_url=_db15(redis_url)) as svc:
+        gate, sid, hold = svc.deps.admission, 10**12 + random.randint(0, 10**6), uuid.uuid4()
+        assert (await gate.admit(7, sid, ["D1", "D2"], hold, 600)).taken == []
+        guard = svc.deps.admission.gate.guard
+        guard._down_until = time.monotonic() + 600  # the guard skips Redis now, as after a failed call
+        await gate.release(sid, ["D1", "D2"], hold)
+        assert await svc.redis.get(seat_key(sid, "D1")) == str(hold)  # missed
+        for _ in range(50):
+            if not await svc.redis.exists(seat_key(sid, "D1"), seat_key(sid, "D2")):
+                break
+            await asyncio.sleep(0.1)
+        assert await svc.redis.exists(seat_key(sid, "D1"), seat_key(sid, "D2")) == 0
 
 
 async def test_requests_arriving_together_share_one_round_trip_and_gate_run(start, h) -> None:

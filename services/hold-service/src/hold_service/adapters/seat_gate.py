@@ -14,9 +14,15 @@ it keeps no keys.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
 import uuid
 from datetime import UTC, datetime
 from typing import Any
+
+from redis.exceptions import RedisError
+from ticketing.logs import log_action
 
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.redis_script import Call, LuaScript
@@ -24,6 +30,9 @@ from hold_service.adapters.room_queue import room_key
 from hold_service.domain.waiting_room import AdmissionPass
 from hold_service.service_layer.ports import GateSeat
 
+logger = logging.getLogger(__name__)
+RELEASE_RETRY_FIRST, RELEASE_RETRY_MAX = 0.5, 10.0  # seconds between the tries of a release Redis missed
+RELEASE_RETRY_SECONDS = 1260.0  # past the longest hold (HOLD_MAX_SECONDS, 1,200 s by default): its keys lapsed
 Asking = tuple[int, list[str], uuid.UUID, AdmissionPass | None]  # customer, seats, hold, slot
 # Per request: the indexes (1-based) of its seats already taken, or -1 when its slot is over.
 GateAnswer = list[int] | int
@@ -52,6 +61,7 @@ class SeatGate:
         self._release = LuaScript(guard.client, "release.lua")
         self._fill = LuaScript(guard.client, "fill.lua")
         self._keep = LuaScript(guard.client, "keep.lua")
+        self._later: set[asyncio.Future[None]] = set()  # releases Redis missed, being tried again
 
     def call(self, showtime_id: int, ttl_ms: int, asking: list[Asking]) -> Call | None:
         """The gate script's call for requests of one showtime, taken one after the other; None when there
@@ -74,9 +84,26 @@ class SeatGate:
         return gates, self.enabled and not marked
 
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
+        """The hold's keys go. If Redis did not answer, again in the background until it does (or the keys
+        would have lapsed): a key left behind says "taken" for a free seat until its TTL, the hold's whole time."""
         if self.enabled:
             keys = [seat_key(showtime_id, s) for s in seats]
-            await self.guard.call("gate.release", self._release(keys, [str(hold_id)]))
+            if await self.guard.call("gate.release", self._release(keys, [str(hold_id)])) is None:
+                task = asyncio.ensure_future(self._release_later(keys, str(hold_id)))
+                self._later.add(task)
+                task.add_done_callback(self._later.discard)
+
+    async def _release_later(self, keys: list[str], hold_id: str) -> None:
+        delay, deadline = RELEASE_RETRY_FIRST, time.monotonic() + RELEASE_RETRY_SECONDS
+        while time.monotonic() < deadline:
+            await asyncio.sleep(delay)
+            try:
+                await self._release(keys, [hold_id])
+            except (RedisError, OSError):  # the guard's window is not waited for: this is in the background
+                delay = min(delay * 2, RELEASE_RETRY_MAX)
+                continue
+            log_action(logger, "gate.released_late", keys=len(keys), hold_id=hold_id)
+            return
 
     async def fill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:
         """The keys of `seats`, naming their holds, then the mark; None when Redis is unavailable."""
