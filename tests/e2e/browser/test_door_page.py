@@ -209,6 +209,28 @@ async def test_revoked_wrong_showtime_and_too_early_tickets_are_refused_with_the
     await expect(page.locator("#expected")).to_have_text("0")
 
 
+async def test_an_answer_that_arrives_after_the_network_went_does_not_say_online(browser, page_stack) -> None:
+    sid = await soon_showtime(page_stack, {"A": 2})
+    page = await door_page(browser, page_stack, sid, "D")
+    asked, answer = asyncio.Event(), asyncio.Event()
+
+    async def late(route: Any) -> None:  # the counter's call, answered only after the browser went offline
+        asked.set()
+        await answer.wait()
+        await route.fulfill(status=200, json={"showtimeId": sid, "bookings": 0, "seats": 0, "admittedBookings": 0,
+                                              "admittedSeats": 0})
+
+    await page.route("**/checkins", late)
+    await page.fill("#door", "E")
+    await page.dispatch_event("#door", "change")
+    await asyncio.wait_for(asked.wait(), 10)
+    await page.context.set_offline(True)
+    await expect(page.locator("#network")).to_have_attribute("data-state", "offline")
+    answer.set()
+    await expect(page.locator("#expected")).to_have_text("0")  # the answer was drawn ...
+    await expect(page.locator("#network")).to_have_attribute("data-state", "offline")  # ... and did not say online
+
+
 async def test_a_long_offline_queue_is_sent_in_parts_and_the_earliest_scan_wins(browser, page_stack) -> None:
     sid = await soon_showtime(page_stack, {"A": 2})
     ticket = (await booked(page_stack, sid, ["A1"]))["ticket"]

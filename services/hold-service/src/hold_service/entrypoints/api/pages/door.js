@@ -167,7 +167,8 @@ async function drawCounts() {
   return drawCounter();
 }
 
-function showNetwork(online) {
+function showNetwork(answered) {
+  const online = answered && navigator.onLine;  // an answer that arrives after the network went does not bring it back
   document.body.dataset.network = online ? "online" : "offline";
   $("network").dataset.state = online ? "live" : "offline";
   $("network").textContent = online ? "online" : "offline: checking signatures here";
