@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from payment_service.domain.commands import RefundFailedBooking, StartCheckout
-from payment_service.domain.errors import DependencyUnavailable
+from payment_service.domain.commands import EndPaymentOfReleasedHold, RefundFailedBooking, StartCheckout
+from payment_service.domain.errors import DependencyUnavailable, HoldNotActive
 from payment_service.service_layer import money, reactions
 from payment_service.service_layer.checkout import start_checkout
 
@@ -55,6 +55,27 @@ async def test_a_payment_that_never_got_a_session_expires_once_its_time_is_over(
     assert await money.settle_pending(world.deps) == 1
     (row,) = world.db.committed("payments")
     assert row.payment.status == "EXPIRED" and world.events()[-1].data.reason == "EXPIRED"
+
+
+async def test_a_payment_without_a_session_whose_hold_ended_expires_at_the_next_pass(kit) -> None:
+    """The checkout died between its PENDING row and the gateway (the customer got a 503 or no answer) and the
+    hold ended: nothing is left to wait for, so the payment and its voucher use end now, not at the session's end."""
+    world = kit.fakes.fake_deps(reconcile_after_seconds=900, payment_session_ttl_seconds=480)
+    hold = world.holds.add(7)
+    world.gateway.failing.add("create_session")
+    with pytest.raises(ConnectionError):
+        await start_checkout(StartCheckout(hold.hold_id, 7, "k1", None), world.deps)
+    async with world.deps.uow() as uow:
+        await reactions.end_payment_of_released_hold(EndPaymentOfReleasedHold(hold.hold_id), uow, world.gateway)
+        await uow.commit()
+    world.clock.advance(1)
+    assert await money.settle_pending(world.deps) == 1
+    (row,) = world.db.committed("payments")
+    assert row.payment.status == "EXPIRED" and world.events()[-1].data.reason == "EXPIRED"
+    world.gateway.failing.clear()
+    with pytest.raises(HoldNotActive):  # the customer's retry with the same key opens no session
+        await start_checkout(StartCheckout(hold.hold_id, 7, "k1", None), world.deps)
+    assert world.gateway.sessions == {}
 
 
 async def test_a_session_the_gateway_forgot_expires_only_once_its_time_is_over(kit) -> None:

@@ -73,8 +73,10 @@ async def _gateway_state(pending: Pending, deps: Deps) -> GatewayState | None:
     payment = pending.payment
     expired = GatewayState(session_id=payment.session_id or "", status="expired", amount_cents=payment.amount_cents)
     if payment.session_id is None:
-        # The checkout died before the customer got a URL; once its session time is over, nobody can pay.
-        return expired if pending.past else None
+        # The checkout died before the customer got a URL. Once its hold ended (a cancel was asked) or its session
+        # time is over, nobody can pay: a retry of the checkout finds the hold ended, and a checkout still
+        # creating the session cancels it when it records it (checkout._finish).
+        return expired if pending.past or pending.cancel_requested else None
     try:
         if pending.cancel_requested:
             return await deps.gateway.cancel_session(payment.session_id)
