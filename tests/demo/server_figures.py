@@ -11,6 +11,7 @@ the per-address limit refuses none of them (addresses.py), and the closing table
 
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import dataclass, field
 
@@ -80,14 +81,25 @@ async def snapshot(client: httpx.AsyncClient, urls: dict[str, str]) -> Histogram
     """Every service's request-duration histograms now (`urls`: service -> base URL)."""
     histograms = Histograms()
     for service in sorted({service for service, _, _ in ROUTES.values()}):
-        try:
-            r = await client.get(f"{urls[service]}/metrics", timeout=10)
-            r.raise_for_status()
-        except (httpx.HTTPError, KeyError):
+        text = await _metrics(client, urls.get(service))
+        if text is None:
             histograms.unread.append(service)
             continue
-        parse(service, r.text, histograms)
+        parse(service, text, histograms)
     return histograms
+
+
+async def _metrics(client: httpx.AsyncClient, url: str | None, attempts: int = 3) -> str | None:
+    """A service's /metrics, asked again when it does not answer within 10 s: right after a sale the services
+    are still busy with its last calls and events."""
+    for attempt in range(attempts if url else 0):
+        try:
+            r = await client.get(f"{url}/metrics", timeout=10)
+            r.raise_for_status()
+            return r.text
+        except httpx.HTTPError:
+            await asyncio.sleep(1.0 + attempt)
+    return None
 
 
 def _quantile_bound(buckets: dict[float, float], count: float, q: float) -> float:

@@ -22,7 +22,7 @@ from ..e2e.saga.facts import Facts
 from ..e2e.saga.quiesce import Rest
 from ..e2e.saga.scope import Scope
 from ..e2e.saga.verdict import Check
-from . import queue
+from . import queue, server_figures
 from .addresses import BLOCK_HOSTS, Block, Clients, deal
 from .crowd import plans
 from .platform import Platform
@@ -330,3 +330,20 @@ def test_the_address_row_fails_on_a_refusal_by_address() -> None:
     assert "from 2 addresses, at most 4 per address" in figure
     assert row({"address": 3, "customer": 0})[1] is False
     assert row(None)[1] is False  # not read: not known to be none
+
+
+async def test_a_metrics_page_that_does_not_answer_at_once_is_asked_again() -> None:
+    """Right after the sale hold-service can be too busy to answer /metrics within the read's 10 s; the
+    closing table must not then call its refusals by limit unread."""
+    asked: Counter[str] = Counter()
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked[request.url.host] += 1
+        if request.url.host == "hold" and asked["hold"] == 1:
+            raise httpx.ReadTimeout("busy", request=request)
+        return httpx.Response(200, text='hold_rate_limited_total{limit="address"} 0.0\n')
+
+    urls = {"hold": "http://hold", "voucher": "http://voucher", "pay": "http://pay", "sim": "http://sim"}
+    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+        figures = await server_figures.snapshot(client, urls)
+    assert figures.unread == [] and asked["hold"] == 2 and figures.refused == {"address": 0.0}
