@@ -11,12 +11,12 @@ the per-address limit refuses none of them (addresses.py), and the closing table
 
 from __future__ import annotations
 
-import asyncio
 import math
 from dataclasses import dataclass, field
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_incrementing
 
 METRIC = "http_request_duration_seconds"
 REFUSED = "hold_rate_limited_total"
@@ -89,16 +89,20 @@ async def snapshot(client: httpx.AsyncClient, urls: dict[str, str]) -> Histogram
     return histograms
 
 
-async def _metrics(client: httpx.AsyncClient, url: str | None, attempts: int = 3) -> str | None:
-    """A service's /metrics, asked again when it does not answer within 10 s: right after a sale the services
-    are still busy with its last calls and events."""
-    for attempt in range(attempts if url else 0):
-        try:
-            r = await client.get(f"{url}/metrics", timeout=10)
-            r.raise_for_status()
-            return r.text
-        except httpx.HTTPError:
-            await asyncio.sleep(1.0 + attempt)
+async def _metrics(client: httpx.AsyncClient, url: str | None) -> str | None:
+    """A service's /metrics, asked up to three times when it does not answer within 10 s: right after a sale the
+    services are still busy with its last calls and events."""
+    if url is None:
+        return None
+    try:
+        async for attempt in AsyncRetrying(retry=retry_if_exception_type(httpx.HTTPError), stop=stop_after_attempt(3),
+                                           wait=wait_incrementing(start=1, increment=1), reraise=True):
+            with attempt:
+                r = await client.get(f"{url}/metrics", timeout=10)
+                r.raise_for_status()
+                return r.text
+    except httpx.HTTPError:
+        pass
     return None
 
 
