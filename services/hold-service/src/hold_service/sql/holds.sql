@@ -16,8 +16,8 @@ SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]);
 -- seat's ticket type (in $2's order), $11 SALES_CLOSE_MINUTES_BEFORE_START (a showtime not on_sale: `closed`,
 -- nothing written). The
 -- seats are locked in seat-code order (every path does: no deadlock; FOR UPDATE returns the latest committed
--- version after a wait); then the conditional UPDATE, the source of truth: every seat must exist and be free
--- (lazy expiry), else nothing is written (all-or-nothing). The booking's expires_at is the seats' (one clock:
+-- version after a wait); the decision is made on those locked rows, the source of truth: every seat must exist
+-- and be free (lazy expiry), else nothing is written (all-or-nothing). The booking's expires_at is the seats' (one clock:
 -- Postgres' now()). The expired holds whose seats it takes are released first (SeatsReleased, lazy expiry),
 -- then SeatsHeld: so a showtime's events in seatMapVersion order replay its seat map. The cap is checked at
 -- COMMIT (check_customer_seat_cap, sql/schema.sql). Each seat costs the showtime's price of its category for
@@ -62,8 +62,9 @@ WITH showtime_row AS (
     UPDATE show_seat
     SET status = 'HELD', hold_id = $3, customer_id = $4, hold_expires_at = now() + make_interval(secs => $5),
         booking_id = $6
+    -- No test of the seat here: `go` was decided on the rows `locked` holds (their latest versions), while this
+    -- scan reads the statement's snapshot, where a seat released as this statement waited for its lock is HELD.
     WHERE (SELECT go FROM verdict) AND showtime_id = $1 AND seat_code = ANY($2::text[])
-      AND seat_is_free(status, hold_expires_at)
     RETURNING hold_expires_at
 ), booking_row AS (
     INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status,
@@ -174,8 +175,7 @@ WITH req AS (
         booking_id = ($6::uuid[])[(h.n_of ->> ss.seat_code)::int],
         hold_expires_at = now() + make_interval(secs => $2)  -- ok's expires_at
     FROM seat_holder h
-    WHERE ss.showtime_id = $1 AND ss.seat_code = ANY($8::text[]) AND h.n_of ? ss.seat_code
-      AND seat_is_free(ss.status, ss.hold_expires_at)
+    WHERE ss.showtime_id = $1 AND ss.seat_code = ANY($8::text[]) AND h.n_of ? ss.seat_code  -- free: as take_seats
     RETURNING 1
 ), booking_rows AS (
     INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status,
