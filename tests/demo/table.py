@@ -152,8 +152,7 @@ def judge(verdict: Verdict, *, capacity: int, voucher: str, voucher_limit: int, 
                       tickets == known_booked and mail_bad == 0))
 
     t.rows.append(_tickets_row(verdict, cancelled))
-    if cancelled:
-        t.rows.append(_cancelled_row(verdict, cancelled))
+    t.rows.append(_cancelled_row(verdict, cancelled) if cancelled else _no_cancellation_row(verdict))
 
     failed = verdict.failed()
     t.rows.append(Row(f"every saga invariant ({len(verdict.checks)})",
@@ -203,6 +202,16 @@ def _cancelled_row(verdict: Verdict, cancelled: dict[str, Any]) -> Row:
                f"e-mails in the sink {letters} (customers with an address {known}); their {len(seats)} seats back on "
                f"sale, {sold_again} sold again, {kept} still theirs; violations {bad}",
                refunded == len(cancelled) and kept == 0 and bad == 0)
+
+
+def _no_cancellation_row(verdict: Verdict) -> Row:
+    """No booking was cancelled in the sale (nothing to check): what the customers of "cancels booking" did."""
+    journeys = verdict.history.journeys.values() if verdict.history is not None else ()
+    did = Counter(note for j in journeys if j.scenario == "cancels booking" for note in j.notes
+                  if note.startswith(("kept_booking", "cancel")))
+    return Row("cancelled bookings refunded once",
+               "no booking cancelled in this sale; the customers of \"cancels booking\": "
+               + (", ".join(f"{note} {n}" for note, n in sorted(did.items())) or "none got a booking"), None)
 
 
 def _address_row(addresses: Counter[str], refused: dict[str, int] | None) -> Row:

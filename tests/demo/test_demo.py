@@ -63,8 +63,12 @@ def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstra
     table = json.loads(report.read_text())
     rows = {r["check"]: r for r in table["rows"]}
     assert table["passed"]
+    cancellation = rows["cancelled bookings refunded once"]
     for name in CHECKS:
-        assert rows[name]["ok"] is True, rows[name]
+        # No booking cancelled (none of the part's customers got one before the sell-out: seen once in CI on a busy
+        # machine) leaves that row a figure, not a check (cancellations themselves: test_cancellations.py, R19).
+        assert rows[name]["ok"] is True or (rows[name] is cancellation and cancellation["ok"] is None
+                                            and cancellation["figure"].startswith("no booking cancelled")), rows[name]
     assert any(name.startswith("every saga invariant") and r["ok"] for name, r in rows.items())
     assert rows["seats sold = capacity"]["figure"].startswith("24 / 24 (sold out after ")
     facts = table["facts"]
@@ -76,9 +80,9 @@ def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstra
     assert any(kind in rows["tickets priced as the showtime prices"]["figure"] for kind in ("CHILD", "SENIOR",
                                                                                              "STUDENT"))
     given_back = re.search(r"\((\d+) by their customers\).* their (\d+) seats back on sale, (\d+) sold again, "
-                           r"0 still theirs", rows["cancelled bookings refunded once"]["figure"])
-    assert given_back and int(given_back[1]) >= 1 and given_back[2] == given_back[3], \
-        rows["cancelled bookings refunded once"]
+                           r"0 still theirs", cancellation["figure"])
+    assert cancellation["ok"] is None or (given_back and int(given_back[1]) >= 1 and given_back[2] == given_back[3]), \
+        cancellation
     assert "no late payer" not in rows["every late payment refunded"]["figure"]  # they played
     assert {"seat_map", "hold", "checkout"} <= set(table["steps"])
     assert all(s["p99_ms"] >= s["p50_ms"] > 0 for s in table["steps"].values())

@@ -62,8 +62,13 @@ def no_server_error(ctx: Any, response: Any, case: Any) -> bool | None:
 
 
 def error_format(ctx: Any, response: Any, case: Any) -> bool | None:
-    """The contract (docs/api): every error is `{"error": CODE, "message": text, ...details}`."""
+    """The contract (docs/api): every error is `{"error": CODE, "message": text, ...details}`. A request whose
+    framing is not HTTP (a Content-Length that is not a number) is refused by the HTTP server before any of our
+    code runs, as RFC 9112 (6.3) says it must be: 400 and the connection closed, in the server's own words."""
     if response.status_code < 400:
+        return None
+    if _unframed(case):
+        assert response.status_code == 400, f"a request with a malformed Content-Length answered {response.status_code}"
         return None
     try:
         body = response.json()
@@ -72,6 +77,11 @@ def error_format(ctx: Any, response: Any, case: Any) -> bool | None:
     ok = isinstance(body, dict) and isinstance(body.get("error"), str) and isinstance(body.get("message"), str)
     assert ok, f"{response.status_code} is not in the contract's error format: {response.text[:300]!r}"
     return None
+
+
+def _unframed(case: Any) -> bool:
+    length = next((v for k, v in (case.headers or {}).items() if k.lower() == "content-length"), None)
+    return length is not None and not str(length).strip().isdigit()
 
 
 CHECKS = [no_server_error, response_schema_conformance, content_type_conformance, error_format]
@@ -248,3 +258,19 @@ def test_schema_fuzzing(service: str, fuzz_stack: Any, record_property: Any) -> 
     assert not tally.findings, f"{service}: {len(tally.findings)} failing operations\n\n" + "\n\n".join(
         tally.findings)
 
+
+
+def test_only_a_request_with_a_malformed_content_length_may_get_the_http_servers_own_400() -> None:
+    class Answer:
+        status_code, text = 400, "Invalid HTTP request received."
+
+        def json(self) -> Any:
+            raise ValueError("not JSON")
+
+    class Case:
+        headers: dict[str, str] = {"Content-Length": "M\tV+~-cTMka'bxH"}  # what found it in CI
+
+    assert error_format(None, Answer(), Case()) is None
+    Case.headers = {"Content-Length": "12"}
+    with pytest.raises(AssertionError, match="not in the contract's error format"):
+        error_format(None, Answer(), Case())
