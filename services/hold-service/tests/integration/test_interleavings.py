@@ -10,6 +10,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -264,3 +265,27 @@ async def test_a_hold_waiting_on_a_seat_being_released_gets_all_its_seats(start,
     assert [await owner(db, sid, s) for s in ("F1", "F2")] == [("HELD", again.hold_id)] * 2
     assert [(t, s) for t, s, _ in await events(db, sid)] == [("SeatsHeld", ["F1"]), ("SeatsReleased", ["F1"]),
                                                            ("SeatsHeld", ["F1", "F2"])]
+
+
+async def test_an_extension_that_meets_its_seat_retaken_at_the_expiry_is_refused(start, db, two) -> None:
+    """B's extension began while hold X was live (its clock is its transaction's start); X's time then passes,
+    A takes X's seat (lazy expiry) and stays open; B's extension waits for the seat's lock; A commits. X lost its
+    seat, so X is not live any more: the extension is refused (no row, 409 to the checkout), not a 500."""
+    async with start() as svc:
+        sid = await svc.showtime({"F": 4})
+    x = await hold(db, sid, ["F1"])
+    a, b = two
+    again = take(sid, ["F1"])
+    async with b:
+        await b.conn.fetchval("SELECT now()")  # B's clock starts here
+        for table in ("booking", "show_seat"):
+            await db.execute(f"UPDATE {table} SET {'expires_at' if table == 'booking' else 'hold_expires_at'} = "
+                             "now() + interval '0.3 seconds' WHERE hold_id = $1", x.hold_id)
+        await asyncio.sleep(0.5)
+        async with a:
+            assert (await repository.take(a.conn, again)).expires_at is not None
+            until = datetime.now(UTC) + timedelta(seconds=120)
+            extended = await blocked_then(db, b, PgHoldRepository(b.conn).extend(x.hold_id, until, 600), a.tx.commit)
+        await b.tx.commit()
+    assert extended is None
+    assert await owner(db, sid, "F1") == ("HELD", again.hold_id)

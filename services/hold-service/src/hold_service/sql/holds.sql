@@ -231,7 +231,8 @@ FOR UPDATE;
 -- A HELD hold that has not expired lasts until max(its expiry, $2), never later than its creation + $3 s
 -- (HOLD_MAX_SECONDS); its seats' expiry moves with it (lazy expiry reads the seats). Locks the booking, then
 -- its seats in seat-code order, as every path does. The expiry (moved or not) and whether it moved; no row:
--- the hold is not HELD and live, and nothing changed (a released or expired hold is never revived).
+-- the hold is not HELD and live (or lost a seat at its expiry), and nothing changed (a released or expired
+-- hold is never revived).
 -- `closed`: the showtime is no longer on sale ($4 SALES_CLOSE_MINUTES_BEFORE_START), and nothing changed.
 WITH b AS MATERIALIZED (
     SELECT bk.hold_id, bk.showtime_id, bk.seats, bk.expires_at AS was,
@@ -243,26 +244,30 @@ WITH b AS MATERIALIZED (
     WHERE bk.hold_id = $1 AND bk.status = 'HELD' AND NOT hold_expired(bk.status, bk.expires_at)
     FOR UPDATE OF bk
 ), locked AS MATERIALIZED (
-    SELECT s.seat_code FROM show_seat s, b
+    SELECT s.seat_code, s.hold_id = b.hold_id AND s.status = 'HELD' AS owned FROM show_seat s, b
     WHERE s.showtime_id = b.showtime_id AND s.seat_code = ANY(b.seats) AND b.until > b.was
     ORDER BY s.seat_code
     FOR UPDATE OF s
+), live AS MATERIALIZED (
+    -- decided on the locked rows (their latest versions): a hold whose seat another hold took as its time ran out
+    -- (lazy expiry, by a transaction whose clock was later than ours) is not live any more
+    SELECT * FROM b
+    WHERE b.until <= b.was OR (SELECT count(*) FILTER (WHERE owned) FROM locked) = cardinality(b.seats)
 ), seat_rows AS (
-    UPDATE show_seat s SET hold_expires_at = b.until
-    FROM b
-    WHERE s.showtime_id = b.showtime_id AND s.seat_code IN (SELECT seat_code FROM locked) AND s.hold_id = b.hold_id
-      AND s.status = 'HELD'
+    UPDATE show_seat s SET hold_expires_at = live.until
+    FROM live
+    WHERE s.showtime_id = live.showtime_id AND s.seat_code IN (SELECT seat_code FROM locked)
     RETURNING 1
 ), booking_row AS (
-    UPDATE booking SET expires_at = b.until, updated_at = now()
-    FROM b
-    WHERE booking.hold_id = b.hold_id AND b.until > b.was
+    UPDATE booking SET expires_at = live.until, updated_at = now()
+    FROM live
+    WHERE booking.hold_id = live.hold_id AND live.until > live.was
     RETURNING 1
 )
-SELECT b.until AS expires_at, b.until > b.was AS moved, b.closed,
-       must(b.until <= b.was OR (SELECT count(*) FROM seat_rows) = cardinality(b.seats),
+SELECT live.until AS expires_at, live.until > live.was AS moved, live.closed,
+       must(live.until <= live.was OR (SELECT count(*) FROM seat_rows) = cardinality(live.seats),
             'a live hold owns all its seats') AS checked
-FROM b;
+FROM live;
 
 -- name: gate_seats
 -- What the Redis seat gate should know of a showtime on sale (it starts after now): every seat a live
