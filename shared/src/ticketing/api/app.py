@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+import gc
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 
 from fastapi import APIRouter, FastAPI
 from fastapi.telemetry import TelemetryConfig
@@ -42,7 +43,7 @@ def build_app(*, title: str, tokens: TokenVerifier | None, routers: list[APIRout
     `max_header_bytes`: MAX_HEADER_BYTES; a larger head gets 431 (boundary.py, and server.py as it is read)."""
     # Metrics are Prometheus (/metrics); we set up no OpenTelemetry. FastAPI's native telemetry would
     # still look up the global OTel providers on every request, a cost on every request under load.
-    app = ServiceApp(title=title, version=version, lifespan=lifespan, telemetry=NO_OTEL)
+    app = ServiceApp(title=title, version=version, lifespan=frozen_after_startup(lifespan), telemetry=NO_OTEL)
     app.max_header_bytes = HeadLimitedHttpTools.max_head_bytes = max_header_bytes
     app.state.tokens = tokens
     app.state.readiness_checks = {}
@@ -60,3 +61,21 @@ def build_app(*, title: str, tokens: TokenVerifier | None, routers: list[APIRout
     return app
 
 
+def frozen_after_startup(lifespan: Lifespan | None) -> Lifespan:
+    """`lifespan`, then the garbage collector freezes what the process holds once started (gc.freeze).
+
+    Python's full collection walks every object it tracks: the imported code, the framework's routes and
+    models, the pools. The event loop answers nothing while it walks, and under load that happens a few
+    times a minute (figures: docs/benchmarks.md). Those objects live as long as the process, so no
+    collection frees them; frozen, they are no longer walked, and a full collection walks only what came
+    after startup.
+    """
+    @asynccontextmanager
+    async def run(app: FastAPI) -> AsyncIterator[None]:
+        async with lifespan(app) if lifespan is not None else nullcontext():
+            gc.freeze()
+            try:
+                yield
+            finally:
+                gc.unfreeze()  # a process that goes on after its app (a test run) can free them again
+    return run
