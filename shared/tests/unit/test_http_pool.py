@@ -4,6 +4,7 @@ server whose keep-alive ends just as a request comes closes the connection with 
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator
 
 import httpx
@@ -48,3 +49,29 @@ def test_the_expiry_is_under_uvicorn_s_keep_alive() -> None:
     import uvicorn
 
     assert http_pool.KEEPALIVE_SECONDS < uvicorn.Config(app=None).timeout_keep_alive  # type: ignore[arg-type]
+
+
+class ImportWatch:
+    """A finder that records every module Python searches for (it finds none: the others go on)."""
+
+    def __init__(self) -> None:
+        self.searched: list[str] = []
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        self.searched.append(name)
+
+
+async def test_a_request_searches_for_no_module(closing_server: str) -> None:
+    """httpcore asks which async library runs it (`import sniffio`) several times per request; with the
+    package missing, every one of those was a failed import, a search of sys.path each time."""
+    watch = ImportWatch()
+    async with httpx.AsyncClient(limits=http_pool.LIMITS) as client:
+        assert (await client.get(closing_server)).status_code == 200  # whatever a first request imports
+        sys.meta_path.insert(0, watch)
+        try:
+            for _ in range(3):
+                async with httpx.AsyncClient(limits=http_pool.LIMITS) as fresh:
+                    assert (await fresh.get(closing_server)).status_code == 200
+        finally:
+            sys.meta_path.remove(watch)
+    assert watch.searched == []
