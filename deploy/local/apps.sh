@@ -53,7 +53,8 @@ down() {
 up() {
   mkdir -p var/log var/run var/mail
   # prometheus_client's multiprocess files of the 2-worker APIs start empty with every start.
-  rm -rf var/run/prometheus && mkdir -p var/run/prometheus/hold-api var/run/prometheus/voucher-api
+  rm -rf var/run/prometheus && mkdir -p var/run/prometheus/hold-api var/run/prometheus/payment-api \
+    var/run/prometheus/voucher-api
   if supervisord_running; then
     "${CTL[@]}" update >/dev/null
     "${CTL[@]}" start all >/dev/null || true
