@@ -639,7 +639,8 @@ def fake_deps(**settings: Any) -> FakeWorld:
     queue = FakeRoomQueue()
     admission = FakeAdmission(db.clock, config.hold_rate_limit_per_minute,
                               config.hold_rate_limit_per_ip_per_minute, queue)
-    deps = Deps(settings=config, uow=lambda: FakeHoldsUnitOfWork(db), writer=FakeHoldWriter(db),
+    deps = Deps(settings=config, uow=lambda: FakeHoldsUnitOfWork(db), statements=lambda: FakeHoldsUnitOfWork(db),
+                writer=FakeHoldWriter(db),
                 admission=admission, seat_maps=FakeSeatMaps(db), rooms=FakeRoomStore(db), queue=queue,
                 credentials=SignedCredentials(config.jwt_secret), now=db.clock.now)
     return FakeWorld(db=db, deps=deps, admission=admission)

@@ -4,6 +4,11 @@
         ...uow.<repositories>...
         await uow.commit()              # leaving without it rolls back
 
+`PostgresUnitOfWork(pool, transaction=False)` opens none: each statement commits on its own, for a step that is
+one statement (BEGIN and COMMIT would be two more round trips, one of them a WAL flush), and its connection goes
+back to the pool in the background (ticketing.db.released_in_background); `commit()` then only records that the
+work is done.
+
 A unit of work can also join a transaction that someone else owns (`uow.joined(conn)`): the idempotent
 consumer opens the transaction, writes its inbox row and commits after the handler, so the handler's
 effect and the inbox row are one fact. There `commit()` only records that the work is done.
@@ -16,12 +21,15 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Awaitable
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Self
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 from asyncpg.transaction import Transaction
+
+from ticketing.db import released_in_background
 
 Conn = asyncpg.Connection | PoolConnectionProxy  # a plain connection or the pool's proxy for one
 
@@ -46,9 +54,11 @@ class UnitOfWork(abc.ABC):
 
 
 class PostgresUnitOfWork(UnitOfWork):
-    """`PostgresUnitOfWork(pool)` owns a transaction; `.joined(conn)` works inside the caller's."""
+    """`PostgresUnitOfWork(pool)` owns a transaction; `.joined(conn)` works inside the caller's;
+    `PostgresUnitOfWork(pool, transaction=False)` runs each statement in its own."""
 
-    def __init__(self, pool: asyncpg.Pool | None = None, *, conn: Conn | None = None) -> None:
+    def __init__(self, pool: asyncpg.Pool | None = None, *, conn: Conn | None = None,
+                 transaction: bool = True) -> None:
         """Exactly one of `pool` (own the transaction) and `conn` (join the caller's)."""
         if (pool is None) == (conn is None):
             raise ValueError("a unit of work takes a pool or a connection")
@@ -56,6 +66,8 @@ class PostgresUnitOfWork(UnitOfWork):
         self._conn: Conn | None = conn
         self._tx: Transaction | None = None
         self._joined = conn is not None
+        self._transaction = transaction
+        self._statements: AbstractAsyncContextManager[PoolConnectionProxy] | None = None
         if conn is not None:
             self.bind(conn)
 
@@ -71,6 +83,11 @@ class PostgresUnitOfWork(UnitOfWork):
         if self._joined:
             return self
         assert self.pool is not None
+        if not self._transaction:
+            self._statements = released_in_background(self.pool)
+            self._conn = await self._statements.__aenter__()
+            self.bind(self._conn)
+            return self
         conn: PoolConnectionProxy = await self.pool.acquire()
         self._conn = conn
         try:
@@ -93,6 +110,10 @@ class PostgresUnitOfWork(UnitOfWork):
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         if self._joined:
+            return
+        if self._statements is not None:
+            statements, self._statements, self._conn = self._statements, None, None
+            await statements.__aexit__(exc_type, exc, tb)
             return
         conn, tx = self._conn, self._tx
         self._conn, self._tx = None, None

@@ -1,12 +1,15 @@
 """ticketing.db.released_in_background: the caller's answer does not wait for the pool's reset, yet nobody
-gets a connection that was not reset (real Postgres)."""
+gets a connection that was not reset (real Postgres); a unit of work without a transaction is built on it."""
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 
+import asyncpg
 import pytest
 from ticketing.db import create_pool, released_in_background
+from ticketing.unit_of_work import Conn, PostgresUnitOfWork
 
 pytestmark = pytest.mark.integration
 
@@ -51,3 +54,49 @@ async def test_an_error_in_the_block_still_hands_the_connection_back(pool) -> No
     async with asyncio.timeout(5), pool.acquire() as conn:
         assert not conn.is_in_transaction()
         assert await conn.fetchval("SELECT 1") == 1
+
+
+class Scratch(PostgresUnitOfWork):
+    """A unit of work with one repository: the connection itself."""
+
+    def bind(self, conn: Conn) -> None:
+        self.conn = conn
+
+
+async def test_a_unit_of_work_without_a_transaction_commits_each_statement_alone(pool, platform_dsn) -> None:
+    name = f"uow_{uuid.uuid4().hex[:12]}"
+    other = await asyncpg.connect(platform_dsn)
+    try:
+        async with Scratch(pool, transaction=False) as uow:
+            assert not uow.conn.is_in_transaction()  # no BEGIN was sent
+            await uow.conn.execute(f"CREATE TABLE {name} (n int)")
+            await uow.conn.execute(f"INSERT INTO {name} VALUES (1)")
+            assert await other.fetchval(f"SELECT count(*) FROM {name}") == 1  # committed already
+        async with Scratch(pool, transaction=False) as uow:
+            await uow.conn.execute(f"INSERT INTO {name} VALUES (2)")
+            await uow.commit()  # nothing left to commit
+        with pytest.raises(ZeroDivisionError):
+            async with Scratch(pool, transaction=False) as uow:
+                await uow.conn.execute(f"INSERT INTO {name} VALUES (3)")
+                raise ZeroDivisionError  # no rollback takes back what each statement committed
+        assert await other.fetchval(f"SELECT count(*) FROM {name}") == 3
+        async with asyncio.timeout(5), pool.acquire() as conn:  # back in the pool, reset
+            assert not conn.is_in_transaction()
+    finally:
+        await other.execute(f"DROP TABLE IF EXISTS {name}")
+        await other.close()
+
+
+async def test_a_unit_of_work_with_a_transaction_still_commits_only_on_commit(pool, platform_dsn) -> None:
+    name = f"uow_{uuid.uuid4().hex[:12]}"
+    other = await asyncpg.connect(platform_dsn)
+    await other.execute(f"CREATE TABLE {name} (n int)")
+    try:
+        async with Scratch(pool) as uow:
+            assert uow.conn.is_in_transaction()
+            await uow.conn.execute(f"INSERT INTO {name} VALUES (1)")
+            assert await other.fetchval(f"SELECT count(*) FROM {name}") == 0
+        assert await other.fetchval(f"SELECT count(*) FROM {name}") == 0  # left without commit: rolled back
+    finally:
+        await other.execute(f"DROP TABLE IF EXISTS {name}")
+        await other.close()

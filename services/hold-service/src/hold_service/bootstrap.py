@@ -77,7 +77,8 @@ async def bootstrap(settings: HoldSettings) -> Service:
     room_guard = RedisGuard(redis_client(settings, settings.waiting_room_redis_timeout_seconds),
                             settings.redis_retry_after_seconds)
     seat_maps = _seat_maps(settings, pool, guard)
-    deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool), writer=PostgresHoldWriter(pool),
+    deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool),
+                statements=lambda: PgHoldsUnitOfWork(pool, transaction=False), writer=PostgresHoldWriter(pool),
                 admission=_admission(settings, guard), seat_maps=seat_maps,
                 rooms=PgRoomStore(pool, settings.waiting_room_cache_seconds),
                 queue=RedisRoomQueue(room_guard, settings.waiting_room_step_seconds,

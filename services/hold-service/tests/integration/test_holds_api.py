@@ -8,6 +8,7 @@ import random
 import uuid
 
 import pytest
+from asyncpg.transaction import Transaction
 from prometheus_client.parser import text_string_to_metric_families
 from ticketing_testing import eventually
 
@@ -130,6 +131,31 @@ async def test_idempotency_key_replays_first_result_and_rejects_other_body(start
         lost = await svc.hold(sid, ["F1"], h.new_id(), **{"Idempotency-Key": "k2"})
         assert lost.status_code == 409
     assert await db.fetchval("SELECT count(*) FROM booking WHERE showtime_id=$1", sid) == 1
+
+
+async def test_a_keyed_hold_opens_no_transaction(start, h, monkeypatch) -> None:
+    """Its statements (the key's claim, the hold, the outcome's store) each commit alone: no BEGIN and COMMIT
+    round trips around a single statement. Its replay is one read, with none either."""
+    opened: list[object] = []
+    real_start = Transaction.start
+
+    async def counted(self: Transaction) -> None:
+        opened.append(self)
+        await real_start(self)
+
+    monkeypatch.setattr(Transaction, "start", counted)
+    async with start() as svc:
+        sid = await svc.showtime()
+        who = h.new_id()
+        assert (await svc.hold(sid, ["F5"])).status_code == 201  # the showtime's gate is filled from Postgres
+        await asyncio.sleep(0.5)  # (in the background, reading in a transaction of its own)
+        opened.clear()
+        first = await svc.hold(sid, ["F1"], who, **{"Idempotency-Key": "once"})
+        assert first.status_code == 201 and opened == []
+        again = await svc.hold(sid, ["F1"], who, **{"Idempotency-Key": "once"})
+        assert again.status_code == 201 and again.json() == first.json() and opened == []
+        refused = await svc.hold(sid, ["F1"], h.new_id(), **{"Idempotency-Key": "late"})
+        assert refused.status_code == 409 and opened == []
 
 
 async def test_seat_map_has_version_and_follows_changes(start, h) -> None:

@@ -18,7 +18,7 @@ def test_retired_keys_are_a_comma_separated_list_the_keyring_verifies_with(monke
     monkeypatch.setenv("QR_VERIFY_KEYS", f" {public_key_text(OLD)} , ")
     settings = HoldSettings(qr_signing_key=SEED, **PRODUCTION)
     assert settings.qr_verify_keys == [public_key_text(OLD)]
-    ring = Deps(settings, None, None, None, None, None, None, None).tickets  # type: ignore[arg-type]
+    ring = Deps(settings, None, None, None, None, None, None, None, None).tickets  # type: ignore[arg-type]
     payload = TicketPayload("b", 1, ("F1",))
     assert ring.verify(sign_ticket(payload, OLD)) == payload
     assert [k["x"] for k in ring.published()] == [public_key_text(private_key_from_seed(SEED)), public_key_text(OLD)]

@@ -15,10 +15,10 @@ from hold_service.service_layer.ports import Deps
 
 
 async def claim(cmd: HoldSeats, deps: Deps) -> Outcome | None:
-    """Claims the key (its own transaction, so that a twin sees it); the stored outcome of an earlier request
+    """Claims the key (committed at once, so that a twin sees it); the stored outcome of an earlier request
     under it, or None: go on. Raises IdempotencyKeyReused for another request under the same key."""
     assert cmd.idempotency_key is not None
-    async with deps.uow() as uow:
+    async with deps.statements() as uow:
         stored = await uow.keys.claim(cmd.customer_id, cmd.idempotency_key, cmd.fingerprint())
         await uow.commit()
     if stored is None:
@@ -31,7 +31,7 @@ async def claim(cmd: HoldSeats, deps: Deps) -> Outcome | None:
 async def store(cmd: HoldSeats, outcome: Outcome, deps: Deps) -> None:
     """Keeps the first definitive outcome under the key (a twin's later one changes nothing)."""
     assert cmd.idempotency_key is not None
-    async with deps.uow() as uow:
+    async with deps.statements() as uow:
         await uow.keys.store(cmd.customer_id, cmd.idempotency_key, outcome_record(outcome))
         await uow.commit()
 

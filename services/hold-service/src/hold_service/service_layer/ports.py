@@ -209,6 +209,10 @@ class Deps:
 
     settings: HoldSettings
     uow: Callable[[], HoldsUnitOfWork]
+    # The same repositories with no transaction, each statement committing alone: for the hold path's steps
+    # that are one statement each (its Idempotency-Key's claim and store), where BEGIN and COMMIT would double
+    # the round trips.
+    statements: Callable[[], HoldsUnitOfWork]
     writer: HoldWriter
     admission: Admission
     seat_maps: SeatMaps
