@@ -447,6 +447,7 @@ def fake_deps(**settings: Any) -> FakeWorld:
     holds, vouchers, gateway = FakeHoldDirectory(db.clock.now), FakeVouchers(), FakeGateway(db.clock)
     config = Settings(_env_file=None, **settings)  # type: ignore[call-arg]
     holds.hold_max = config.hold_max_seconds
-    deps = Deps(settings=config, uow=lambda: FakePaymentsUnitOfWork(db), holds=holds, vouchers=vouchers,
+    deps = Deps(settings=config, uow=lambda: FakePaymentsUnitOfWork(db), statements=lambda: FakePaymentsUnitOfWork(db),
+                holds=holds, vouchers=vouchers,
                 gateway=gateway, clock=db.clock.now)
     return FakeWorld(deps=deps, db=db, holds=holds, vouchers=vouchers, gateway=gateway)

@@ -42,6 +42,7 @@ async def bootstrap(settings: Settings, *, holds: HoldDirectory | None = None, v
     gateway_client = ServiceClient(settings.gateway_url, credentials=api_key(settings.gateway_api_key),
                                    timeout=timeout * 2, name="gateway")
     deps = Deps(settings=settings, uow=lambda: PgPaymentsUnitOfWork(pool),
+                statements=lambda: PgPaymentsUnitOfWork(pool, transaction=False),
                 holds=holds or HttpHoldDirectory(hold_client), vouchers=vouchers or HttpVouchers(voucher_client),
                 gateway=gateway or HttpGateway(gateway_client))
     return Service(deps=deps, pool=pool, clients=[hold_client, voucher_client, gateway_client])

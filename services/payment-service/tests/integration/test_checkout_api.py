@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from asyncpg.transaction import Transaction
 
 pytestmark = pytest.mark.integration
 
@@ -33,6 +34,32 @@ async def test_checkout_creates_one_pending_payment_and_checkout_started(payment
     events = await rows(payment_api, "SELECT convert_from(payload, 'UTF8')::jsonb->>'type' AS t FROM outbox "
                         "WHERE message_key = $1", str(hold.booking_id))
     assert [e["t"] for e in events] == ["CheckoutStarted"]
+
+
+async def test_a_checkout_opens_a_transaction_only_where_it_writes_two_things_together(payment_api, kit,
+                                                                                       monkeypatch) -> None:
+    """The key's claim and every read are single statements committing alone (no BEGIN and COMMIT around
+    them). Two steps stay transactions: the PENDING payment with its attempts counted, and the session with
+    CheckoutStarted. A replay and the payment's status open none."""
+    opened: list[Transaction] = []
+    real_start = Transaction.start
+
+    async def counted(self: Transaction) -> None:
+        opened.append(self)
+        await real_start(self)
+
+    monkeypatch.setattr(Transaction, "start", counted)
+    customer = kit.unique_customer()
+    hold = payment_api.holds.add(customer)
+    first = await checkout(payment_api, hold.hold_id, customer, "tx")
+    assert first.status_code == 201 and len(opened) == 2
+    opened.clear()
+    replay = await checkout(payment_api, hold.hold_id, customer, "tx")
+    assert replay.status_code == 201 and replay.json() == first.json() and opened == []
+    async with httpx.AsyncClient(timeout=10) as c:
+        status = await c.get(f"{payment_api.url}/payments/{first.json()['paymentId']}",
+                             headers=payment_api.token(customer))
+    assert status.status_code == 200 and status.json()["status"] == "PENDING" and opened == []
 
 
 async def test_same_key_replays_and_another_body_is_refused(payment_api, kit) -> None:

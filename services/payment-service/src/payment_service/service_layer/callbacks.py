@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 async def handle_callback(cmd: GatewayCallback, deps: Deps) -> str:
     """Returns "duplicate", "unknown", "pending" or "applied"; every one of them is a 200 for the gateway.
     Raises DependencyUnavailable (503: the gateway retries) when the gateway cannot be asked."""
-    async with deps.uow() as uow:
+    async with deps.statements() as uow:
         if await uow.callbacks.seen(cmd.event_id):  # cheap early exit for replays, no gateway call
             return "duplicate"
         payment_id = _uuid(cmd.reference)

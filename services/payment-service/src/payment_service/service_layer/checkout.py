@@ -51,7 +51,7 @@ async def start_checkout(cmd: StartCheckout, deps: Deps) -> Payment:
     """The payment, with its gateway session's URL."""
     digest = request_hash(cmd)
     payment_id = await _claim_key(cmd, digest, deps)
-    async with deps.uow() as uow:
+    async with deps.statements() as uow:
         recorded = await uow.payments.get(payment_id)
     if recorded is not None and recorded.session_id is not None:
         return recorded  # a replay: nothing else happens
@@ -69,7 +69,7 @@ async def start_checkout(cmd: StartCheckout, deps: Deps) -> Payment:
 
 
 async def _claim_key(cmd: StartCheckout, digest: str, deps: Deps) -> uuid.UUID:
-    async with deps.uow() as uow:
+    async with deps.statements() as uow:  # committed at once: a twin with the same key sees it
         if await uow.keys.claim(cmd.customer_id, cmd.idempotency_key, digest, fresh := uuid.uuid4()):
             await uow.commit()
             return fresh
@@ -119,7 +119,7 @@ async def _keep_hold_for(payment: Payment, deps: Deps) -> None:
 
 async def _end_earlier_attempts(hold: Hold, deps: Deps) -> list[Payment]:
     """The hold's earlier attempts, settled with the gateway where still open; their unpaid uses given back."""
-    async with deps.uow() as uow:
+    async with deps.statements() as uow:
         earlier = await uow.payments.of_hold(hold.hold_id)
     for attempt in earlier:
         if attempt.status == "PENDING" and attempt.session_id is not None:
@@ -176,7 +176,7 @@ async def _finish(payment: Payment, deps: Deps) -> Payment:
     if first is not None:
         log_action(logger, "checkout.started", payment_id=str(payment.payment_id),
                    booking_id=str(payment.booking_id), session_id=payment.session_id)
-    async with deps.uow() as uow:
+    async with deps.statements() as uow:
         recorded = await uow.payments.get(payment.payment_id)
     assert recorded is not None
     return recorded

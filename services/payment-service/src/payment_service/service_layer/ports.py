@@ -183,6 +183,9 @@ class Deps:
 
     settings: Settings
     uow: Callable[[], PaymentsUnitOfWork]
+    # The same repositories with no transaction, each statement committing alone: for the steps that are one
+    # statement (a read, the key's claim), where BEGIN and COMMIT would double the round trips.
+    statements: Callable[[], PaymentsUnitOfWork]
     holds: HoldDirectory
     vouchers: Vouchers
     gateway: Gateway

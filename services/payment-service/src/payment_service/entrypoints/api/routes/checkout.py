@@ -44,7 +44,7 @@ async def checkout(hold_id: uuid.UUID, principal: Customer, deps: DepsDep,
 @router.get("/payments/{payment_id}", response_model=PaymentPublic, name="get_payment")
 async def get_payment(payment_id: uuid.UUID, principal: CustomerOrService, deps: DepsDep) -> PaymentPublic:
     """The owner, or another service (voucher-service asks before it lets a reserved use expire)."""
-    async with deps.uow() as uow:
+    async with deps.statements() as uow:
         p = await uow.payments.get(payment_id)
     if p is None or (principal.role != "service" and p.customer_id != principal.customer_id):
         raise not_found("payment")
