@@ -212,3 +212,18 @@ async def start_at_end(bootstrap: str, groups: Mapping[str, list[str]]) -> None:
                 await committer.commit(dict(await committer.end_offsets(parts)))
             finally:
                 await committer.stop()
+
+
+def transactions_opened(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every asyncpg transaction this process starts from now on (the test's `monkeypatch` undoes it)."""
+    from asyncpg.transaction import Transaction
+
+    opened: list[object] = []
+    real_start = Transaction.start
+
+    async def counted(self: Transaction) -> None:
+        opened.append(self)
+        await real_start(self)
+
+    monkeypatch.setattr(Transaction, "start", counted)
+    return opened

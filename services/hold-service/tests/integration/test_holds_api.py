@@ -8,9 +8,8 @@ import random
 import uuid
 
 import pytest
-from asyncpg.transaction import Transaction
 from prometheus_client.parser import text_string_to_metric_families
-from ticketing_testing import eventually
+from ticketing_testing import eventually, transactions_opened
 
 pytestmark = pytest.mark.integration
 
@@ -136,14 +135,7 @@ async def test_idempotency_key_replays_first_result_and_rejects_other_body(start
 async def test_a_keyed_hold_opens_no_transaction(start, h, monkeypatch) -> None:
     """Its statements (the key's claim, the hold, the outcome's store) each commit alone: no BEGIN and COMMIT
     round trips around a single statement. Its replay is one read, with none either."""
-    opened: list[object] = []
-    real_start = Transaction.start
-
-    async def counted(self: Transaction) -> None:
-        opened.append(self)
-        await real_start(self)
-
-    monkeypatch.setattr(Transaction, "start", counted)
+    opened = transactions_opened(monkeypatch)
     async with start() as svc:
         sid = await svc.showtime()
         who = h.new_id()

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-from asyncpg.transaction import Transaction
+from ticketing_testing import transactions_opened
 
 pytestmark = pytest.mark.integration
 
@@ -41,14 +41,7 @@ async def test_a_checkout_opens_a_transaction_only_where_it_writes_two_things_to
     """The key's claim and every read are single statements committing alone (no BEGIN and COMMIT around
     them). Two steps stay transactions: the PENDING payment with its attempts counted, and the session with
     CheckoutStarted. A replay and the payment's status open none."""
-    opened: list[Transaction] = []
-    real_start = Transaction.start
-
-    async def counted(self: Transaction) -> None:
-        opened.append(self)
-        await real_start(self)
-
-    monkeypatch.setattr(Transaction, "start", counted)
+    opened = transactions_opened(monkeypatch)
     customer = kit.unique_customer()
     hold = payment_api.holds.add(customer)
     first = await checkout(payment_api, hold.hold_id, customer, "tx")
