@@ -35,6 +35,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import asyncpg
+import httpx
 import orjson
 import uvloop
 from hdrh.histogram import HdrHistogram
@@ -84,6 +85,18 @@ def _request(sid: int, token: bytes, rng: random.Random) -> bytes:
             % (sid, token, len(body), body))
 
 
+KEY_SLOT = b"@" * 16  # each request's Idempotency-Key, written by wrk (KEYED_REQUEST): the same length
+
+
+def keyed_refused_request(sid: int, token: bytes) -> bytes:
+    """A keyed hold of two seats that are held already: its key is claimed, the gate refuses it, the refusal
+    is stored under the key."""
+    body = b'{"seats":["A1","A2"]}'
+    return (b"POST /showtimes/%d/holds HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer %s\r\n"
+            b"Idempotency-Key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+            % (sid, token, KEY_SLOT, len(body), body))
+
+
 def requests_for(sid: int, tokens: list[bytes], seed: int) -> list[bytes]:
     """Built before the clock starts: the generator only writes bytes."""
     rng = random.Random(seed)
@@ -114,15 +127,27 @@ end
 """
 
 
+# Replaces WRK_SCRIPT's request(): a key of its own for every request (a run's random prefix and a counter).
+KEYED_REQUEST = """
+math.randomseed(os.time())
+local run, n = math.random(0, 2^30), 0
+function request()
+  i = i % #reqs + 1; n = n + 1
+  return (string.gsub(reqs[i], "SLOT", string.format("%08x%08x", run, n), 1))
+end
+""".replace("SLOT", KEY_SLOT.decode())
+
+
 def _lua_string(raw: bytes) -> str:
     text = raw.decode().replace("\\", "\\\\").replace('"', '\\"')
     return '"' + text.replace("\r", "\\r").replace("\n", "\\n") + '"'
 
 
-def wrk_capacity(port: int, requests: list[bytes], seconds: float) -> Stats:
-    """Closed loop, as fast as the server answers: responses/s is the capacity (latency is queueing)."""
+def wrk_capacity(port: int, requests: list[bytes], seconds: float, lua: str = "") -> Stats:
+    """Closed loop, as fast as the server answers: responses/s is the capacity (latency is queueing). `lua`
+    comes after WRK_SCRIPT (KEYED_REQUEST)."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
-        script.write("reqs = {" + ",\n".join(_lua_string(r) for r in requests) + "}\n" + WRK_SCRIPT)
+        script.write("reqs = {" + ",\n".join(_lua_string(r) for r in requests) + "}\n" + WRK_SCRIPT + lua)
         script.flush()
         out = subprocess.run(["wrk", "-t1", f"-c{WRK_CONNECTIONS}", f"-d{round(seconds)}s", "--timeout", "10s",
                               "-s", script.name, f"http://127.0.0.1:{port}"],
@@ -237,6 +262,25 @@ async def measure(name: str, factory: str, env_: dict[str, str], tokens: list[by
     await forget_events(conn, sids)
     return {"name": name, "probe": probe, "run": run, "updates": updates, "doubles": doubles,
             "sweep": sorted(points, key=lambda p: p["offered_per_s"])}
+
+
+async def keyed_refusals(conn: asyncpg.Connection, factory: str, service_env: dict[str, str],
+                         tokens: list[bytes]) -> Stats:
+    """Capacity for keyed hold requests the gate refuses, the path most keyed requests of a sale take: the
+    key's claim, the gate's answer, the refusal stored (wrk, the median of PROBES after one to warm up). The
+    two seats asked for stay held the whole time (HOLD_TTL_SECONDS=600)."""
+    sid = await new_showtime(conn)
+    with ExitStack() as stack:
+        port = server(stack, factory, {**service_env, "HOLD_TTL_SECONDS": "600"})
+        async with httpx.AsyncClient() as client:
+            taken = await client.post(f"http://127.0.0.1:{port}/showtimes/{sid}/holds", json={"seats": ["A1", "A2"]},
+                                      headers={"Authorization": f"Bearer {tokens[0].decode()}"})
+            assert taken.status_code == 201, taken.text
+        requests = [keyed_refused_request(sid, token) for token in tokens[1:REQUESTS + 1]]
+        probes = [await asyncio.to_thread(wrk_capacity, port, requests, PROBE_SECONDS, KEYED_REQUEST)
+                  for _ in range(PROBES + 1)][1:]
+    await forget_events(conn, [sid])
+    return sorted(probes, key=lambda p: p.rate)[len(probes) // 2]
 
 
 def point(share: float, capacity: float, s: Stats) -> dict:
@@ -354,6 +398,7 @@ async def main() -> dict:
                             tokens, probe_rate, 0.7, conn, sweep=SWEEP)
     gate_off = await measure("hold-service, gate OFF", factory, {**service_env, "SEAT_GATE_ENABLED": "false"},
                              tokens, probe_rate, 0.7, conn)
+    keyed = await keyed_refusals(conn, factory, {**service_env, "SEAT_GATE_ENABLED": "true"}, tokens)
     rate = gate_on["probe"].rate * 0.7
     bare_rate = bare["probe"].rate * 0.7
     rounds = await latency_rounds(conn, factory, {**service_env, "SEAT_GATE_ENABLED": "true"}, tokens, rate,
@@ -368,6 +413,8 @@ async def main() -> dict:
           f"(p50 {pct(bare['probe'], 50):.1f} ms, p99 {pct(bare['probe'], 99):.1f} ms at saturation)")
     report(gate_on, base)
     report(gate_off, base)
+    print(f"\n== keyed holds the gate refuses (Idempotency-Key claimed, refusal stored)\ncapacity: {keyed.rate:8.0f} "
+          f"responses/s = {keyed.rate / base:5.1%} of bare; answers {keyed.codes}")
     on, off = gate_on["probe"].rate, gate_off["probe"].rate
     print(f"\nratios: gate-on/bare {on / base:.2f}, gate-off/bare {off / base:.2f}, "
           f"gate-on/gate-off {on / off:.2f}")
@@ -379,6 +426,7 @@ async def main() -> dict:
     report_rounds(rounds, rate, bare_rate)
     ratios = [r["ratio"] for r in rounds]
     return {"bare_per_s": round(base), "gate_on": figures(gate_on, base), "gate_off": figures(gate_off, base),
+            "keyed_refused_per_s": round(keyed.rate), "keyed_refused_of_bare": round(keyed.rate / base, 3),
             "latency_rounds": {"offered_per_s": round(rate), "bare_own_70_offered_per_s": round(bare_rate),
                                "rounds": rounds,
                                "admitted_p99_of_bare_p99": statistics.median(ratios)}}
