@@ -4,12 +4,15 @@ Locally one process may run every role; in Kubernetes each role is its own Deplo
 entrypoint takes the list of roles to run. Each role it runs is announced as ticketing_role_up{service, role}
 (an alert fires when no instance of a role reports at all), each periodic job reports its runs
 (ticketing.job_metrics), and the event loop's liveness is served beside /metrics (ticketing.loop_health).
+What the process has loaded when its roles start is frozen for the garbage collector, as the APIs freeze theirs
+once started (ticketing.api.app.frozen_after_startup): a full collection then stops the loop far less long.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -38,9 +41,11 @@ async def run_until_stopped(roles: dict[str, Role], *, service: str, metrics_por
         log_action(logger, "runtime.metrics", port=metrics_port, host=metrics_host)
     for role in roles:
         ROLE_UP.labels(service, role).set(1)
+    gc.freeze()  # what is loaded by now lives as long as the process: full collections need not walk it
     try:
         await _run(roles, heartbeat)
     finally:
+        gc.unfreeze()
         if server is not None:
             server.shutdown()
 

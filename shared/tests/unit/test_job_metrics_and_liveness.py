@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import signal
 import textwrap
 import time
 import uuid
@@ -96,3 +98,24 @@ def test_a_worker_whose_loop_is_blocked_is_unhealthy_while_metrics_still_answer(
         assert (503, 200) in seen  # blocked loop: unhealthy, although the metrics thread still answers
         assert 'ticketing_role_up{role="jobs",service="probe-test"} 1.0' in httpx.get(f"{url}/metrics").text
         wait_http_ok(f"{url}/healthz", 10, proc)  # the loop runs again: healthy again
+
+
+async def test_a_worker_freezes_what_it_loaded_while_its_roles_run() -> None:
+    """A full collection would otherwise walk every imported module's objects while the relay or a consumer
+    waits (as the APIs, ticketing.api.app.frozen_after_startup)."""
+    from ticketing.runtime import run_until_stopped
+
+    gc.unfreeze()
+    seen: list[int] = []
+
+    async def role(stop: asyncio.Event) -> None:
+        seen.append(gc.get_freeze_count())
+
+    loop = asyncio.get_running_loop()
+    try:
+        await run_until_stopped({"probe": role}, service="freeze-test")
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+    assert seen and seen[0] > 10_000  # the modules the process had loaded
+    assert gc.get_freeze_count() == 0  # unfrozen once the roles end (a test run goes on)
