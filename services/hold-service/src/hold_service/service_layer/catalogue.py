@@ -51,7 +51,7 @@ def _forget_failed(query: CatalogueQuery, kept: object, pages: dict, task: async
 
 
 async def _load(query: CatalogueQuery, deps: Deps) -> CataloguePage:
-    async with deps.uow() as uow:
+    async with deps.statements() as uow:
         body = await uow.holds.catalogue(query, deps.settings.sales_close_minutes_before_start, MAX_LISTED)
     return CataloguePage(f'"{hashlib.blake2b(body, digest_size=12).hexdigest()}"', body)
 

@@ -82,5 +82,5 @@ async def refill_gate(showtime_id: int, deps: Deps) -> int | None:
 
 
 async def _gate_seats(showtime_id: int, deps: Deps) -> list[GateSeat] | None:
-    async with deps.uow() as uow:
+    async with deps.statements() as uow:
         return await uow.holds.gate_seats(showtime_id)

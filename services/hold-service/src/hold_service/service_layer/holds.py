@@ -89,7 +89,7 @@ def _refused(by: str, error: HoldError) -> HoldError:
 
 async def _earlier(request: TakeSeats, deps: Deps) -> Hold:
     """A keyed retry of a hold written before (its outcome was not stored: the process died first)."""
-    async with deps.uow() as uow:
+    async with deps.statements() as uow:
         hold = await uow.holds.get(request.hold_id)
     if hold is None or hold.customer_id != request.customer_id:
         raise SeatsUnavailable(request.seats)
@@ -98,7 +98,7 @@ async def _earlier(request: TakeSeats, deps: Deps) -> Hold:
 
 async def get_hold(hold_id: uuid.UUID, customer_id: int | None, deps: Deps) -> Hold:
     """`customer_id` None = a service principal. Another customer's hold is 'not found' (no oracle)."""
-    async with deps.uow() as uow:
+    async with deps.statements() as uow:
         hold = await uow.holds.get(hold_id)
     if hold is None or not hold.visible_to(customer_id):
         raise HoldNotFound(str(hold_id))
