@@ -14,6 +14,13 @@ OLD = private_key_from_seed("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWY=")
 PRODUCTION = {"app_env": "production", "jwt_secret": "j" * 40, "_env_file": None}
 
 
+@pytest.fixture(autouse=True)
+def no_keys_in_the_environment(monkeypatch) -> None:
+    """Settings read the environment too: a shell that sourced .env (QR_SIGNING_KEY) must not decide these."""
+    for name in ("QR_SIGNING_KEY", "QR_VERIFY_KEYS", "APP_ENV"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def test_retired_keys_are_a_comma_separated_list_the_keyring_verifies_with(monkeypatch) -> None:
     monkeypatch.setenv("QR_VERIFY_KEYS", f" {public_key_text(OLD)} , ")
     settings = HoldSettings(qr_signing_key=SEED, **PRODUCTION)
