@@ -74,11 +74,13 @@ test: infra topics migrate-test contract-tools browser ## infra (idempotent) + l
 # The main suite in two phases. First every test but the serial ones, in TEST_WORKERS processes (pytest-xdist),
 # each worker on a copy of the test database of its own, made from it as the workers start; then the serial
 # tests alone (they restart Redis, Kafka or PostgreSQL under everyone, or read what the whole run published).
-# Both phases run to the end; the run fails if either does.
+# Both phases run to the end; the run fails if either does. The parallel phase ends with its 15 slowest tests
+# (docs/benchmarks.md, "What make test costs the machine").
 TEST_WORKERS ?= 2
 test-suite: ## the main suite alone (after make migrate-test): in parallel, then the serial tests
 	@export TICKETING_RUN_STARTED_AT=$$(date +%s); rc=0; \
-	  $(PYTEST) -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" || rc=1; \
+	  $(PYTEST) -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 -m "not serial" \
+	    || rc=1; \
 	  $(PYTEST) -p no:cacheprovider -m serial || rc=1; exit $$rc
 
 test-readme: ## the README's path: make up, make down and up at once, make demo (small), make down
