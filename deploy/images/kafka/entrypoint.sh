@@ -23,7 +23,11 @@ with open(props, "w") as fh:
 PY
 
 if [[ ! -s "$DATA/meta.properties" ]]; then
-  cluster_id="${KAFKA_CLUSTER_ID:-$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')}"
+  # As `kafka-storage random-uuid` makes one: never starting with "-", which the storage tool would take for an
+  # option (1 id in 64 did, and the broker exited at its first start).
+  cluster_id="${KAFKA_CLUSTER_ID:-$(python3 -c 'import base64, uuid
+while (id_ := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).startswith("-"): pass
+print(id_)')}"
   scram=()
   for user in ${KAFKA_SCRAM_USERS:-}; do
     scram+=(--add-scram "SCRAM-SHA-512=[name=${user%%:*},password=${user#*:}]")

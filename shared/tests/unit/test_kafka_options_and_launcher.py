@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import re
 import ssl
+from pathlib import Path
 
 import pytest
 from fastapi import FastAPI
@@ -145,3 +149,20 @@ def test_make_up_runs_every_api_in_two_processes_whose_metrics_add_up() -> None:
         assert argv[argv.index("--workers") + 1] == "2", name
         directory = re.search(r'PROMETHEUS_MULTIPROC_DIR="([^"]+)"', program["environment"])
         assert directory is not None and directory.group(1) in made, name
+
+
+def test_the_kafka_image_never_makes_a_cluster_id_the_storage_tool_reads_as_an_option() -> None:
+    # deploy/images/kafka/entrypoint.sh makes the cluster id at the first start. One that began with "-" (1 in 64 of
+    # base64url ids) was taken by `kafka.tools.StorageTool format -t` for an option, and the broker exited.
+    script = (Path(__file__).resolve().parents[3] / "deploy/images/kafka/entrypoint.sh").read_text()
+    program = re.search(r"cluster_id=\"\$\{KAFKA_CLUSTER_ID:-\$\(python3 -c '(.+?)'\)\}\"", script, re.S)
+    assert program, "entrypoint.sh no longer makes the cluster id with python3 -c"
+    code = compile(program[1], "entrypoint.sh", "exec")
+    ids = []
+    for _ in range(3000):  # without the check, P(no id starting with "-") = (63/64) ** 3000, about 3e-21
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(code, {})
+        ids.append(out.getvalue().strip())
+    assert all(len(i) == 22 for i in ids) and len(set(ids)) == len(ids)
+    assert not [i for i in ids if i.startswith("-")]
