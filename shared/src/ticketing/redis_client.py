@@ -19,7 +19,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import ClusterDownError, ReadOnlyError, SlotNotCoveredError, TryAgainError
+from redis.exceptions import ClusterDownError, ReadOnlyError, RedisClusterException, SlotNotCoveredError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -83,7 +83,9 @@ class _RedisCluster(RedisCluster):
     ConnectionError it is. The client closes all of them at once, those other calls are using included, when
     a node answers CLUSTERDOWN or a slot is not served (a failover under way); redis-py 8.1 then lets those
     calls fail with whatever the closed stream raises (AttributeError, TypeError; RuntimeError under uvloop;
-    redis/redis-py issue 4287), which no caller would take for a Redis outage."""
+    redis/redis-py issue 4287), which no caller would take for a Redis outage. Likewise a call that finds no
+    node answering while the client refreshes its slot map ("Redis Cluster cannot be connected", a
+    RedisClusterException, which is no RedisError) fails as the ConnectionError it is."""
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -92,6 +94,10 @@ class _RedisCluster(RedisCluster):
             if not raised_by_a_closed_stream(exc):
                 raise
             raise RedisConnectionError(f"the connection was closed under the call: {exc}") from exc
+        except RedisClusterException as exc:
+            if isinstance(exc, SlotNotCoveredError) or not isinstance(exc.__cause__, REDIS_UNAVAILABLE):
+                raise
+            raise RedisConnectionError(f"no node of the cluster answered: {exc}") from exc
 
 
 def raised_by_a_closed_stream(exc: BaseException) -> bool:

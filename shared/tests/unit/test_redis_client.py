@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import pytest
 import redis.asyncio as aioredis
@@ -10,7 +11,8 @@ import uvloop
 from pydantic import ValidationError
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
-from ticketing.redis_client import cluster_nodes, is_cluster, raised_by_a_closed_stream, redis_client
+from redis.exceptions import RedisClusterException
+from ticketing.redis_client import REDIS_UNAVAILABLE, cluster_nodes, is_cluster, raised_by_a_closed_stream, redis_client
 from ticketing.settings import ServiceSettings
 
 
@@ -78,3 +80,19 @@ async def test_a_call_cut_by_the_client_closing_its_connections_is_a_connection_
     monkeypatch.setattr(RedisCluster, "execute_command", bug)
     with pytest.raises(AttributeError):
         await client.get("x")
+
+
+async def test_a_cluster_with_no_node_answering_fails_a_call_as_an_outage() -> None:
+    # redis-py raises RedisClusterException (no RedisError) when no startup node answers its slot-map refresh: a
+    # Redis master killed under load once made hold-service answer 500 instead of failing open (R16).
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed once the block ends: nothing listens there
+    cluster = redis_client(ServiceSettings(redis_cluster_nodes=f"127.0.0.1:{port}"), 0.5)
+    try:
+        with pytest.raises(REDIS_UNAVAILABLE) as caught:
+            await cluster.get("k")
+        assert isinstance(caught.value, RedisConnectionError), repr(caught.value)
+        assert isinstance(caught.value.__cause__, RedisClusterException)
+    finally:
+        await cluster.aclose()
