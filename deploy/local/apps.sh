@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The platform's own processes under supervisord.
-#   apps.sh up | down | status | logs [program]
+#   apps.sh up | down | status | logs [program] | why <service> (what up prints for a service not ready)
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$REPO"
@@ -72,13 +72,33 @@ up() {
   for row in "${ENDPOINTS[@]}"; do
     IFS='|' read -r name url _ <<<"$row"
     if ! wait_ready "$url"; then
-      echo "apps: $name not ready at $url after ${READY_TIMEOUT}s; last log lines:" >&2
-      tail -n 30 var/log/"${name%%-*}"*.log >&2 || true
+      echo "apps: $name not ready at $url after ${READY_TIMEOUT}s" >&2
+      why_not_ready "$name" "$url" >&2
       failed=1
     fi
   done
   table
   return "$failed"
+}
+
+# What a service that did not become ready is doing: its programs' states, what its readiness check answers
+# (which dependency it cannot reach), the Python stack of every process of those programs (py-spy: a worker
+# stuck importing, waiting on a dependency or in its lifespan shows where), then its last log lines.
+why_not_ready() {
+  local name="$1" url="$2" prefix="${1%%-*}" program pid
+  echo "apps: its programs (supervisord):"
+  "${CTL[@]}" status | grep "^$prefix-" | sed 's/^/  /' || true
+  echo "apps: $url answers: $(curl -s --max-time 2 -w ' (HTTP %{http_code})' "$url" 2>&1 || true)"
+  for program in $("${CTL[@]}" status | awk -v p="^$prefix-" '$1 ~ p {print $1}'); do
+    pid="$("${CTL[@]}" pid "$program" 2>/dev/null || true)"
+    [[ "$pid" =~ ^[1-9][0-9]*$ ]] || continue
+    for p in "$pid" $(pgrep -P "$pid" || true); do
+      echo "apps: $program process $p ($(ps -o etime=,stat= -p "$p" 2>/dev/null | xargs)), its threads' stacks:"
+      timeout 20 .venv/bin/py-spy dump --pid "$p" 2>&1 | sed 's/^/  /' || echo "  (py-spy could not read it)"
+    done
+  done
+  echo "apps: the last log lines of $name:"
+  tail -n 30 var/log/"$prefix"-*.log || true
 }
 
 wait_ready() {
@@ -107,7 +127,9 @@ table() {
 case "${1:-}" in
   up) up ;;
   down) down ;;
+  why) why_not_ready "${2:?which service: hold-service, payment-service, ...}" \
+         "$(for row in "${ENDPOINTS[@]}"; do [[ "${row%%|*}" == "$2" ]] && cut -d'|' -f2 <<<"$row"; done)" ;;
   status) if supervisord_running; then "${CTL[@]}" status || true; else echo "apps: not running"; fi ;;
   logs) if [[ -n "${2:-}" ]]; then tail -n 100 -f "var/log/$2.log"; else tail -n 20 -f var/log/*-*.log; fi ;;
-  *) echo "usage: $0 up|down|status|logs [program]" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|logs [program]|why <service>" >&2; exit 2 ;;
 esac

@@ -44,6 +44,11 @@ step "make down, then make up at once"
 make --no-print-directory down
 stopped_for_good
 make --no-print-directory up
+step "what make up prints for a service that is not ready (here, for a ready one): states, readiness, stacks"
+why="$(deploy/local/apps.sh why hold-service 2>&1)"
+for expected in "hold-api " "hold-worker " '"postgres":"ok"' "hold-api process " "(always_pong)" "Server.run"; do
+  grep -qF -- "$expected" <<<"$why" || { echo "$why"; echo "readme-path: the report lacks '$expected'" >&2; exit 1; }
+done
 step "make demo ARGS='${DEMO_ARGS[*]}'"
 rc=0
 COLUMNS=160 make --no-print-directory demo ARGS="${DEMO_ARGS[*]}" || rc=$?

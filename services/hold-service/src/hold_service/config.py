@@ -69,6 +69,10 @@ class HoldSettings(TokenSettings):
     """Changes this close together go to a stream in one write."""
     seat_map_max_streams: int = Field(default=20000, ge=1)
     """Seat-map streams an API process serves at once; past it a new stream gets 503."""
+    seat_map_cache_seconds: int = Field(default=0, ge=0, le=2)
+    """How long a proxy or CDN in front may serve the public seat map without asking again (`Cache-Control:
+    public, max-age=N`, with the ETag); 0: every client revalidates (`no-cache`). At most 2: the map may be 2 s
+    stale, and a proxy's copy adds to the staleness of this process's own."""
     seat_map_max_streams_per_address: int = Field(default=8, ge=1)
     """Seat-map streams one client address (the peer, or X-Forwarded-For from TRUSTED_PROXIES) may hold open
     at once, over every API process; past it 429."""

@@ -10,9 +10,11 @@ import uuid
 import pytest
 from hold_service.adapters.repository import PgHoldsUnitOfWork, Q
 from hold_service.adapters.seat_map_source import PgSeatMapSource
+from hold_service.config import HoldSettings
 from hold_service.domain.commands import ConfirmBooking
 from hold_service.domain.seat_map import SeatMap
 from hold_service.service_layer.lifecycle import confirm_booking, sweep_expired
+from pydantic import ValidationError
 from ticketing_testing import eventually
 
 pytestmark = pytest.mark.integration
@@ -62,6 +64,24 @@ async def test_public_with_etag_and_304(start, h) -> None:
         assert missing.status_code == 404 and missing.json()["error"] == "NOT_FOUND"
         bad = await svc.client.get("/showtimes/0/seats")
         assert bad.status_code == 422 and bad.json()["error"] == "VALIDATION_ERROR"
+
+
+async def test_a_proxy_may_keep_the_map_for_seat_map_cache_seconds(start) -> None:
+    async with start() as default, start(seat_map_cache_seconds=2) as cached:
+        sid = await default.showtime({"F": 2})
+        url = f"/showtimes/{sid}/seats"
+        assert (await default.client.get(url)).headers["cache-control"] == "no-cache"
+        first = await cached.client.get(url)
+        assert first.status_code == 200 and first.headers["cache-control"] == "public, max-age=2", first.headers
+        again = await cached.client.get(url, headers={"If-None-Match": first.headers["etag"]})
+        assert again.status_code == 304 and again.headers["cache-control"] == "public, max-age=2"
+        assert again.headers["etag"] == first.headers["etag"]
+
+
+def test_seat_map_cache_seconds_stays_within_the_maps_staleness() -> None:
+    assert HoldSettings(seat_map_cache_seconds=2).seat_map_cache_seconds == 2
+    with pytest.raises(ValidationError, match="seat_map_cache_seconds"):
+        HoldSettings(seat_map_cache_seconds=3)
 
 
 async def test_every_process_follows_changes_made_anywhere_without_reading_postgres(start, db, h) -> None:

@@ -52,11 +52,12 @@ async def seat_map(request: Request) -> Response:
     """Public. From this process' memory, at most seconds stale; `ETag` is the version."""
     # The most requested thing the platform serves: a hot route (ticketing.api.hot_path), no token, no
     # body model, the JSON built once per version (adapters/seat_maps.py).
+    sid, deps = _showtime(request)
     try:
-        view = await showtimes.seat_map(*_showtime(request))
+        view = await showtimes.seat_map(sid, deps)
     except HoldError as exc:
         return api_error(exc).response()
-    return seat_map_response(view, request.headers.get("if-none-match"))
+    return seat_map_response(view, request.headers.get("if-none-match"), deps.settings.seat_map_cache_seconds)
 
 
 @router.get(SEAT_MAP_STREAM_PATH, response_class=EventSourceResponse, name="seat_map_stream",
@@ -79,13 +80,15 @@ def _showtime(request: Request) -> tuple[int, Deps]:
     return hold_request.showtime_id(request), request.app.state.deps
 
 
-def seat_map_response(view: SeatMapView, if_none_match: str | None) -> Response:
-    return etag_response(f'"{view.version}"', view.body, if_none_match)
+def seat_map_response(view: SeatMapView, if_none_match: str | None, max_age: int = 0) -> Response:
+    return etag_response(f'"{view.version}"', view.body, if_none_match, max_age)
 
 
-def etag_response(etag: str, body: bytes, if_none_match: str | None) -> Response:
-    """A public JSON body clients revalidate: 304 when If-None-Match names it."""
-    headers = {"etag": etag, "cache-control": "no-cache"}
+def etag_response(etag: str, body: bytes, if_none_match: str | None, max_age: int = 0) -> Response:
+    """A public JSON body: 304 when If-None-Match names it. Clients revalidate it every time (`no-cache`), or
+    with `max_age` (SEAT_MAP_CACHE_SECONDS) a shared cache in front keeps it that long: at an opening a proxy or
+    CDN then answers the crowd's repeated views, and the API sees one request per map per `max_age`."""
+    headers = {"etag": etag, "cache-control": f"public, max-age={max_age}" if max_age else "no-cache"}
     if if_none_match is not None and _matches(if_none_match, etag):
         return Response(status_code=304, headers=headers)
     return Response(body, media_type="application/json", headers=headers)
