@@ -11,7 +11,7 @@ PYTEST := .venv/bin/pytest
         bench-seatmap browser bench-queue bench-checkins bench-wave cluster-up cluster-down cluster-status test-cluster bench-cluster
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
 up: venv infra migrate topics ## install and start everything (infra, migrations, topics, every service)
 	@deploy/local/apps.sh up
@@ -37,13 +37,13 @@ infra: venv env ## PostgreSQL, Redis and Kafka, installed if missing, started if
 infra-down: ## stop PostgreSQL, Redis and Kafka
 	@deploy/local/infra.sh down
 
-infra-status:
+infra-status: ## whether PostgreSQL, Redis and Kafka run and answer
 	@deploy/local/infra.sh status
 
 migrate: ## apply every service's migrations to the dev database
 	@deploy/local/migrate.sh
 
-migrate-test:
+migrate-test: ## recreate the test database ticketing_test from the migrations (--fresh)
 	@deploy/local/migrate.sh --fresh ticketing_test
 
 topics: ## create the Kafka topics (idempotent)

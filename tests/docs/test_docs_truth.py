@@ -1,0 +1,98 @@
+"""What the README and docs/ tell an operator or a consumer is true of the code: every `make` target they name
+exists and `make help` lists every target; the documented log filter finds a line the services write; the
+`--service` values the runbooks pass are the CLI's; the README's diagram names every event the notifier
+consumes; the partition counts in the consumer guide are the catalogue's, the chart's and values-external's."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import yaml
+from notifier.entrypoints import consumer as notifier_consumer
+from ticketing.events.topics import TOPICS
+from ticketing.logs import configure_logging, log_action
+from ticketing.settings import SERVICE_DATABASES
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+TARGET = re.compile(r"^([a-z][a-z0-9-]*):", re.MULTILINE)
+
+
+def code(text: str) -> list[str]:
+    """The fenced blocks and the inline code spans of a Markdown text."""
+    fenced = re.findall(r"^```[^\n]*\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    rest = re.sub(r"^```[^\n]*\n.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)
+    return fenced + re.findall(r"`([^`\n]+)`", rest)
+
+
+def makefile_targets() -> set[str]:
+    return set(TARGET.findall((ROOT / "Makefile").read_text()))
+
+
+def test_every_make_target_the_docs_name_exists() -> None:
+    targets, missing = makefile_targets(), []
+    for doc in DOCS:
+        for snippet in code(doc.read_text()):
+            for name, glob in re.findall(r"(?<![\w/.-])make\s+(?:-\S+\s+)*([a-z][a-z0-9-]*)([*<]?)", snippet):
+                if not glob and name not in targets:  # `make bench-*`, `make bench-<name>`: a family
+                    missing.append(f"{doc.relative_to(ROOT)}: make {name}")
+    assert not missing, missing
+
+
+def test_make_help_lists_every_target() -> None:
+    out = subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    listed = set(re.findall(r"^\s+make (\S+)", out, re.MULTILINE))
+    assert makefile_targets() - listed == set()
+
+
+def _operations() -> str:
+    return (ROOT / "docs" / "operations.md").read_text()
+
+
+def test_the_documented_log_filter_finds_the_line_a_service_writes(tmp_path: Path, capfd) -> None:  # type: ignore[no-untyped-def]
+    configure_logging("payment-service")
+    try:
+        log_action(logging.getLogger("payment_service.money"), "money.unresolved", level=logging.ERROR)
+        log_action(logging.getLogger("payment_service.money"), "refund.failed", level=logging.ERROR)
+        lines = capfd.readouterr().out
+    finally:
+        logging.getLogger().handlers.clear()
+    log = tmp_path / "payment-worker.log"
+    log.write_text(lines)
+    commands = [c for c in code(_operations()) if "money.unresolved" in c and c.startswith(("grep", "jq"))]
+    assert len(commands) >= 2, commands
+    for command in commands:
+        args = [str(log) if a.startswith("var/log/") else a for a in shlex.split(command)]
+        found = subprocess.run(args, capture_output=True, text=True).stdout.splitlines()
+        assert [json.loads(line)["action"] for line in found] == ["money.unresolved"], command
+
+
+def test_the_runbooks_pass_the_cli_its_own_service_names() -> None:
+    texts = [_operations(), (ROOT / "deploy" / "observability" / "alerts.yaml").read_text()]
+    passed = {name for text in texts for name in re.findall(r"--service\s+([^\s`'\"\]]+)", text)}
+    placeholders = {"S", "<s>", "<service>"}  # the command reference's own notation
+    assert passed - placeholders and passed - placeholders <= set(SERVICE_DATABASES), passed
+
+
+def test_the_readme_diagram_names_every_event_the_notifier_consumes() -> None:
+    source = Path(notifier_consumer.__file__).read_text()
+    consumed = set(re.findall(r'"(\w+)": joined\(', source))
+    assert consumed >= {"BookingConfirmed", "BookingCancelled"}
+    [edge] = [line for line in (ROOT / "README.md").read_text().splitlines() if "N[notifier" in line]
+    assert consumed <= set(re.findall(r"\w+", edge))
+
+
+def test_the_consumer_guide_gives_the_partitions_each_deployment_makes() -> None:
+    chart = ROOT / "deploy" / "helm" / "ticketing"
+    values = yaml.safe_load((chart / "values.yaml").read_text())["kafka"]["topics"]["partitions"]
+    external = yaml.safe_load((chart / "values-external.yaml").read_text())["kafka"]["topics"]["partitions"]
+    rows = {m[0]: m[1] for m in re.findall(r"^\| `([\w.-]+)` \|[^|]*\| ([^|]+) \|",
+                                           (ROOT / "docs" / "events" / "README.md").read_text(), re.MULTILINE)}
+    for topic in values:
+        assert rows[topic].strip() == (f"{TOPICS[topic]} locally; the chart {values[topic]}, "
+                                       f"values-external.yaml {external[topic]}"), topic
