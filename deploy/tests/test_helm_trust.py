@@ -1,7 +1,8 @@
 """The chart's trust boundaries: the JWT key is never rendered anew (an existing Secret, a given value, or the
 generated one read back from the cluster; a render that cannot read the cluster stops), only the services that
 verify tokens hold it, the gateway's API key reaches payment-service, and TRUSTED_PROXIES is none by default and
-the Ingress's controller when the Ingress is on (which routes customers, the callback and the unbuffered stream)."""
+the Ingress's controller when the Ingress is on (which routes customers, the door, the callback and the unbuffered
+stream; test_helm_routes.py derives its routes from the services' OpenAPI)."""
 
 from __future__ import annotations
 
@@ -86,7 +87,8 @@ def test_trusted_proxies_are_none_by_default_and_the_ingress_controller_with_it(
                       "/payments": "ticketing-payment-service-api",  # the gateway's callback and /payments/{id}
                       "/vouchers/[^/]+/quote": "ticketing-voucher-service-api",
                       **{p: "ticketing-hold-service-api" for p in ("/showtimes", "/holds", "/queue", "/bookings",
-                                                                   "/pages", "/showtimes/[0-9]+/seats/stream")}}
+                                                                   "/pages", "/showtimes/[0-9]+/seats/stream",
+                                                                   "/checkins", "/tickets/public-key")}}
     stream = ingresses["ticketing-public-seat-map-stream"]["metadata"]["annotations"]
     assert stream["nginx.ingress.kubernetes.io/proxy-buffering"] == "off"
     assert int(stream["nginx.ingress.kubernetes.io/proxy-read-timeout"]) > 15  # past the heartbeat

@@ -1,6 +1,27 @@
-{{/* Names: <release>-<service>[-<deployment>], cut to Kubernetes' 63 characters. */}}
+{{/* The prefix of every name: fullnameOverride; else the release name, followed by nameOverride when that is
+set and the release name does not contain it (Helm's convention; without either, the release name, as before). */}}
+{{- define "ticketing.prefix" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else if and .Values.nameOverride (not (contains .Values.nameOverride .Release.Name)) -}}
+{{- printf "%s-%s" .Release.Name .Values.nameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- .Release.Name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Names: <prefix>-<service>[-<deployment>], cut to Kubernetes' 63 characters. */}}
 {{- define "ticketing.name" -}}
-{{- printf "%s-%s" .root.Release.Name .name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" (include "ticketing.prefix" .root) .name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The ServiceAccount of a service's pods (`name`: the service, or "hooks"). */}}
+{{- define "ticketing.serviceAccountName" -}}
+{{- if .root.Values.serviceAccount.create -}}
+{{- include "ticketing.name" (dict "root" .root "name" .name) -}}
+{{- else -}}
+{{- .root.Values.serviceAccount.name -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "ticketing.labels" -}}
@@ -21,8 +42,13 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/* repository@digest when image.digest is set (the image that was tested, whatever the tag points at now). */}}
 {{- define "ticketing.image" -}}
+{{- if .Values.image.digest -}}
+{{ printf "%s@%s" .Values.image.repository .Values.image.digest | quote }}
+{{- else -}}
 {{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
+{{- end -}}
 {{- end -}}
 
 {{/* The Kafka settings of one client identity (user = SASL username), as a YAML map of env var -> value. */}}
@@ -86,21 +112,26 @@ KAFKA_TOPIC_PARTITIONS: {{ $k.topics.partitions | toJson | quote }}
 {{- end }}
 {{- end -}}
 
+{{/* The pod fields every workload shares; `.sa`: its ServiceAccount (no API token is mounted: no pod calls the
+Kubernetes API, and a stolen token could). */}}
 {{- define "ticketing.podCommon" -}}
-{{- with .Values.imagePullSecrets }}
+{{- $root := .root -}}
+serviceAccountName: {{ include "ticketing.serviceAccountName" (dict "root" $root "name" .sa) }}
+automountServiceAccountToken: false
+{{- with $root.Values.imagePullSecrets }}
 imagePullSecrets: {{- toYaml . | nindent 2 }}
 {{- end }}
-securityContext: {{- toYaml .Values.podSecurityContext | nindent 2 }}
-{{- with .Values.nodeSelector }}
+securityContext: {{- toYaml $root.Values.podSecurityContext | nindent 2 }}
+{{- with $root.Values.nodeSelector }}
 nodeSelector: {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .Values.tolerations }}
+{{- with $root.Values.tolerations }}
 tolerations: {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .Values.affinity }}
+{{- with $root.Values.affinity }}
 affinity: {{- toYaml . | nindent 2 }}
 {{- end }}
-volumes: {{- include "ticketing.volumes" . | nindent 2 }}
+volumes: {{- include "ticketing.volumes" $root | nindent 2 }}
 {{- end -}}
 
 {{/* Whether the chart renders the service's own Secret (something to put in it, no existingSecret). */}}
