@@ -5,7 +5,7 @@ PY := .venv/bin/python
 PYTEST := .venv/bin/pytest
 
 .PHONY: help up down status logs venv env infra infra-down infra-status migrate migrate-test topics \
-        lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint \
+        lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
         bench-seatmap browser bench-queue bench-checkins bench-wave cluster-up cluster-down cluster-status test-cluster bench-cluster
@@ -110,14 +110,22 @@ compose-up: images env ## the whole platform in containers (podman-compose here,
 compose-down: ## stop the compose stack and remove its containers, network and volumes
 	@deploy/compose/stack.sh down
 
-helm-lint: ## helm lint --strict with the default (and a kept JWT Secret), the external-infrastructure and the cluster-mode values
+helm-lint: ## helm lint --strict with the default (and a kept JWT Secret), every optional part on, the external-infrastructure and the cluster-mode values
+	@.venv/bin/python deploy/helm/chart_files.py --check
 	@H=$$(deploy/helm/tools.sh helm) && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt \
+	  && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt --set networkPolicy.enabled=true \
+	     --set monitoring.podMonitor.enabled=true --set monitoring.prometheusRule.enabled=true \
+	     --set monitoring.grafanaDashboard.enabled=true --set image.digest=sha256:$$(printf %064d 0) \
+	     --set database.maxConnections=2000 \
 	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml \
 	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml \
 	     -f deploy/helm/ticketing/values-cluster.yaml
 
 test-unit: venv ## fast tests only (no infrastructure)
 	$(PYTEST) -m "not integration and not e2e and not reliability" -q
+
+chart-files: venv ## the chart's copies of deploy/observability (alert rules scoped per release, the dashboard)
+	@.venv/bin/python deploy/helm/chart_files.py
 
 contract-tools: ## kcat, promtool (Debian) and the AsyncAPI 3.0 JSON Schema (npm @asyncapi/specs), for tests/contract
 	@command -v kcat >/dev/null && command -v promtool >/dev/null || { apt-get update -q && \

@@ -4,6 +4,9 @@
 #   tools.sh helm      print the path of helm v3.22.0, building it with `go install` if missing
 #                      (no release binary can be downloaded here; about 4 CPU-minutes the first time,
 #                      seconds once Go's build cache has it)
+#   tools.sh promtool  print the path of Prometheus' promtool (the chart's alert rules are checked with it):
+#                      the one on PATH (`make contract-tools` installs Debian's `prometheus`), else the
+#                      Debian package's binary unpacked here (apt-get download, no install, no daemon)
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 HELM_VERSION=v3.22.0
@@ -24,7 +27,24 @@ helm_bin() {
   echo "$dir/helm"
 }
 
+promtool_bin() {
+  if command -v promtool >/dev/null; then command -v promtool; return; fi
+  local dir="$TOOLS/prometheus-deb"
+  mkdir -p "$TOOLS"
+  exec 9>"$TOOLS/.promtool.lock"
+  flock 9
+  if [[ ! -x "$dir/usr/bin/promtool" ]]; then
+    echo "tools: unpacking promtool from Debian's prometheus package" >&2
+    local tmp
+    tmp="$(mktemp -d)"
+    (cd "$tmp" && apt-get download -q prometheus >&2)
+    rm -rf "$dir" && dpkg -x "$tmp"/prometheus_*.deb "$dir" && rm -rf "$tmp"
+  fi
+  echo "$dir/usr/bin/promtool"
+}
+
 case "${1:-}" in
   helm) helm_bin ;;
-  *) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  promtool) promtool_bin ;;
+  *) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

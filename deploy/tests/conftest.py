@@ -30,3 +30,8 @@ def images() -> dict[str, str]:
 @pytest.fixture(scope="session")
 def helm() -> str:
     return run(["deploy/helm/tools.sh", "helm"], timeout=1500).stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def promtool() -> str:
+    return run(["deploy/helm/tools.sh", "promtool"], timeout=600).stdout.strip()
