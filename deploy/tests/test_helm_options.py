@@ -290,6 +290,10 @@ def test_every_alert_expression_is_scoped_to_the_release(helm: str) -> None:
     assert up["expr"] == 'up{namespace="shop",job="ticketing"} == 0'
     custom = _rule_groups(helm, "--set", 'monitoring.prometheusRule.scope=kubernetes_namespace="prod"')
     assert 'up{kubernetes_namespace="prod"} == 0' in [r["expr"] for g in custom["groups"] for r in g["rules"]]
+    # Without the chart's PodMonitor the default scope's job label would match nothing: the render asks for one.
+    proc = run([helm, "template", "t", str(CHART), *BASE, "--set", "monitoring.prometheusRule.enabled=true"],
+               check=False)
+    assert proc.returncode != 0 and "needs monitoring.prometheusRule.scope" in proc.stderr
 
 
 def test_the_scoped_rules_pass_promtool_and_fire_only_for_the_release(helm: str, promtool: str,
