@@ -20,8 +20,8 @@ pytestmark = pytest.mark.integration
 # Open when 10 customers are active at once (active: seen within ADMISSION_TOKEN_TTL_SECONDS, 2 s here, so the
 # rush is over 2 s after the last one); arrivals per minute too high to matter. Close 1 s after the rush.
 RUSH = {"waiting_room_auto_default": True, "waiting_room_auto_open_at_arrivals_per_minute": 10**6,
-        "waiting_room_auto_open_at_active": 10, "waiting_room_auto_active_limit": 2, "waiting_room_auto_close_after_seconds": 1,
-        "admission_token_ttl_seconds": 2, "waiting_room_cache_seconds": 0.2}
+        "waiting_room_auto_open_at_active": 10, "waiting_room_auto_active_limit": 2,
+        "waiting_room_auto_close_after_seconds": 1, "admission_token_ttl_seconds": 2, "waiting_room_cache_seconds": 0.2}
 
 
 async def room_events(db, sid: int) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
