@@ -50,7 +50,12 @@ from ticketing.events.payments import (
     RefundIssued,
     RefundIssuedData,
 )
-from ticketing.events.rooms import WaitingRoomChangeData, WaitingRoomClosed, WaitingRoomOpened
+from ticketing.events.rooms import (
+    WaitingRoomClosed,
+    WaitingRoomClosedData,
+    WaitingRoomOpened,
+    WaitingRoomOpenedData,
+)
 from ticketing.events.topics import (
     BOOKING_EVENTS,
     BOOKING_EVENTS_DLQ,
@@ -133,7 +138,7 @@ __all__ = [
     "PaymentFailed", "PaymentFailedData", "PaymentSucceeded", "PaymentSucceededData", "RefundIssued",
     "RefundIssuedData", "SeatsHeld", "SeatsHeldData", "SeatsReleased", "SeatsReleasedData", "ShowtimeCancelled",
     "ShowtimeCancelledData", "Ticket", "TicketCheckedIn", "TicketCheckedInData", "VoucherReserved",
-    "WaitingRoomChangeData", "WaitingRoomClosed", "WaitingRoomOpened",
+    "WaitingRoomClosed", "WaitingRoomClosedData", "WaitingRoomOpened", "WaitingRoomOpenedData",
     "booking_event", "decode_booking_event", "decode_voucher_reserved", "dlq_of", "key_of", "outgoing",
     "showtime_event", "utcnow",
 ]
