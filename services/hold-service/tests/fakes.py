@@ -543,6 +543,8 @@ class FakeRoomStore(RoomStore):
         return [c for c in self.rooms.values() if c.mode == "auto" and c.enabled][:limit]
 
     async def note_quiet(self, showtime_id: int, quiet: bool) -> datetime | None:
+        if (config := self.rooms.get(showtime_id)) is None or config.mode != "auto" or not config.enabled:
+            return None
         since = self.quiet_since.get(showtime_id) or self.db.clock.now()
         self.quiet_since[showtime_id] = since if quiet else None
         return self.quiet_since[showtime_id]

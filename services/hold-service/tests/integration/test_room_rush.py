@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from hold_service.adapters.room_queue import crowd_keys
+from hold_service.domain.commands import ConfigureRoom
 from hold_service.service_layer.room_rush import watch_rooms
 from ticketing.events import decode_booking_event
 from ticketing_testing import eventually
@@ -132,3 +133,34 @@ async def test_arrivals_count_new_customers_per_minute_and_active_ones(start, h)
         assert later is not None and (later.arrivals_per_minute, later.active) == (3, 0)  # arrivals: the minute
         back = await queue.arrive(sid, 1, 2)  # gone longer than a slot: new again
         assert back is not None and (back.arrivals_per_minute, back.active) == (4, 1)
+
+
+@pytest.mark.parametrize("kind", ["fake", "real"])
+async def test_the_room_store_decides_as_postgres_does(kind: str, start, fakes) -> None:  # type: ignore[no-untyped-def]
+    """The contract of RoomStore's decisions, run against the fake (unit tests) and the adapter: the opening and
+    the closing happen once, forced modes are never changed, and a room closes only after its quiet time."""
+    async with start(**RUSH) as svc:
+        if kind == "fake":
+            world = fakes.fake_deps(**RUSH)
+            store, make = world.deps.rooms, world.showtime
+
+            async def advance(seconds: float) -> None:
+                world.clock.advance(seconds)
+        else:
+            store, make, advance = svc.deps.rooms, svc.showtime, asyncio.sleep
+        auto, forced = await make(), await make()
+        opened = await store.open_automatically(auto, "ARRIVALS", 7)
+        assert opened is not None and (opened.enabled, opened.mode, opened.active_limit) == (True, "auto", 7)
+        assert await store.open_automatically(auto, "ACTIVE", 7) is None  # once
+        assert (await store.configure(ConfigureRoom(forced, False, 3, None, mode="off")))[1] is False
+        assert await store.open_automatically(forced, "ARRIVALS", 7) is None  # forced off wins
+        assert auto in {c.showtime_id for c in await store.automatic_rooms(1000)}
+        assert await store.note_quiet(auto, False) is None
+        assert await store.note_quiet(auto, True) is not None
+        assert await store.close_automatically(auto, 0.5) is None  # not quiet for long enough yet
+        await advance(0.6)
+        closed = await store.close_automatically(auto, 0.5)
+        assert closed is not None and not closed.enabled and closed.changed_reason == "RUSH_OVER"
+        assert await store.close_automatically(auto, 0.5) is None  # once
+        assert await store.note_quiet(auto, True) is None  # off: nothing to be quiet about
+
