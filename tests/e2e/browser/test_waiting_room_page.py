@@ -58,6 +58,7 @@ async def test_customers_queue_are_let_in_one_at_a_time_hold_pay_and_are_told_so
     await operator.click("#save-token")
     await expect(operator.locator("#queue-length")).to_have_text("2", timeout=10_000)
     await expect(operator.locator("#room-active")).to_have_text("1")
+    await expect(operator.locator("#room-state")).to_have_text("on (forced by an operator)")
     await operator.screenshot(path=str(screenshots / "waiting-room-operator.png"), full_page=True)
 
     headers = await hold(first, ["A1", "A2"])
