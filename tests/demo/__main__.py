@@ -45,7 +45,7 @@ from .figures import Measures
 from .platform import DEMO_HOLD_TTL, ROOT, Platform, demo_timings, end_offsets, make_up, make_up_running, own_stack
 from .queue import RoomMissing, wait_rooms_closed
 from .sale import Sale, SaleConfig, admin_headers
-from .table import SaleTable, judge, rooms_row
+from .table import SaleTable, judge, rooms_changed, rooms_row
 
 LOGS = ROOT / "var" / "log" / "demo"
 BUSY_CORE = 0.8  # a customer process using this share of a core is busy with its own work
@@ -137,8 +137,8 @@ async def demo(platform: Platform, cfg: SaleConfig, console: Console, plain: boo
                   late_journeys=late, steps=measures.steps(), expiry_plays=sale.expiry_plays, hold_ttl=sale.hold_ttl,
                   ended=sale.ending, server=sale.server, generator=generator_figures(sale.lags, sale.server_unread),
                   addresses=sale.addresses, refused=sale.refused)
-    if cfg.room_auto:
-        table.rows.append(rooms_row(verdict.facts, sorted(sale.catalogue.showtimes), opened_at))
+    if cfg.room_auto or rooms_changed(verdict.facts):  # without --waiting-room auto: a figure, if any opened
+        table.rows.append(rooms_row(verdict.facts, sorted(sale.catalogue.showtimes), opened_at, check=cfg.room_auto))
     table.facts.update({"platform": platform.name, "customers": cfg.customers, "parts": dict(sale.parts),
                         "capacity": cfg.capacity, "hold_ttl_s": round(sale.hold_ttl, 1),
                         "sale_seconds": round(sale.ended - sale.started, 1), "sold_out": sale.sold_out.is_set(),
