@@ -95,6 +95,8 @@ VERSION_1_REQUIRED = {
     "SeatsReleased": {"holdId", "reason", "seatMapVersion", "seats"},
     "ShowtimeCancelled": {"reason"},
     "TicketCheckedIn": {"at", "door"},
+    "WaitingRoomClosed": {"activeLimit", "reason"},
+    "WaitingRoomOpened": {"activeLimit", "reason"},
 }
 
 

@@ -42,13 +42,17 @@ def record(value: bytes) -> ConsumerRecord:
 HOLD_EXTENDED = outgoing(booking_event("HoldExtended", source="hold-service", booking_id=uuid.uuid4(), showtime_id=42,
                                        customer_id=7, data={"holdId": uuid.uuid4(),
                                                             "expiresAt": "2031-01-01T20:00:00Z"})).value
-# Types no consumer of ours acts on (yet): the door's check-in, and a showtime's cancellation (the bookings'
-# BookingCancelled and the holds' SeatsReleased carry its effects).
+# Types no consumer of ours acts on (yet): the door's check-in, a showtime's cancellation (the bookings'
+# BookingCancelled and the holds' SeatsReleased carry its effects), and its waiting room turning on or off.
 NOT_CONSUMED = [
     outgoing(booking_event("TicketCheckedIn", source="hold-service", booking_id=uuid.uuid4(), showtime_id=42,
                            customer_id=7, data={"door": "A", "at": "2031-01-01T19:55:00Z"})).value,
     outgoing(showtime_event("ShowtimeCancelled", source="hold-service", showtime_id=42,
                             data={"reason": "projector failure"})).value,
+    outgoing(showtime_event("WaitingRoomOpened", source="hold-service", showtime_id=42,
+                            data={"reason": "ARRIVALS", "activeLimit": 200})).value,
+    outgoing(showtime_event("WaitingRoomClosed", source="hold-service", showtime_id=42,
+                            data={"reason": "RUSH_OVER", "activeLimit": 200})).value,
 ]
 NEWER = orjson.dumps({"eventId": str(uuid.uuid4()), "type": "SomethingAddedLater", "version": 1,
                       "bookingId": str(uuid.uuid4()), "data": {}})

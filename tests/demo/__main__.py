@@ -2,6 +2,7 @@
 
     make up && make demo                                     # against make up's ports (8001-8004, 8010, 1025)
     make demo ARGS='--customers 4000 --seats 150 --waiting-room'   # flags: make demo ARGS=--help
+    make demo ARGS='--waiting-room auto'                     # no operator action: the rooms open themselves
 
 Thousands of simulated customers race for a few showtimes through the public API only; each plays one
 part: pays, pays twice, pays late, declines then retries, abandons; some bring a flash voucher of a small
@@ -29,8 +30,10 @@ import argparse
 import asyncio
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 from rich.console import Console
 from rich.live import Live
 
@@ -40,9 +43,9 @@ from .crowd import CrowdFailed, LoopLag, run_sale
 from .dashboard import render
 from .figures import Measures
 from .platform import DEMO_HOLD_TTL, ROOT, Platform, demo_timings, end_offsets, make_up, make_up_running, own_stack
-from .queue import RoomMissing
-from .sale import Sale, SaleConfig
-from .table import SaleTable, judge
+from .queue import RoomMissing, wait_rooms_closed
+from .sale import Sale, SaleConfig, admin_headers
+from .table import SaleTable, judge, rooms_changed, rooms_row
 
 LOGS = ROOT / "var" / "log" / "demo"
 BUSY_CORE = 0.8  # a customer process using this share of a core is busy with its own work
@@ -60,7 +63,10 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, SaleConfig]:
     p.add_argument("--arrival-seconds", type=float, default=d.arrival_seconds,
                    help="customers arrive spread over this (%(default)s)")
     p.add_argument("--voucher-limit", type=int, default=d.voucher_limit, help="flash voucher uses (%(default)s)")
-    p.add_argument("--waiting-room", action="store_true", help="every showtime behind a waiting room")
+    p.add_argument("--waiting-room", nargs="?", const="on", choices=("on", "auto"),
+                   help="on (the flag alone): every showtime behind a waiting room the operator turns on; auto: no "
+                        "operator action, each showtime's room opens itself at the rush and closes after (its "
+                        "thresholds: hold-service's WAITING_ROOM_AUTO_* settings)")
     p.add_argument("--active-limit", type=int, default=d.active_limit,
                    help="customers choosing seats at once per showtime, with --waiting-room (%(default)s)")
     p.add_argument("--connections", type=int, default=d.connections,
@@ -82,7 +88,8 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, SaleConfig]:
     if a.customers_per_address < 1 or addresses_needed(a.customers, a.customers_per_address) > BLOCK_HOSTS:
         p.error(f"--customers-per-address: at least 1, and at most {BLOCK_HOSTS} addresses in all")
     cfg = SaleConfig(customers=a.customers, showtimes=a.showtimes, seats=a.seats, seconds=a.seconds,
-                     arrival_seconds=a.arrival_seconds, voucher_limit=a.voucher_limit, waiting_room=a.waiting_room,
+                     arrival_seconds=a.arrival_seconds, voucher_limit=a.voucher_limit,
+                     waiting_room=a.waiting_room == "on", room_auto=a.waiting_room == "auto",
                      active_limit=a.active_limit, connections=a.connections, processes=a.processes, seed=a.seed,
                      customers_per_address=a.customers_per_address)
     return a, cfg
@@ -106,6 +113,7 @@ async def demo(platform: Platform, cfg: SaleConfig, console: Console, plain: boo
                           f" | customers {sale.arrived} arrived {sale.shopping} shopping | "
                           f"{measures.per_second(now - sale.history.t0):.0f} req/s")
 
+    opened_at = datetime.now(UTC)
     if plain:
         await run_sale(sale, progress_line)
     else:
@@ -116,6 +124,12 @@ async def demo(platform: Platform, cfg: SaleConfig, console: Console, plain: boo
             await run_sale(sale, tick)
     measures.read()
     console.print(f"sale over: {sale.ending}; waiting for the saga to rest and checking it ...")
+    if cfg.room_auto:  # the rooms close themselves once their rush has been over a while: wait for it
+        async with httpx.AsyncClient() as client:
+            waited, rooms = await wait_rooms_closed(client, platform.url["hold"], admin_headers(platform),
+                                                    sorted(sale.catalogue.showtimes), rest_timeout)
+        sale.rooms.update(rooms)
+        console.print(f"waited {waited:.0f} s for the waiting rooms to close themselves")
     verdict = await check(sale.scope, platform.sources(offsets), sale.history, rest_timeout=rest_timeout)
     late = [{"payment_ids": j.payment_ids} for j in sale.history.journeys.values()
             if j.scenario == "pays late" and j.payment_ids]  # the attempts that got as far as a checkout
@@ -123,6 +137,8 @@ async def demo(platform: Platform, cfg: SaleConfig, console: Console, plain: boo
                   late_journeys=late, steps=measures.steps(), expiry_plays=sale.expiry_plays, hold_ttl=sale.hold_ttl,
                   ended=sale.ending, server=sale.server, generator=generator_figures(sale.lags, sale.server_unread),
                   addresses=sale.addresses, refused=sale.refused)
+    if cfg.room_auto or rooms_changed(verdict.facts):  # without --waiting-room auto: a figure, if any opened
+        table.rows.append(rooms_row(verdict.facts, sorted(sale.catalogue.showtimes), opened_at, check=cfg.room_auto))
     table.facts.update({"platform": platform.name, "customers": cfg.customers, "parts": dict(sale.parts),
                         "capacity": cfg.capacity, "hold_ttl_s": round(sale.hold_ttl, 1),
                         "sale_seconds": round(sale.ended - sale.started, 1), "sold_out": sale.sold_out.is_set(),

@@ -36,14 +36,18 @@ def render(sale: Sale, measures: Measures) -> Group:
     seats = Table(expand=False, box=None, padding=(0, 1))
     for column in ("showtime", "sold", "held", "free", "", "version"):
         seats.add_column(column, justify="right" if column not in ("showtime", "") else "left")
-    if cfg.waiting_room:
+    if cfg.room_auto:
+        seats.add_column("room", justify="left")
+    if cfg.waiting_room or cfg.room_auto:
         seats.add_column("queue", justify="right")
         seats.add_column("choosing", justify="right")
     for showtime, counts in sale.seats.items():
         row = [str(showtime), Text(str(counts.booked), style="bold green"), Text(str(counts.held), style="yellow"),
                str(counts.available), _bar(counts.booked, counts.held, cfg.seats), str(counts.version)]
-        if cfg.waiting_room:
-            room = sale.rooms.get(showtime, {})
+        room = sale.rooms.get(showtime, {})
+        if cfg.room_auto:
+            row.append(Text("on", style="bold yellow") if room.get("enabled") else Text("off", style="dim"))
+        if cfg.waiting_room or cfg.room_auto:
             row += [str(room.get("queueLength", "-")), str(room.get("active", "-"))]
         seats.add_row(*row)
     total = Text.assemble(("sold ", "dim"), (f"{sale.booked()}/{cfg.capacity}", "bold green"),

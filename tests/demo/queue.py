@@ -7,9 +7,13 @@
     POST /showtimes/{id}/holds with X-Admission-Token                               holds once admitted
     GET  /admin/showtimes/{id}/waiting-room -> {"queueLength", "active", ...}      the dashboard's queue
 
-`--waiting-room` puts every showtime of the sale behind a room. A hold-service without the room answers
-the PUT with 404 or 405: the demo then stops before the sale and says so (RoomMissing), rather than
-running a sale that is not the one asked for.
+`--waiting-room` (or `--waiting-room on`) puts every showtime of the sale behind a room. `--waiting-room auto`
+leaves the rooms to themselves (no operator action): a customer looks at the room first, as the seat-map page
+does (GET /showtimes/{id}/waiting-room: an arrival the room counts), queues if it is on, and goes to the queue
+when a hold is answered 403 ADMISSION_REQUIRED (the room opened while he chose); the closing table then says
+when each room opened and closed itself (WaitingRoomOpened / WaitingRoomClosed). A hold-service without the
+room answers the PUT with 404 or 405: the demo then stops before the sale and says so (RoomMissing), rather
+than running a sale that is not the one asked for.
 """
 
 from __future__ import annotations
@@ -40,6 +44,26 @@ async def open_room(client: httpx.AsyncClient, hold_url: str, admin: dict[str, s
                           f"hold-service has no waiting room; run without --waiting-room")
     if r.status_code != 200:
         raise RuntimeError(f"PUT /admin/showtimes/{showtime}/waiting-room answered {r.status_code}: {r.text[:300]}")
+
+
+async def room_on(history: History, process: str, j: Journey, client: httpx.AsyncClient, hold_url: str,
+                  auth: dict[str, str], showtime: int) -> bool:
+    """The seat-map page's look: whether the showtime's room is on now (no answer: as if off; a hold says)."""
+    r = await history.call(process, j.id, "room_look", {"showtime": showtime},
+                           lambda: client.get(f"{hold_url}/showtimes/{showtime}/waiting-room", headers=auth))
+    return r is not None and r.status_code == 200 and bool(r.json().get("enabled"))
+
+
+async def wait_rooms_closed(client: httpx.AsyncClient, hold_url: str, admin: dict[str, str], showtimes: list[int],
+                            timeout: float) -> tuple[float, dict[int, dict[str, Any]]]:
+    """After the sale (--waiting-room auto): wait until no showtime's room is on (the rooms close themselves once
+    their rush has been over a while); the seconds waited, and the rooms' last figures (the operator's view)."""
+    started = time.monotonic()
+    while True:
+        rooms = {s: room for s in showtimes if (room := await room_figures(client, hold_url, admin, s))}
+        if all(not room.get("enabled") for room in rooms.values()) or time.monotonic() - started >= timeout:
+            return time.monotonic() - started, rooms
+        await asyncio.sleep(1.0)
 
 
 async def room_figures(client: httpx.AsyncClient, hold_url: str, admin: dict[str, str],

@@ -70,7 +70,8 @@ class SaleConfig:
     arrival_seconds: float = 5.0  # customers arrive spread over this
     voucher_limit: int = 20
     known_share: float = 2 / 3  # customers with an e-mail address in the notifier
-    waiting_room: bool = False
+    waiting_room: bool = False  # --waiting-room (on): the operator puts every showtime behind a room
+    room_auto: bool = False  # --waiting-room auto: no operator action, the rooms open and close themselves
     active_limit: int = 150  # customers choosing seats at once per showtime, with --waiting-room
     connections: int = 200  # HTTP connections of all the customer processes together
     customers_per_address: int = 4  # customers sharing one source address at most (addresses.py)
@@ -241,7 +242,8 @@ async def read_seats(sale: Sale, client: httpx.AsyncClient, rooms: bool = True) 
             statuses = Counter(s["status"] for s in body["seats"])
             sale.seats[showtime] = SeatCounts(statuses["AVAILABLE"], statuses["HELD"], statuses["BOOKED"],
                                               body.get("version", 0))
-        if rooms and sale.cfg.waiting_room and (figures := await queue.room_figures(client, hold, admin, showtime)):
+        if rooms and (sale.cfg.waiting_room or sale.cfg.room_auto) \
+                and (figures := await queue.room_figures(client, hold, admin, showtime)):
             sale.rooms[showtime] = figures
     every_seat_booked = read == len(sale.catalogue.showtimes) and sale.booked() >= sale.cfg.capacity
     if sale.end.settle(mark, every_seat_booked):

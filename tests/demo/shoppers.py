@@ -24,7 +24,7 @@ from .sale import FALLBACK, Part, Sale
 SETTLE_SECONDS = 30.0  # how long a customer who paid waits for his booking before he gives the hold up
 BOOKING_GRACE_SECONDS = 3.0  # after his hold's end, for a payment made at the last moment to show as booked
 BUYERS = {"pays", "pays twice", "declines, retries"}  # the parts that mean to end with a booking
-BROWSING = {"seat_map", "hold", "queue_join", "queue_poll"}  # the calls of customers who hold nothing yet
+BROWSING = {"seat_map", "hold", "queue_join", "queue_poll", "room_look"}  # the calls of customers holding nothing
 
 
 class SaleCustomer(Customer):
@@ -38,6 +38,7 @@ class SaleCustomer(Customer):
         self.client = client or shop.client
         self.showtime = 0
         self.admissions = queue.Admissions(rooms=set(sale.catalogue.showtimes) if sale.cfg.waiting_room else set())
+        self.looked: set[int] = set()  # showtimes whose room he looked at (--waiting-room auto), as the page does
 
     def choose_showtime(self, wave: Catalogue, rng: random.Random) -> int:
         return self.showtime
@@ -71,13 +72,31 @@ class SaleCustomer(Customer):
         if not free:
             return False
         self.showtime = rng.choice(free)
+        if self.sale.cfg.room_auto and self.showtime not in self.looked:
+            self.looked.add(self.showtime)  # the page's first look: is the room on? (an arrival it counts)
+            if await queue.room_on(self.shop.history, self.process, j, self.client, self.shop.url["hold"],
+                                   self.auth, self.showtime):
+                self.admissions.rooms.add(self.showtime)
         if self.showtime in self.admissions.rooms and self.showtime not in self.admissions.tokens:
-            token = await queue.wait_admitted(self.shop.history, self.process, j, self.client,
-                                              self.shop.url["hold"], self.auth, self.showtime, self.sale.deadline)
-            if token is None:
-                return False
-            self.admissions.tokens[self.showtime] = token
+            return await self.through_room(j, self.showtime)
         return True
+
+    async def through_room(self, j: Journey, showtime: int) -> bool:
+        """Queue at the showtime's room until admitted (its token kept for his holds); False: not admitted."""
+        token = await queue.wait_admitted(self.shop.history, self.process, j, self.client, self.shop.url["hold"],
+                                          self.auth, showtime, self.sale.deadline)
+        if token is None:
+            return False
+        self.admissions.tokens[showtime] = token
+        return True
+
+    async def admission_refused(self, j: Journey, showtime: int) -> bool:
+        """The room turned on while he was on the map (it opened itself, or his slot ended): to the queue, as
+        the seat-map page sends him."""
+        self.admissions.rooms.add(showtime)
+        self.admissions.tokens.pop(showtime, None)
+        j.notes.append("sent_to_the_queue")
+        return await self.through_room(j, showtime)
 
     async def hold_status(self, j: Journey) -> str | None:
         r = await self.call(j, "hold_status", "GET", f"{self.shop.url['hold']}/holds/{j.hold_id}",

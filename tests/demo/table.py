@@ -21,6 +21,9 @@ the saga came to rest (the saga checker's facts and verdict), never over what cu
                                               customers saw them, and as the services measured them (/metrics)
     load generator                            a figure: its processes' event-loop lag, and whether it was
                                               saturated (then the customer-side figures are partly its own)
+    waiting rooms opened themselves ...       --waiting-room auto: each showtime's WaitingRoomOpened (ARRIVALS or
+                                              ACTIVE, no operator) during the sale, then its WaitingRoomClosed
+                                              (RUSH_OVER), from the topic, with their times from the sale's start
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 
 from rich.table import Table
@@ -223,3 +227,35 @@ def _address_row(addresses: Counter[str], refused: dict[str, int] | None) -> Row
                f"hold-service refused {refused['address']} by address (HOLD_RATE_LIMIT_PER_IP_PER_MINUTE), "
                f"{refused.get('customer', 0)} by customer (HOLD_RATE_LIMIT_PER_MINUTE); {crowd}",
                refused["address"] == 0)
+
+
+ROOMS_CHECK = "waiting rooms opened themselves at the rush and closed after"
+
+
+def rooms_changed(facts: Any) -> bool:
+    """Whether any waiting room of the sale opened or closed (on `make up`, a large sale opens rooms nobody set)."""
+    return any(e.get("type") in ("WaitingRoomOpened", "WaitingRoomClosed") for e in facts.events)
+
+
+def rooms_row(facts: Any, showtimes: list[int], opened_at: datetime, check: bool = True) -> Row:
+    """--waiting-room auto (`check`): every showtime's room opened itself (ARRIVALS or ACTIVE; no operator's event)
+    and its last event closed it (RUSH_OVER), as the topic says; their times from the sale's opening. Otherwise
+    the same words as a figure (rooms that opened themselves in a sale that did not ask for it)."""
+    parts, ok = [], True
+    for showtime in showtimes:
+        events = [e for e in facts.events if e.get("showtimeId") == showtime
+                  and e.get("type") in ("WaitingRoomOpened", "WaitingRoomClosed")]
+        events.sort(key=lambda e: str(e["occurredAt"]))
+        said = [f"{'opened' if e['type'] == 'WaitingRoomOpened' else 'closed'} ({e['data']['reason']}) at "
+                f"+{_since(e['occurredAt'], opened_at):.1f} s" for e in events]
+        reasons = [(e["type"], e["data"]["reason"]) for e in events]
+        fine = (bool(events) and reasons[0][0] == "WaitingRoomOpened" and reasons[0][1] in ("ARRIVALS", "ACTIVE")
+                and reasons[-1] == ("WaitingRoomClosed", "RUSH_OVER") and all(r != "OPERATOR" for _, r in reasons))
+        ok = ok and fine
+        parts.append(f"{showtime}: " + (", ".join(said) if said else "never opened"))
+    return Row(ROOMS_CHECK if check else "waiting rooms", "; ".join(parts), ok if check else None)
+
+
+def _since(at: Any, start: datetime) -> float:
+    when = at if isinstance(at, datetime) else datetime.fromisoformat(str(at).replace("Z", "+00:00"))
+    return (when - start).total_seconds()

@@ -40,10 +40,21 @@ SMALL = ["--platform", "own", "--customers", "80", "--showtimes", "2", "--seats"
 SLOT_SECONDS = "30"
 
 
-def run_demo(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+# With no operator action (--waiting-room auto) each showtime's room opens itself at the rush: thresholds low
+# enough for 40 customers a showtime arriving within 2 s (20 new a minute; the active figure left out of it), 8
+# choosing at once as behind the operator's rooms, closed 5 s after the rush is over (the arrivals of the last
+# minute under 20 again: about a minute after the sale opened), looked at every second.
+AUTO_ROOM = {"WAITING_ROOM_AUTO_OPEN_AT_ARRIVALS_PER_MINUTE": "20", "WAITING_ROOM_AUTO_OPEN_AT_ACTIVE": "100000",
+             "WAITING_ROOM_AUTO_ACTIVE_LIMIT": "8", "WAITING_ROOM_AUTO_CLOSE_AFTER_SECONDS": "5",
+             "WAITING_ROOM_AUTO_CHECK_SECONDS": "1", "WAITING_ROOM_AUTO_DEFAULT": "true"}
+
+
+def run_demo(args: list[str], timeout: float,
+             env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The demo in a process group of its own: however it ends (its timeout, the test's, an interrupt), the
     stack it started goes with it, and no service of it is left working on this worker's database."""
-    env = {**os.environ, "COLUMNS": "160", "ADMISSION_TOKEN_TTL_SECONDS": SLOT_SECONDS}  # its stack inherits it
+    env = {**os.environ, "COLUMNS": "160", "ADMISSION_TOKEN_TTL_SECONDS": SLOT_SECONDS,  # its stack inherits them
+           **(env_extra or {})}
     demo = subprocess.Popen([sys.executable, "-m", "tests.demo", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -56,14 +67,17 @@ def run_demo(args: list[str], timeout: float) -> subprocess.CompletedProcess[str
 
 
 @pytest.mark.timeout(600)  # the sale ends at the sell-out; the rest is for a busy machine
-@pytest.mark.parametrize("room", [False, True], ids=["open sale", "behind waiting rooms"])
+@pytest.mark.parametrize("room", ["", "on", "auto"],
+                         ids=["open sale", "behind waiting rooms", "rooms that open themselves"])
 def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstrap: str, redis_url: str,
-                                                  room: bool) -> None:
+                                                  room: str) -> None:
     report = tmp_path / "report.json"
     # Behind a room 8 customers choose at a time, so the sale takes longer (about 40 s on a quiet machine); it
     # still ends at the sell-out, so the longer limit costs time only on a busy machine.
-    flags = ["--waiting-room", "--active-limit", "8", "--seconds", "300"] if room else []
-    run = run_demo([*SMALL, *flags, "--report", str(report)], timeout=540)
+    flags = {"": [], "on": ["--waiting-room", "--active-limit", "8", "--seconds", "300"],
+             "auto": ["--waiting-room", "auto", "--seconds", "300"]}[room]
+    run = run_demo([*SMALL, *flags, "--report", str(report)], timeout=540,
+                   env_extra=AUTO_ROOM if room == "auto" else None)
     print(run.stdout[-6000:], run.stderr[-3000:])
     failed = [r for r in json.loads(report.read_text())["rows"] if r["ok"] is False] if report.exists() else []
     assert run.returncode == 0, (f"make demo exited {run.returncode}; failed rows: {failed}\n{run.stdout[-4000:]}\n"
@@ -106,3 +120,7 @@ def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstra
     if room:  # every showtime's room let customers in, a few at a time (the operator's figures)
         assert set(facts["rooms"]) == {str(s) for s in facts["showtimes"]}
         assert all((r["admittedTotal"] or 0) >= 1 for r in facts["rooms"].values()), facts["rooms"]
+    if room == "auto":  # nobody turned them on: each opened itself at the rush and closed after (the topic)
+        opened = rows["waiting rooms opened themselves at the rush and closed after"]
+        assert opened["ok"] is True and opened["figure"].count("closed (RUSH_OVER)") == 2, opened
+        assert all(r["mode"] == "auto" and r["enabled"] is False for r in facts["rooms"].values()), facts["rooms"]

@@ -29,7 +29,7 @@ from .crowd import plans
 from .platform import Platform
 from .sale import Sale, SaleConfig, SeatCounts
 from .shoppers import SaleCustomer
-from .table import judge
+from .table import ROOMS_CHECK, judge, rooms_row
 
 VOUCHER = "FLASHX"
 
@@ -353,3 +353,26 @@ async def test_a_metrics_page_that_does_not_answer_at_once_is_asked_again() -> N
     async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
         figures = await server_figures.snapshot(client, urls)
     assert figures.unread == [] and asked["hold"] == 2 and figures.refused == {"address": 0.0}
+
+
+def test_the_rooms_row_passes_only_rooms_that_opened_themselves_and_closed_after() -> None:
+    """--waiting-room auto's row, from the topic's WaitingRoomOpened / WaitingRoomClosed of each showtime."""
+    from datetime import UTC, datetime
+
+    def event(kind: str, showtime: int, reason: str, second: int) -> dict[str, Any]:
+        return {"type": f"WaitingRoom{kind}", "showtimeId": showtime, "data": {"reason": reason, "activeLimit": 8},
+                "occurredAt": f"2031-01-01T20:00:{second:02d}Z"}
+
+    start = datetime(2031, 1, 1, 20, 0, tzinfo=UTC)
+    good = Facts(events=[event("Opened", 1, "ARRIVALS", 3), event("Closed", 1, "RUSH_OVER", 50),
+                         event("Opened", 2, "ACTIVE", 4), event("Closed", 2, "RUSH_OVER", 51)])
+    row = rooms_row(good, [1, 2], start)
+    assert row.check == ROOMS_CHECK and row.ok is True
+    assert row.figure == ("1: opened (ARRIVALS) at +3.0 s, closed (RUSH_OVER) at +50.0 s; "
+                          "2: opened (ACTIVE) at +4.0 s, closed (RUSH_OVER) at +51.0 s")
+    still_open = Facts(events=[event("Opened", 1, "ARRIVALS", 3)])
+    by_hand = Facts(events=[event("Opened", 1, "OPERATOR", 3), event("Closed", 1, "RUSH_OVER", 50)])
+    for facts in (still_open, by_hand, Facts(events=[])):
+        assert rooms_row(facts, [1], start).ok is False
+    assert rooms_row(Facts(events=[]), [1], start).figure == "1: never opened"
+    assert rooms_row(good, [1], start, check=False).ok is None  # a sale that did not ask for it: a figure

@@ -111,6 +111,8 @@ class Customer:
                 hold: dict[str, Any] = r.json()
                 j.hold_id, j.booking_id = hold["holdId"], hold["bookingId"]
                 return hold
+            if r is not None and r.status_code == 403 and await self.admission_refused(j, showtime):
+                continue  # a waiting room turned on: admitted through it, he tries again with its token
             if r is None or r.status_code not in (409, 429, 503):
                 return None
             await asyncio.sleep(rng.uniform(0.05, 0.3))
@@ -128,6 +130,11 @@ class Customer:
     def hold_headers(self, showtime: int) -> dict[str, str]:
         """Extra headers of a hold request (the demo's: an X-Admission-Token from a waiting room)."""
         return {}
+
+    async def admission_refused(self, j: Journey, showtime: int) -> bool:
+        """A hold answered 403 (ADMISSION_REQUIRED: the showtime's waiting room is on): whether the customer went
+        through the room and may try again (the demo's customers queue, as the seat-map page does)."""
+        return False
 
     async def _pick_seats(self, j: Journey, every: list[str], showtime: int, rng: random.Random) -> list[str]:
         r = await self.call(j, "seat_map", "GET", f"{self.shop.url['hold']}/showtimes/{showtime}/seats",

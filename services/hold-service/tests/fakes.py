@@ -26,6 +26,7 @@ from hold_service.domain.errors import TooManySeatsHeld
 from hold_service.domain.hall import Prices, SeatPlace, ShowtimeDetails, from_price_cents, layout_hall, rows_hall
 from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.domain.model import Ticket as HoldTicket
+from hold_service.domain.room_rush import Crowd, OpenReason, enabled_after, mode_of
 from hold_service.domain.waiting_room import (
     AdmissionPass,
     Joined,
@@ -37,7 +38,7 @@ from hold_service.domain.waiting_room import (
     Ticket,
 )
 from hold_service.service_layer.door_ports import DoorCounts, DoorRepository
-from hold_service.service_layer.events import SOURCE
+from hold_service.service_layer.events import SOURCE, waiting_room_changed
 from hold_service.service_layer.ports import (
     Admission,
     Admitted,
@@ -522,12 +523,57 @@ class FakeRoomStore(RoomStore):
         self.leases: dict[int, int] = {}
         self.seeds: dict[int, str] = {}
         self.started: set[int] = set()
+        self.quiet_since: dict[int, datetime | None] = {}
 
-    async def configure(self, cmd: ConfigureRoom) -> RoomConfig | None:
+    async def configure(self, cmd: ConfigureRoom) -> tuple[RoomConfig, bool] | None:
         if cmd.showtime_id not in self.db.begin()["showtimes"]:
             return None
-        self.rooms[cmd.showtime_id] = RoomConfig(cmd.showtime_id, cmd.enabled, cmd.active_limit, cmd.opens_at)
-        return self.rooms[cmd.showtime_id]
+        mode, was = mode_of(cmd.enabled, cmd.mode), self._on(cmd.showtime_id)
+        config = RoomConfig(cmd.showtime_id, enabled_after(mode, was), cmd.active_limit, cmd.opens_at, mode=mode,
+                            open_at_arrivals=cmd.open_at_arrivals, open_at_active=cmd.open_at_active)
+        return self._change(config, "OPERATOR", changed=config.enabled != was), config.enabled != was
+
+    async def open_automatically(self, showtime_id: int, reason: OpenReason, active_limit: int) -> RoomConfig | None:
+        config = self.rooms.get(showtime_id) or RoomConfig(showtime_id, False, active_limit, None, mode="auto")
+        if config.mode != "auto" or config.enabled or showtime_id not in self.db.begin()["showtimes"]:
+            return None
+        return self._change(replace(config, enabled=True), reason)
+
+    async def automatic_rooms(self, limit: int) -> list[RoomConfig]:
+        return [c for c in self.rooms.values() if c.mode == "auto" and c.enabled][:limit]
+
+    async def note_quiet(self, showtime_id: int, quiet: bool) -> datetime | None:
+        if (config := self.rooms.get(showtime_id)) is None or config.mode != "auto" or not config.enabled:
+            return None
+        since = self.quiet_since.get(showtime_id) or self.db.clock.now()
+        self.quiet_since[showtime_id] = since if quiet else None
+        return self.quiet_since[showtime_id]
+
+    async def close_automatically(self, showtime_id: int, after_seconds: float) -> RoomConfig | None:
+        config, since = self.rooms.get(showtime_id), self.quiet_since.get(showtime_id)
+        if config is None or not config.enabled or config.mode != "auto" or since is None \
+                or since > self.db.clock.now() - timedelta(seconds=after_seconds):
+            return None
+        return self._change(replace(config, enabled=False), "RUSH_OVER")
+
+    async def rooms_on(self) -> int:
+        return sum(c.enabled for c in self.rooms.values())
+
+    def _on(self, showtime_id: int) -> bool:
+        return (config := self.rooms.get(showtime_id)) is not None and config.enabled
+
+    def _change(self, config: RoomConfig, reason: str, changed: bool = True) -> RoomConfig:
+        """Store the room; a change of its state with its event, in one transaction (as the adapter does)."""
+        if changed:
+            config = replace(config, changed_reason=reason, changed_at=self.db.clock.now())
+        tx = self.db.begin()
+        if changed:
+            tx["outbox"][self.db.next_id()] = waiting_room_changed(config.showtime_id, config.enabled, reason,
+                                                                   config.active_limit)
+        tx.commit()
+        self.rooms[config.showtime_id] = config
+        self.quiet_since.pop(config.showtime_id, None)
+        return config
 
     async def config(self, showtime_id: int) -> RoomConfig | None:
         return self.rooms.get(showtime_id)
@@ -564,6 +610,10 @@ class FakeRoomQueue(RoomQueue):
     def __init__(self) -> None:
         self.slots: dict[tuple[int, int], int] = {}  # (showtime, customer) -> the end of his slot (epoch ms)
         self.left: list[tuple[int, int]] = []
+        self.crowds: dict[int, Crowd] = {}  # showtime -> the crowd arrivals find (a test sets it)
+        self.arrived: list[tuple[int, int]] = []
+        self.loads: dict[int, RoomFigures] = {}  # showtime -> the figures of its last step (a test sets them)
+        self.up = True  # False: Redis unreachable
 
     def admit(self, admission: AdmissionPass) -> None:
         self.slots[(admission.showtime_id, admission.customer_id)] = admission.slot_ms
@@ -578,14 +628,25 @@ class FakeRoomQueue(RoomQueue):
         raise NotImplementedError("the queue is tested on Redis")
 
     async def step(self, facts: RoomFacts, slot_seconds: float) -> StepOutcome | str | None:
-        raise NotImplementedError("the queue is tested on Redis")
+        figures = self.loads.get(facts.config.showtime_id)
+        if figures is None:
+            raise NotImplementedError("the queue is tested on Redis")
+        return StepOutcome(0, 0, figures.queued, figures.active, 0.0, figures.sold_out)
+
+    async def arrive(self, showtime_id: int, customer_id: int, window_seconds: float) -> Crowd | None:
+        """The crowd a test set (`crowds`); the counting itself is Lua, tested on Redis."""
+        self.arrived.append((showtime_id, customer_id))
+        return self.crowds.get(showtime_id, Crowd(0, 0)) if self.up else None
+
+    async def crowd(self, showtime_id: int, window_seconds: float) -> Crowd | None:
+        return self.crowds.get(showtime_id, Crowd(0, 0)) if self.up else None
 
     async def leave(self, showtime_id: int, customer_id: int) -> None:
         self.slots.pop((showtime_id, customer_id), None)
         self.left.append((showtime_id, customer_id))
 
     async def figures(self, showtime_id: int) -> RoomFigures | None:
-        return None
+        return self.loads.get(showtime_id) if self.up else None
 
 
 def _hall_order(code: str) -> tuple[int, str, int]:

@@ -38,7 +38,9 @@ SAMPLE_DATA = {
                          "paymentId": uuid.uuid4(), "seatMapVersion": 6},
     "TicketCheckedIn": {"door": "A", "at": "2026-01-01T19:05:00Z"},
 }
-SHOWTIME_EVENTS = {"ShowtimeCancelled": {"reason": "projector failure"}}
+SHOWTIME_EVENTS = {"ShowtimeCancelled": {"reason": "projector failure"},
+                   "WaitingRoomOpened": {"reason": "ARRIVALS", "activeLimit": 200},
+                   "WaitingRoomClosed": {"reason": "RUSH_OVER", "activeLimit": 200}}
 
 
 def test_the_samples_cover_the_catalogue():

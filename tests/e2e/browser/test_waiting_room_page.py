@@ -16,6 +16,7 @@ import random
 import httpx
 import pytest
 from playwright.async_api import expect
+from ticketing.auth import issue_token
 
 from .pages import BOOKING_TIMEOUT_MS, admin, hold, new_showtime, on_the_map, pay, seat, signed_in
 
@@ -57,6 +58,7 @@ async def test_customers_queue_are_let_in_one_at_a_time_hold_pay_and_are_told_so
     await operator.click("#save-token")
     await expect(operator.locator("#queue-length")).to_have_text("2", timeout=10_000)
     await expect(operator.locator("#room-active")).to_have_text("1")
+    await expect(operator.locator("#room-state")).to_have_text("on (forced by an operator)")
     await operator.screenshot(path=str(screenshots / "waiting-room-operator.png"), full_page=True)
 
     headers = await hold(first, ["A1", "A2"])
@@ -86,6 +88,43 @@ async def test_customers_queue_are_let_in_one_at_a_time_hold_pay_and_are_told_so
     await expect(third.locator("#sold-out")).to_contain_text("Sold out")
     await third.screenshot(path=str(screenshots / "waiting-room-sold-out.png"), full_page=True)
     assert (screenshots / "waiting-room-queued.png").stat().st_size > 10_000
+
+
+async def test_a_room_that_opens_itself_while_the_customer_chooses_sends_him_to_the_queue(browser, page_stack,
+                                                                                        screenshots) -> None:
+    """Dan is on the map of a showtime whose room is automatic and off (no queue). While he chooses, two more
+    customers come to the page: three new in the minute, the room's threshold, and it opens itself. Dan's hold is
+    answered 403 ADMISSION_REQUIRED: his page takes him to the queue by itself, the room lets him in (he is
+    alone in it) and his hold, now with the room's token, is taken."""
+    sid = await new_showtime(page_stack, {"A": 4}, title=FILM)
+    url = f"{page_stack.hold_url}/admin/showtimes/{sid}/waiting-room"
+    async with httpx.AsyncClient() as client:
+        r = await client.put(url, headers=admin(page_stack), json={
+            "mode": "auto", "activeLimit": 1, "openAtArrivalsPerMinute": 3, "openAtActive": 1000})
+        assert r.status_code == 200 and r.json()["enabled"] is False, r.text
+        dan = random.randint(10**6, 10**9)
+        page = await signed_in(browser, page_stack, sid, dan)
+        await on_the_map(page, dan)  # no room on: straight to the map (his look counted: one arrival)
+        for other in (random.randint(10**6, 10**9) for _ in range(2)):  # two more customers come to the page
+            token = issue_token(page_stack.jwt_secret, sub=str(other), role="customer")
+            await client.get(f"{page_stack.hold_url}/showtimes/{sid}/waiting-room",
+                             headers={"Authorization": f"Bearer {token}"})
+        room = (await client.get(url, headers=admin(page_stack))).json()
+        assert (room["enabled"], room["mode"], room["changedReason"]) == (True, "auto", "ARRIVALS"), room
+    await seat(page, "A1").click()
+    async with page.expect_response(lambda r: r.url.endswith("/holds") and r.request.method == "POST") as refused:
+        await page.click("#hold")
+    assert (await refused.value).status == 403
+    await expect(page.locator("#message")).to_contain_text("It is your turn", timeout=ADMITTED_TIMEOUT_MS)
+    await page.screenshot(path=str(screenshots / "waiting-room-opened-itself.png"), full_page=True)
+    if await page.locator("#picked").text_content() != "Picked: A1":
+        await seat(page, "A1").click()
+    async with page.expect_response(lambda r: r.url.endswith("/holds") and r.request.method == "POST") as held:
+        await page.click("#hold")
+    response = await held.value
+    assert response.status == 201, await response.text()
+    assert (await response.request.all_headers()).get("x-admission-token")  # the room's token went with it
+    await expect(seat(page, "A1")).to_have_attribute("data-mine", "true")
 
 
 def _estimate():  # type: ignore[no-untyped-def]

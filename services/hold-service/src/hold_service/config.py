@@ -124,6 +124,21 @@ class HoldSettings(TokenSettings):
     seen everywhere)."""
     waiting_room_redis_timeout_seconds: float = Field(default=1.0, gt=0)
     """The waiting room's own Redis timeout (its queue calls; holds keep REDIS_SOCKET_TIMEOUT_SECONDS)."""
+    waiting_room_auto_default: bool = True
+    """A showtime no operator configured gets a waiting room in the automatic mode with the defaults below
+    (false: such a showtime has no room, as before the automatic mode)."""
+    waiting_room_auto_active_limit: int = Field(default=200, ge=1, le=100_000)
+    """The active limit of a room that opened itself, unless its operator set one."""
+    waiting_room_auto_open_at_arrivals_per_minute: int = Field(default=1000, ge=1)
+    """An automatic room opens when this many customers new to the showtime came in the last minute."""
+    waiting_room_auto_open_at_active: int = Field(default=400, ge=1)
+    """... or when this many customers were active at the showtime at once (seen within one slot's length,
+    ADMISSION_TOKEN_TTL_SECONDS)."""
+    waiting_room_auto_close_after_seconds: float = Field(default=120, gt=0)
+    """An automatic room closes once its rush has been over this long: both figures below their thresholds and
+    nobody left in its queue (or the showtime sold out)."""
+    waiting_room_auto_check_seconds: float = Field(default=5, gt=0)
+    """How often the worker's `rooms` role looks at the open automatic rooms (to close them)."""
 
     def secrets(self) -> dict[str, str]:
         key = DEV_DEFAULT_SECRET if self.qr_signing_key == DEV_QR_SIGNING_KEY else self.qr_signing_key

@@ -109,6 +109,9 @@ async def start(hold_dsn: str, redis_url: str) -> AsyncIterator[Callable[..., An
         # Every test client is 127.0.0.1: the per-address limits are high unless a test sets them.
         overrides.setdefault("hold_rate_limit_per_ip_per_minute", 10**9)
         overrides.setdefault("seat_map_max_streams_per_address", 10**6)
+        # Hundreds of customers on one showtime would open its automatic room (tests/integration/test_room_rush.py
+        # turns it on): off unless a test sets it.
+        overrides.setdefault("waiting_room_auto_default", False)
         settings = HoldSettings(database_url=overrides.pop("database_url", hold_dsn),
                                 redis_url=overrides.pop("redis_url", redis_url),
                                 jwt_secret=SECRET, db_pool_max=20, **overrides)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hold_service.adapters import stream_leases
 from hold_service.adapters.redis_script import LuaScript
-from hold_service.adapters.room_queue import room_key, room_keys
+from hold_service.adapters.room_queue import crowd_keys, room_key, room_keys
 from hold_service.adapters.seat_gate import gate_tail, mark_key, seat_key
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
@@ -54,8 +54,11 @@ async def test_every_script_runs_on_redis_cluster(redis_cluster) -> None:  # typ
     lease_key = stream_leases._key("192.0.2.1")
     assert await script["stream_lease"]([lease_key], [8, 60_000, "stream-1"]) == 1
     assert await script["stream_renew"]([lease_key], [60_000, "stream-1"]) == 1
+    crowd = crowd_keys(sid)
+    assert {client.keyslot(k) for k in crowd} == {client.keyslot(keys[0])}  # the crowd's keys beside the room's
+    assert await script["room_arrive"](crowd, [180_000, customer, 8]) == [2, 2]
     ran.update(("room_join", "room_step", "room_poll", "try_hold", "fill", "keep", "release",
-                "room_leave", "rate_limit", "address_rate_limit", "stream_lease", "stream_renew"))
+                "room_leave", "rate_limit", "address_rate_limit", "stream_lease", "stream_renew", "room_arrive"))
     assert ran == set(script), f"scripts not run on the cluster: {set(script) - ran}"  # a new script joins here
     with pytest.raises(RedisClusterException, match="same key slot"):  # what a script over two slots meets
         await script["room_leave"]([*keys[:3], room_key(sid + 1, "active"), *keys[4:]], [customer])

@@ -24,10 +24,11 @@ async def test_operator_turns_a_room_on_persisted_and_readable(start, db, h, roo
         admin = h.auth(1, "admin")
         put = await rooms.configure(svc, sid, 3, opens_at="2030-01-01T19:00:00Z")
         assert put.json() == {
-            "showtimeId": sid, "enabled": True, "activeLimit": 3, "opensAt": "2030-01-01T19:00:00Z",
-            "opened": None, "queueLength": None, "active": None, "admittedTotal": None,
-            "admissionRatePerMinute": None, "soldOut": None, "seatsAvailable": None, "seatsHeld": None,
-            "pausedUntil": None}
+            "showtimeId": sid, "enabled": True, "mode": "on", "activeLimit": 3, "opensAt": "2030-01-01T19:00:00Z",
+            "openAtArrivalsPerMinute": 1000, "openAtActive": 400, "changedReason": "OPERATOR",
+            "changedAt": put.json()["changedAt"], "opened": None, "queueLength": None, "active": None,
+            "admittedTotal": None, "admissionRatePerMinute": None, "soldOut": None, "seatsAvailable": None,
+            "seatsHeld": None, "pausedUntil": None}
         got = await svc.client.get(f"/admin/showtimes/{sid}/waiting-room", headers=admin)
         assert got.status_code == 200 and got.json()["activeLimit"] == 3
         public = await svc.client.get(f"/showtimes/{sid}/waiting-room", headers=h.auth(5))

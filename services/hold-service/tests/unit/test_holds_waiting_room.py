@@ -42,7 +42,7 @@ async def test_while_the_room_is_on_a_hold_needs_the_customers_own_admission(fak
         await hold_seats(ask(sid, 7, "F1", token=other), world.deps)  # another customer's token
     with pytest.raises(AdmissionRequired):
         await hold_seats(ask(sid, 7, "F1", token="forged"), world.deps)
-    assert world.seats(sid)["F1"] == "AVAILABLE" and not world.events()
+    assert world.seats(sid)["F1"] == "AVAILABLE" and [e.type for e in world.events()] == ["WaitingRoomOpened"]
     assert (await hold_seats(ask(sid, 7, "F1", token=_admitted(world, sid, 7)), world.deps)).status == "HELD"
 
 
@@ -65,7 +65,10 @@ async def test_with_the_room_turned_off_holds_need_no_token(fakes) -> None:
     await configure_room(ConfigureRoom(sid, enabled=False, active_limit=room.active_limit, opens_at=room.opens_at),
                          world.deps)
     assert (await hold_seats(ask(sid, 7, "F1"), world.deps)).status == "HELD"
-    assert replace(room, enabled=False) == await world.deps.rooms.config(sid)
+    after = await world.deps.rooms.config(sid)
+    assert replace(room, enabled=False, mode="off", changed_reason="OPERATOR", changed_at=after.changed_at) == after
+    assert [e.type for e in world.events() if e.type.startswith("WaitingRoom")] == ["WaitingRoomOpened",
+                                                                                      "WaitingRoomClosed"]
 
 
 async def test_the_per_address_limit_counts_every_customer_behind_one_address(fakes) -> None:

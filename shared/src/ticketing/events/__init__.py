@@ -2,7 +2,7 @@
 ticketing.envelope. The single source of every event the platform produces; a contract test checks each
 produced message against it.
 
-The payloads live in a module per subject (holds, payments, bookings, cancellations, vouchers); this package
+The payloads live in a module per subject (holds, payments, bookings, cancellations, rooms, vouchers); this package
 assembles them into the one registry of booking-events types (BOOKING_EVENT_TYPES) that producers, consumers
 and the published schemas (ticketing.contract) read, and builds, keys and decodes the messages.
 """
@@ -50,6 +50,12 @@ from ticketing.events.payments import (
     RefundIssued,
     RefundIssuedData,
 )
+from ticketing.events.rooms import (
+    WaitingRoomClosed,
+    WaitingRoomClosedData,
+    WaitingRoomOpened,
+    WaitingRoomOpenedData,
+)
 from ticketing.events.topics import (
     BOOKING_EVENTS,
     BOOKING_EVENTS_DLQ,
@@ -63,14 +69,14 @@ from ticketing.events.vouchers import VoucherReserved, decode_voucher_reserved
 BookingEvent = Annotated[
     SeatsHeld | SeatsReleased | CheckoutStarted | PaymentSucceeded | PaymentFailed
     | BookingConfirmed | BookingFailed | RefundIssued | HoldExtended | BookingCancelled | TicketCheckedIn
-    | ShowtimeCancelled,
+    | ShowtimeCancelled | WaitingRoomOpened | WaitingRoomClosed,
     Field(discriminator="type"),
 ]
 BOOKING_EVENT_TYPES: dict[str, type[Envelope]] = {
     cls.model_fields["type"].default: cls
     for cls in (SeatsHeld, SeatsReleased, CheckoutStarted, PaymentSucceeded, PaymentFailed,
                 BookingConfirmed, BookingFailed, RefundIssued, HoldExtended, BookingCancelled, TicketCheckedIn,
-                ShowtimeCancelled)
+                ShowtimeCancelled, WaitingRoomOpened, WaitingRoomClosed)
 }
 _booking_adapter: TypeAdapter[BookingEvent] = TypeAdapter(BookingEvent)
 
@@ -95,7 +101,8 @@ def booking_event(type_: str, *, source: str, booking_id: uuid.UUID | str, showt
 
 def showtime_event(type_: str, *, source: str, showtime_id: int, data: dict[str, Any] | BaseModel,
                    occurred_at: datetime | None = None, event_id: uuid.UUID | None = None) -> Envelope:
-    """Build and validate an event about a whole showtime (ShowtimeCancelled), keyed `showtime:<id>`."""
+    """Build and validate an event about a whole showtime (ShowtimeCancelled, WaitingRoomOpened,
+    WaitingRoomClosed), keyed `showtime:<id>`."""
     cls = BOOKING_EVENT_TYPES[type_]
     if issubclass(cls, BookingEnvelope):
         raise ValueError(f"{type_} is about one booking: build it with booking_event")
@@ -131,6 +138,7 @@ __all__ = [
     "PaymentFailed", "PaymentFailedData", "PaymentSucceeded", "PaymentSucceededData", "RefundIssued",
     "RefundIssuedData", "SeatsHeld", "SeatsHeldData", "SeatsReleased", "SeatsReleasedData", "ShowtimeCancelled",
     "ShowtimeCancelledData", "Ticket", "TicketCheckedIn", "TicketCheckedInData", "VoucherReserved",
+    "WaitingRoomClosed", "WaitingRoomClosedData", "WaitingRoomOpened", "WaitingRoomOpenedData",
     "booking_event", "decode_booking_event", "decode_voucher_reserved", "dlq_of", "key_of", "outgoing",
     "showtime_event", "utcnow",
 ]

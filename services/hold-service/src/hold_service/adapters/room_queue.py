@@ -8,6 +8,8 @@ customer's current ticket), seen (zset: when each waiting customer last polled),
 customers who have not come for their token yet), admits (list: admissions of the last minute).
 All of it may be lost: the room then rebuilds itself (room_step.lua, room_poll.lua) and Postgres keeps what
 must survive (sql/migrations/0005_waiting_room.sql).
+Beside the queue, the showtime's crowd for the automatic mode (room_arrive.lua): present (zset: who was seen
+when) and arrivals (hash: customers new to it per 10 s); losing them only delays an opening.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ticketing.redis_client import is_cluster
 
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.redis_script import LuaScript, run_together
+from hold_service.domain.room_rush import Crowd
 from hold_service.domain.waiting_room import (
     Joined,
     QueueView,
@@ -39,6 +42,10 @@ def room_keys(showtime_id: int) -> list[str]:
     return [f"wr:{{{showtime_id}}}:{name}" for name in ROOM_KEYS]
 
 
+def crowd_keys(showtime_id: int) -> list[str]:
+    return [f"wr:{{{showtime_id}}}:present", f"wr:{{{showtime_id}}}:arrivals"]
+
+
 def room_key(showtime_id: int, name: str) -> str:
     return f"wr:{{{showtime_id}}}:{name}"
 
@@ -52,9 +59,12 @@ class RedisRoomQueue(RoomQueue):
         self._cluster = is_cluster(client)
         self._join, self._poll = LuaScript(client, "room_join.lua"), LuaScript(client, "room_poll.lua")
         self._step, self._leave = LuaScript(client, "room_step.lua"), LuaScript(client, "room_leave.lua")
+        self._arrive = LuaScript(client, "room_arrive.lua")
         # Polls of one showtime arriving in the same loop turn go to Redis in one round trip (as holds do,
         # admission.py): at an opening, thousands of customers poll the same room.
         self._polls: TickBatcher[int, list[Any], list[Any]] = TickBatcher(self._poll_many)
+        # Arrivals too: every hold request counts one, so one script run per showtime and loop turn counts them.
+        self._arrivals: TickBatcher[tuple[int, int], int, Crowd] = TickBatcher(self._arrive_many)
 
     async def join(self, ticket: Ticket, opens_at_ms: int) -> Joined | None:
         got = await self.guard.call("room.join", self._run(
@@ -100,6 +110,20 @@ class RedisRoomQueue(RoomQueue):
         _, admitted, dropped, queued, active, rate, sold_out = got
         return StepOutcome(admitted=int(admitted), dropped=int(dropped), queued=int(queued), active=int(active),
                            rate_per_minute=float(rate), sold_out=bool(sold_out))
+
+    async def arrive(self, showtime_id: int, customer_id: int, window_seconds: float) -> Crowd | None:
+        return await self._arrivals.add((showtime_id, int(window_seconds * 1000)), customer_id)
+
+    async def crowd(self, showtime_id: int, window_seconds: float) -> Crowd | None:
+        got = await self.guard.call("room.crowd", self._run(self._arrive, crowd_keys(showtime_id),
+                                                            [int(window_seconds * 1000)]))
+        return None if got is None else Crowd(int(got[0]), int(got[1]))
+
+    async def _arrive_many(self, batch: tuple[int, int], customers: list[int]) -> list[Crowd] | None:
+        showtime_id, window_ms = batch
+        got = await self.guard.call("room.arrive", self._run(self._arrive, crowd_keys(showtime_id),
+                                                             [window_ms, *customers]))
+        return None if got is None else [Crowd(int(got[0]), int(got[1]))] * len(customers)
 
     async def leave(self, showtime_id: int, customer_id: int) -> None:
         await self.guard.call("room.leave", self._leave(room_keys(showtime_id), [customer_id]))

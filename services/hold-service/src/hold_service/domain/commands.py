@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from hold_service.domain.hall import ShowtimeDetails
+from hold_service.domain.room_rush import RoomMode
 
 
 @dataclass(frozen=True)
@@ -63,12 +64,15 @@ class ConfirmBooking:
 
 @dataclass(frozen=True)
 class ConfigureRoom:
-    """The operator turns a showtime's waiting room on or off."""
+    """The operator turns a showtime's waiting room on or off, or lets it open itself (`mode` auto)."""
 
     showtime_id: int
-    enabled: bool
+    enabled: bool  # the older form: true is mode on, false mode off (`mode`, when given, wins)
     active_limit: int
     opens_at: datetime | None
+    mode: RoomMode | None = None
+    open_at_arrivals: int | None = None  # the automatic mode's thresholds (None: the deployment's defaults)
+    open_at_active: int | None = None
 
 
 @dataclass(frozen=True)

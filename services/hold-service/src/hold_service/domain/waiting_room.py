@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
+from hold_service.domain.room_rush import RoomMode, Thresholds
+
 QueueState = Literal["pre", "queued", "admitted", "restoring", "gone"]
 
 
@@ -33,6 +35,15 @@ class RoomConfig:
     opens_at: datetime | None  # None: open as soon as enabled
     starts_at: datetime | None = None  # the showtime's start (None: not known here)
     cancelled: bool = False  # the showtime was cancelled
+    mode: RoomMode = "on"  # on / off: forced by the operator; auto: `enabled` follows the rush (room_rush.py)
+    open_at_arrivals: int | None = None  # the automatic mode's thresholds (None: the deployment's defaults)
+    open_at_active: int | None = None
+    changed_reason: str | None = None  # why `enabled` last changed: ARRIVALS, ACTIVE, OPERATOR, RUSH_OVER
+    changed_at: datetime | None = None
+
+    def thresholds(self, defaults: Thresholds) -> Thresholds:
+        return Thresholds(self.open_at_arrivals or defaults.arrivals_per_minute,
+                          self.open_at_active or defaults.active)
 
     def on_sale(self, now: datetime, close_minutes: float) -> bool:
         """As on_sale (sql/schema.sql) decides: not cancelled, and before the start less `close_minutes`."""

@@ -1,7 +1,7 @@
 """The worker: outbox relay, PaymentSucceeded consumer, sweeper (expired holds, what cancelled showtimes left),
-housekeeping.
+housekeeping, rooms (closing the automatic waiting rooms whose rush is over).
 
-    python -m hold_service.entrypoints.worker [--roles relay,consumer,sweeper,housekeeping]
+    python -m hold_service.entrypoints.worker [--roles relay,consumer,sweeper,housekeeping,rooms]
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from hold_service.entrypoints.consumer import payment_consumer
 from hold_service.service_layer.cancellations import finish_cancelled_showtimes
 from hold_service.service_layer.lifecycle import sweep_expired
 from hold_service.service_layer.ports import Deps
+from hold_service.service_layer.room_rush import watch_rooms
 
-ALL_ROLES = ("relay", "consumer", "sweeper", "housekeeping")
+ALL_ROLES = ("relay", "consumer", "sweeper", "housekeeping", "rooms")
 HOUSEKEEPING_SECONDS = 3600.0
 
 
@@ -49,6 +50,8 @@ async def main(roles: list[str]) -> None:
                             service=settings.service_name),
         "housekeeping": periodic("idempotency-purge", HOUSEKEEPING_SECONDS, lambda: purge_keys(deps),
                                  service=settings.service_name),
+        "rooms": periodic("waiting-room-watch", settings.waiting_room_auto_check_seconds, lambda: watch_rooms(deps),
+                          service=settings.service_name),
     }
     try:
         await run_until_stopped({name: available[name] for name in roles}, service=settings.service_name,

@@ -1,5 +1,5 @@
-"""BookingFailed, HoldExtended, ShowtimeCancelled and TicketCheckedIn, built from the event catalogue
-(shared/src/ticketing/events/).
+"""BookingFailed, HoldExtended, ShowtimeCancelled, TicketCheckedIn and the waiting room's, built from the event
+catalogue (shared/src/ticketing/events/).
 
 The seat-map events (SeatsHeld, SeatsReleased, BookingConfirmed, BookingCancelled) carry a seatMapVersion only Postgres
 knows at the change, so Postgres builds them (append_seat_map_events, sql/schema.sql), in the same envelope
@@ -34,6 +34,12 @@ def booking_failed(hold: Hold, payment_id: uuid.UUID, reason: str) -> Any:
 def showtime_cancelled(showtime_id: int, reason: str) -> Any:
     """An operator cancelled the showtime (keyed by the showtime: it concerns no one booking)."""
     return showtime_event("ShowtimeCancelled", source=SOURCE, showtime_id=showtime_id, data={"reason": reason})
+
+
+def waiting_room_changed(showtime_id: int, opened: bool, reason: str, active_limit: int) -> Any:
+    """WaitingRoomOpened or WaitingRoomClosed (keyed by the showtime), written with the change it reports."""
+    return showtime_event("WaitingRoomOpened" if opened else "WaitingRoomClosed", source=SOURCE,
+                          showtime_id=showtime_id, data={"reason": reason, "activeLimit": active_limit})
 
 
 def hold_extended(hold: Hold, expires_at: datetime) -> Any:

@@ -19,6 +19,7 @@ from hold_service.domain.model import Hold, HoldSeats, Outcome, TakeSeats, reque
 from hold_service.service_layer import idempotency
 from hold_service.service_layer.gate_refill import refill_soon
 from hold_service.service_layer.ports import Deps
+from hold_service.service_layer.room_rush import note_arrival
 from hold_service.service_layer.waiting_room import admission_for, end_slot
 
 # Who decided each hold request: the rate limiter, the Redis gate (an early "taken"), or Postgres (the
@@ -48,6 +49,7 @@ async def _hold(cmd: HoldSeats, seats_types: tuple[list[str], tuple[str, ...]], 
     """The waiting room's admission token (while the room is on), then the rate limits, the slot and the seat
     gate (one Redis round trip), then the writer's conditional UPDATE; the gate's keys go if Postgres says no."""
     seats, ticket_types = seats_types
+    await note_arrival(cmd.showtime_id, cmd.customer_id, deps)  # may open the room: then this one needs a token
     slot = await admission_for(cmd, deps)
     ttl = deps.settings.hold_ttl_seconds
     got = await deps.admission.admit(cmd.customer_id, cmd.showtime_id, seats, cmd.hold_id, ttl,

@@ -5,8 +5,10 @@ its configuration and decisions in Postgres, its queue in Redis, and signed cred
 from __future__ import annotations
 
 import abc
+from datetime import datetime
 
 from hold_service.domain.commands import ConfigureRoom
+from hold_service.domain.room_rush import Crowd, OpenReason
 from hold_service.domain.waiting_room import (
     AdmissionPass,
     Joined,
@@ -23,8 +25,31 @@ class RoomStore(abc.ABC):
     """The waiting rooms' configuration and decisions, in Postgres (they survive a Redis loss)."""
 
     @abc.abstractmethod
-    async def configure(self, cmd: ConfigureRoom) -> RoomConfig | None:
-        """None: no such showtime."""
+    async def configure(self, cmd: ConfigureRoom) -> tuple[RoomConfig, bool] | None:
+        """The room as configured, and whether that turned it on or off (then with its WaitingRoomOpened or
+        WaitingRoomClosed{OPERATOR} in the same transaction). None: no such showtime."""
+
+    @abc.abstractmethod
+    async def open_automatically(self, showtime_id: int, reason: OpenReason, active_limit: int) -> RoomConfig | None:
+        """An automatic room (or a showtime with none) turns on, with its WaitingRoomOpened in the same
+        transaction; once across every process. None: it was on already, forced, or the sale is over."""
+
+    @abc.abstractmethod
+    async def automatic_rooms(self, limit: int) -> list[RoomConfig]:
+        """The automatic rooms that are on now."""
+
+    @abc.abstractmethod
+    async def note_quiet(self, showtime_id: int, quiet: bool) -> datetime | None:
+        """Whether the room's rush is over now; since when it has been (None: it is not)."""
+
+    @abc.abstractmethod
+    async def close_automatically(self, showtime_id: int, after_seconds: float) -> RoomConfig | None:
+        """The automatic room turns off if its rush has been over for `after_seconds`, with its
+        WaitingRoomClosed{RUSH_OVER} in the same transaction; once across every process. None: not now."""
+
+    @abc.abstractmethod
+    async def rooms_on(self) -> int:
+        """How many rooms are on now."""
 
     @abc.abstractmethod
     async def config(self, showtime_id: int) -> RoomConfig | None:
@@ -61,6 +86,14 @@ class RoomQueue(abc.ABC):
     @abc.abstractmethod
     async def step(self, facts: RoomFacts, slot_seconds: float) -> StepOutcome | str | None:
         """One admission step; "need_seed" / "need_lease" when Postgres must decide that first."""
+
+    @abc.abstractmethod
+    async def arrive(self, showtime_id: int, customer_id: int, window_seconds: float) -> Crowd | None:
+        """Count the customer at the showtime (active for `window_seconds`); its crowd now."""
+
+    @abc.abstractmethod
+    async def crowd(self, showtime_id: int, window_seconds: float) -> Crowd | None:
+        """The showtime's crowd now, counting nobody."""
 
     @abc.abstractmethod
     async def leave(self, showtime_id: int, customer_id: int) -> None:

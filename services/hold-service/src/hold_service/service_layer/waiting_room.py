@@ -43,18 +43,34 @@ from hold_service.domain.waiting_room import (
     to_ms,
 )
 from hold_service.service_layer.ports import Deps
+from hold_service.service_layer.room_rush import note_arrival, operator_changed
 from hold_service.service_layer.room_steps import advance_room
 
 logger = logging.getLogger(__name__)
 
 
 async def configure_room(cmd: ConfigureRoom, deps: Deps) -> RoomConfig:
-    config = await deps.rooms.configure(cmd)
-    if config is None:
+    """The operator's mode (on, off: forced; auto: room_rush.py decides), with WaitingRoomOpened or
+    WaitingRoomClosed{OPERATOR} when it turns the room on or off."""
+    got = await deps.rooms.configure(cmd)
+    if got is None:
         raise ShowtimeNotFound(f"showtime {cmd.showtime_id}")
-    log_action(logger, "room.configured", showtime_id=cmd.showtime_id, enabled=cmd.enabled,
+    config, changed = got
+    log_action(logger, "room.configured", showtime_id=cmd.showtime_id, mode=config.mode, enabled=config.enabled,
                active_limit=cmd.active_limit, opens_at=str(cmd.opens_at))
+    if changed:
+        operator_changed(config)
     return config
+
+
+async def room_for_page(showtime_id: int, customer_id: int | None,
+                        deps: Deps) -> tuple[RoomConfig, RoomFigures | None]:
+    """The seat-map page's first look (GET /showtimes/{id}/waiting-room): a customer's is an arrival at the
+    showtime (its automatic room counts him), then the room as the operator's view has it. RoomNotFound: no
+    room."""
+    if customer_id is not None:
+        await note_arrival(showtime_id, customer_id, deps)
+    return await room_overview(showtime_id, deps)
 
 
 async def room_overview(showtime_id: int, deps: Deps) -> tuple[RoomConfig, RoomFigures | None]:
@@ -74,7 +90,9 @@ async def open_room(showtime_id: int, deps: Deps) -> RoomConfig:
 
 
 async def join_queue(cmd: JoinQueue, deps: Deps) -> tuple[str, Joined]:
-    """The signed ticket and where it stands. Joining twice gives the same ticket while it is live."""
+    """The signed ticket and where it stands. Joining twice gives the same ticket while it is live. A joiner
+    is an arrival at the showtime (its automatic room counts him)."""
+    await note_arrival(cmd.showtime_id, cmd.customer_id, deps)
     config = await open_room(cmd.showtime_id, deps)
     if not config.on_sale(datetime.now(UTC), deps.settings.sales_close_minutes_before_start):
         raise ShowtimeClosed("sales of this showtime are closed")

@@ -70,14 +70,26 @@ function showRoom(text, active = "-", rate = "-") {
   $("admitted-per-minute").textContent = rate;
 }
 
+// "on (opened itself: ARRIVALS)", "off (automatic: opens at 1000 new a minute or 400 active)", "on (forced)".
+function roomState(room) {
+  const state = room.enabled ? "on" : "off";
+  if (room.mode !== "auto") return `${state} (forced by an operator)`;
+  if (room.enabled && room.changedReason !== "OPERATOR") return `on (opened itself: ${room.changedReason})`;
+  return `${state} (automatic: opens at ${room.openAtArrivalsPerMinute} new a minute or ${room.openAtActive} active)`;
+}
+
 async function drawRoom() {
   if (!adminToken) return showRoom("paste an operator token above");
   const r = await fetch(`/admin/showtimes/${showtimeId}/waiting-room`,
                         { headers: { authorization: `Bearer ${adminToken}` } }).catch(() => null);
   const room = r && r.ok ? await r.json() : null;
   if (r && r.status === 401) return showRoom("token refused");
-  if (r && r.status === 404) return showRoom("waiting room off");
+  if (r && r.status === 404) {  // never configured, and never opened itself
+    $("room-state").textContent = "off (not configured)";
+    return showRoom("waiting room off");
+  }
   if (!room) return showRoom("unavailable");
+  $("room-state").textContent = roomState(room);
   if (!room.enabled) return showRoom("waiting room off");
   const figure = (value) => (value === null ? "-" : String(value));
   showRoom(figure(room.queueLength), figure(room.active),

@@ -29,7 +29,7 @@ from hold_service.entrypoints.api.schemas import (
     WaitingRoomStatus,
     WaitingRoomUpdate,
 )
-from hold_service.service_layer import waiting_room
+from hold_service.service_layer import room_rush, waiting_room
 from hold_service.service_layer.ports import Deps
 
 router = APIRouter(tags=["waiting room"])
@@ -49,11 +49,13 @@ def _iso(t: datetime | None) -> str | None:
     return None if t is None else t.isoformat().replace("+00:00", "Z")
 
 
-def _admin_view(config: RoomConfig, figures: RoomFigures | None) -> WaitingRoomAdmin:
-    f = figures
+def _admin_view(config: RoomConfig, figures: RoomFigures | None, deps: Deps) -> WaitingRoomAdmin:
+    f, thresholds = figures, config.thresholds(room_rush.defaults(deps.settings))
     return WaitingRoomAdmin(
-        showtimeId=config.showtime_id, enabled=config.enabled, activeLimit=config.active_limit,
-        opensAt=config.opens_at, opened=f and f.opened, queueLength=f and f.queued, active=f and f.active,
+        showtimeId=config.showtime_id, enabled=config.enabled, mode=config.mode, activeLimit=config.active_limit,
+        opensAt=config.opens_at, openAtArrivalsPerMinute=thresholds.arrivals_per_minute,
+        openAtActive=thresholds.active, changedReason=config.changed_reason, changedAt=config.changed_at,
+        opened=f and f.opened, queueLength=f and f.queued, active=f and f.active,
         admittedTotal=f and f.admitted_total, admissionRatePerMinute=f and f.rate_per_minute,
         soldOut=f and f.sold_out, seatsAvailable=f and f.available, seatsHeld=f and f.held,
         pausedUntil=f and from_ms(f.paused_until_ms))
@@ -63,11 +65,15 @@ def _admin_view(config: RoomConfig, figures: RoomFigures | None) -> WaitingRoomA
             name="configure_waiting_room", responses={404: {}})
 async def configure_waiting_room(showtime_id: ShowtimeId, body: WaitingRoomUpdate, _: Admin,
                                  deps: DepsDep) -> WaitingRoomAdmin:
-    """Turn the showtime's waiting room on or off; `opensAt` (optional) is when its queue starts moving."""
-    cmd = ConfigureRoom(showtime_id, body.enabled, body.activeLimit, body.opensAt)
+    """Force the showtime's waiting room on or off (`mode` on / off, or the first form's `enabled`), or let it
+    open itself at a rush and close after it (`mode` auto, with its thresholds); `opensAt` (optional) is when
+    its queue starts moving. Turning it on or off writes WaitingRoomOpened / WaitingRoomClosed{OPERATOR}."""
+    limit = body.activeLimit or deps.settings.waiting_room_auto_active_limit
+    cmd = ConfigureRoom(showtime_id, bool(body.enabled), limit, body.opensAt, mode=body.mode,
+                        open_at_arrivals=body.openAtArrivalsPerMinute, open_at_active=body.openAtActive)
     try:
         config = await waiting_room.configure_room(cmd, deps)
-        return _admin_view(*await waiting_room.room_overview(config.showtime_id, deps))
+        return _admin_view(*await waiting_room.room_overview(config.showtime_id, deps), deps)
     except HoldError as exc:
         raise api_error(exc) from exc
 
@@ -77,16 +83,19 @@ async def configure_waiting_room(showtime_id: ShowtimeId, body: WaitingRoomUpdat
 async def waiting_room_admin(showtime_id: ShowtimeId, _: Admin, deps: DepsDep) -> WaitingRoomAdmin:
     """The configuration, the queue's length, who is choosing seats, the measured admission rate."""
     try:
-        return _admin_view(*await waiting_room.room_overview(showtime_id, deps))
+        return _admin_view(*await waiting_room.room_overview(showtime_id, deps), deps)
     except HoldError as exc:
         raise api_error(exc) from exc
 
 
 @router.get("/showtimes/{showtime_id}/waiting-room", response_model=WaitingRoomStatus, name="waiting_room")
-async def waiting_room_status(showtime_id: ShowtimeId, _: AnyPrincipal, deps: DepsDep) -> WaitingRoomStatus:
-    """Whether customers go through the queue first (enabled false, also when there is no room)."""
+async def waiting_room_status(showtime_id: ShowtimeId, who: AnyPrincipal, deps: DepsDep) -> WaitingRoomStatus:
+    """Whether customers go through the queue first (enabled false, also when there is no room, or it is off
+    now). The seat-map page asks once per visit: a customer's look counts as an arrival at the showtime, which
+    may open its automatic room."""
     try:
-        config, figures = await waiting_room.room_overview(showtime_id, deps)
+        customer = who.customer_id if who.role == "customer" else None
+        config, figures = await waiting_room.room_for_page(showtime_id, customer, deps)
     except RoomNotFound:
         return WaitingRoomStatus(showtimeId=showtime_id, enabled=False, opensAt=None, soldOut=False)
     return WaitingRoomStatus(showtimeId=showtime_id, enabled=config.enabled, opensAt=config.opens_at,
