@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap browser bench-queue bench-checkins bench-wave cluster-up cluster-down cluster-status test-cluster bench-cluster
+        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave cluster-up cluster-down cluster-status test-cluster bench-cluster
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -149,7 +149,7 @@ demo: venv ## a flash sale with a live dashboard and a checked table (after make
 bench: ## every benchmark and the report against the physical limits (var/bench/; not pass/fail)
 	@rm -f var/bench/*.json
 	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry \
-	  bench-tracing bench-selloff bench-seatmap bench-queue bench-checkins bench-wave bench-cluster
+	  bench-tracing bench-selloff bench-seatmap bench-queue bench-checkins bench-wave bench-cluster bench-overload
 	@$(MAKE) --no-print-directory bench-report
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
@@ -164,6 +164,9 @@ bench-holds: infra topics migrate-test bench-tools ## hold throughput and latenc
 bench-cluster: infra migrate-test bench-tools ## holds/s through HAProxy to one and two API instances, beside direct and bare
 	@deploy/local/cluster.sh tools
 	$(PY) tests/bench/bench_cluster.py
+
+bench-overload: infra migrate-test bench-tools ## L4: holds offered 0.5x-4x their capacity, shedding on, signed callbacks beside the 4x
+	$(PY) tests/bench/bench_overload.py
 
 bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve throughput and p99, normal vs flash mode
 	$(PY) tests/bench/bench_vouchers.py

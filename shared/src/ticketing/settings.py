@@ -99,6 +99,16 @@ class ServiceSettings(KafkaSettings):
     """A request body larger than this gets 413 PAYLOAD_TOO_LARGE before it is read whole."""
     max_header_bytes: int = Field(default=16384, ge=1024)
     """A request line and headers larger than this get 431 HEADERS_TOO_LARGE before they are parsed."""
+    shed_max_in_flight: int = Field(default=64, ge=0)
+    """Requests one API process works on at once before it sheds the rest with 503 UNAVAILABLE and
+    Retry-After: seat-map reads, the catalogue and queue polls past half of it, holds past three quarters,
+    gateway callbacks, checkouts and extensions past all of it (health, readiness and metrics never).
+    Measured with make bench-overload (docs/operations.md, "Load shedding"); 0 turns shedding off."""
+    shed_queue_timeout_ms: float = Field(default=5.0, ge=0)
+    """How long a request past its share of SHED_MAX_IN_FLIGHT waits for a slot before its 503 (the most
+    important waiter first): it absorbs bursts near the limit. 0: refused at once."""
+    shed_retry_after_seconds: int = Field(default=1, ge=1)
+    """The Retry-After of a shed request's 503."""
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     """Where a worker process serves /metrics (APIs serve it on their own port); unset: none."""
     metrics_host: str = "127.0.0.1"

@@ -112,6 +112,7 @@ async def start(hold_dsn: str, redis_url: str) -> AsyncIterator[Callable[..., An
         # Hundreds of customers on one showtime would open its automatic room (tests/integration/test_room_rush.py
         # turns it on): off unless a test sets it.
         overrides.setdefault("waiting_room_auto_default", False)
+        overrides.setdefault("shed_max_in_flight", 0)  # R1 sends 200 holds at once
         settings = HoldSettings(database_url=overrides.pop("database_url", hold_dsn),
                                 redis_url=overrides.pop("redis_url", redis_url),
                                 jwt_secret=SECRET, db_pool_max=20, **overrides)

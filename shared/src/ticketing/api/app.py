@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from functools import partial
 
 from fastapi import APIRouter, FastAPI
 from fastapi.telemetry import TelemetryConfig
@@ -17,8 +19,10 @@ from ticketing.api.health import router as health_router
 from ticketing.api.hot_path import HotPaths, HotRoute
 from ticketing.api.openapi import describe_errors
 from ticketing.api.server import HeadLimitedHttpTools
+from ticketing.api.shedding import COMMON_ROUTES, LIMIT, Limiter, RouteTable, Shedder, ShedRoute, sample_gauges
 from ticketing.api.telemetry import RequestTelemetry
 from ticketing.metrics import ROLE_UP
+from ticketing.settings import ServiceSettings
 from ticketing.tokens import TokenVerifier
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
@@ -26,24 +30,33 @@ NO_OTEL: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
 
 
 class ServiceApp(FastAPI):
-    """FastAPI with the Boundary (boundary.py) outside its whole stack, ServerErrorMiddleware included."""
+    """FastAPI with the Boundary (boundary.py) outside its whole stack, ServerErrorMiddleware included, and the
+    Shedder (shedding.py) outside that: a request refused for load costs as little as a request can."""
 
     max_header_bytes = 16384
+    shedder: Callable[[ASGIApp], ASGIApp] | None = None
 
     def build_middleware_stack(self) -> ASGIApp:
-        return Boundary(super().build_middleware_stack(), self.max_header_bytes)
+        stack = Boundary(super().build_middleware_stack(), self.max_header_bytes)
+        return stack if self.shedder is None else self.shedder(stack)
 
 
 def build_app(*, title: str, tokens: TokenVerifier | None, routers: list[APIRouter], max_body_bytes: int,
               max_header_bytes: int = 16384, lifespan: Lifespan | None = None, version: str = "1.0.0",
-              hot_routes: list[HotRoute] | None = None, access_log: bool = True) -> FastAPI:
+              hot_routes: list[HotRoute] | None = None, access_log: bool = True,
+              load: ServiceSettings | None = None, shed_routes: list[ShedRoute] | None = None) -> FastAPI:
     """`tokens`: what checks bearer tokens (security.py; None: a service whose routes need none).
     `hot_routes`: endpoints served ahead of FastAPI's routing (why: hot_path.py); keep them in `routers`.
     `max_body_bytes`: the settings' MAX_BODY_BYTES; a larger body gets 413 before it is read (body_limit.py).
-    `max_header_bytes`: MAX_HEADER_BYTES; a larger head gets 431 (boundary.py, and server.py as it is read)."""
+    `max_header_bytes`: MAX_HEADER_BYTES; a larger head gets 431 (boundary.py, and server.py as it is read).
+    `load`: the settings whose SHED_* say how much work this process takes in (shedding.py; None or
+    SHED_MAX_IN_FLIGHT=0: no shedding); `shed_routes`: the priority of the service's routes (the others:
+    HOLD), hot or not."""
     # Metrics are Prometheus (/metrics); we set up no OpenTelemetry. FastAPI's native telemetry would
     # still look up the global OTel providers on every request, a cost on every request under load.
-    app = ServiceApp(title=title, version=version, lifespan=frozen_after_startup(lifespan), telemetry=NO_OTEL)
+    limiter = Limiter(load.shed_max_in_flight, load.shed_queue_timeout_ms) if load and load.shed_max_in_flight else None
+    lifespan = frozen_after_startup(lifespan if limiter is None else sampling(lifespan, limiter, title))
+    app = ServiceApp(title=title, version=version, lifespan=lifespan, telemetry=NO_OTEL)
     app.max_header_bytes = HeadLimitedHttpTools.max_head_bytes = max_header_bytes
     app.state.tokens = tokens
     app.state.readiness_checks = {}
@@ -55,10 +68,30 @@ def build_app(*, title: str, tokens: TokenVerifier | None, routers: list[APIRout
     if hot_routes:
         app.add_middleware(HotPaths, routes=hot_routes)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # outside HotPaths too
+    app.state.limiter = limiter
+    if limiter is not None and load is not None:
+        routes = RouteTable([*COMMON_ROUTES, *(shed_routes or [])])
+        app.shedder = partial(Shedder, limiter=limiter, routes=routes, service=title,
+                              retry_after_seconds=load.shed_retry_after_seconds)
+    else:
+        LIMIT.labels(title).set(0)
     # Outermost: it sees every answer, the 413s included.
     app.add_middleware(RequestTelemetry, service=title, access_log=access_log)
     describe_errors(app)
     return app
+
+
+def sampling(lifespan: Lifespan | None, limiter: Limiter, service: str) -> Lifespan:
+    """`lifespan`, with the shedder's gauges sampled beside it."""
+    @asynccontextmanager
+    async def run(app: FastAPI) -> AsyncIterator[None]:
+        sampler = asyncio.ensure_future(sample_gauges(limiter, service))
+        try:
+            async with lifespan(app) if lifespan is not None else nullcontext():
+                yield
+        finally:
+            sampler.cancel()
+    return run
 
 
 def frozen_after_startup(lifespan: Lifespan | None) -> Lifespan:

@@ -32,9 +32,13 @@ class HotRoute:
     endpoint: Endpoint
 
     def pattern(self) -> re.Pattern[str]:
-        """Each {param} matches one path segment, as Starlette's default `str` convertor does."""
-        regex = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(self.path))
-        return re.compile(f"^{regex}$")
+        return re.compile(f"^{template_regex(self.path)}$")
+
+
+def template_regex(path: str, named: bool = True) -> str:
+    """A path template's regular expression: each {param} matches one path segment, as Starlette's default
+    `str` convertor does (a named group with `named`)."""
+    return re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)" if named else "[^/]+", re.escape(path))
 
 
 class HotPaths:

@@ -70,7 +70,7 @@ class LiveSeatMaps(SeatMaps):
 
     async def get(self, showtime_id: int) -> SeatMapView | None:
         live = self.maps.get(showtime_id)
-        if live is not None and (self.listening or self._now() - self.lost_at < self.stale_seconds):
+        if live is not None and self.cached(showtime_id):
             self.maps.move_to_end(showtime_id)
             return live.view()
         try:
@@ -80,6 +80,10 @@ class LiveSeatMaps(SeatMaps):
                 raise
             return live.view()  # Postgres is down: no seat can change until it is back
         return None if loaded is None else loaded.view()
+
+    def cached(self, showtime_id: int) -> bool:
+        live = self.maps.get(showtime_id)
+        return live is not None and (self.listening or self._now() - self.lost_at < self.stale_seconds)
 
     async def subscribe(self, showtime_id: int, address: str) -> Subscriber | None:
         if not self.listening:

@@ -44,6 +44,10 @@ class SeatMaps(abc.ABC):
     async def get(self, showtime_id: int) -> SeatMapView | None:
         """None: no such showtime."""
 
+    def cached(self, showtime_id: int) -> bool:
+        """Whether `get` answers now from memory, with no I/O (the shedder serves such a read at any load)."""
+        return False
+
     @abc.abstractmethod
     async def subscribe(self, showtime_id: int, address: str) -> SeatMapSubscription | None:
         """None: no such showtime. Raises TooManyStreams when `address` (the client's) has its limit open,

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from ticketing import tracing
 from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
+from ticketing.api.shedding import Priority, ShedRoute
 from ticketing.kafka import kafka_readiness
 from ticketing.logs import configure_logging
 from ticketing.redis_client import redis_ready
@@ -31,7 +32,7 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
                      max_body_bytes=settings.max_body_bytes,
                      routers=[catalogue.router, showtimes.router, holds.router, cancellations.router,
                               waiting_room.router, door.router, pages.router],
-                     lifespan=_lifespan(settings), hot_routes=HOT_ROUTES)
+                     lifespan=_lifespan(settings), hot_routes=HOT_ROUTES, load=settings, shed_routes=SHED_ROUTES)
 
 
 # Served ahead of FastAPI's routing (ticketing.api.hot_path): the requests a sale sends most.
@@ -41,6 +42,29 @@ HOT_ROUTES = [HotRoute("POST", holds.CREATE_HOLD_PATH, holds.create_hold),
               HotRoute("GET", showtimes.SEAT_MAP_STREAM_PATH, showtimes.seat_map_stream),
               HotRoute("GET", waiting_room.POLL_PATH, waiting_room.queue_position),
               HotRoute("POST", waiting_room.JOIN_PATH, waiting_room.join_queue)]
+
+# What this process sheds first at its limit of work in flight (ticketing.api.shedding): the reads a customer
+# repeats, then holds; the payment path last (the rest: HOLD). A seat map the process holds in memory is served
+# whatever the load: it costs less than the 503.
+SHED_ROUTES = [
+    ShedRoute("GET", showtimes.SEAT_MAP_PATH, Priority.BROWSE, from_memory=showtimes.seat_map_in_memory),
+    ShedRoute("GET", catalogue.CATALOGUE_PATH, Priority.BROWSE),
+    ShedRoute("GET", waiting_room.POLL_PATH, Priority.BROWSE),
+    ShedRoute("GET", waiting_room.STATUS_PATH, Priority.BROWSE),
+    ShedRoute("GET", "/bookings", Priority.BROWSE),
+    # The pages are files in memory: served at any load.
+    *(ShedRoute("GET", path, Priority.BROWSE, from_memory=pages.in_memory) for path in pages.PATHS),
+    # Streams last minutes: counted, one would hold a slot for as long; they have limits of their own
+    # (SEAT_MAP_MAX_STREAMS_PER_ADDRESS, and per process).
+    ShedRoute("GET", showtimes.SEAT_MAP_STREAM_PATH, Priority.NEVER),
+    ShedRoute("POST", holds.CREATE_HOLD_PATH, Priority.HOLD),
+    ShedRoute("POST", waiting_room.JOIN_PATH, Priority.HOLD),
+    # A checkout (payment-service) reads the hold and extends it: part of the payment path.
+    ShedRoute("GET", holds.HOLD_PATH, Priority.PAY),
+    ShedRoute("POST", holds.EXTEND_PATH, Priority.PAY),
+    ShedRoute("POST", "/checkins", Priority.PAY),  # customers at the door of a showtime about to start
+    ShedRoute("POST", "/checkins/batch", Priority.PAY),
+]
 
 
 def _lifespan(settings: HoldSettings) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:

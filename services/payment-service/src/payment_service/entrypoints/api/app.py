@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from ticketing import tracing
 from ticketing.api.app import build_app
+from ticketing.api.shedding import Priority, ShedRoute
 from ticketing.kafka import kafka_readiness
 from ticketing.logs import configure_logging
 from ticketing.tokens import TokenVerifier
@@ -17,6 +18,12 @@ from ticketing.tokens import TokenVerifier
 from payment_service.bootstrap import bootstrap
 from payment_service.config import Settings
 from payment_service.entrypoints.api.routes import callback, checkout
+
+# What this process sheds first at its limit of work in flight (ticketing.api.shedding): the payment path last.
+# A callback refused is sent again by the provider, but only minutes later: a customer who paid waits for it.
+SHED_ROUTES = [ShedRoute("POST", callback.CALLBACK_PATH, Priority.PAY),
+               ShedRoute("POST", checkout.CHECKOUT_PATH, Priority.PAY),
+               ShedRoute("GET", checkout.PAYMENT_PATH, Priority.BROWSE)]  # the page polls it
 
 
 def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
@@ -44,7 +51,7 @@ def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
     app = build_app(title="payment-service", tokens=TokenVerifier.from_settings(settings),
                     access_log=settings.access_log, max_header_bytes=settings.max_header_bytes,
                     max_body_bytes=settings.max_body_bytes, routers=[checkout.router, callback.router],
-                    lifespan=lifespan)
+                    lifespan=lifespan, load=settings, shed_routes=SHED_ROUTES)
     if origins := [o.strip() for o in settings.cors_allowed_origins.split(",") if o.strip()]:
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
                            allow_headers=["authorization", "content-type", "idempotency-key", "x-request-id"],

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from ticketing import tracing
 from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
+from ticketing.api.shedding import Priority, ShedRoute
 from ticketing.kafka import KafkaProbe
 from ticketing.logs import configure_logging
 from ticketing.redis_client import redis_ready
@@ -18,6 +19,13 @@ from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.bootstrap import bootstrap
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.api.routes import admin, quotes, reservations
+
+# What this process sheds first at its limit of work in flight (ticketing.api.shedding): a reservation, its
+# confirmation and its release are part of a checkout (payment-service calls them): shed last.
+SHED_ROUTES = [ShedRoute("POST", reservations.RESERVE_PATH, Priority.PAY),
+               ShedRoute("POST", reservations.CONFIRM_PATH, Priority.PAY),
+               ShedRoute("DELETE", reservations.RELEASE_PATH, Priority.PAY),
+               ShedRoute("GET", quotes.QUOTE_PATH, Priority.BROWSE)]
 
 
 def get_application(settings: VoucherSettings | None = None) -> FastAPI:
@@ -45,6 +53,7 @@ def get_application(settings: VoucherSettings | None = None) -> FastAPI:
                      access_log=settings.access_log, max_header_bytes=settings.max_header_bytes,
                      max_body_bytes=settings.max_body_bytes,
                      routers=[reservations.router, quotes.router, admin.router], lifespan=lifespan,
+                     load=settings, shed_routes=SHED_ROUTES,
                      hot_routes=[HotRoute("POST", reservations.RESERVE_PATH, reservations.reserve)])
 
 

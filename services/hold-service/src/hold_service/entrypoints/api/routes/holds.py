@@ -26,6 +26,7 @@ router = APIRouter(tags=["holds"])
 _customer = require_role("customer")  # the shared check (app.state.tokens, cached), called directly
 Service = Annotated[Principal, Depends(require_role("service"))]  # another service of ours (payment-service)
 CREATE_HOLD_PATH = "/showtimes/{showtime_id}/holds"
+HOLD_PATH, EXTEND_PATH = "/holds/{hold_id}", "/holds/{hold_id}/extend"
 
 
 @router.post(CREATE_HOLD_PATH, status_code=201, response_model=HoldCreated,
@@ -49,7 +50,7 @@ async def create_hold(request: Request) -> Response:
     return json_response(201, HoldCreated.of(hold).model_dump(mode="json"))
 
 
-@router.get("/holds/{hold_id}", response_model=HoldPublic, name="get_hold")
+@router.get(HOLD_PATH, response_model=HoldPublic, name="get_hold")
 async def get_hold(hold_id: uuid.UUID, who: CustomerOrService, deps: DepsDep) -> HoldPublic:
     customer = None if who.role == "service" else who.customer_id
     try:
@@ -58,7 +59,7 @@ async def get_hold(hold_id: uuid.UUID, who: CustomerOrService, deps: DepsDep) ->
         raise api_error(exc) from exc
 
 
-@router.post("/holds/{hold_id}/extend", response_model=HoldExtended, name="extend_hold",
+@router.post(EXTEND_PATH, response_model=HoldExtended, name="extend_hold",
              responses={404: {}, 409: {}, 422: {}})
 async def extend_hold(hold_id: uuid.UUID, body: HoldExtend, _caller: Service, deps: DepsDep) -> HoldExtended:
     """payment-service at checkout: the hold's expiry becomes max(its expiry, until), never later than its

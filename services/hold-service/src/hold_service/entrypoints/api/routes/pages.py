@@ -9,6 +9,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 from fastapi.responses import Response
+from fastapi.routing import APIRoute
+from starlette.types import Scope
 from ticketing.api.errors import not_found
 
 from hold_service.domain.model import MAX_SHOWTIME_ID
@@ -74,3 +76,11 @@ async def page_asset(name: str, deps: DepsDep) -> Response:
 async def page_config(deps: DepsDep) -> dict[str, str]:
     """What the pages need to know of the deployment: where checkout is (payment-service)."""
     return {"paymentUrl": deps.settings.payment_public_url}
+
+
+PATHS = [route.path for route in router.routes if isinstance(route, APIRoute)]
+
+
+def in_memory(_: Scope) -> bool:
+    """Every page is a file this process holds (the shedder serves them at any load)."""
+    return True

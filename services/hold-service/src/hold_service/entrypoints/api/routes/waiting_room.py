@@ -36,6 +36,7 @@ router = APIRouter(tags=["waiting room"])
 _customer = require_role("customer")
 ShowtimeId = Annotated[int, Path(ge=1, le=MAX_SHOWTIME_ID)]
 JOIN_PATH, POLL_PATH = "/showtimes/{showtime_id}/queue", "/queue/{ticket}"
+STATUS_PATH = "/showtimes/{showtime_id}/waiting-room"
 MAX_TICKET = 512
 _SHOWTIME_PARAM = {"name": "showtime_id", "in": "path", "required": True,
                    "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SHOWTIME_ID}}
@@ -88,7 +89,7 @@ async def waiting_room_admin(showtime_id: ShowtimeId, _: Admin, deps: DepsDep) -
         raise api_error(exc) from exc
 
 
-@router.get("/showtimes/{showtime_id}/waiting-room", response_model=WaitingRoomStatus, name="waiting_room")
+@router.get(STATUS_PATH, response_model=WaitingRoomStatus, name="waiting_room")
 async def waiting_room_status(showtime_id: ShowtimeId, who: AnyPrincipal, deps: DepsDep) -> WaitingRoomStatus:
     """Whether customers go through the queue first (enabled false, also when there is no room, or it is off
     now). The seat-map page asks once per visit: a customer's look counts as an arrival at the showtime, which

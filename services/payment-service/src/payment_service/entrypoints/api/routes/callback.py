@@ -25,6 +25,7 @@ from payment_service.service_layer.callbacks import handle_callback
 
 logger = logging.getLogger(__name__)
 router = APIRouter(tags=["gateway"])
+CALLBACK_PATH = "/payments/callback"
 
 
 CALLBACK_OPENAPI: dict[str, Any] = {
@@ -38,7 +39,7 @@ CALLBACK_OPENAPI: dict[str, Any] = {
 }
 
 
-@router.post("/payments/callback", response_model=CallbackAck, name="gateway_callback",
+@router.post(CALLBACK_PATH, response_model=CallbackAck, name="gateway_callback",
              openapi_extra=CALLBACK_OPENAPI, responses={401: {}})
 async def gateway_callback(request: Request, deps: DepsDep) -> CallbackAck:
     raw = await request.body()

@@ -19,13 +19,14 @@ from payment_service.entrypoints.api.schemas import CheckoutCreate, CheckoutPubl
 from payment_service.service_layer.checkout import start_checkout
 
 router = APIRouter(tags=["payments"])
+CHECKOUT_PATH, PAYMENT_PATH = "/holds/{hold_id}/checkout", "/payments/{payment_id}"
 
 
 def _iso(p: Payment) -> str:
     return p.expires_at.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-@router.post("/holds/{hold_id}/checkout", status_code=201, response_model=CheckoutPublic, name="checkout")
+@router.post(CHECKOUT_PATH, status_code=201, response_model=CheckoutPublic, name="checkout")
 async def checkout(hold_id: uuid.UUID, principal: Customer, deps: DepsDep,
                    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
                    body: CheckoutCreate | None = None) -> CheckoutPublic:
@@ -41,7 +42,7 @@ async def checkout(hold_id: uuid.UUID, principal: Customer, deps: DepsDep,
                           discountCents=p.discount_cents, redirectUrl=p.redirect_url, expiresAt=_iso(p))
 
 
-@router.get("/payments/{payment_id}", response_model=PaymentPublic, name="get_payment")
+@router.get(PAYMENT_PATH, response_model=PaymentPublic, name="get_payment")
 async def get_payment(payment_id: uuid.UUID, principal: CustomerOrService, deps: DepsDep) -> PaymentPublic:
     """The owner, or another service (voucher-service asks before it lets a reserved use expire)."""
     async with deps.statements() as uow:

@@ -15,10 +15,11 @@ from voucher_service.entrypoints.api.schemas import QuotePublic
 from voucher_service.service_layer.quotes import quote_voucher
 
 router = APIRouter(tags=["quotes"])
+QUOTE_PATH = "/vouchers/{code}/quote"
 OrderAmount = Annotated[int, Query(alias="orderAmount", ge=0, le=2**63 - 1, description="cents")]
 
 
-@router.get("/vouchers/{code}/quote", response_model=QuotePublic, name="quote_voucher",
+@router.get(QUOTE_PATH, response_model=QuotePublic, name="quote_voucher",
             responses={429: {"headers": {"Retry-After": {"schema": {"type": "integer"}}}}})
 async def quote(code: VoucherCode, order_amount: OrderAmount, principal: Customer, deps: DepsDep) -> QuotePublic:
     """The caller's own quota counts (ALREADY_USED); an unknown code answers as an invalid one (INVALID);

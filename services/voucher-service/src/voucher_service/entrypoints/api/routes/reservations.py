@@ -23,6 +23,8 @@ router = APIRouter(tags=["reservations"])
 
 
 RESERVE_PATH = "/vouchers/{code}/reservations"
+CONFIRM_PATH = "/vouchers/{code}/reservations/{order_id}/confirm"
+RELEASE_PATH = "/vouchers/{code}/reservations/{order_id}"
 _CODE = re.compile(CODE_PATTERN)
 RESERVE_OPENAPI: dict[str, Any] = {
     "security": [{"bearer": []}],  # payment-service's token (checked in the route, no FastAPI dependency)
@@ -67,7 +69,7 @@ def _reservation(code: str, raw: bytes) -> ReservationCreate:
     return body
 
 
-@router.post("/vouchers/{code}/reservations/{order_id}/confirm", name="confirm_reservation")
+@router.post(CONFIRM_PATH, name="confirm_reservation")
 async def confirm(code: VoucherCode, order_id: OrderId, _: PaymentService, deps: DepsDep) -> dict[str, str]:
     try:
         if not await handlers.confirm_reservation(commands.ConfirmReservation(order_id, code), deps):
@@ -77,7 +79,7 @@ async def confirm(code: VoucherCode, order_id: OrderId, _: PaymentService, deps:
     return {"orderId": order_id, "status": "CONFIRMED"}
 
 
-@router.delete("/vouchers/{code}/reservations/{order_id}", status_code=204, name="release_reservation")
+@router.delete(RELEASE_PATH, status_code=204, name="release_reservation")
 async def release(code: VoucherCode, order_id: OrderId, _: PaymentService, deps: DepsDep) -> Response:
     try:
         if not await handlers.release_reservation(commands.ReleaseReservation(order_id, code), deps):
