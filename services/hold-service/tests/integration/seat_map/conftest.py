@@ -27,6 +27,7 @@ SECRET = env("JWT_SECRET", "dev-only-change-me")
 class Served:
     url: str
     service: Service
+    app: Any = None
 
 
 class SseClient:
@@ -125,7 +126,7 @@ async def serve(hold_dsn: str, redis_url: str) -> AsyncIterator[Callable[..., An
                 task.result()
             await asyncio.sleep(0.02)
         try:
-            yield Served(f"http://127.0.0.1:{port}", app.state.service)
+            yield Served(f"http://127.0.0.1:{port}", app.state.service, app)
         finally:
             app.state.service.seat_maps.close_streams("shutdown")  # what SIGTERM does first
             server.should_exit = True
