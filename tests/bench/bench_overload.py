@@ -181,7 +181,8 @@ async def shedder_cost(n: int = 100_000) -> dict:
     """The shedder's own CPU per request, in-process: a hold admitted (the route found by its template, the
     counter taken and given back) and a hold refused (its 503 written), beside calling the app alone (us)."""
     from hold_service.entrypoints.api.app import SHED_ROUTES
-    from ticketing.api.shedding import COMMON_ROUTES, Limiter, RouteTable, Shedder
+    from ticketing.api.limiter import Limiter
+    from ticketing.api.shedding import COMMON_ROUTES, RouteTable, Shedder
 
     async def app(scope: dict, receive: object, send: object) -> None:
         return None

@@ -14,7 +14,8 @@ from prometheus_client import REGISTRY
 from starlette.types import Scope
 from ticketing.api.app import build_app
 from ticketing.api.hot_path import HotRoute
-from ticketing.api.shedding import Limiter, Priority, RouteTable, ShedRoute
+from ticketing.api.limiter import Limiter, Priority
+from ticketing.api.shedding import RouteTable, ShedRoute
 from ticketing.settings import ServiceSettings
 from ticketing.tokens import TokenVerifier
 

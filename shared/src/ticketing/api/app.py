@@ -17,9 +17,10 @@ from ticketing.api.boundary import Boundary
 from ticketing.api.errors import install_error_handlers
 from ticketing.api.health import router as health_router
 from ticketing.api.hot_path import HotPaths, HotRoute
+from ticketing.api.limiter import Limiter
 from ticketing.api.openapi import describe_errors
 from ticketing.api.server import HeadLimitedHttpTools
-from ticketing.api.shedding import COMMON_ROUTES, LIMIT, Limiter, RouteTable, Shedder, ShedRoute, sample_gauges
+from ticketing.api.shedding import COMMON_ROUTES, LIMIT, RouteTable, Shedder, ShedRoute, sample_gauges
 from ticketing.api.telemetry import RequestTelemetry
 from ticketing.metrics import ROLE_UP
 from ticketing.settings import ServiceSettings

@@ -35,10 +35,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import Any
 
 from prometheus_client import Counter, Gauge
@@ -47,6 +45,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ticketing.api.boundary import NOSNIFF
 from ticketing.api.errors import ApiError
 from ticketing.api.hot_path import template_regex
+from ticketing.api.limiter import Limiter, Priority
 
 SHED_REQUESTS = Counter("http_requests_shed_total", "Requests refused with 503 because the process was at its "
                         "limit of work in flight", ["service", "priority", "route"])
@@ -55,18 +54,6 @@ IN_FLIGHT = Gauge("http_requests_in_flight", "Requests in flight counted by the 
 LIMIT = Gauge("http_requests_in_flight_limit", "The limit of requests in flight (SHED_MAX_IN_FLIGHT), summed "
               "over the processes; 0: shedding off", ["service"], multiprocess_mode="livesum")
 
-
-class Priority(IntEnum):
-    """Lower is shed first."""
-
-    BROWSE = 0  # reads a customer repeats: seat maps, the catalogue, queue polls
-    HOLD = 1  # taking seats; a route with no declared priority
-    PAY = 2  # gateway callbacks, checkouts, hold extensions, a checkout's voucher reservation
-    NEVER = 3  # health, readiness, metrics, streams: never counted nor shed
-
-
-# The share of the limit each priority may fill, in percent (NEVER is not counted).
-SHARES = {Priority.BROWSE: 50, Priority.HOLD: 75, Priority.PAY: 100}
 
 FromMemory = Callable[[Scope], bool]
 
@@ -85,103 +72,37 @@ COMMON_ROUTES = [ShedRoute("GET", "/healthz", Priority.NEVER), ShedRoute("GET", 
                  ShedRoute("GET", "/openapi.json", Priority.BROWSE)]
 
 
-class Limiter:
-    """Requests in flight in one process, and the waiters for a slot, one queue per priority."""
-
-    def __init__(self, max_in_flight: int, queue_timeout_ms: float = 0.0) -> None:
-        self.limit = max_in_flight
-        self.caps = [max(1, max_in_flight * SHARES[p] // 100) for p in sorted(SHARES)]
-        self.queue_timeout = queue_timeout_ms / 1000
-        self.in_flight = self.peak = 0
-        self.waiters: list[deque[asyncio.Future[bool]]] = [deque() for _ in self.caps]
-        self.waiting = 0  # futures in the queues, the expired and cancelled ones included until popped
-
-    def try_acquire(self, priority: int) -> bool:
-        if self.in_flight < self.caps[priority]:
-            self.in_flight += 1
-            if self.in_flight > self.peak:
-                self.peak = self.in_flight
-            return True
-        return False
-
-    async def acquire(self, priority: int) -> bool:
-        """A slot, now or within the queue timeout; False: shed it."""
-        if self.try_acquire(priority):
-            return True
-        if not self.queue_timeout:
-            return False
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[bool] = loop.create_future()
-        self.waiters[priority].append(waiter)
-        self.waiting += 1
-        timer = loop.call_later(self.queue_timeout, _expire, waiter)
-        try:
-            return await waiter
-        except asyncio.CancelledError:
-            # The client left (the task is cancelled) just after a release handed this waiter its slot.
-            if waiter.done() and not waiter.cancelled() and waiter.result():
-                self.release()
-            raise
-        finally:
-            timer.cancel()
-
-    def release(self) -> None:
-        """The slot goes to the most important waiter whose share it fits, else back to the pool."""
-        if self.waiting:
-            for priority in range(len(self.caps) - 1, -1, -1):
-                if self._hand_over(priority):
-                    return
-        self.in_flight -= 1
-
-    def _hand_over(self, priority: int) -> bool:
-        queue = self.waiters[priority]
-        if not queue or self.in_flight > self.caps[priority]:
-            return False
-        while queue:
-            waiter = queue.popleft()
-            self.waiting -= 1
-            if not waiter.done():
-                waiter.set_result(True)  # in_flight stays: the slot passes on
-                return True
-        return False
-
-    def sample_peak(self) -> int:
-        """The highest in flight since the last sample."""
-        peak, self.peak = self.peak, self.in_flight
-        return peak
-
-
-def _expire(waiter: asyncio.Future[bool]) -> None:
-    if not waiter.done():
-        waiter.set_result(False)
-
-
 class RouteTable:
     """(method, path) -> (priority, route template, from_memory): a dict for fixed paths, one regular
     expression per method for the templated ones (its named group says which route matched)."""
 
     def __init__(self, routes: Iterable[ShedRoute], default: Priority = Priority.HOLD) -> None:
         self.default = (int(default), None, None)
-        self.exact: dict[tuple[str, str], tuple[int, str, FromMemory | None]] = {}
+        self.exact: dict[str, dict[str, tuple[int, str, FromMemory | None]]] = {}  # method -> path -> rule
         templated = []
         for route in routes:
             if "{" in route.path:
                 templated.append(route)
             else:
-                self.exact[(route.method, route.path)] = (int(route.priority), route.path, route.from_memory)
+                rule = (int(route.priority), route.path, route.from_memory)
+                self.exact.setdefault(route.method, {})[route.path] = rule
         self.by_group = {f"r{n}": (int(r.priority), r.path, r.from_memory) for n, r in enumerate(templated)}
-        self.patterns = {method: re.compile("^(?:" + "|".join(
-            f"(?P<r{n}>{template_regex(r.path, named=False)})" for n, r in enumerate(templated) if r.method == method)
-            + ")$") for method in {r.method for r in templated}}
+        self.patterns = {method: _alternatives(templated, method) for method in {r.method for r in templated}}
 
     def rule(self, method: str, path: str) -> tuple[int, str | None, FromMemory | None]:
-        found = self.exact.get((method, path))
-        if found is not None:
+        exact = self.exact.get(method)
+        if exact is not None and (found := exact.get(path)) is not None:
             return found
         pattern = self.patterns.get(method)
         if pattern is not None and (match := pattern.match(path)) is not None:
             return self.by_group[match.lastgroup or ""]
         return self.default
+
+
+def _alternatives(templated: list[ShedRoute], method: str) -> re.Pattern[str]:
+    """One expression for every templated route of `method`, each a named group r<its index in `templated`>."""
+    groups = [f"(?P<r{n}>{template_regex(r.path, named=False)})" for n, r in enumerate(templated) if r.method == method]
+    return re.compile(f"^(?:{'|'.join(groups)})$")
 
 
 class Shedder:

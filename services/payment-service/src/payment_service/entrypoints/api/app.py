@@ -10,7 +10,8 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from ticketing import tracing
 from ticketing.api.app import build_app
-from ticketing.api.shedding import Priority, ShedRoute
+from ticketing.api.limiter import Priority
+from ticketing.api.shedding import ShedRoute
 from ticketing.kafka import kafka_readiness
 from ticketing.logs import configure_logging
 from ticketing.tokens import TokenVerifier
