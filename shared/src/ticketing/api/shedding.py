@@ -29,6 +29,11 @@ request would be shed, and then served, uncounted.
 Cost on every request: a dict or one regular expression to find the route, and an integer compared,
 incremented and decremented in the event loop (no lock: one loop per process). The gauges are sampled
 once a second, not per request.
+
+What it cannot do: the server has parsed a request and given it a task before any of this runs. A flood
+several times what the process serves takes its core in that work alone, the loop's turns lengthen and the
+admitted requests with them (make bench-overload at 4x, docs/benchmarks.md). Such a flood is refused before
+the process: the balancer's per-instance limit and queue timeout, and the waiting room.
 """
 
 from __future__ import annotations
