@@ -106,7 +106,8 @@ class ServiceSettings(KafkaSettings):
     Measured with make bench-overload (docs/operations.md, "Load shedding"); 0 turns shedding off."""
     shed_queue_timeout_ms: float = Field(default=5.0, ge=0)
     """How long a request past its share of SHED_MAX_IN_FLIGHT waits for a slot before its 503 (the most
-    important waiter first): it absorbs bursts near the limit. 0: refused at once."""
+    important waiter first), while fewer wait than SHED_MAX_IN_FLIGHT: it absorbs bursts near the limit.
+    0: refused at once."""
     shed_retry_after_seconds: int = Field(default=1, ge=1)
     """The Retry-After of a shed request's 503."""
     metrics_port: int | None = Field(default=None, ge=1, le=65535)

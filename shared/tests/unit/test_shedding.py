@@ -159,6 +159,16 @@ async def test_a_waiter_gets_its_503_when_the_queue_timeout_passes() -> None:
     assert r.status_code == 503
 
 
+async def test_past_as_many_waiters_as_the_limit_a_request_is_refused_at_once() -> None:
+    async with client(limit=2, queue_ms=60_000) as c:
+        slow = await in_flight(c, 2, "POST", "/payments/callback")
+        waiting = [asyncio.ensure_future(c.post("/payments/callback")) for _ in range(2)]
+        await asyncio.sleep(0.01)
+        assert (await c.post("/payments/callback")).status_code == 503  # not queued for a minute
+        gate.set()
+        assert [r.status_code for r in await asyncio.gather(*slow, *waiting)] == [200] * 4
+
+
 async def test_zero_turns_it_off() -> None:
     async with client(limit=0) as c:
         slow = await in_flight(c, 10, "GET", "/showtimes/1/seats")

@@ -44,8 +44,8 @@ class Limiter:
         """A slot, now or within the queue timeout; False: shed it."""
         if self.try_acquire(priority):
             return True
-        if not self.queue_timeout:
-            return False
+        if not self.queue_timeout or self.waiting >= self.limit:
+            return False  # a flood, not a burst: queueing it would cost each refusal a timer and its wait
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[bool] = loop.create_future()
         self.waiters[priority].append(waiter)

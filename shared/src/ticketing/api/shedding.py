@@ -17,7 +17,7 @@ because:
   (HAProxy's per-server maxconn, deploy/local/cluster/apps.sh): a fixed number can be written in both.
 The queue is there for the bursts of random arrivals near the limit: a request past its share waits up to
 SHED_QUEUE_TIMEOUT_MS for a slot (the most important waiter first) before its 503, so that a process below
-its capacity refuses nothing.
+its capacity refuses nothing; with as many waiting as the limit, the next is refused at once.
 
 Priorities (each service declares its routes' in its app.py; `ShedRoute`): a request is admitted while the
 work in flight is under its priority's share of the limit, so reads go first, then holds, and the payment
