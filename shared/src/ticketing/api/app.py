@@ -76,7 +76,8 @@ def build_app(*, title: str, tokens: TokenVerifier | None, routers: list[APIRout
                               retry_after_seconds=load.shed_retry_after_seconds)
     else:
         LIMIT.labels(title).set(0)
-    # Outermost: it sees every answer, the 413s included.
+    # Outermost of these (the Boundary and the Shedder wrap them): it sees every answer, the 413s included, but
+    # a shed request's 503 (http_requests_shed_total counts those).
     app.add_middleware(RequestTelemetry, service=title, access_log=access_log)
     describe_errors(app)
     return app
