@@ -42,6 +42,7 @@ from hold_service.service_layer.events import SOURCE, waiting_room_changed
 from hold_service.service_layer.ports import (
     Admission,
     Admitted,
+    Backlog,
     Cancellation,
     Deps,
     Extension,
@@ -243,11 +244,18 @@ class FakeHoldRepository(HoldRepository):
         return [(b.hold_id, b.booking_id, b.status) for b in self.tx["bookings"].values()
                 if b.showtime_id == showtime_id and b.status in ("HELD", "BOOKED")][:limit]
 
-    async def sweep_one(self) -> Released | None:
-        expired = [b for b in self.tx["bookings"].values() if hold_expired(b.status, b.expires_at, self.tx.now)]
-        if not expired:
-            return None
-        return release_hold(self.tx, min(expired, key=lambda b: b.expires_at).hold_id, "EXPIRED")
+    def _expired(self) -> list[Hold]:
+        return sorted((b for b in self.tx["bookings"].values() if hold_expired(b.status, b.expires_at, self.tx.now)),
+                      key=lambda b: b.expires_at)
+
+    async def sweep_expired(self, limit: int) -> list[Released]:
+        ended = [release_hold(self.tx, b.hold_id, "EXPIRED") for b in self._expired()[:limit]]
+        return [r for r in ended if r is not None]
+
+    async def expired_backlog(self) -> Backlog:
+        expired = self._expired()
+        oldest = (self.tx.now - expired[0].expires_at).total_seconds() if expired else 0.0
+        return Backlog(holds=len(expired), oldest_seconds=oldest)
 
     async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
         hold = self.tx["bookings"].get(hold_id)

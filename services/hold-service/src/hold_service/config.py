@@ -30,8 +30,12 @@ class HoldSettings(TokenSettings):
     sweep_interval_seconds: float = Field(default=15, gt=0)
     """How often the sweeper records the holds whose time has passed (SeatsReleased, EXPIRED), so that the
     seat map shows their seats free."""
-    sweep_batch_size: int = Field(default=200, ge=1)
-    """Expired holds the sweeper records per transaction."""
+    sweep_batch_size: int = Field(default=500, ge=1)
+    """Expired holds the sweeper ends in one statement (its own transaction): larger batches end more holds a
+    second, but hold their showtimes' rows a little longer at their commit."""
+    sweep_max_batches: int = Field(default=40, ge=1)
+    """Statements one sweep may run while expired holds remain (SWEEP_BATCH_SIZE each); what is left waits for
+    the next sweep, so that a huge backlog never keeps the sweeper from its other work."""
     hold_rate_limit_per_minute: int = Field(default=5, ge=1)
     """Hold requests a customer may make per minute; past it 429 with Retry-After."""
     max_seats_per_hold: int = Field(default=8, ge=1)

@@ -119,17 +119,34 @@ async def test_sweep_ends_expired_holds_and_leaves_live_ones(ports) -> None:
     expired, live = await held(ports, ttl=0.3), await held(ports, ttl=600)
     await ports.elapse(0.6)
     swept = []
-    while (one := await _sweep_one(ports)) is not None:  # other tests' expired holds may come first
-        swept.append(one)
+    while batch := await _sweep(ports):  # other tests' expired holds may come first
+        swept += batch
     mine = [r for r in swept if r.hold_id == expired.hold_id]
     assert [(r.reason, r.freed) for r in mine] == [("EXPIRED", ["A1", "A2"])]
     assert live.hold_id not in {r.hold_id for r in swept}
     assert ((await ports.get(expired.hold_id)).status, (await ports.get(live.hold_id)).status) == ("EXPIRED", "HELD")
 
 
-async def _sweep_one(ports):  # type: ignore[no-untyped-def]
+async def test_a_sweep_ends_many_expired_holds_in_one_batch(ports) -> None:
+    first, second = await held(ports, ttl=0.3), await held(ports, ttl=0.3)
+    await ports.elapse(0.6)
     async with ports.uow() as uow:
-        released = await uow.holds.sweep_one()
+        backlog = await uow.holds.expired_backlog()
+    assert backlog.holds >= 2 and backlog.oldest_seconds >= 0.3
+    swept = []
+    while batch := await _sweep(ports, limit=1000):
+        swept += batch
+    mine = {r.hold_id: (r.reason, r.freed) for r in swept if r.hold_id in (first.hold_id, second.hold_id)}
+    assert mine == {first.hold_id: ("EXPIRED", ["A1", "A2"]), second.hold_id: ("EXPIRED", ["A1", "A2"])}
+    for request in (first, second):
+        (event,) = (await ports.events(request.booking_id))[1:]
+        assert (event["type"], event["data"]["reason"], event["data"]["seatMapVersion"]) == (
+            "SeatsReleased", "EXPIRED", 2)  # each showtime: SeatsHeld 1, SeatsReleased 2
+
+
+async def _sweep(ports, limit: int = 1):  # type: ignore[no-untyped-def]
+    async with ports.uow() as uow:
+        released = await uow.holds.sweep_expired(limit)
         await uow.commit()
     return released
 

@@ -7,7 +7,7 @@ import uuid
 from hold_service.domain.commands import CancelHold, ConfirmBooking
 from hold_service.domain.model import HoldSeats
 from hold_service.service_layer.holds import cancel_hold, get_hold, hold_seats
-from hold_service.service_layer.lifecycle import confirm_booking, sweep_expired
+from hold_service.service_layer.lifecycle import BACKLOG_HOLDS, BACKLOG_OLDEST, confirm_booking, sweep_expired
 
 
 async def hold(world, sid: int, customer: int, *seats: str):  # type: ignore[no-untyped-def]
@@ -38,13 +38,31 @@ async def test_the_sweeper_ends_expired_holds_only(fakes) -> None:
     assert (await hold(world, sid, 9, "F1")).status == "HELD"  # the gate let go of the swept seats
 
 
-async def test_the_sweeper_takes_at_most_a_batch_per_run(fakes) -> None:
-    world = fakes.fake_deps(hold_ttl_seconds=60, sweep_batch_size=2)
+async def test_the_sweeper_runs_batches_while_a_backlog_remains_up_to_its_bound(fakes) -> None:
+    world = fakes.fake_deps(hold_ttl_seconds=60, sweep_batch_size=2, sweep_max_batches=3)
+    sid = await world.showtime()
+    for customer, seat in enumerate(("F1", "F2", "F3", "F4", "F5", "F6", "F7"), 1):
+        await hold(world, sid, customer, seat)
+    world.clock.advance(61)
+    assert [await sweep_expired(world.deps) for _ in range(3)] == [6, 1, 0]  # 2 + 2 + 2, then what was left
+
+
+async def test_a_sweep_exports_the_backlog_it_leaves(fakes) -> None:
+    world = fakes.fake_deps(hold_ttl_seconds=60, sweep_batch_size=1, sweep_max_batches=1)
     sid = await world.showtime()
     for customer, seat in enumerate(("F1", "F2", "F3"), 1):
         await hold(world, sid, customer, seat)
-    world.clock.advance(61)
-    assert [await sweep_expired(world.deps) for _ in range(3)] == [2, 1, 0]
+        world.clock.advance(10)
+    world.clock.advance(55)  # the holds expired 25, 15 and 5 s ago
+    assert await sweep_expired(world.deps) == 1  # the oldest
+    assert (gauge(BACKLOG_HOLDS), gauge(BACKLOG_OLDEST)) == (2, 15)
+    await sweep_expired(world.deps)
+    await sweep_expired(world.deps)
+    assert (gauge(BACKLOG_HOLDS), gauge(BACKLOG_OLDEST)) == (0, 0)
+
+
+def gauge(metric) -> float:  # type: ignore[no-untyped-def]
+    return float(metric._value.get())
 
 
 async def test_a_payment_in_time_books_the_hold(fakes) -> None:

@@ -109,6 +109,9 @@ class RedisAdmission(Admission):
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
         await self.gate.release(showtime_id, seats, hold_id)
 
+    async def release_holds(self, showtime_id: int, holds: list[tuple[list[str], uuid.UUID]]) -> None:
+        await self.gate.release_holds(showtime_id, holds)
+
     async def refill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:
         return await self.gate.fill(showtime_id, seats, mark_seconds)
 

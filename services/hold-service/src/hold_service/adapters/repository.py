@@ -21,6 +21,7 @@ from hold_service.domain.errors import ShowtimeClosed, TooManySeatsHeld
 from hold_service.domain.hall import SeatPlace, ShowtimeDetails, from_price_cents
 from hold_service.domain.model import Hold, TakeSeats, Ticket, Verdict
 from hold_service.service_layer.ports import (
+    Backlog,
     Cancellation,
     Extension,
     GateSeat,
@@ -61,8 +62,10 @@ def _verdict(row: asyncpg.Record, expires_at: datetime | None, earlier: bool = F
 
 
 def _released(hold_id: uuid.UUID, row: asyncpg.Record | None) -> Released | None:
-    if row is None:
-        return None
+    return None if row is None else _ended(hold_id, row)
+
+
+def _ended(hold_id: uuid.UUID, row: asyncpg.Record) -> Released:
     return Released(hold_id=hold_id, showtime_id=row["showtime_id"], seats=list(row["seats"]),
                     reason=row["reason"], freed=list(row["freed"]), version=row["version"])
 
@@ -156,9 +159,14 @@ class PgHoldRepository(HoldRepository):
     async def release(self, hold_id: uuid.UUID, reason: str) -> Released | None:
         return _released(hold_id, await self.conn.fetchrow(Q.release_hold, hold_id, reason, FORM, cause()))
 
-    async def sweep_one(self) -> Released | None:
-        row = await self.conn.fetchrow(Q.sweep_one, FORM, cause())
-        return None if row is None else _released(row["hold_id"], row)
+    async def sweep_expired(self, limit: int) -> list[Released]:
+        rows = await self.conn.fetch(Q.sweep_expired, limit, FORM, cause())
+        return [_ended(row["hold_id"], row) for row in rows]
+
+    async def expired_backlog(self) -> Backlog:
+        row = await self.conn.fetchrow(Q.expired_backlog)
+        assert row is not None  # an aggregate: always one row
+        return Backlog(holds=row["holds"], oldest_seconds=row["oldest_seconds"])
 
     async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
         try:

@@ -84,25 +84,32 @@ class SeatGate:
         return gates, self.enabled and not marked
 
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
-        """The hold's keys go. If Redis did not answer, again in the background until it does (or the keys
-        would have lapsed): a key left behind says "taken" for a free seat until its TTL, the hold's whole time."""
-        if self.enabled:
-            keys = [seat_key(showtime_id, s) for s in seats]
-            if await self.guard.call("gate.release", self._release(keys, [str(hold_id)])) is None:
-                task = asyncio.ensure_future(self._release_later(keys, str(hold_id)))
+        """The hold's keys go (release_holds)."""
+        await self.release_holds(showtime_id, [(seats, hold_id)])
+
+    async def release_holds(self, showtime_id: int, holds: list[tuple[list[str], uuid.UUID]]) -> None:
+        """The keys of these holds of one showtime go, in one call (one slot: the keys are hash-tagged), each
+        only while it still names its hold. If Redis did not answer, again in the background until it does (or
+        the keys would have lapsed): a key left behind says "taken" for a free seat until its TTL, the hold's
+        whole time."""
+        if self.enabled and holds:
+            keys = [seat_key(showtime_id, s) for seats, _ in holds for s in seats]
+            owners = [str(hold_id) for seats, hold_id in holds for _ in seats]
+            if await self.guard.call("gate.release", self._release(keys, owners)) is None:
+                task = asyncio.ensure_future(self._release_later(keys, owners))
                 self._later.add(task)
                 task.add_done_callback(self._later.discard)
 
-    async def _release_later(self, keys: list[str], hold_id: str) -> None:
+    async def _release_later(self, keys: list[str], owners: list[str]) -> None:
         delay, deadline = RELEASE_RETRY_FIRST, time.monotonic() + RELEASE_RETRY_SECONDS
         while time.monotonic() < deadline:
             await asyncio.sleep(delay)
             try:
-                await self._release(keys, [hold_id])
+                await self._release(keys, owners)
             except (RedisError, OSError):  # the guard's window is not waited for: this is in the background
                 delay = min(delay * 2, RELEASE_RETRY_MAX)
                 continue
-            log_action(logger, "gate.released_late", keys=len(keys), hold_id=hold_id)
+            log_action(logger, "gate.released_late", keys=len(keys), holds=len(set(owners)))
             return
 
     async def fill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:

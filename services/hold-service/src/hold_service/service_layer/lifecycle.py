@@ -12,16 +12,24 @@ hold is never revived.
 from __future__ import annotations
 
 import logging
+import uuid
+from collections import defaultdict
 from datetime import datetime
 
+from prometheus_client import Gauge
 from ticketing.logs import log_action
 
 from hold_service.domain.commands import ConfirmBooking, ExtendHold
 from hold_service.domain.errors import HoldNotActive, HoldNotFound, ShowtimeClosed
 from hold_service.service_layer import events
-from hold_service.service_layer.ports import Deps, HoldsUnitOfWork
+from hold_service.service_layer.ports import Backlog, Deps, HoldsUnitOfWork
 
 logger = logging.getLogger(__name__)
+# Refreshed by the sweeper after each sweep; several sweepers read the same table: the rules take the max.
+BACKLOG_HOLDS = Gauge("hold_expired_backlog_holds", "Holds whose time has passed still HELD (the sweeper's "
+                      "backlog), at the last sweep", multiprocess_mode="max")
+BACKLOG_OLDEST = Gauge("hold_expired_backlog_oldest_seconds", "Seconds since the oldest hold of the sweeper's "
+                       "backlog expired (0: none), at the last sweep", multiprocess_mode="max")
 
 
 async def extend_hold(cmd: ExtendHold, deps: Deps) -> datetime:
@@ -50,23 +58,48 @@ async def extend_hold(cmd: ExtendHold, deps: Deps) -> datetime:
 
 
 async def sweep_expired(deps: Deps) -> int:
-    """End expired holds, one short statement each (SKIP LOCKED: any number of sweepers).
+    """End expired holds in batches: one statement ends up to SWEEP_BATCH_SIZE of them, oldest first (SKIP
+    LOCKED: sweepers in several replicas each take holds of their own), again while a batch comes back full,
+    at most SWEEP_MAX_BATCHES statements (one short transaction each); then the backlog left is measured.
 
     Only cosmetic for correctness (lazy expiry already lets others take the seats): the map shows the
-    seats AVAILABLE, the hold becomes EXPIRED and SeatsReleased{EXPIRED} tells payment-service.
+    seats AVAILABLE, the hold becomes EXPIRED and SeatsReleased{EXPIRED} tells payment-service and
+    voucher-service to let go of what belongs to the hold.
     """
-    swept = 0
-    for _ in range(deps.settings.sweep_batch_size):
-        async with deps.uow() as uow:
-            released = await uow.holds.sweep_one()
-            await uow.commit()
-        if released is None:
+    swept, size = 0, deps.settings.sweep_batch_size
+    for _ in range(deps.settings.sweep_max_batches):
+        ended = await _sweep_batch(deps, size)
+        swept += ended
+        if ended < size:
             break
-        swept += 1
-        await deps.admission.release(released.showtime_id, released.seats, released.hold_id)
-    if swept:
-        log_action(logger, "hold.swept", swept=swept)
+    backlog = await expired_backlog(deps)
+    if swept or backlog.holds:
+        log_action(logger, "hold.swept", swept=swept, backlog=backlog.holds,
+                   oldest_seconds=round(backlog.oldest_seconds, 1))
     return swept
+
+
+async def _sweep_batch(deps: Deps, size: int) -> int:
+    """One statement's batch, committed, then the gate's keys of its holds (one Redis call per showtime)."""
+    async with deps.uow() as uow:
+        released = await uow.holds.sweep_expired(size)
+        await uow.commit()
+    by_showtime: dict[int, list[tuple[list[str], uuid.UUID]]] = defaultdict(list)
+    for r in released:
+        by_showtime[r.showtime_id].append((r.seats, r.hold_id))
+    for showtime_id, holds in by_showtime.items():
+        await deps.admission.release_holds(showtime_id, holds)
+    return len(released)
+
+
+async def expired_backlog(deps: Deps) -> Backlog:
+    """The expired holds still HELD now, also set on the gauges hold_expired_backlog_* (the alert
+    ExpiredHoldsBacklog reads them)."""
+    async with deps.statements() as uow:
+        backlog = await uow.holds.expired_backlog()
+    BACKLOG_HOLDS.set(backlog.holds)
+    BACKLOG_OLDEST.set(backlog.oldest_seconds)
+    return backlog
 
 
 async def confirm_booking(cmd: ConfirmBooking, uow: HoldsUnitOfWork) -> str:

@@ -41,6 +41,14 @@ class Released:
 
 
 @dataclass(frozen=True)
+class Backlog:
+    """Expired holds still HELD: how many, and how long ago the oldest expired (0 when none)."""
+
+    holds: int
+    oldest_seconds: float
+
+
+@dataclass(frozen=True)
 class Cancellation:
     """What cancelling a booking did: `outcome` CANCELLED (now), ALREADY, NOT_BOOKED, TOO_LATE or NOT_FOUND."""
 
@@ -113,8 +121,13 @@ class HoldRepository(abc.ABC):
         """(hold id, booking id, status) of the showtime's HELD holds and BOOKED bookings."""
 
     @abc.abstractmethod
-    async def sweep_one(self) -> Released | None:
-        """End the oldest expired hold nobody else is working on; None when there is none."""
+    async def sweep_expired(self, limit: int) -> list[Released]:
+        """End up to `limit` expired holds nobody else is working on, oldest first (what release() does for
+        each, in one statement); [] when there is none."""
+
+    @abc.abstractmethod
+    async def expired_backlog(self) -> Backlog:
+        """The holds whose time has passed that are still HELD (the sweeper's backlog)."""
 
     @abc.abstractmethod
     async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
@@ -191,6 +204,12 @@ class Admission(abc.ABC):
     @abc.abstractmethod
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
         """Forget the gate's keys of this hold (Postgres refused it, or it ended)."""
+
+    async def release_holds(self, showtime_id: int, holds: list[tuple[list[str], uuid.UUID]]) -> None:
+        """Forget the gate's keys of these ended holds (seats, hold id) of one showtime; an adapter may do it
+        in one call."""
+        for seats, hold_id in holds:
+            await self.release(showtime_id, seats, hold_id)
 
     @abc.abstractmethod
     async def refill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:

@@ -288,16 +288,24 @@ GROUP BY st.starts_at;
 -- (CANCELLED), $3 the event form, $4 the cause headers. No row: it was not HELD.
 SELECT showtime_id, seats, reason, freed, version FROM release_hold($1, $2, $3::text::jsonb, $4::text::jsonb);
 
--- name: sweep_one
--- Sweeper: end the oldest expired hold nobody else is working on (SKIP LOCKED: many sweepers may run); $1 the
--- event form, $2 the cause headers.
-SELECT r.showtime_id, r.seats, r.reason, r.freed, r.version, c.hold_id
-FROM (SELECT hold_id FROM booking
-      WHERE status = 'HELD' AND expires_at < now()
-      ORDER BY expires_at
-      LIMIT 1
-      FOR UPDATE SKIP LOCKED) c,
-     LATERAL release_hold(c.hold_id, 'EXPIRED', $1::text::jsonb, $2::text::jsonb) r;
+-- name: sweep_expired
+-- Sweeper: end up to $1 expired holds, oldest first, in one statement (release_holds, sql/schema.sql); $2 the
+-- event form, $3 the cause headers. Claimed with SKIP LOCKED: sweepers in several replicas each take holds of
+-- their own, and none waits on a hold another transaction is deciding (a payment, a cancel). One row per hold.
+SELECT hold_id, showtime_id, seats, reason, freed, version
+FROM release_holds(ARRAY(SELECT hold_id FROM booking
+                         WHERE status = 'HELD' AND expires_at < now()
+                         ORDER BY expires_at
+                         LIMIT $1
+                         FOR UPDATE SKIP LOCKED),
+                   'EXPIRED', $2::text::jsonb, $3::text::jsonb);
+
+-- name: expired_backlog
+-- The sweeper's backlog: holds whose time has passed still HELD, and the age in seconds of the oldest (0 when
+-- none), read from the partial index booking_held_expiry alone.
+SELECT count(*) AS holds, coalesce(extract(epoch FROM now() - min(expires_at)), 0)::float8 AS oldest_seconds
+FROM booking
+WHERE status = 'HELD' AND expires_at < now();
 
 -- name: confirm_hold
 -- A payment for a live HELD hold books it (confirm_hold, sql/schema.sql): $1 hold id, $2 payment id, $3 amount

@@ -161,43 +161,88 @@ END $$;
 
 -- --- The end of a hold ---------------------------------------------------------------------------------
 
--- End a HELD hold: free the seats it still holds (a seat another hold took after this one expired is that
--- hold's), mark it RELEASED (cancelled) or EXPIRED (its time passed, whatever the caller asked), and record
--- SeatsReleased naming only the freed seats (none freed: the seat map did not change, no event). Seats are
--- locked in seat-code order after the booking row, as every path does (no deadlock). Returns no row when
--- the hold is not HELD. For the customer's cancel (CANCELLED), the sweeper (EXPIRED) and a cancelled showtime
--- (SHOWTIME_CANCELLED: the hold is RELEASED).
+-- End HELD holds, any number in one statement: free the seats each still holds (a seat another hold took
+-- after it expired is that hold's), mark it RELEASED (cancelled) or EXPIRED (its time passed, whatever the
+-- caller asked), and record one SeatsReleased per hold naming only the seats it freed (none freed: the seat
+-- map did not change, no event). Locks the bookings (in hold-id order; a caller that claimed them with SKIP
+-- LOCKED holds them already), then all their seats in (showtime, seat-code) order, then each showtime's row
+-- in showtime order (append_seat_map_events, called last per showtime): every path locks booking, seats,
+-- showtime, so two callers never wait on each other in a cycle. A showtime's SeatsReleased take its next
+-- versions in the order of the holds' expiry. Returns one row per hold that was HELD (the others: no row).
+-- For the customer's cancel (CANCELLED), the sweeper (EXPIRED) and a cancelled showtime (SHOWTIME_CANCELLED:
+-- the hold is RELEASED).
+CREATE OR REPLACE FUNCTION release_holds(holds UUID[], cancel_reason TEXT, form JSONB, caused_by JSONB,
+                                         OUT hold_id UUID, OUT showtime_id BIGINT, OUT seats TEXT[],
+                                         OUT reason TEXT, OUT freed TEXT[], OUT version BIGINT)
+    RETURNS SETOF RECORD LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    ended booking[];
+    freed_of JSONB;
+    version_of JSONB := '{}';
+    st BIGINT;
+    ids UUID[];
+    changes JSONB[];
+    last BIGINT;
+BEGIN
+    ended := ARRAY(SELECT bk FROM booking bk WHERE bk.hold_id = ANY(holds) AND bk.status = 'HELD'
+                   ORDER BY bk.hold_id FOR UPDATE);
+    IF cardinality(ended) = 0 THEN
+        RETURN;
+    END IF;
+    PERFORM 1 FROM show_seat s, unnest(ended) e
+    WHERE s.showtime_id = e.showtime_id AND s.seat_code = ANY(e.seats)
+    ORDER BY s.showtime_id, s.seat_code FOR UPDATE OF s;
+    WITH f AS (
+        UPDATE show_seat s
+        SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL, hold_expires_at = NULL, booking_id = NULL
+        FROM unnest(ended) e
+        WHERE s.showtime_id = e.showtime_id AND s.seat_code = ANY(e.seats) AND s.hold_id = e.hold_id
+          AND s.status = 'HELD'
+        RETURNING e.hold_id AS h, s.seat_code
+    ), per_hold AS (
+        SELECT f.h, array_agg(f.seat_code ORDER BY f.seat_code) AS codes FROM f GROUP BY f.h
+    )
+    SELECT coalesce(jsonb_object_agg(per_hold.h, per_hold.codes), '{}') INTO freed_of FROM per_hold;
+    UPDATE booking bk
+    SET status = CASE WHEN hold_expired(e.status, e.expires_at) OR release_holds.cancel_reason = 'EXPIRED' THEN 'EXPIRED'
+                      ELSE 'RELEASED' END,
+        updated_at = now()
+    FROM unnest(ended) e
+    WHERE bk.hold_id = e.hold_id;
+    FOR st, ids, changes IN
+        SELECT e.showtime_id,
+               array_agg(e.hold_id ORDER BY e.expires_at, e.hold_id),
+               array_agg(seat_map_change('SeatsReleased', e.booking_id, e.customer_id,
+                             jsonb_build_object('holdId', e.hold_id, 'seats', freed_of -> e.hold_id::text,
+                                                'reason', CASE WHEN hold_expired(e.status, e.expires_at)
+                                                               THEN 'EXPIRED' ELSE release_holds.cancel_reason END),
+                             caused_by) ORDER BY e.expires_at, e.hold_id)
+        FROM unnest(ended) e
+        WHERE freed_of ? e.hold_id::text
+        GROUP BY e.showtime_id
+        ORDER BY e.showtime_id
+    LOOP
+        last := append_seat_map_events(st, changes, form);
+        SELECT version_of || jsonb_object_agg(i.h, last - cardinality(ids) + i.n) INTO version_of
+        FROM unnest(ids) WITH ORDINALITY AS i(h, n);
+    END LOOP;
+    RETURN QUERY
+    SELECT e.hold_id, e.showtime_id, e.seats,
+           CASE WHEN hold_expired(e.status, e.expires_at) THEN 'EXPIRED' ELSE release_holds.cancel_reason END,
+           coalesce(ARRAY(SELECT jsonb_array_elements_text(freed_of -> e.hold_id::text)), '{}'),
+           (version_of ->> e.hold_id::text)::bigint
+    FROM unnest(ended) e
+    ORDER BY e.showtime_id, e.expires_at, e.hold_id;
+END $$;
+
+-- One hold's end (release_holds); no row when it is not HELD.
 CREATE OR REPLACE FUNCTION release_hold(hold UUID, cancel_reason TEXT, form JSONB, caused_by JSONB,
                                         OUT showtime_id BIGINT, OUT seats TEXT[], OUT reason TEXT,
                                         OUT freed TEXT[], OUT version BIGINT)
     RETURNS SETOF RECORD LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-DECLARE
-    b booking;
 BEGIN
-    SELECT * INTO b FROM booking WHERE hold_id = hold AND status = 'HELD' FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN;
-    END IF;
-    showtime_id := b.showtime_id;
-    seats := b.seats;
-    reason := CASE WHEN hold_expired(b.status, b.expires_at) THEN 'EXPIRED' ELSE cancel_reason END;
-    PERFORM 1 FROM show_seat s
-    WHERE s.showtime_id = b.showtime_id AND s.seat_code = ANY(b.seats) ORDER BY s.seat_code FOR UPDATE;
-    WITH f AS (
-        UPDATE show_seat s
-        SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL, hold_expires_at = NULL, booking_id = NULL
-        WHERE s.showtime_id = b.showtime_id AND s.seat_code = ANY(b.seats) AND s.hold_id = hold
-          AND s.status = 'HELD'
-        RETURNING s.seat_code
-    )
-    SELECT coalesce(array_agg(f.seat_code ORDER BY f.seat_code), '{}') INTO freed FROM f;
-    UPDATE booking SET status = CASE WHEN reason = 'EXPIRED' THEN 'EXPIRED' ELSE 'RELEASED' END, updated_at = now()
-    WHERE hold_id = hold;
-    IF cardinality(freed) > 0 THEN
-        version := append_seat_map_events(b.showtime_id, ARRAY[seat_map_change('SeatsReleased', b.booking_id,
-            b.customer_id, jsonb_build_object('holdId', hold, 'seats', freed, 'reason', reason), caused_by)], form);
-    END IF;
-    RETURN NEXT;
+    RETURN QUERY SELECT r.showtime_id, r.seats, r.reason, r.freed, r.version
+                 FROM release_holds(ARRAY[hold], cancel_reason, form, caused_by) r;
 END $$;
 
 -- A payment for a HELD hold that has not expired: its seats and the hold become BOOKED and
