@@ -12,6 +12,7 @@ hold is never revived.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections import defaultdict
 from datetime import datetime
@@ -66,15 +67,16 @@ async def sweep_expired(deps: Deps) -> int:
     seats AVAILABLE, the hold becomes EXPIRED and SeatsReleased{EXPIRED} tells payment-service and
     voucher-service to let go of what belongs to the hold.
     """
-    swept, size = 0, deps.settings.sweep_batch_size
+    swept, size, started = 0, deps.settings.sweep_batch_size, time.monotonic()
     for _ in range(deps.settings.sweep_max_batches):
         ended = await _sweep_batch(deps, size)
         swept += ended
         if ended < size:
             break
+    seconds = time.monotonic() - started
     backlog = await expired_backlog(deps)
     if swept or backlog.holds:
-        log_action(logger, "hold.swept", swept=swept, backlog=backlog.holds,
+        log_action(logger, "hold.swept", swept=swept, seconds=round(seconds, 3), backlog=backlog.holds,
                    oldest_seconds=round(backlog.oldest_seconds, 1))
     return swept
 
