@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave cluster-up cluster-down cluster-status test-cluster bench-cluster
+        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave bench-sweeper cluster-up cluster-down cluster-status test-cluster bench-cluster
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -149,7 +149,7 @@ demo: venv ## a flash sale with a live dashboard and a checked table (after make
 bench: ## every benchmark and the report against the physical limits (var/bench/; not pass/fail)
 	@rm -f var/bench/*.json
 	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry \
-	  bench-tracing bench-selloff bench-seatmap bench-queue bench-checkins bench-wave bench-cluster bench-overload
+	  bench-tracing bench-selloff bench-seatmap bench-queue bench-checkins bench-wave bench-sweeper bench-cluster bench-overload
 	@$(MAKE) --no-print-directory bench-report
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
@@ -185,6 +185,9 @@ bench-tracing: venv ## CPU per request of OpenTelemetry tracing (off, on, OTLP t
 
 bench-wave: infra migrate-test ## a wave of holds' batch statement (take_seats_together), custom vs generic plan
 	$(PY) tests/bench/bench_wave.py
+
+bench-sweeper: infra migrate-test ## expired holds ended per second after a burst of 10,000, one sweeper and two at once; the backlog over time
+	$(PY) tests/bench/bench_sweeper.py
 
 bench-selloff: infra topics migrate-test ## L3: showtimes of 300 seats sold out under open-loop customers (default TTL)
 	$(PY) tests/bench/bench_selloff.py

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 SWEEP_THIS = """
 SELECT r.* FROM (SELECT hold_id FROM booking WHERE hold_id = $1 AND status = 'HELD' AND expires_at < now()
                  FOR UPDATE SKIP LOCKED) c,
-                LATERAL release_hold(c.hold_id, 'EXPIRED', $2::text::jsonb, '[]') r"""  # sweep_one, on one hold
+                LATERAL release_hold(c.hold_id, 'EXPIRED', $2::text::jsonb, '[]') r"""  # sweep_expired, on one hold
 
 
 class Tx:
