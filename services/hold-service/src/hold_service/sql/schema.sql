@@ -161,6 +161,11 @@ END $$;
 
 -- --- The end of a hold ---------------------------------------------------------------------------------
 
+-- Why a HELD hold ends: EXPIRED once its time has passed, whatever the caller asked; else the caller's reason.
+CREATE OR REPLACE FUNCTION end_reason(status TEXT, expires_at TIMESTAMPTZ, asked TEXT) RETURNS TEXT
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN hold_expired(status, expires_at) THEN 'EXPIRED' ELSE asked END;
+
 -- End HELD holds, any number in one statement: free the seats each still holds (a seat another hold took
 -- after it expired is that hold's), mark it RELEASED (cancelled) or EXPIRED (its time passed, whatever the
 -- caller asked), and record one SeatsReleased per hold naming only the seats it freed (none freed: the seat
@@ -204,8 +209,8 @@ BEGIN
     )
     SELECT coalesce(jsonb_object_agg(per_hold.h, per_hold.codes), '{}') INTO freed_of FROM per_hold;
     UPDATE booking bk
-    SET status = CASE WHEN hold_expired(e.status, e.expires_at) OR release_holds.cancel_reason = 'EXPIRED' THEN 'EXPIRED'
-                      ELSE 'RELEASED' END,
+    SET status = CASE WHEN end_reason(e.status, e.expires_at, release_holds.cancel_reason) = 'EXPIRED'
+                      THEN 'EXPIRED' ELSE 'RELEASED' END,
         updated_at = now()
     FROM unnest(ended) e
     WHERE bk.hold_id = e.hold_id;
@@ -214,8 +219,8 @@ BEGIN
                array_agg(e.hold_id ORDER BY e.expires_at, e.hold_id),
                array_agg(seat_map_change('SeatsReleased', e.booking_id, e.customer_id,
                              jsonb_build_object('holdId', e.hold_id, 'seats', freed_of -> e.hold_id::text,
-                                                'reason', CASE WHEN hold_expired(e.status, e.expires_at)
-                                                               THEN 'EXPIRED' ELSE release_holds.cancel_reason END),
+                                                'reason', end_reason(e.status, e.expires_at,
+                                                                     release_holds.cancel_reason)),
                              caused_by) ORDER BY e.expires_at, e.hold_id)
         FROM unnest(ended) e
         WHERE freed_of ? e.hold_id::text
@@ -228,7 +233,7 @@ BEGIN
     END LOOP;
     RETURN QUERY
     SELECT e.hold_id, e.showtime_id, e.seats,
-           CASE WHEN hold_expired(e.status, e.expires_at) THEN 'EXPIRED' ELSE release_holds.cancel_reason END,
+           end_reason(e.status, e.expires_at, release_holds.cancel_reason),
            coalesce(ARRAY(SELECT jsonb_array_elements_text(freed_of -> e.hold_id::text)), '{}'),
            (version_of ->> e.hold_id::text)::bigint
     FROM unnest(ended) e
