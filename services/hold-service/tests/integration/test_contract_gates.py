@@ -44,6 +44,18 @@ async def test_released_keys_free_the_seats_but_only_their_own_holds(ports, h) -
     assert await gate.admit(h.new_id(), sid, ["A1"], second, 600) == Admitted(None, [])
 
 
+async def test_the_keys_of_many_ended_holds_go_together_each_only_its_own(ports, h) -> None:
+    one, two, first, second, taker = h.new_id(), h.new_id(), uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    gate = ports.admission
+    await gate.admit(h.new_id(), one, ["A1", "A2"], first, 600)
+    await gate.admit(h.new_id(), two, ["A1"], second, 600)
+    await gate.admit(h.new_id(), one, ["B1"], taker, 600)
+    await gate.release_holds([(one, ["A1", "A2", "B1"], first), (two, ["A1"], second)])  # B1 is not first's
+    for sid, seats in ((one, ["A1", "A2"]), (two, ["A1"])):
+        assert await gate.admit(h.new_id(), sid, seats, uuid.uuid4(), 600) == Admitted(None, [])
+    assert await gate.admit(h.new_id(), one, ["B1"], uuid.uuid4(), 600) == Admitted(None, ["B1"])
+
+
 async def test_gate_keys_last_as_long_as_the_hold(ports, h) -> None:
     sid = h.new_id()
     await ports.admission.admit(h.new_id(), sid, ["A1"], uuid.uuid4(), 0.3)

@@ -41,7 +41,7 @@ from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.redis_script import Call, LuaScript, run_together
 from hold_service.adapters.seat_gate import GateAnswer, SeatGate
 from hold_service.domain.waiting_room import AdmissionPass
-from hold_service.service_layer.ports import Admission, Admitted, GateSeat
+from hold_service.service_layer.ports import Admission, Admitted, Ended, GateSeat
 
 logger = logging.getLogger(__name__)
 MAX_REMEMBERED = 10_000  # refused customers and addresses remembered per process
@@ -109,8 +109,8 @@ class RedisAdmission(Admission):
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
         await self.gate.release(showtime_id, seats, hold_id)
 
-    async def release_holds(self, showtime_id: int, holds: list[tuple[list[str], uuid.UUID]]) -> None:
-        await self.gate.release_holds(showtime_id, holds)
+    async def release_holds(self, holds: list[Ended]) -> None:
+        await self.gate.release_holds(holds)
 
     async def refill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:
         return await self.gate.fill(showtime_id, seats, mark_seconds)

@@ -25,10 +25,10 @@ from redis.exceptions import RedisError
 from ticketing.logs import log_action
 
 from hold_service.adapters.redis_guard import RedisGuard
-from hold_service.adapters.redis_script import Call, LuaScript
+from hold_service.adapters.redis_script import Call, LuaScript, run_together
 from hold_service.adapters.room_queue import room_key
 from hold_service.domain.waiting_room import AdmissionPass
-from hold_service.service_layer.ports import GateSeat
+from hold_service.service_layer.ports import Ended, GateSeat
 
 logger = logging.getLogger(__name__)
 RELEASE_RETRY_FIRST, RELEASE_RETRY_MAX = 0.5, 10.0  # seconds between the tries of a release Redis missed
@@ -85,31 +85,39 @@ class SeatGate:
 
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
         """The hold's keys go (release_holds)."""
-        await self.release_holds(showtime_id, [(seats, hold_id)])
+        await self.release_holds([(showtime_id, seats, hold_id)])
 
-    async def release_holds(self, showtime_id: int, holds: list[tuple[list[str], uuid.UUID]]) -> None:
-        """The keys of these holds of one showtime go, in one call (one slot: the keys are hash-tagged), each
-        only while it still names its hold. If Redis did not answer, again in the background until it does (or
-        the keys would have lapsed): a key left behind says "taken" for a free seat until its TTL, the hold's
-        whole time."""
-        if self.enabled and holds:
-            keys = [seat_key(showtime_id, s) for seats, _ in holds for s in seats]
-            owners = [str(hold_id) for seats, hold_id in holds for _ in seats]
-            if await self.guard.call("gate.release", self._release(keys, owners)) is None:
-                task = asyncio.ensure_future(self._release_later(keys, owners))
-                self._later.add(task)
-                task.add_done_callback(self._later.discard)
+    async def release_holds(self, holds: list[Ended]) -> None:
+        """The keys of these holds go, each only while it still names its hold: one script call per showtime (its
+        keys share a slot), all in one round trip (run_together). If Redis did not answer, again in the
+        background until it does (or the keys would have lapsed): a key left behind says "taken" for a free seat
+        until its TTL, the hold's whole time."""
+        if not self.enabled or not holds:
+            return
+        calls = self._release_calls(holds)
+        if await self.guard.call("gate.release", run_together(self.guard.client, calls)) is None:
+            task = asyncio.ensure_future(self._release_later(calls))
+            self._later.add(task)
+            task.add_done_callback(self._later.discard)
 
-    async def _release_later(self, keys: list[str], owners: list[str]) -> None:
+    def _release_calls(self, holds: list[Ended]) -> list[Call]:
+        keys: dict[int, list[str]] = {}
+        owners: dict[int, list[str]] = {}
+        for showtime_id, seats, hold_id in holds:
+            keys.setdefault(showtime_id, []).extend(seat_key(showtime_id, s) for s in seats)
+            owners.setdefault(showtime_id, []).extend(str(hold_id) for _ in seats)
+        return [(self._release, keys[showtime_id], owners[showtime_id]) for showtime_id in keys]
+
+    async def _release_later(self, calls: list[Call]) -> None:
         delay, deadline = RELEASE_RETRY_FIRST, time.monotonic() + RELEASE_RETRY_SECONDS
         while time.monotonic() < deadline:
             await asyncio.sleep(delay)
             try:
-                await self._release(keys, owners)
+                await run_together(self.guard.client, calls)
             except (RedisError, OSError):  # the guard's window is not waited for: this is in the background
                 delay = min(delay * 2, RELEASE_RETRY_MAX)
                 continue
-            log_action(logger, "gate.released_late", keys=len(keys), holds=len(set(owners)))
+            log_action(logger, "gate.released_late", keys=sum(len(keys) for _, keys, _ in calls))
             return
 
     async def fill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:

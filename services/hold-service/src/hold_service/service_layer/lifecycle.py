@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
-from collections import defaultdict
 from datetime import datetime
 
 from prometheus_client import Gauge
@@ -82,15 +80,11 @@ async def sweep_expired(deps: Deps) -> int:
 
 
 async def _sweep_batch(deps: Deps, size: int) -> int:
-    """One statement's batch, committed, then the gate's keys of its holds (one Redis call per showtime)."""
+    """One statement's batch, committed, then the gate's keys of its holds (one Redis round trip)."""
     async with deps.uow() as uow:
         released = await uow.holds.sweep_expired(size)
         await uow.commit()
-    by_showtime: dict[int, list[tuple[list[str], uuid.UUID]]] = defaultdict(list)
-    for r in released:
-        by_showtime[r.showtime_id].append((r.seats, r.hold_id))
-    for showtime_id, holds in by_showtime.items():
-        await deps.admission.release_holds(showtime_id, holds)
+    await deps.admission.release_holds([(r.showtime_id, r.seats, r.hold_id) for r in released])
     return len(released)
 
 

@@ -40,6 +40,9 @@ class Released:
     version: int | None  # the seat-map version of its SeatsReleased; None when nothing was freed
 
 
+Ended = tuple[int, list[str], uuid.UUID]  # a hold that ended: its showtime, its seats, its id
+
+
 @dataclass(frozen=True)
 class Backlog:
     """Expired holds still HELD: how many, and how long ago the oldest expired (0 when none)."""
@@ -205,10 +208,9 @@ class Admission(abc.ABC):
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
         """Forget the gate's keys of this hold (Postgres refused it, or it ended)."""
 
-    async def release_holds(self, showtime_id: int, holds: list[tuple[list[str], uuid.UUID]]) -> None:
-        """Forget the gate's keys of these ended holds (seats, hold id) of one showtime; an adapter may do it
-        in one call."""
-        for seats, hold_id in holds:
+    async def release_holds(self, holds: list[Ended]) -> None:
+        """Forget the gate's keys of these ended holds; an adapter may do it in one round trip."""
+        for showtime_id, seats, hold_id in holds:
             await self.release(showtime_id, seats, hold_id)
 
     @abc.abstractmethod
