@@ -10,9 +10,10 @@ worker waits SWEEP_INTERVAL_SECONDS between sweeps; one sweep ends up to SWEEP_B
 more than a burst). Meanwhile this process reads the backlog (sql expired_backlog) every SAMPLE_SECONDS. Printed per
 run: holds ended per second (the burst over the time from the first sweeper's start, START_AFTER the expiry, to the
 end of the last sweep that found holds), each sweeper's share, SeatsReleased events per hold (1 exactly: no hold
-ended twice, none missed), and the backlog's count and oldest age over time. Beside them, the old shape: one hold
-per statement (SWEEP_BATCH_SIZE=1, as the sweeper ended holds before) on OLD_BURST holds, and the old ceiling of 200
-holds per 15 s sweep. Figures, not pass/fail.
+ended twice, none missed), and the backlog's count and oldest age over time (of the last round). ROUNDS rounds, one
+sweeper and two interleaved, and their medians. Beside them, the old shape: one hold per statement
+(SWEEP_BATCH_SIZE=1, as the sweeper ended holds before) on OLD_BURST holds, and the old ceiling of 200 holds per
+15 s sweep. Figures, not pass/fail.
 
     python tests/bench/bench_sweeper.py                      # the whole benchmark
     python tests/bench/bench_sweeper.py sweeper <t0> <batch>  # one sweeper process (started by the benchmark)
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import time
 import uuid
+from statistics import median
 from typing import Any
 
 import asyncpg
@@ -41,6 +43,7 @@ from ticketing_testing import apply_migrations, env, shared_migrations
 BURST = int(os.environ.get("BENCH_SWEEPER_BURST", "10000"))
 OLD_BURST = int(os.environ.get("BENCH_SWEEPER_OLD_BURST", "1000"))
 SETUP_SECONDS = float(os.environ.get("BENCH_SWEEPER_SETUP_SECONDS", "20"))  # to write a burst and start the sweepers
+ROUNDS = int(os.environ.get("BENCH_SWEEPER_ROUNDS", "3"))
 SAMPLE_SECONDS = 0.25
 # The sweepers start this long after the burst's expiry: a hold's expiry is its statement's start (Postgres' clock)
 # plus its TTL, a few milliseconds after the instant the TTL was computed for.
@@ -116,7 +119,7 @@ async def run(conn: asyncpg.Connection, holds: int, sweepers: int, batch: int, r
             "holds_released": named, "timeline": timeline}
 
 
-def show(name: str, r: dict[str, Any]) -> None:
+def show(name: str, r: dict[str, Any], timeline: bool) -> None:
     print(f"{name}: {r['holds']:,} holds over {r['showtimes']} showtimes (written in {r['burst_written_seconds']} s), "
           f"{r['sweepers']} sweeper(s), SWEEP_BATCH_SIZE={r['batch']}")
     shares, late = " + ".join(f"{s:,}" for s in r["shares"]), ", ".join(map(str, r["late_starts_seconds"]))
@@ -124,9 +127,10 @@ def show(name: str, r: dict[str, Any]) -> None:
           f"sweepers' start ({late} s after the expiry); each sweeper ended {shares}")
     print(f"  SeatsReleased: {r['released_events']:,} events naming {r['holds_released']:,} holds "
           f"({r['released_events'] / max(r['holds'], 1):.2f} per hold)")
-    print("  backlog after the expiry (s: expired holds still HELD, oldest age s):")
-    for t, count, oldest in r["timeline"]:
-        print(f"    +{t:5.2f}  {int(count):6,}  {oldest:5.2f}")
+    if timeline:
+        print("  backlog after the expiry (s: expired holds still HELD, oldest age s):")
+        for t, count, oldest in r["timeline"]:
+            print(f"    +{t:5.2f}  {int(count):6,}  {oldest:5.2f}")
 
 
 async def main(figures: dict[str, Any]) -> None:
@@ -138,11 +142,19 @@ async def main(figures: dict[str, Any]) -> None:
     print(f"old shape: at most {OLD_PER_SWEEP} holds per {OLD_INTERVAL:.0f} s sweep = "
           f"{OLD_PER_SWEEP / OLD_INTERVAL:.1f} holds/s per replica, whatever the statement's speed")
     figures["old_ceiling_per_second"] = round(OLD_PER_SWEEP / OLD_INTERVAL, 1)
-    for name, holds, sweepers, batch in (("one hold per statement (old shape)", OLD_BURST, 1, 1),
-                                         ("one sweeper", BURST, 1, 0), ("two sweepers at once", BURST, 2, 0)):
-        figures[name] = result = await run(conn, holds, sweepers, batch, rng)
-        show(name, result)
+    old = figures["one hold per statement (old shape)"] = await run(conn, OLD_BURST, 1, 1, rng)
+    show("one hold per statement (old shape)", old, timeline=False)
+    runs: dict[str, list[dict[str, Any]]] = {"one sweeper": [], "two sweepers at once": []}
+    for n in range(ROUNDS):  # interleaved, the order swapped every round: the machine's moods fall on both
+        for name in sorted(runs, reverse=bool(n % 2)):
+            runs[name].append(result := await run(conn, BURST, 1 if name == "one sweeper" else 2, 0, rng))
+            show(f"round {n + 1}, {name}", result, timeline=n == ROUNDS - 1)
     await conn.close()
+    print(f"median of {ROUNDS} rounds: " + "; ".join(
+        f"{name} {median(r['holds_per_second'] for r in results):,.0f} holds/s" for name, results in runs.items())
+          + f"; one hold per statement {old['holds_per_second']:,} holds/s; the old bound "
+          f"{OLD_PER_SWEEP / OLD_INTERVAL:.1f} holds/s")
+    figures.update(runs)
 
 
 async def sweeper(expiry: float, batch: int) -> None:
