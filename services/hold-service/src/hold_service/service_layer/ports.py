@@ -1,5 +1,7 @@
 """What the handlers need from the outside world: abstract ports, and `Deps`, built in bootstrap.py.
 
+Admission's port (and its Admitted, Ended, GateSeat) lives in admission_ports.py and is named here too.
+
 Adapters (adapters/) implement these with Postgres and Redis; unit tests subclass them with in-memory
 fakes (tests/fakes.py). The service layer imports nothing else of the outside world (an import-linter
 contract says so).
@@ -22,7 +24,7 @@ from hold_service.config import HoldSettings
 from hold_service.domain.catalogue import BookingView, CatalogueQuery
 from hold_service.domain.hall import SeatPlace, ShowtimeDetails
 from hold_service.domain.model import Hold, TakeSeats, Verdict
-from hold_service.domain.waiting_room import AdmissionPass
+from hold_service.service_layer.admission_ports import Admission, Admitted, Ended, GateSeat
 from hold_service.service_layer.door_ports import DoorRepository
 from hold_service.service_layer.room_ports import Credentials, RoomQueue, RoomStore
 from hold_service.service_layer.seat_map_ports import SeatMaps
@@ -38,9 +40,6 @@ class Released:
     reason: str  # CANCELLED | EXPIRED
     freed: list[str]
     version: int | None  # the seat-map version of its SeatsReleased; None when nothing was freed
-
-
-Ended = tuple[int, list[str], uuid.UUID]  # a hold that ended: its showtime, its seats, its id
 
 
 @dataclass(frozen=True)
@@ -69,15 +68,6 @@ class Extension:
     expires_at: datetime  # its expiry now (moved or not)
     moved: bool  # False: it lasted that long already, or its cap (creation + HOLD_MAX_SECONDS) was reached
     closed: bool = False  # the showtime's sales are closed: nothing changed
-
-
-@dataclass(frozen=True)
-class GateSeat:
-    """A seat the Redis gate should know is taken: by this hold, until then (None: BOOKED)."""
-
-    code: str
-    hold_id: uuid.UUID
-    until: datetime | None
 
 
 class HoldRepository(abc.ABC):
@@ -179,51 +169,6 @@ class HoldWriter(abc.ABC):
         """Postgres' verdict; raises TooManySeatsHeld when the commit-time cap check refuses."""
 
 
-@dataclass(frozen=True)
-class Admitted:
-    """Admission's answer to one hold request."""
-
-    wait: int | None  # seconds to wait: a rate limit (the customer's or the address's) refused it
-    taken: list[str]  # the seats the gate knows are taken; [] = go on to Postgres
-    slot_ended: bool = False  # the waiting room no longer admits this customer (slot over, token stale)
-    # Redis lost this showtime's gate (its mark is gone): a hint to refill it, not part of the answer.
-    gate_lost: bool = field(default=False, compare=False)
-
-
-class Admission(abc.ABC):
-    """The rate limits (per customer, per address), the waiting room's slot, then the seat gate (an
-    accelerator: it may say 'go on' for anything)."""
-
-    @abc.abstractmethod
-    async def admit(self, customer_id: int, showtime_id: int, seats: list[str], hold_id: uuid.UUID,
-                    ttl_seconds: float, *, address: str | None = None,
-                    slot: AdmissionPass | None = None) -> Admitted:
-        """`address` None: no per-address limit; `slot`: the customer's admission while the room is on."""
-
-    @abc.abstractmethod
-    async def address_wait(self, address: str) -> int | None:
-        """The per-address limit alone (joining a queue): seconds to wait, None = go on (and counted)."""
-
-    @abc.abstractmethod
-    async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
-        """Forget the gate's keys of this hold (Postgres refused it, or it ended)."""
-
-    async def release_holds(self, holds: list[Ended]) -> None:
-        """Forget the gate's keys of these ended holds; an adapter may do it in one round trip."""
-        for showtime_id, seats, hold_id in holds:
-            await self.release(showtime_id, seats, hold_id)
-
-    @abc.abstractmethod
-    async def refill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:
-        """Set the keys of `seats` to their holds (over any other key) and mark the showtime's gate loaded
-        for `mark_seconds` (a BOOKED seat's key lasts as long); how many keys were set, None when Redis is
-        unavailable."""
-
-    @abc.abstractmethod
-    async def keep(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
-        """The hold was extended: its keys (only those still its own) last until `until`."""
-
-
 @dataclass
 class Deps:
     """Everything a handler may use; one per process, built by bootstrap.py."""
@@ -253,3 +198,7 @@ class Deps:
     def tickets(self) -> TicketKeyring:
         """The key tickets are signed with (QR_SIGNING_KEY) and every key they are verified with."""
         return TicketKeyring.of(self.settings.qr_signing_key, self.settings.qr_verify_keys)
+
+
+__all__ = ["Admission", "Admitted", "Backlog", "Cancellation", "Deps", "Ended", "Extension", "GateSeat",
+           "HoldRepository", "HoldWriter", "HoldsUnitOfWork", "IdempotencyRepository", "Released"]

@@ -22,7 +22,7 @@ from hold_service.entrypoints.api import hold_request
 from hold_service.entrypoints.api.deps import DepsDep
 from hold_service.entrypoints.api.errors import api_error
 from hold_service.entrypoints.api.hold_request import json_response
-from hold_service.entrypoints.api.schemas import (
+from hold_service.entrypoints.api.room_schemas import (
     QueuePosition,
     QueueTicket,
     WaitingRoomAdmin,
