@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # the benchmarks import each oth
 DURATION = float(os.environ.get("BENCH_SECONDS", "10"))
 MIGRATIONS = ROOT / "services/voucher-service/src/voucher_service/sql/migrations"
 SALE_LIMIT = int(os.environ.get("BENCH_SALE_LIMIT", "3000"))
+STATS_FLUSH_SECONDS = 11
 COUNTERS = ("SELECT xact_commit, tup_inserted + tup_updated + tup_deleted FROM pg_stat_database "
             "WHERE datname = current_database()")
 
@@ -197,7 +198,10 @@ class Writes:
                 break
             await asyncio.sleep(0.1)
         lag = time.monotonic() - started
-        await asyncio.sleep(1.5)  # pg_stat counters are flushed about once a second
+        # A backend flushes its statistics at most once a second, and one that goes idle within that second
+        # only after PGSTAT_IDLE_INTERVAL (10 s): read sooner, the API's last transactions of one run are
+        # counted in the next one's.
+        await asyncio.sleep(STATS_FLUSH_SECONDS)
         return int(used), lag
 
 
