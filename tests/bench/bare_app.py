@@ -1,5 +1,6 @@
 """Bare FastAPI endpoints of the same shapes as POST /showtimes/{id}/holds (bench-holds) and the waiting
-room's join and poll (bench-queue) and the door's check-in (bench-checkins): the framework's ceiling.
+room's join and poll (bench-queue) and the door's check-in (bench-checkins) and a sold-out
+voucher's reservation (bench-vouchers): the framework's ceiling.
 
 Same framework settings as the services (ticketing.api.app.build_app): no OpenTelemetry.
 """
@@ -9,12 +10,19 @@ from __future__ import annotations
 import uuid
 
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from ticketing.api.app import NO_OTEL
 
 
 class Body(BaseModel):
     seats: list[str]
+
+
+class VoucherOrder(BaseModel):
+    customerId: int
+    orderId: str
+    orderAmount: int
 
 
 class Scan(BaseModel):
@@ -46,6 +54,11 @@ def get_application() -> FastAPI:
         return {"admitted": True, "bookingId": str(uuid.uuid4()), "seats": ["F1", "F2"],
                 "tickets": [{"seat": "F1", "category": "STANDARD", "ticketType": "ADULT", "priceCents": 1200}],
                 "title": body.door, "startsAt": "2030-01-01T20:00:00Z"}
+
+    # A voucher sold out (bench-vouchers' crowd after the limit), same shapes: a body in, the refusal out.
+    @app.post("/vouchers/{code}/reservations")
+    async def reserve(code: str, body: VoucherOrder) -> JSONResponse:
+        return JSONResponse({"error": "OUT_OF_STOCK", "message": f"voucher {code} has no uses left"}, 409)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

@@ -61,7 +61,7 @@ async def bootstrap(settings: VoucherSettings, *, with_producer: bool = True) ->
                             timeout=settings.dependency_timeout_seconds)
     deps = Deps(uow=lambda: PgVouchersUnitOfWork(pool),
                 gate=RedisFlashGate(client, sold_out_ttl=settings.sold_out_cache_seconds),
-                reservations=PgNormalReservations(pool),
+                reservations=PgNormalReservations(pool, settings.sold_out_cache_seconds),
                 publisher=publisher, writer_lag=lag, payments=payments,
                 reservation_ttl_seconds=settings.voucher_reservation_ttl_seconds,
                 recovery_fence_seconds=settings.recovery_fence,

@@ -28,8 +28,9 @@ class VoucherSettings(TokenSettings):
     reconcile_interval_seconds: float = Field(default=60, gt=0)
     """How often each flash voucher's Redis gate is reconciled with PostgreSQL."""
     sold_out_cache_seconds: float = Field(default=2.0, ge=0)
-    """How long a process remembers that a flash voucher's gate is empty (answers OUT_OF_STOCK without asking
-    Redis)."""
+    """How long a process remembers that a voucher has no use left: it answers OUT_OF_STOCK without asking
+    Redis (flash mode) or the voucher's row (normal mode); a use given back in another process is offered
+    again once this lapses."""
     voucher_cache_seconds: float = Field(default=5.0, ge=0)
     """How long a process keeps a voucher's terms (amount, limits, dates) it read; they never change."""
     voucher_quote_rate_limit_per_minute: int = Field(default=30, ge=1)
@@ -40,8 +41,9 @@ class VoucherSettings(TokenSettings):
     """How long a flash reservation waits for Kafka to acknowledge its VoucherReserved; past it the request
     fails, and a use the message did not carry stays reserved in Redis only (undersold, never oversold) until
     the reconciliation gives it back."""
-    flash_linger_ms: int = Field(default=1, ge=0)
-    """How long the flash producer waits to batch VoucherReserved messages."""
+    flash_linger_ms: int = Field(default=5, ge=0)
+    """How long the flash producer waits to batch VoucherReserved messages: a request waits this plus one
+    acknowledgement, and the broker gets one request per batch instead of one per handful."""
     gate_recovery_fence_seconds: float | None = Field(default=None, ge=0)
     """After Redis lost a gate: wait this long (at least the send timeout) before reading the end offset the
     writer must reach to rebuild it; unset: KAFKA_SEND_TIMEOUT_SECONDS."""

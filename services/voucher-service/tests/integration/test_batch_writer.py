@@ -45,6 +45,17 @@ async def test_a_batch_applies_each_event_once(deps: Deps, pool: asyncpg.Pool, k
     assert await assert_invariant(pool, code) == 3
 
 
+async def test_the_writer_asks_the_broker_for_batches_of_a_sale(deps: Deps, pool: asyncpg.Pool,
+                                                               kafka_bootstrap: str) -> None:
+    """aiokafka's default fetch answers at the first byte: during a sale the writer then committed a
+    transaction per handful of reservations. It waits for ~70 messages or 100 ms instead."""
+    settings = VoucherSettings(kafka_bootstrap_servers=kafka_bootstrap, kafka_group_prefix=f"{TEST_PREFIX}fetch-")
+    kafka_consumer = voucher_reserved_consumer(settings, pool, deps)._consumer()
+    one_message = len(outgoing(_reservations("FETCH", 1)[0]).value)
+    assert kafka_consumer._fetch_min_bytes >= 50 * one_message  # type: ignore[attr-defined]
+    assert kafka_consumer._fetch_max_wait_ms <= 100  # type: ignore[attr-defined]
+
+
 def _reservations(code: str, n: int) -> list[VoucherReserved]:
     return [VoucherReserved.new(code=code, customer_id=unique_customer(), order_id=str(uuid.uuid4()),
                                 order_amount=1000) for _ in range(n)]

@@ -174,6 +174,34 @@ async def test_reservations_arriving_together_share_one_script_run(flash_deps: D
     assert [a.name for a in answers] == ["RESERVED", "RESERVED", "PENDING", "OUT_OF_STOCK", "OUT_OF_STOCK"]
 
 
+async def test_reservations_arriving_while_a_run_is_out_wait_for_the_next_one(flash_deps: Deps) -> None:
+    """One script run per voucher at a time: requests that come one per loop turn while a run is out at Redis
+    do not each start a run of their own (a Redis call per turn under load); they go together in the next."""
+    code = await new_voucher(flash_deps, limit=100, flash=True)
+    gate = flash_deps.gate
+    runs: list[int] = []
+    script = gate._reserve  # type: ignore[attr-defined]
+    release = asyncio.Event()
+
+    async def slow(*, keys: list[str], args: list[object]) -> object:
+        runs.append((len(args) - 1) // 4)
+        await release.wait()  # the first run stays out while the others arrive
+        return await script(keys=keys, args=args)
+
+    gate._reserve = slow  # type: ignore[attr-defined]
+    try:
+        tasks = [asyncio.create_task(gate.reserve(code, unique_customer(), 1, str(uuid.uuid4()), 1000))]
+        for _ in range(10):
+            await asyncio.sleep(0)  # the next loop turn
+            tasks.append(asyncio.create_task(gate.reserve(code, unique_customer(), 1, str(uuid.uuid4()), 1000)))
+        release.set()
+        answers = await asyncio.gather(*tasks)
+    finally:
+        gate._reserve = script  # type: ignore[attr-defined]
+    assert {a.name for a in answers} == {"RESERVED"}
+    assert len(runs) == 2 and sum(runs) == 11
+
+
 async def test_the_gate_tells_who_holds_an_order_and_where_a_customer_stands(flash_deps: Deps) -> None:
     """holds (the sold-out cache's check for retries) and standing (quotes) on the real scripts."""
     code = await new_voucher(flash_deps, limit=3, flash=True)

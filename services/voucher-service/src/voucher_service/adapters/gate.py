@@ -15,6 +15,7 @@ from typing import Any, ParamSpec, TypeVar
 from ticketing.batching import TickBatcher
 from ticketing.redis_client import REDIS_UNAVAILABLE, RedisClient, is_cluster
 
+from voucher_service.adapters.sold_out import SoldOut
 from voucher_service.domain.errors import GateUnavailable
 from voucher_service.domain.gate import GateOrder, GateResult
 from voucher_service.service_layer.gate_ports import FlashGate
@@ -56,12 +57,15 @@ class RedisFlashGate(FlashGate):
         self._release = client.register_script((_LUA / "release.lua").read_text())
         self._adopt = client.register_script((_LUA / "adopt.lua").read_text())
         self._sent = client.register_script((_LUA / "sent.lua").read_text())
-        self._sold_out: dict[str, float] = {}
-        self.sold_out_ttl = sold_out_ttl
-        self._sent_marks: TickBatcher[str, str, None] = TickBatcher(self._mark_sent)
-        # Reservations of one voucher that arrive in the same loop turn: one script run for them all.
-        self._reserves: TickBatcher[str, tuple[int, int, str, int], int] = TickBatcher(self._reserve_many)
-        self._lookups: TickBatcher[str, str, GateOrder | None] = TickBatcher(self._orders_of)
+        self._sold_out = SoldOut(sold_out_ttl)
+        # Reservations of one voucher that arrive in the same loop turn: one script run for them all; and one
+        # run per voucher at a time (serial): what arrives while a run is out waits for the next, so under
+        # load the runs grow instead of multiplying (a Redis call is a write and a read on a socket, about a
+        # tenth of a flash request's CPU each; docs/benchmarks.md). A request waits at most one run more.
+        self._sent_marks: TickBatcher[str, str, None] = TickBatcher(self._mark_sent, serial=True)
+        self._reserves: TickBatcher[str, tuple[int, int, str, int], int] = TickBatcher(self._reserve_many,
+                                                                                      serial=True)
+        self._lookups: TickBatcher[str, str, GateOrder | None] = TickBatcher(self._orders_of, serial=True)
 
     async def reserve(self, code: str, customer_id: int, per_user_limit: int, order_id: str,
                       order_amount: int) -> GateResult:
@@ -81,7 +85,7 @@ class RedisFlashGate(FlashGate):
     @_down_is_unavailable
     async def release(self, code: str, order_id: str, *, forget: bool = False, retire: bool = False) -> int:
         if not forget:
-            self._sold_out.pop(code, None)  # a use came back: let this process try again
+            self._sold_out.forget(code)  # a use came back: let this process try again
         mode = "2" if retire else "1" if forget else "0"
         return int(await self._release(keys=keys(code), args=[order_id, mode]))
 
@@ -143,13 +147,7 @@ class RedisFlashGate(FlashGate):
         return [*keys(code), node_key(code)] if self._cluster else keys(code)
 
     def sold_out(self, code: str) -> bool:
-        until = self._sold_out.get(code)
-        if until is None:
-            return False
-        if until < time.monotonic():
-            del self._sold_out[code]
-            return False
-        return True
+        return code in self._sold_out
 
     def mark_sold_out(self, code: str) -> None:
-        self._sold_out[code] = time.monotonic() + self.sold_out_ttl
+        self._sold_out.mark(code)

@@ -10,6 +10,7 @@ from ticketing.batching import TickBatcher
 from ticketing.db import released_in_background
 
 from voucher_service.adapters.repository import QUERIES
+from voucher_service.adapters.sold_out import SoldOut
 from voucher_service.domain.errors import RedemptionConflict
 from voucher_service.domain.model import NormalAttempt, Redemption
 from voucher_service.service_layer.ports import NormalReservations
@@ -25,10 +26,15 @@ class PgNormalReservations(NormalReservations):
     The batch writes only the reservations it surely may, all of them or none; every other one is asked again
     on its own (reserve_use), which gives its verdict. A connection goes back to the pool in the background
     (ticketing.db.released_in_background): its reset is a round trip the answers need not wait for.
+
+    Once a reservation found no use left, the crowd that follows is answered OUT_OF_STOCK from the process's
+    sold-out cache (adapters/sold_out.py) without touching the hot row: one read of a batch's order ids
+    (`redemptions_of`, no lock, no write) finds the retries of orders that hold a use, which get their 201.
     """
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, sold_out_ttl: float = 0.0) -> None:
         self.pool = pool
+        self._sold_out = SoldOut(sold_out_ttl)
         self._batches: TickBatcher[str, Request, NormalAttempt | Exception] = TickBatcher(self._reserve_many,
                                                                                           serial=True)
 
@@ -39,7 +45,27 @@ class PgNormalReservations(NormalReservations):
         assert got is not None
         return got
 
+    def use_returned(self, code: str) -> None:
+        self._sold_out.forget(code)
+
     async def _reserve_many(self, code: str, requests: list[Request]) -> list[NormalAttempt | Exception]:
+        if code in self._sold_out:
+            return await self._after_sell_out(requests)
+        attempts = await self._take(code, requests)
+        if any(isinstance(a, NormalAttempt) and a.outcome == "OUT_OF_STOCK" for a in attempts):
+            self._sold_out.mark(code)
+        return attempts
+
+    async def _after_sell_out(self, requests: list[Request]) -> list[NormalAttempt | Exception]:
+        """OUT_OF_STOCK, but for an order that holds a redemption: EXISTS, the handler answers as a retry."""
+        async with released_in_background(self.pool) as conn:
+            rows = await conn.fetch(QUERIES.redemptions_of, [r.order_id for r in requests])
+        found = {row["order_id"]: Redemption(row["voucher_code"], row["customer_id"], row["order_id"],
+                                             row["order_amount"], row["status"]) for row in rows}
+        return [NormalAttempt("EXISTS", found[r.order_id]) if r.order_id in found else SOLD_OUT
+                for r in requests]
+
+    async def _take(self, code: str, requests: list[Request]) -> list[NormalAttempt | Exception]:
         written: set[str] = set()
         if len(requests) > 1:
             try:
@@ -79,3 +105,4 @@ class Request(NamedTuple):
 
 
 RESERVED = NormalAttempt("RESERVED")
+SOLD_OUT = NormalAttempt("OUT_OF_STOCK")

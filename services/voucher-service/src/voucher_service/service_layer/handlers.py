@@ -138,6 +138,8 @@ async def release_reservation(cmd: commands.ReleaseReservation, deps: Deps) -> b
                 return False
             if released and (await voucher_terms(released, deps)).flash_sale:
                 await flash.give_back(released, cmd.order_id, deps)
+            elif released:
+                deps.reservations.use_returned(released)
             return True
         if cmd.code is None or not (voucher := await voucher_terms(cmd.code, deps)).flash_sale:
             return False

@@ -134,6 +134,9 @@ class NormalReservations(abc.ABC):
         """RedemptionConflict when a twin of the order, or another order of the customer in the same slot,
         committed first: nothing was written, ask again."""
 
+    def use_returned(self, code: str) -> None:  # noqa: B027 (optional hook: only a caching adapter needs it)
+        """A use of `code` was given back in this process: a sold-out answer kept for it is stale."""
+
 
 class Publisher(abc.ABC):
     @property

@@ -246,6 +246,11 @@ FROM voucher_redemption WHERE voucher_code = $1;
 SELECT order_id, customer_id FROM voucher_redemption
 WHERE voucher_code = $1 AND status IN ('RESERVED', 'CONFIRMED');
 
+-- name: redemptions_of
+-- Normal mode after a sell-out: which of a batch's order ids hold a redemption (their retries get 201).
+SELECT voucher_code, customer_id, order_id, order_amount, status FROM voucher_redemption
+WHERE order_id = ANY($1::varchar[]);
+
 -- name: known_orders
 -- Warm-up and reconciliation: which of these order ids Postgres has (any status).
 SELECT order_id, status FROM voucher_redemption WHERE order_id = ANY($1::varchar[]);
