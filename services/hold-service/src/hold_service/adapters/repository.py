@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -17,9 +18,9 @@ from ticketing.unit_of_work import Conn, PostgresUnitOfWork
 import hold_service
 from hold_service.adapters.door import PgDoorRepository
 from hold_service.domain.catalogue import BookingView, CatalogueQuery
-from hold_service.domain.errors import ShowtimeClosed, TooManySeatsHeld
+from hold_service.domain.errors import SeatsUnavailable, ShowtimeClosed, ShowtimeNotFound, TooManySeatsHeld
 from hold_service.domain.hall import SeatPlace, ShowtimeDetails, from_price_cents
-from hold_service.domain.model import Hold, TakeSeats, Ticket, Verdict
+from hold_service.domain.model import DEFAULT_TICKET_TYPE, BestSeats, Hold, TakeSeats, Ticket, Verdict
 from hold_service.service_layer.ports import (
     Backlog,
     Cancellation,
@@ -58,7 +59,8 @@ def _tickets(records: str | None) -> tuple[Ticket, ...]:
 def _verdict(row: asyncpg.Record, expires_at: datetime | None, earlier: bool = False) -> Verdict:
     return Verdict(amount_cents=row["amount_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
                    expires_at=expires_at, earlier=earlier, tickets=_tickets(row["tickets"]),
-                   unpriced=tuple(row["unpriced"]), closed=row["closed"])
+                   unpriced=tuple(row["unpriced"]), closed=row["closed"],
+                   lone=tuple(row.get("lone") or ()), suggested=tuple(row.get("suggested") or ()))
 
 
 def _released(hold_id: uuid.UUID, row: asyncpg.Record | None) -> Released | None:
@@ -94,6 +96,33 @@ async def take(conn: Conn, request: TakeSeats, cause: str = "[]") -> Verdict:
         raise
     assert row is not None  # the statement always returns its one verdict row
     return _verdict(row, row["expires_at"], row["earlier"])
+
+
+async def take_best(conn: Conn, request: TakeSeats, best: BestSeats, cause: str = "[]",
+                    tries: int = 50) -> tuple[TakeSeats, Verdict]:
+    """Best available in one transaction: sql choose_seats chooses and locks the seats (trying at most `tries`
+    runs), then take_seats takes them as a picked hold (the same verdict, events and cap at COMMIT)."""
+    try:
+        async with conn.transaction():
+            chosen = await conn.fetchval(Q.choose_seats, request.showtime_id, best.count, best.category,
+                                         best.together, tries)
+            if chosen is None:
+                raise ShowtimeNotFound(f"showtime {request.showtime_id}")
+            if not chosen:
+                raise SeatsUnavailable([], together=False)
+            taken = chosen_hold(request, best, chosen)
+            return taken, await take(conn, taken, cause)
+    except asyncpg.PostgresError as exc:
+        if (refused := cap_refusal(exc)) is not None:
+            raise refused from exc
+        raise
+
+
+def chosen_hold(request: TakeSeats, best: BestSeats, chosen: list[str]) -> TakeSeats:
+    """The hold of the seats chosen (in the order of the row), each with its ticket type, in seat-code order."""
+    kinds = dict(zip(chosen, best.ticket_types or (DEFAULT_TICKET_TYPE,) * len(chosen), strict=True))
+    seats = sorted(chosen)
+    return replace(request, seats=seats, ticket_types=tuple(kinds[s] for s in seats))
 
 
 async def take_together(conn: Conn, showtime_id: int,
@@ -132,10 +161,11 @@ class PgHoldRepository(HoldRepository):
         d = details
         if await self.conn.fetchval(Q.insert_showtime, d.showtime_id, d.title, d.starts_at,
                                     from_price_cents(d.prices), orjson.dumps(d.prices).decode(), d.duration_minutes,
-                                    d.cinema, d.hall, d.time_zone) is None:
+                                    d.cinema, d.hall, d.time_zone, d.no_lone_seat) is None:
             return False
         await self.conn.execute(Q.insert_seats, d.showtime_id, [p.code for p in places],
-                                [p.category for p in places], [p.row for p in places], [p.x for p in places])
+                                [p.category for p in places], [p.row for p in places], [p.x for p in places],
+                                [p.rank for p in places])
         return True
 
     async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:

@@ -21,7 +21,7 @@ from ticketing.unit_of_work import UnitOfWork
 from hold_service.config import HoldSettings
 from hold_service.domain.catalogue import BookingView, CatalogueQuery
 from hold_service.domain.hall import SeatPlace, ShowtimeDetails
-from hold_service.domain.model import Hold, TakeSeats, Verdict
+from hold_service.domain.model import BestSeats, Hold, TakeSeats, Verdict
 from hold_service.domain.waiting_room import AdmissionPass
 from hold_service.service_layer.door_ports import DoorRepository
 from hold_service.service_layer.room_ports import Credentials, RoomQueue, RoomStore
@@ -178,6 +178,12 @@ class HoldWriter(abc.ABC):
     async def take(self, request: TakeSeats) -> Verdict:
         """Postgres' verdict; raises TooManySeatsHeld when the commit-time cap check refuses."""
 
+    async def take_best(self, request: TakeSeats, best: BestSeats) -> tuple[TakeSeats, Verdict]:
+        """Best available: Postgres chooses the seats and takes them in one transaction; the hold as taken
+        (its seats and ticket types) with the verdict. Raises SeatsUnavailable(together=False) when no seats
+        fit, ShowtimeNotFound, and as take()."""
+        raise NotImplementedError("this writer takes picked seats only")
+
 
 @dataclass(frozen=True)
 class Admitted:
@@ -218,6 +224,11 @@ class Admission(abc.ABC):
         """Set the keys of `seats` to their holds (over any other key) and mark the showtime's gate loaded
         for `mark_seconds` (a BOOKED seat's key lasts as long); how many keys were set, None when Redis is
         unavailable."""
+
+    async def note(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
+        """A hold Postgres chose the seats of (best available) has them: the gate's keys say so, so that the
+        gate refuses clicks on them. An accelerator: an adapter without a gate ignores it."""
+        return None
 
     @abc.abstractmethod
     async def keep(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
