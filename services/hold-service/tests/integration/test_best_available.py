@@ -163,3 +163,27 @@ async def test_best_and_picked_together_never_share_a_seat(start, db, h) -> None
     claimed = [s for w in won for s in w["seats"]]
     assert len(claimed) == len(set(claimed)) and len(claimed) >= 30
     await h.assert_single_holders(db, sid)
+
+
+async def test_the_hand_parser_refuses_what_the_body_model_refuses(start, h) -> None:
+    """The hot route reads the body by hand; HoldCreate describes it (/docs): both refuse the same shapes."""
+    from hold_service.entrypoints.api.schemas import HoldCreate
+    from pydantic import ValidationError
+
+    bodies: list[Any] = [{"seats": ["F1"]}, {"best": {"count": 2}}, {"best": {"count": 2, "category": "VIP"}},
+                         {"best": {"count": 2, "together": False, "ticketTypes": ["ADULT", "CHILD"]}},
+                         {}, {"seats": ["F1"], "best": {"count": 1}}, {"best": {"count": "x"}}, {"best": None},
+                         {"best": {"count": 2, "pick": 1}}, {"best": {"count": 2, "ticketTypes": ["KID", "ADULT"]}},
+                         {"seats": "F1"}, {"other": 1}, [1]]
+    async with start(hold_rate_limit_per_minute=1000) as svc:
+        sid = await svc.showtime_of(prices={"STANDARD": {"ADULT": 1200, "CHILD": 800}, "VIP": {"ADULT": 2000}},
+                                    layout=[{"row": "F", "blocks": [{"from": 1, "to": 6},
+                                                                    {"from": 7, "to": 10, "category": "VIP"}]}])
+        for body in bodies:
+            try:
+                HoldCreate.model_validate(body)
+                model_ok = True
+            except ValidationError:
+                model_ok = False
+            r = await svc.client.post(f"/showtimes/{sid}/holds", json=body, headers=h.auth(h.new_id()))
+            assert (r.status_code != 422) == model_ok, (body, r.text)

@@ -90,12 +90,14 @@ ROW_WEIGHT = 1_000_000  # a row's rank outweighs any sum of places within rows (
 
 
 def ranked(places: Sequence[SeatPlace], row_ranks: Mapping[str, int] | None = None) -> list[SeatPlace]:
-    """Each seat with its rank for best available: its row's rank (the layout's own, `row_ranks`, or the
-    distance from the middle of the hall, rows in their order of description), then twice its distance from
+    """Each seat with its rank for best available: its row's rank (the layout's own, `row_ranks`, first; then
+    the distance from the middle of the hall, rows in their order of description), then twice its distance from
     the centre of its row's drawing; lower is better, and a run is as good as the sum of its seats' ranks."""
     rows = list(dict.fromkeys(p.row for p in places))
     middle = len(rows) - 1  # twice the middle index: integers, and the two middle rows of an even hall tie
-    row_rank = {row: (row_ranks or {}).get(row, abs(2 * i - middle)) for i, row in enumerate(rows)}
+    named = row_ranks or {}
+    after = max(named.values(), default=-1) + 1  # rows the layout ranks come first, the others after them
+    row_rank = {row: named.get(row, after + abs(2 * i - middle)) for i, row in enumerate(rows)}
     centre = {row: min(p.x for p in places if p.row == row) + max(p.x for p in places if p.row == row)
               for row in rows}  # twice the centre
     return [replace(p, rank=row_rank[p.row] * ROW_WEIGHT + abs(2 * p.x - centre[p.row])) for p in places]

@@ -365,10 +365,10 @@ CREATE OR REPLACE FUNCTION lone_seats(for_showtime BIGINT, seats TEXT[]) RETURNS
 
 -- The free runs of `wanted` side-by-side seats of `wanted_category` (one row, one block: adjacency is by place,
 -- so a gap or another category splits a run), best first: runs that strand no seat (lone_seats) before those
--- that do, then by the sum of the seats' ranks; at most `tries`. `around`: how many seats lie within two places
--- of the run (what choose_seats locks). Read from the statement's snapshot, taking no lock.
+-- that do, then by the sum of the seats' ranks; at most `tries`. Read from the statement's snapshot, taking no
+-- lock.
 CREATE OR REPLACE FUNCTION seat_runs(for_showtime BIGINT, wanted INT, wanted_category TEXT, tries INT)
-    RETURNS TABLE (row_name TEXT, first_x INT, last_x INT, codes TEXT[], around BIGINT, strands BOOLEAN)
+    RETURNS TABLE (row_name TEXT, first_x INT, last_x INT, codes TEXT[], strands BOOLEAN)
     LANGUAGE sql STABLE AS $$
     WITH free AS (
         SELECT seat_code, row_name, x, rank, x - row_number() OVER (PARTITION BY row_name ORDER BY x) AS island
@@ -382,10 +382,7 @@ CREATE OR REPLACE FUNCTION seat_runs(for_showtime BIGINT, wanted INT, wanted_cat
     ), ranked AS (
         SELECT r.*, cardinality(lone_seats(for_showtime, r.codes)) > 0 AS strands FROM runs r WHERE r.n = wanted
     )
-    SELECT r.row_name, r.first_x, r.last_x, r.codes,
-           (SELECT count(*) FROM show_seat a WHERE a.showtime_id = for_showtime AND a.row_name = r.row_name
-              AND a.x BETWEEN r.first_x - 2 AND r.last_x + 2) AS around,
-           r.strands
+    SELECT r.row_name, r.first_x, r.last_x, r.codes, r.strands
     FROM ranked r
     ORDER BY r.strands, r.score, r.row_name, r.first_x
     LIMIT tries
@@ -393,9 +390,11 @@ $$;
 
 -- Best available: the first run of seat_runs that is still free and, under the showtime's no-lone-seat rule,
 -- strands nobody. The runs are read from a snapshot, so concurrent requests see the same order; each tries
--- them in turn and locks a run with the two seats either side of it WITHOUT waiting (SKIP LOCKED): a run
--- whose rows another request is deciding is passed over, not queued for, so concurrent requests spread over
--- the runs instead of all fighting for the first. Once it holds every row of a run's neighbourhood, a new
+-- them in turn and locks a run WITHOUT waiting (SKIP LOCKED): a run whose rows another request is deciding is
+-- passed over, not queued for, so concurrent requests spread over the runs instead of all fighting for the
+-- first. Under the rule it locks the two seats either side of the run too: whether a seat beside the run is
+-- left alone depends on them, and no other request may change them meanwhile (a picked hold takes only its
+-- own seats' locks: docs/best-available.md says what that leaves open). Once it holds every row, a new
 -- statement (a new snapshot: whatever committed before the locks were granted) checks the run again; the
 -- rows it locked stay locked to the end of the transaction, where take_seats takes them (its conditional
 -- UPDATE remains the guard). `{}`: none of the first `tries` runs is free now (the caller answers 409).
@@ -405,21 +404,27 @@ CREATE OR REPLACE FUNCTION choose_seats(for_showtime BIGINT, wanted INT, wanted_
     LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     rule BOOLEAN;
+    reach INT;  -- how many seats either side of a run are locked with it
     run RECORD;
     locked INT;
+    present INT;
 BEGIN
     SELECT s.no_lone_seat INTO rule FROM showtime s WHERE s.showtime_id = for_showtime;
     IF NOT FOUND THEN
         RETURN NULL;
     END IF;
+    reach := CASE WHEN rule THEN 2 ELSE 0 END;
     FOR run IN SELECT * FROM seat_runs(for_showtime, wanted, wanted_category, tries) LOOP
         SELECT count(*) INTO locked FROM (
             SELECT 1 FROM show_seat a
             WHERE a.showtime_id = for_showtime AND a.row_name = run.row_name
-              AND a.x BETWEEN run.first_x - 2 AND run.last_x + 2
+              AND a.x BETWEEN run.first_x - reach AND run.last_x + reach
             ORDER BY a.seat_code
             FOR UPDATE SKIP LOCKED) l;
-        CONTINUE WHEN locked < run.around;  -- another request is deciding some of it: the next run
+        SELECT count(*) INTO present FROM show_seat a
+        WHERE a.showtime_id = for_showtime AND a.row_name = run.row_name
+          AND a.x BETWEEN run.first_x - reach AND run.last_x + reach;
+        CONTINUE WHEN locked < present;  -- another request is deciding some of it: the next run
         CONTINUE WHEN EXISTS (SELECT 1 FROM show_seat a WHERE a.showtime_id = for_showtime
                                 AND a.seat_code = ANY(run.codes) AND NOT seat_is_free(a.status, a.hold_expires_at));
         CONTINUE WHEN rule AND cardinality(lone_seats(for_showtime, run.codes)) > 0;

@@ -39,7 +39,7 @@ class HallRow(BaseModel):
     row: str = Field(pattern=r"^[A-Z]{1,3}$")
     blocks: list[SeatBlock | Gap] = Field(min_length=1, max_length=50)
     rank: int | None = Field(default=None, ge=1, le=1000, description="The row's place in best available's order "
-                             "(1 first); rows without one: from the middle of the hall outwards.")
+                             "(1 first); rows without one come after, from the middle of the hall outwards.")
 
 
 Cents = Annotated[int, Field(ge=0, le=10_000_000)]
