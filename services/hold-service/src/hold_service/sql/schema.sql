@@ -364,26 +364,37 @@ CREATE OR REPLACE FUNCTION lone_seats(for_showtime BIGINT, seats TEXT[]) RETURNS
                             AND o.seat_code <> ALL(seats) AND seat_is_free(o.status, o.hold_expires_at)));
 
 -- The free runs of `wanted` side-by-side seats of `wanted_category` (one row, one block: adjacency is by place,
--- so a gap or another category splits a run), best first: runs that strand no seat (lone_seats) before those
--- that do, then by the sum of the seats' ranks; at most `tries`. Read from the statement's snapshot, taking no
+-- so a gap or another category splits a run), best first: runs that strand no seat (as lone_seats would say of
+-- the run, test_best_available.py compares them) before those that do, then by the sum of the seats' ranks; at most `tries`. Read from the statement's snapshot, taking no
 -- lock.
 CREATE OR REPLACE FUNCTION seat_runs(for_showtime BIGINT, wanted INT, wanted_category TEXT, tries INT)
     RETURNS TABLE (row_name TEXT, first_x INT, last_x INT, codes TEXT[], strands BOOLEAN)
     LANGUAGE sql STABLE AS $$
-    WITH free AS (
-        SELECT seat_code, row_name, x, rank, x - row_number() OVER (PARTITION BY row_name ORDER BY x) AS island
+    WITH every AS (
+        -- each seat with whether the seats one and two places to its left and right are free (lone_seats'
+        -- question for a run, asked once per seat by window instead of once per run)
+        SELECT seat_code, row_name, x, rank, category, seat_is_free(status, hold_expires_at) AS free,
+               coalesce(lag(x) OVER p = x - 1 AND lag(seat_is_free(status, hold_expires_at)) OVER p, false) AS l1,
+               coalesce(lag(x, 2) OVER p = x - 2 AND lag(seat_is_free(status, hold_expires_at), 2) OVER p, false) AS l2,
+               coalesce(lead(x) OVER p = x + 1 AND lead(seat_is_free(status, hold_expires_at)) OVER p, false) AS r1,
+               coalesce(lead(x, 2) OVER p = x + 2 AND lead(seat_is_free(status, hold_expires_at), 2) OVER p, false)
+                   AS r2
         FROM show_seat
-        WHERE showtime_id = for_showtime AND category = wanted_category AND seat_is_free(status, hold_expires_at)
+        WHERE showtime_id = for_showtime
+        WINDOW p AS (PARTITION BY row_name ORDER BY x)
+    ), free AS (
+        SELECT *, x - row_number() OVER (PARTITION BY row_name ORDER BY x) AS island
+        FROM every WHERE free AND category = wanted_category
     ), runs AS (
         SELECT row_name, x AS first_x, max(x) OVER w AS last_x, count(*) OVER w AS n,
-               array_agg(seat_code::text) OVER w AS codes, sum(rank) OVER w AS score
+               array_agg(seat_code::text) OVER w AS codes, sum(rank) OVER w AS score,
+               (l1 AND NOT l2) OR (last_value(r1) OVER w AND NOT last_value(r2) OVER w) AS strands
         FROM free
         WINDOW w AS (PARTITION BY row_name, island ORDER BY x ROWS BETWEEN CURRENT ROW AND wanted - 1 FOLLOWING)
-    ), ranked AS (
-        SELECT r.*, cardinality(lone_seats(for_showtime, r.codes)) > 0 AS strands FROM runs r WHERE r.n = wanted
     )
     SELECT r.row_name, r.first_x, r.last_x, r.codes, r.strands
-    FROM ranked r
+    FROM runs r
+    WHERE r.n = wanted
     ORDER BY r.strands, r.score, r.row_name, r.first_x
     LIMIT tries
 $$;
