@@ -210,3 +210,15 @@ async def test_seat_runs_says_a_run_strands_exactly_when_lone_seats_does(start, 
         assert all(r["strands"] == r["lone"] for r in rows), [r for r in rows if r["strands"] != r["lone"]][:3]
         checked += sum(r["strands"] for r in rows)
     assert checked > 0  # some runs do strand a seat: the comparison saw both answers
+
+
+async def test_under_the_rule_picked_holds_arriving_together_are_decided_one_by_one(start, db, h) -> None:
+    """A batch of picked holds (take_seats_together) on a showtime under the rule writes none of them itself: each
+    is asked again alone (take_seats, which checks the rule), so pairs side by side are all granted."""
+    async with start(hold_rate_limit_per_minute=1000) as svc:
+        sid = await svc.showtime_of(layout=hall("AB"), noLoneSeat=True)
+        pairs = [[f"{r}{n}", f"{r}{n + 1}"] for r in "AB" for n in range(1, 10, 2)]
+        responses = await asyncio.gather(*(svc.hold(sid, p) for p in pairs))
+    assert [r.status_code for r in responses] == [201] * 10, [r.text for r in responses if r.status_code != 201]
+    await h.assert_single_holders(db, sid)
+    assert await lone_seats(db, sid) == []
