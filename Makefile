@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave bench-sweeper cluster-up cluster-down cluster-status test-cluster bench-cluster
+        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -185,6 +185,9 @@ bench-tracing: venv ## CPU per request of OpenTelemetry tracing (off, on, OTLP t
 
 bench-wave: infra migrate-test ## a wave of holds' batch statement (take_seats_together), custom vs generic plan
 	$(PY) tests/bench/bench_wave.py
+
+bench-best: infra migrate-test ## best-available holds beside picked holds on one showtime: holds granted/s and 409s per granted hold
+	$(PY) tests/bench/bench_best.py
 
 bench-sweeper: infra migrate-test ## expired holds ended per second after a burst of 10,000, one sweeper and two at once; the backlog over time
 	$(PY) tests/bench/bench_sweeper.py

@@ -39,6 +39,7 @@ from rich.live import Live
 
 from ..e2e.saga import check
 from .addresses import BLOCK_HOSTS, addresses_needed
+from .best import best_row, refusals_per_booking
 from .crowd import CrowdFailed, LoopLag, run_sale
 from .dashboard import render
 from .figures import Measures
@@ -76,6 +77,8 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, SaleConfig]:
                         "limits holds per address as deployed")
     p.add_argument("--processes", type=int, default=d.processes,
                    help="customer processes (default: one per core)")
+    p.add_argument("--best-share", type=float, default=d.best_share,
+                   help="share of customers who ask for the best seats available instead of picking (%(default)s)")
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--platform", choices=("auto", "make-up", "own"), default="auto",
                    help="make up's ports, a stack of its own (stack.py, test database), or make up if it answers")
@@ -91,6 +94,7 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, SaleConfig]:
                      arrival_seconds=a.arrival_seconds, voucher_limit=a.voucher_limit,
                      waiting_room=a.waiting_room == "on", room_auto=a.waiting_room == "auto",
                      active_limit=a.active_limit, connections=a.connections, processes=a.processes, seed=a.seed,
+                     best_share=a.best_share,
                      customers_per_address=a.customers_per_address)
     return a, cfg
 
@@ -137,6 +141,7 @@ async def demo(platform: Platform, cfg: SaleConfig, console: Console, plain: boo
                   late_journeys=late, steps=measures.steps(), expiry_plays=sale.expiry_plays, hold_ttl=sale.hold_ttl,
                   ended=sale.ending, server=sale.server, generator=generator_figures(sale.lags, sale.server_unread),
                   addresses=sale.addresses, refused=sale.refused)
+    table.rows.append(best_row(refusals_per_booking(sale.history, verdict.facts), cfg.best_share))
     if cfg.room_auto or rooms_changed(verdict.facts):  # without --waiting-room auto: a figure, if any opened
         table.rows.append(rooms_row(verdict.facts, sorted(sale.catalogue.showtimes), opened_at, check=cfg.room_auto))
     table.facts.update({"platform": platform.name, "customers": cfg.customers, "parts": dict(sale.parts),

@@ -9,7 +9,8 @@ from ..e2e.saga.history import History
 
 # The steps a customer takes, in the order of a journey (history `f` -> what the dashboard calls it).
 STEPS = {"room_look": "look at room", "queue_join": "join queue", "queue_poll": "poll queue", "seat_map": "seat map",
-         "hold": "hold", "quote": "quote", "checkout": "checkout", "pay_page": "pay (page)", "pay": "pay (gateway)",
+         "hold": "hold", "hold_best": "hold (best available)",
+         "quote": "quote", "checkout": "checkout", "pay_page": "pay (page)", "pay": "pay (gateway)",
          "payment": "payment status", "hold_status": "hold status", "cancel": "cancel",
          "booking_cancel": "cancel booking"}
 

@@ -70,6 +70,7 @@ class SaleConfig:
     arrival_seconds: float = 5.0  # customers arrive spread over this
     voucher_limit: int = 20
     known_share: float = 2 / 3  # customers with an e-mail address in the notifier
+    best_share: float = 0.3  # customers who ask for the best seats available instead of picking (best.py)
     waiting_room: bool = False  # --waiting-room (on): the operator puts every showtime behind a room
     room_auto: bool = False  # --waiting-room auto: no operator action, the rooms open and close themselves
     active_limit: int = 150  # customers choosing seats at once per showtime, with --waiting-room

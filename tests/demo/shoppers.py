@@ -18,13 +18,14 @@ import httpx
 
 from ..e2e.customers import Catalogue, Customer, Shop, seconds_until
 from ..e2e.saga.history import Journey
-from . import hall, queue
+from . import best, hall, queue
 from .sale import FALLBACK, Part, Sale
 
 SETTLE_SECONDS = 30.0  # how long a customer who paid waits for his booking before he gives the hold up
 BOOKING_GRACE_SECONDS = 3.0  # after his hold's end, for a payment made at the last moment to show as booked
 BUYERS = {"pays", "pays twice", "declines, retries"}  # the parts that mean to end with a booking
-BROWSING = {"seat_map", "hold", "queue_join", "queue_poll", "room_look"}  # the calls of customers holding nothing
+# the calls of customers holding nothing
+BROWSING = {"seat_map", "hold", "hold_best", "queue_join", "queue_poll", "room_look"}
 
 
 class SaleCustomer(Customer):
@@ -39,6 +40,14 @@ class SaleCustomer(Customer):
         self.showtime = 0
         self.admissions = queue.Admissions(rooms=set(sale.catalogue.showtimes) if sale.cfg.waiting_room else set())
         self.looked: set[int] = set()  # showtimes whose room he looked at (--waiting-room auto), as the page does
+        # Asks for the best seats available instead of picking (--best-share), drawn once per customer.
+        self.best = random.Random(f"{sale.cfg.seed}:best:{index}").random() < sale.cfg.best_share
+
+    async def take_hold(self, j: Journey, rng: random.Random) -> dict[str, Any] | None:
+        if not self.best:
+            return await super().take_hold(j, rng)
+        j.notes.append("best_available")
+        return await best.take_best(self, j, rng)
 
     def choose_showtime(self, wave: Catalogue, rng: random.Random) -> int:
         return self.showtime

@@ -106,7 +106,11 @@ def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstra
     assert cancellation["ok"] is None or (given_back and int(given_back[1]) >= 1 and given_back[2] == given_back[3]), \
         cancellation
     assert "no late payer" not in rows["every late payment refunded"]["figure"]  # they played
-    assert {"seat_map", "hold", "checkout"} <= set(table["steps"])
+    assert {"seat_map", "hold", "hold_best", "checkout"} <= set(table["steps"])
+    # A share of the customers asked for the best seats available: their 409s per booking beside the pickers'.
+    best = rows["409s per booking, best available vs picking"]
+    assert best["ok"] is None and re.match(r"best available [\d.]+ \(\d+ 409s / [1-9]\d* bookings\) vs picking ",
+                                           best["figure"]), best
     assert all(s["p99_ms"] >= s["p50_ms"] > 0 for s in table["steps"].values())
     # The services' own figures beside the customers', read from their /metrics over the sale.
     assert {"seat_map", "hold", "checkout"} <= set(table["server"])

@@ -20,7 +20,7 @@ def acknowledged_exists(history: History, facts: Facts) -> Check:
     """An acknowledged hold or checkout is committed, with what the customer was told."""
     check = Check("calls.acknowledged_committed", "every 201 hold and checkout exists with the amounts it showed")
     holds = {b["hold_id"] for b in facts.bookings.values()}
-    for op in history.completions("hold"):
+    for op in [*history.completions("hold"), *history.completions("hold_best")]:
         if op["type"] == "ok":
             check.expect(op["body"].get("holdId") in holds, f"hold {op['body'].get('holdId')} acknowledged, not stored")
     for op in history.completions("checkout"):

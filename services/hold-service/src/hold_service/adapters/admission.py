@@ -115,6 +115,9 @@ class RedisAdmission(Admission):
     async def refill(self, showtime_id: int, seats: list[GateSeat], mark_seconds: float) -> int | None:
         return await self.gate.fill(showtime_id, seats, mark_seconds)
 
+    async def note(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
+        await self.gate.note(showtime_id, seats, hold_id, until)
+
     async def keep(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
         await self.gate.keep(showtime_id, seats, hold_id, until)
 

@@ -58,7 +58,8 @@ def _tickets(records: str | None) -> tuple[Ticket, ...]:
 def _verdict(row: asyncpg.Record, expires_at: datetime | None, earlier: bool = False) -> Verdict:
     return Verdict(amount_cents=row["amount_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
                    expires_at=expires_at, earlier=earlier, tickets=_tickets(row["tickets"]),
-                   unpriced=tuple(row["unpriced"]), closed=row["closed"])
+                   unpriced=tuple(row["unpriced"]), closed=row["closed"],
+                   lone=tuple(row.get("lone") or ()), suggested=tuple(row.get("suggested") or ()))
 
 
 def _released(hold_id: uuid.UUID, row: asyncpg.Record | None) -> Released | None:
@@ -132,10 +133,11 @@ class PgHoldRepository(HoldRepository):
         d = details
         if await self.conn.fetchval(Q.insert_showtime, d.showtime_id, d.title, d.starts_at,
                                     from_price_cents(d.prices), orjson.dumps(d.prices).decode(), d.duration_minutes,
-                                    d.cinema, d.hall, d.time_zone) is None:
+                                    d.cinema, d.hall, d.time_zone, d.no_lone_seat) is None:
             return False
         await self.conn.execute(Q.insert_seats, d.showtime_id, [p.code for p in places],
-                                [p.category for p in places], [p.row for p in places], [p.x for p in places])
+                                [p.category for p in places], [p.row for p in places], [p.x for p in places],
+                                [p.rank for p in places])
         return True
 
     async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:

@@ -61,6 +61,7 @@ class SeatGate:
         self._release = LuaScript(guard.client, "release.lua")
         self._fill = LuaScript(guard.client, "fill.lua")
         self._keep = LuaScript(guard.client, "keep.lua")
+        self._note = LuaScript(guard.client, "note.lua")
         self._later: set[asyncio.Future[None]] = set()  # releases Redis missed, being tried again
 
     def call(self, showtime_id: int, ttl_ms: int, asking: list[Asking]) -> Call | None:
@@ -130,6 +131,12 @@ class SeatGate:
         keys = [mark_key(showtime_id)] + [seat_key(showtime_id, seat.code) for seat in seats]
         done = await self.guard.call("gate.fill", self._fill(keys, args))
         return None if done is None else int(done)
+
+    async def note(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
+        """Keys for the seats of a hold whose seats Postgres chose (best available), without the gate's mark."""
+        if self.enabled:
+            keys = [seat_key(showtime_id, s) for s in seats]
+            await self.guard.call("gate.note", self._note(keys, [str(hold_id), ttl_ms(until)]))
 
     async def keep(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
         if self.enabled:

@@ -29,9 +29,9 @@ from ticketing.batching import TickBatcher
 from ticketing.db import released_in_background
 from ticketing.logs import log_action
 
-from hold_service.adapters import repository
+from hold_service.adapters import best_seats, repository
 from hold_service.domain.errors import TooManySeatsHeld
-from hold_service.domain.model import TakeSeats, Verdict
+from hold_service.domain.model import BestSeats, TakeSeats, Verdict
 from hold_service.service_layer.ports import HoldWriter
 
 logger = logging.getLogger(__name__)
@@ -49,6 +49,11 @@ class PostgresHoldWriter(HoldWriter):
             raise got
         assert got is not None
         return got
+
+    async def take_best(self, request: TakeSeats, best: BestSeats) -> tuple[TakeSeats, Verdict]:
+        """Not batched: each choice is its own transaction, whose locks other choices pass over."""
+        async with released_in_background(self.pool) as conn:
+            return await best_seats.take_best(conn, request, best, repository.cause())
 
     async def _take_many(self, showtime_id: int, takes: list[Take]) -> list[Verdict | Exception]:
         decided = await self._together(showtime_id, takes) if len(takes) > 1 else {}

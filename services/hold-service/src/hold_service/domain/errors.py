@@ -41,9 +41,20 @@ class ShowtimeExists(HoldError):
 
 
 class SeatsUnavailable(HoldError):
-    def __init__(self, seats: list[str], decided_by: str = "postgres") -> None:
-        super().__init__(f"seats {', '.join(seats)} are not available")
-        self.seats, self.decided_by = seats, decided_by
+    """`together` False: best available found no run of that many seats side by side (`seats` is then [])."""
+
+    def __init__(self, seats: list[str], decided_by: str = "postgres", together: bool | None = None) -> None:
+        super().__init__(f"seats {', '.join(seats)} are not available" if seats or together is None
+                         else "no seats of that category are free side by side")
+        self.seats, self.decided_by, self.together = seats, decided_by, together
+
+
+class LoneSeat(HoldError):
+    """The showtime's no-lone-seat rule: the hold would leave `lone` free alone; `suggested` would not."""
+
+    def __init__(self, lone: list[str], suggested: list[str]) -> None:
+        super().__init__(f"the hold would leave seat {', '.join(lone)} alone: pick seats beside it or others")
+        self.lone, self.suggested = lone, suggested
 
 
 class HoldNotFound(HoldError):

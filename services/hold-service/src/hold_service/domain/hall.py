@@ -4,7 +4,7 @@ category and ticket type. Pure, no I/O."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +27,7 @@ class ShowtimeDetails:
     cinema: str | None = None
     hall: str | None = None
     time_zone: str = "UTC"
+    no_lone_seat: bool = False  # no hold may leave a single free seat between taken seats or at a row's end
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class SeatPlace:
     category: str
     row: str
     x: int
+    rank: int = 0  # for best available, lower is better (ranked)
 
 
 def rows_hall(rows: Mapping[str, int]) -> list[SeatPlace]:
@@ -48,6 +50,11 @@ def rows_hall(rows: Mapping[str, int]) -> list[SeatPlace]:
     if sum(rows.values()) > MAX_SEATS_PER_SHOWTIME:
         raise InvalidSeats(f"a showtime has at most {MAX_SEATS_PER_SHOWTIME} seats")
     return [SeatPlace(f"{row}{n}", "STANDARD", row, n) for row, count in rows.items() for n in range(1, count + 1)]
+
+
+def row_ranks(layout: Sequence[Mapping[str, Any]] | None) -> dict[str, int]:
+    """The rows' own ranks for best available, where the layout names them (`"rank": 1` is the best row)."""
+    return {r["row"]: 2 * r["rank"] for r in layout or () if r.get("rank") is not None}
 
 
 def layout_hall(layout: Sequence[Mapping[str, Any]]) -> list[SeatPlace]:
@@ -77,6 +84,23 @@ def layout_hall(layout: Sequence[Mapping[str, Any]]) -> list[SeatPlace]:
         if not numbers:
             raise InvalidSeats(f"row {name} has no seats", [name])
     return places
+
+
+ROW_WEIGHT = 1_000_000  # a row's rank outweighs any sum of places within rows (8 seats x 2 x 10,000 places)
+
+
+def ranked(places: Sequence[SeatPlace], row_ranks: Mapping[str, int] | None = None) -> list[SeatPlace]:
+    """Each seat with its rank for best available: its row's rank (the layout's own, `row_ranks`, first; then
+    the distance from the middle of the hall, rows in their order of description), then twice its distance from
+    the centre of its row's drawing; lower is better, and a run is as good as the sum of its seats' ranks."""
+    rows = list(dict.fromkeys(p.row for p in places))
+    middle = len(rows) - 1  # twice the middle index: integers, and the two middle rows of an even hall tie
+    named = row_ranks or {}
+    after = max(named.values(), default=-1) + 1  # rows the layout ranks come first, the others after them
+    row_rank = {row: named.get(row, after + abs(2 * i - middle)) for i, row in enumerate(rows)}
+    centre = {row: min(p.x for p in places if p.row == row) + max(p.x for p in places if p.row == row)
+              for row in rows}  # twice the centre
+    return [replace(p, rank=row_rank[p.row] * ROW_WEIGHT + abs(2 * p.x - centre[p.row])) for p in places]
 
 
 def check_prices(prices: Prices, places: Sequence[SeatPlace]) -> None:

@@ -9,7 +9,14 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from hold_service.domain.errors import InvalidSeats, SeatsUnavailable, ShowtimeClosed, ShowtimeNotFound, UnpricedTickets
+from hold_service.domain.errors import (
+    InvalidSeats,
+    LoneSeat,
+    SeatsUnavailable,
+    ShowtimeClosed,
+    ShowtimeNotFound,
+    UnpricedTickets,
+)
 
 HoldStatus = Literal["HELD", "BOOKED", "RELEASED", "EXPIRED", "CANCELLED"]
 SEAT_CODE = re.compile(r"^[A-Z]{1,3}[1-9][0-9]{0,3}$")
@@ -60,6 +67,31 @@ def requested_ticket_types(seats: list[str], asked: Mapping[str, str]) -> tuple[
 
 
 @dataclass(frozen=True)
+class BestSeats:
+    """Best available: `count` seats of `category` chosen by the platform, side by side in one row (or, not
+    `together`, the best ones nearest each other); `ticket_types` one per seat in seat order (empty: ADULT)."""
+
+    count: int
+    category: str = "STANDARD"
+    ticket_types: tuple[str, ...] = ()
+    together: bool = True
+
+    def fingerprint(self) -> str:
+        return f"best:{self.count}:{self.category}:{'/'.join(self.ticket_types)}:{self.together}"
+
+
+def requested_best(best: BestSeats, max_seats: int) -> BestSeats:
+    """A valid best-available request (1..max seats, one known ticket type per seat if any), else a 422."""
+    if not 1 <= best.count <= max_seats:
+        raise InvalidSeats(f"a hold takes 1 to {max_seats} seats")
+    if best.ticket_types and len(best.ticket_types) != best.count:
+        raise InvalidSeats("give one ticket type per seat, or none (ADULT)")
+    if bad := sorted({t for t in best.ticket_types if t not in TICKET_TYPES}):
+        raise InvalidSeats(f"ticket types are {', '.join(TICKET_TYPES)}", bad)
+    return best
+
+
+@dataclass(frozen=True)
 class HoldSeats:
     """Command: a customer asks for seats of a showtime."""
 
@@ -72,9 +104,12 @@ class HoldSeats:
     address: str | None = None  # the client's address, for the per-address rate limit (None: not limited)
     admission_token: str | None = None  # X-Admission-Token: needed while the showtime's waiting room is on
     ticket_types: Mapping[str, str] = field(default_factory=dict)  # seat -> ticket type; absent: ADULT
+    best: BestSeats | None = None  # best available: the platform chooses the seats (`seats` is then [])
 
     def fingerprint(self) -> str:
         """What makes two requests under one Idempotency-Key the same request."""
+        if self.best is not None:
+            return f"{self.showtime_id}:{self.best.fingerprint()}"
         def seat(code: str) -> str:
             kind = self.ticket_types.get(code, DEFAULT_TICKET_TYPE)
             return code if kind == DEFAULT_TICKET_TYPE else f"{code}/{kind}"
@@ -121,6 +156,8 @@ class Verdict:
     tickets: tuple[Ticket, ...] = ()  # the seats with their prices, as Postgres computed them
     unpriced: tuple[str, ...] = ()  # requested seats whose category has no price for their ticket type
     closed: bool = False  # the showtime sells nothing now (cancelled, or its sales closed)
+    lone: tuple[str, ...] = ()  # under the no-lone-seat rule: the free seats this hold would strand
+    suggested: tuple[str, ...] = ()  # then: seats that strand nobody
 
     def hold(self, request: TakeSeats) -> Hold:
         """The hold, or the refusal that says why nothing was written (the cap refuses at COMMIT)."""
@@ -133,8 +170,12 @@ class Verdict:
         if self.unpriced:
             raise UnpricedTickets("the showtime has no price for these seats' category and ticket type",
                                   list(self.unpriced))
-        if self.taken or self.expires_at is None:
-            raise SeatsUnavailable(self.taken or request.seats)
+        if self.taken:
+            raise SeatsUnavailable(self.taken)
+        if self.lone:
+            raise LoneSeat(list(self.lone), list(self.suggested))
+        if self.expires_at is None:
+            raise SeatsUnavailable(request.seats)
         return Hold(hold_id=request.hold_id, booking_id=request.booking_id, customer_id=request.customer_id,
                     showtime_id=request.showtime_id, seats=request.seats, status="HELD",
                     expires_at=self.expires_at, amount_cents=self.amount_cents, tickets=self.tickets)
@@ -179,10 +220,10 @@ Outcome = Hold | SeatsUnavailable  # the definitive answers an Idempotency-Key r
 def outcome_record(outcome: Outcome) -> dict[str, Any]:
     if isinstance(outcome, Hold):
         return {"hold": outcome.record()}
-    return {"unavailable": outcome.seats, "decidedBy": outcome.decided_by}
+    return {"unavailable": outcome.seats, "decidedBy": outcome.decided_by, "together": outcome.together}
 
 
 def outcome_from(record: dict[str, Any]) -> Outcome:
     if "hold" in record:
         return Hold.from_record(record["hold"])
-    return SeatsUnavailable(list(record["unavailable"]), record.get("decidedBy", "postgres"))
+    return SeatsUnavailable(list(record["unavailable"]), record.get("decidedBy", "postgres"), record.get("together"))

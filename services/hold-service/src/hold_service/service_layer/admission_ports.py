@@ -61,6 +61,11 @@ class Admission(abc.ABC):
         for `mark_seconds` (a BOOKED seat's key lasts as long); how many keys were set, None when Redis is
         unavailable."""
 
+    async def note(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
+        """A hold Postgres chose the seats of (best available) has them: the gate's keys say so, so that the
+        gate refuses clicks on them. An accelerator: an adapter without a gate ignores it."""
+        return None
+
     @abc.abstractmethod
     async def keep(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID, until: datetime) -> None:
         """The hold was extended: its keys (only those still its own) last until `until`."""

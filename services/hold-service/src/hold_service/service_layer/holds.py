@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 
 from prometheus_client import Counter
 
@@ -15,8 +16,17 @@ from hold_service.domain.errors import (
     RateLimited,
     SeatsUnavailable,
 )
-from hold_service.domain.model import Hold, HoldSeats, Outcome, TakeSeats, requested_seats, requested_ticket_types
+from hold_service.domain.model import (
+    Hold,
+    HoldSeats,
+    Outcome,
+    TakeSeats,
+    requested_best,
+    requested_seats,
+    requested_ticket_types,
+)
 from hold_service.service_layer import idempotency
+from hold_service.service_layer.best_available import hold_best
 from hold_service.service_layer.gate_refill import refill_soon
 from hold_service.service_layer.ports import Deps
 from hold_service.service_layer.room_rush import note_arrival
@@ -30,19 +40,28 @@ DECISIONS = Counter("hold_decisions_total", "Hold requests by who decided them a
 async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:
     """POST /showtimes/{id}/holds: the seats, all or nothing. With an Idempotency-Key the first definitive
     outcome is kept and replayed (service_layer/idempotency.py)."""
-    seats = requested_seats(cmd.seats, deps.settings.max_seats_per_hold)  # a 422 stores nothing
-    seats_types = (seats, requested_ticket_types(seats, cmd.ticket_types))
+    hold = _taker(cmd, deps)  # a 422 stores nothing
     if cmd.idempotency_key is None:
-        return await _hold(cmd, seats_types, deps)
+        return await hold(cmd)
     if (replayed := await idempotency.claim(cmd, deps)) is not None:
         return idempotency.answer(replayed)
     outcome: Outcome
     try:
-        outcome = await _hold(cmd.keyed(), seats_types, deps)
+        outcome = await hold(cmd.keyed())
     except SeatsUnavailable as exc:
         outcome = exc
     await idempotency.store(cmd, outcome, deps)
     return idempotency.answer(outcome)
+
+
+def _taker(cmd: HoldSeats, deps: Deps) -> Callable[[HoldSeats], Awaitable[Hold]]:
+    """The request checked (else a 422), as the step that takes its hold."""
+    if cmd.best is not None:
+        best = requested_best(cmd.best, deps.settings.max_seats_per_hold)
+        return lambda c: hold_best(c, best, deps)
+    seats = requested_seats(cmd.seats, deps.settings.max_seats_per_hold)
+    seats_types = (seats, requested_ticket_types(seats, cmd.ticket_types))
+    return lambda c: _hold(c, seats_types, deps)
 
 
 async def _hold(cmd: HoldSeats, seats_types: tuple[list[str], tuple[str, ...]], deps: Deps) -> Hold:

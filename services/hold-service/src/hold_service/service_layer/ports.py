@@ -23,7 +23,7 @@ from ticketing.unit_of_work import UnitOfWork
 from hold_service.config import HoldSettings
 from hold_service.domain.catalogue import BookingView, CatalogueQuery
 from hold_service.domain.hall import SeatPlace, ShowtimeDetails
-from hold_service.domain.model import Hold, TakeSeats, Verdict
+from hold_service.domain.model import BestSeats, Hold, TakeSeats, Verdict
 from hold_service.service_layer.admission_ports import Admission, Admitted, Ended, GateSeat
 from hold_service.service_layer.door_ports import DoorRepository
 from hold_service.service_layer.room_ports import Credentials, RoomQueue, RoomStore
@@ -167,6 +167,12 @@ class HoldWriter(abc.ABC):
     @abc.abstractmethod
     async def take(self, request: TakeSeats) -> Verdict:
         """Postgres' verdict; raises TooManySeatsHeld when the commit-time cap check refuses."""
+
+    async def take_best(self, request: TakeSeats, best: BestSeats) -> tuple[TakeSeats, Verdict]:
+        """Best available: Postgres chooses the seats and takes them in one transaction; the hold as taken
+        (its seats and ticket types) with the verdict. Raises SeatsUnavailable(together=False) when no seats
+        fit, ShowtimeNotFound, and as take()."""
+        raise NotImplementedError("this writer takes picked seats only")
 
 
 @dataclass

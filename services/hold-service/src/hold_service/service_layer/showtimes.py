@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hold_service.domain.commands import CreateShowtime
 from hold_service.domain.errors import ShowtimeExists, ShowtimeNotFound
-from hold_service.domain.hall import check_prices, layout_hall, rows_hall
+from hold_service.domain.hall import check_prices, layout_hall, ranked, row_ranks, rows_hall
 from hold_service.service_layer.ports import Deps
 from hold_service.service_layer.seat_map_ports import SeatMapSubscription, SeatMapView
 
@@ -12,6 +12,7 @@ from hold_service.service_layer.seat_map_ports import SeatMapSubscription, SeatM
 async def create_showtime(cmd: CreateShowtime, deps: Deps) -> int:
     """Returns the number of seats created."""
     places = layout_hall(cmd.layout) if cmd.layout is not None else rows_hall(cmd.rows or {})
+    places = ranked(places, row_ranks(cmd.layout))
     check_prices(cmd.details.prices, places)
     async with deps.uow() as uow:
         if not await uow.holds.add_showtime(cmd.details, places):

@@ -1,14 +1,22 @@
 -- name: insert_showtime
--- Create a showtime; returns nothing when the id already exists.
-INSERT INTO showtime (showtime_id, title, starts_at, price_cents, prices, duration_minutes, cinema, hall, time_zone)
-VALUES ($1, $2, $3, $4, $5::text::jsonb, $6, $7, $8, $9)
+-- Create a showtime ($10: the no-lone-seat rule); returns nothing when the id already exists.
+INSERT INTO showtime (showtime_id, title, starts_at, price_cents, prices, duration_minutes, cinema, hall, time_zone,
+                      no_lone_seat)
+VALUES ($1, $2, $3, $4, $5::text::jsonb, $6, $7, $8, $9, $10)
 ON CONFLICT DO NOTHING
 RETURNING showtime_id;
 
 -- name: insert_seats
--- The seats of a new showtime, all AVAILABLE: $2 codes, $3 categories, $4 rows, $5 places in the row's drawing.
-INSERT INTO show_seat (showtime_id, seat_code, category, row_name, x)
-SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]);
+-- The seats of a new showtime, all AVAILABLE: $2 codes, $3 categories, $4 rows, $5 places in the row's drawing,
+-- $6 ranks for best available (lower is better).
+INSERT INTO show_seat (showtime_id, seat_code, category, row_name, x, rank)
+SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::int[]);
+
+-- name: choose_seats
+-- Best available, inside the transaction that then runs take_seats on the answer: $1 showtime, $2 how many,
+-- $3 category, $4 together, $5 how many runs to try. The seats chosen and locked (choose_seats /
+-- choose_scattered_seats, sql/schema.sql); `{}`: none free now; NULL: no such showtime.
+SELECT CASE WHEN $4 THEN choose_seats($1, $2, $3, $5) ELSE choose_scattered_seats($1, $2, $3) END AS seats;
 
 -- name: take_seats
 -- One hold in ONE statement, its own transaction: $1 showtime, $2 sorted seats, $3 hold id, $4 customer, $5 TTL s,
@@ -24,9 +32,13 @@ SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]);
 -- its ticket type, and the amount is their sum; a seat with no such price (`unpriced`) refuses the hold.
 -- A retry under one Idempotency-Key reuses its hold id: `mine` (the seats already belong to it: a twin
 -- wrote it meanwhile) and `earlier` (a hold with that id was written before this statement began) are
--- answers, and nothing is written.
+-- answers, and nothing is written. Under the showtime's no-lone-seat rule a hold that would strand a free seat
+-- (`lone`: those seats) writes nothing, and `suggested` names the best run of as many seats of the first
+-- seat's category that strands nobody (read from the snapshot: a hint, not a promise).
 WITH showtime_row AS (
-    SELECT prices, on_sale(status, starts_at, $11) AS open FROM showtime WHERE showtime_id = $1
+    SELECT prices, on_sale(status, starts_at, $11) AS open,
+           CASE WHEN no_lone_seat THEN lone_seats($1, $2::text[]) ELSE '{}' END AS lone
+    FROM showtime WHERE showtime_id = $1
 ), earlier AS (
     SELECT 1 FROM booking WHERE hold_id = $3
 ), locked AS MATERIALIZED (
@@ -52,7 +64,8 @@ WITH showtime_row AS (
                     '{}') AS taken,
            coalesce(EXISTS (SELECT 1 FROM showtime_row) AND NOT EXISTS (SELECT 1 FROM earlier)
                     AND count(*) = cardinality($2::text[]) AND bool_and(free)
-                    AND (SELECT cardinality(unpriced) = 0 FROM bill) AND (SELECT open FROM showtime_row), false) AS go,
+                    AND (SELECT cardinality(unpriced) = 0 FROM bill) AND (SELECT open FROM showtime_row)
+                    AND (SELECT cardinality(lone) = 0 FROM showtime_row), false) AS go,
            coalesce(count(*) = cardinality($2::text[]) AND bool_and(hold_id = $3 AND status = 'HELD' AND NOT free),
                     false) AS mine,
            EXISTS (SELECT 1 FROM earlier) AS earlier,
@@ -93,6 +106,11 @@ SELECT bill.amount_cents, bill.tickets::text, bill.unpriced, coalesce((SELECT NO
        coalesce((SELECT expires_at FROM booking_row), CASE WHEN verdict.mine THEN verdict.mine_expires_at END)
            AS expires_at,
        (SELECT version FROM changes) AS version,
+       coalesce((SELECT lone FROM showtime_row), '{}') AS lone,
+       CASE WHEN (SELECT cardinality(lone) > 0 FROM showtime_row)
+            THEN (SELECT r.codes FROM seat_runs($1, cardinality($2::text[]),
+                                                (SELECT min(category) FROM locked), 20) r
+                  WHERE NOT r.strands LIMIT 1) END AS suggested,
        must((SELECT count(*) FROM seats) IN (0, cardinality($2::text[])), 'a hold got part of its seats') AS checked
 FROM verdict, bill;
 
@@ -122,7 +140,7 @@ WITH req AS (
 ), req_seat AS (
     SELECT * FROM unnest($7::int[], $8::text[], $11::text[]) WITH ORDINALITY AS s(n, seat_code, ticket_type, i)
 ), showtime_row AS (
-    SELECT prices, on_sale(status, starts_at, $12) AS open FROM showtime WHERE showtime_id = $1
+    SELECT prices, on_sale(status, starts_at, $12) AS open, no_lone_seat FROM showtime WHERE showtime_id = $1
 ), locked AS MATERIALIZED (
     SELECT seat_code, status, hold_id, booking_id, customer_id, category,
            seat_is_free(status, hold_expires_at) AS free
@@ -157,7 +175,9 @@ WITH req AS (
     GROUP BY r.n, r.hold_id, r.customer_id, r.booking_id, r.caused_by
 ), decided AS MATERIALIZED (
     SELECT *, coalesce((SELECT open FROM showtime_row), false) AND seats_free AND cardinality(unpriced) = 0 AND first_of_customer
-                  AND held + seats <= $3 AND NOT earlier AS passes,
+                  AND held + seats <= $3 AND NOT earlier
+                  -- under the no-lone-seat rule holds of one batch could strand a seat together: take_seats
+                  AND NOT coalesce((SELECT no_lone_seat FROM showtime_row), false) AS passes,
            now() + make_interval(secs => $2) AS expires_at,
            CASE WHEN EXISTS (SELECT 1 FROM showtime_row) THEN price_cents END AS amount_cents
     FROM wanted

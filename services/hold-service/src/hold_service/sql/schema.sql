@@ -342,3 +342,126 @@ BEGIN
                                           'paymentId', b.payment_id), caused_by)], form);
     outcome := 'CANCELLED';
 END $$;
+
+-- --- Best available and the no-lone-seat rule --------------------------------------------------------------
+
+-- The free seats a hold of `seats` would strand: a free seat beside one of them whose other neighbours (same
+-- row, x +- 1: a gap or a row's end is no neighbour) would all be taken or missing. Read from the statement's
+-- snapshot: a caller that must be exact has locked the seats two places either side of `seats` first.
+CREATE OR REPLACE FUNCTION lone_seats(for_showtime BIGINT, seats TEXT[]) RETURNS TEXT[]
+    LANGUAGE sql STABLE
+    RETURN (
+        WITH asked AS (
+            SELECT row_name, x FROM show_seat WHERE showtime_id = for_showtime AND seat_code = ANY(seats)
+        ), beside AS (
+            SELECT DISTINCT f.seat_code, f.row_name, f.x FROM show_seat f JOIN asked a
+                ON f.showtime_id = for_showtime AND f.row_name = a.row_name AND f.x IN (a.x - 1, a.x + 1)
+            WHERE f.seat_code <> ALL(seats) AND seat_is_free(f.status, f.hold_expires_at)
+        )
+        SELECT coalesce(array_agg(b.seat_code ORDER BY b.seat_code), '{}') FROM beside b
+        WHERE NOT EXISTS (SELECT 1 FROM show_seat o
+                          WHERE o.showtime_id = for_showtime AND o.row_name = b.row_name AND o.x IN (b.x - 1, b.x + 1)
+                            AND o.seat_code <> ALL(seats) AND seat_is_free(o.status, o.hold_expires_at)));
+
+-- The free runs of `wanted` side-by-side seats of `wanted_category` (one row, one block: adjacency is by place,
+-- so a gap or another category splits a run), best first: runs that strand no seat (as lone_seats would say of
+-- the run, test_best_available.py compares them) before those that do, then by the sum of the seats' ranks; at most `tries`. Read from the statement's snapshot, taking no
+-- lock.
+CREATE OR REPLACE FUNCTION seat_runs(for_showtime BIGINT, wanted INT, wanted_category TEXT, tries INT)
+    RETURNS TABLE (row_name TEXT, first_x INT, last_x INT, codes TEXT[], strands BOOLEAN)
+    LANGUAGE sql STABLE AS $$
+    WITH every AS (
+        -- each seat with whether the seats one and two places to its left and right are free (lone_seats'
+        -- question for a run, asked once per seat by window instead of once per run)
+        SELECT seat_code, row_name, x, rank, category, seat_is_free(status, hold_expires_at) AS free,
+               coalesce(lag(x) OVER p = x - 1 AND lag(seat_is_free(status, hold_expires_at)) OVER p, false) AS l1,
+               coalesce(lag(x, 2) OVER p = x - 2 AND lag(seat_is_free(status, hold_expires_at), 2) OVER p, false) AS l2,
+               coalesce(lead(x) OVER p = x + 1 AND lead(seat_is_free(status, hold_expires_at)) OVER p, false) AS r1,
+               coalesce(lead(x, 2) OVER p = x + 2 AND lead(seat_is_free(status, hold_expires_at), 2) OVER p, false)
+                   AS r2
+        FROM show_seat
+        WHERE showtime_id = for_showtime
+        WINDOW p AS (PARTITION BY row_name ORDER BY x)
+    ), free AS (
+        SELECT *, x - row_number() OVER (PARTITION BY row_name ORDER BY x) AS island
+        FROM every WHERE free AND category = wanted_category
+    ), runs AS (
+        SELECT row_name, x AS first_x, max(x) OVER w AS last_x, count(*) OVER w AS n,
+               array_agg(seat_code::text) OVER w AS codes, sum(rank) OVER w AS score,
+               (l1 AND NOT l2) OR (last_value(r1) OVER w AND NOT last_value(r2) OVER w) AS strands
+        FROM free
+        WINDOW w AS (PARTITION BY row_name, island ORDER BY x ROWS BETWEEN CURRENT ROW AND wanted - 1 FOLLOWING)
+    )
+    SELECT r.row_name, r.first_x, r.last_x, r.codes, r.strands
+    FROM runs r
+    WHERE r.n = wanted
+    ORDER BY r.strands, r.score, r.row_name, r.first_x
+    LIMIT tries
+$$;
+
+-- Best available: the first run of seat_runs that is still free and, under the showtime's no-lone-seat rule,
+-- strands nobody. The runs are read from a snapshot, so concurrent requests see the same order; each tries
+-- them in turn and locks a run WITHOUT waiting (SKIP LOCKED): a run whose rows another request is deciding is
+-- passed over, not queued for, so concurrent requests spread over the runs instead of all fighting for the
+-- first. Under the rule it locks the two seats either side of the run too: whether a seat beside the run is
+-- left alone depends on them, and no other request may change them meanwhile (a picked hold takes only its
+-- own seats' locks: docs/best-available.md says what that leaves open). Once it holds every row, a new
+-- statement (a new snapshot: whatever committed before the locks were granted) checks the run again; the
+-- rows it locked stay locked to the end of the transaction, where take_seats takes them (its conditional
+-- UPDATE remains the guard). `{}`: none of the first `tries` runs is free now (the caller answers 409).
+-- NULL: no such showtime.
+CREATE OR REPLACE FUNCTION choose_seats(for_showtime BIGINT, wanted INT, wanted_category TEXT, tries INT)
+    RETURNS TEXT[]
+    LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    rule BOOLEAN;
+    reach INT;  -- how many seats either side of a run are locked with it
+    run RECORD;
+    locked INT;
+    present INT;
+BEGIN
+    SELECT s.no_lone_seat INTO rule FROM showtime s WHERE s.showtime_id = for_showtime;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    reach := CASE WHEN rule THEN 2 ELSE 0 END;
+    FOR run IN SELECT * FROM seat_runs(for_showtime, wanted, wanted_category, tries) LOOP
+        SELECT count(*) INTO locked FROM (
+            SELECT 1 FROM show_seat a
+            WHERE a.showtime_id = for_showtime AND a.row_name = run.row_name
+              AND a.x BETWEEN run.first_x - reach AND run.last_x + reach
+            ORDER BY a.seat_code
+            FOR UPDATE SKIP LOCKED) l;
+        SELECT count(*) INTO present FROM show_seat a
+        WHERE a.showtime_id = for_showtime AND a.row_name = run.row_name
+          AND a.x BETWEEN run.first_x - reach AND run.last_x + reach;
+        CONTINUE WHEN locked < present;  -- another request is deciding some of it: the next run
+        CONTINUE WHEN EXISTS (SELECT 1 FROM show_seat a WHERE a.showtime_id = for_showtime
+                                AND a.seat_code = ANY(run.codes) AND NOT seat_is_free(a.status, a.hold_expires_at));
+        CONTINUE WHEN rule AND cardinality(lone_seats(for_showtime, run.codes)) > 0;
+        RETURN run.codes;
+    END LOOP;
+    RETURN '{}';
+END $$;
+
+-- Best available, not together: the `wanted` best free seats of `wanted_category` (by rank, so nearest each
+-- other around the hall's best place), each locked without waiting (a seat another request is deciding is
+-- passed over); `{}` when fewer are free now, NULL: no such showtime. The rows stay locked for take_seats.
+CREATE OR REPLACE FUNCTION choose_scattered_seats(for_showtime BIGINT, wanted INT, wanted_category TEXT)
+    RETURNS TEXT[]
+    LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    got TEXT[];
+BEGIN
+    PERFORM 1 FROM showtime s WHERE s.showtime_id = for_showtime;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    SELECT array_agg(seat_code) INTO got FROM (
+        SELECT seat_code FROM show_seat
+        WHERE showtime_id = for_showtime AND category = wanted_category AND seat_is_free(status, hold_expires_at)
+        ORDER BY rank, seat_code
+        LIMIT wanted
+        FOR UPDATE SKIP LOCKED) l;
+    RETURN CASE WHEN cardinality(got) = wanted THEN got ELSE '{}' END;
+END $$;

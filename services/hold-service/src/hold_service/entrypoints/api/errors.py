@@ -17,6 +17,7 @@ from hold_service.domain.errors import (
     IdempotencyKeyReused,
     InvalidScan,
     InvalidSeats,
+    LoneSeat,
     QueueUnavailable,
     RateLimited,
     RoomNotFound,
@@ -37,8 +38,13 @@ from hold_service.domain.errors import (
 
 def api_error(exc: HoldError) -> ApiError:
     match exc:
-        case SeatsUnavailable():
+        case SeatsUnavailable(together=None):
             return ApiError(409, "SEATS_UNAVAILABLE", str(exc), seats=exc.seats, decidedBy=exc.decided_by)
+        case SeatsUnavailable():
+            return ApiError(409, "SEATS_UNAVAILABLE", str(exc), seats=exc.seats, decidedBy=exc.decided_by,
+                            together=exc.together)
+        case LoneSeat():
+            return ApiError(409, "LONE_SEAT", str(exc), seats=exc.lone, suggested=exc.suggested)
         case InvalidSeats() | UnpricedTickets():
             return ApiError(422, "VALIDATION_ERROR", str(exc), seats=exc.seats)
         case ShowtimeNotFound() | HoldNotFound():

@@ -14,10 +14,11 @@ from typing import Any
 import orjson
 from fastapi import Request
 from fastapi.responses import Response
+from pydantic import ValidationError
 from ticketing.api.errors import ApiError
 
-from hold_service.domain.model import MAX_SHOWTIME_ID
-from hold_service.entrypoints.api.schemas import HoldCreate
+from hold_service.domain.model import MAX_SHOWTIME_ID, BestSeats
+from hold_service.entrypoints.api.schemas import BestRequest, HoldCreate
 
 MAX_LISTED_SEATS = 64  # longer lists are refused before the domain looks at them (as HoldCreate did)
 
@@ -59,9 +60,10 @@ def idempotency_key(request: Request) -> str | None:
     return key
 
 
-async def seats(request: Request) -> tuple[list[str], dict[str, str]]:
+async def seats(request: Request) -> tuple[list[str], dict[str, str], BestSeats | None]:
     """The `seats` of the JSON body, at most 64, and no other field: each a code (ADULT) or
-    `{"code", "ticketType"}`. The codes and each code's ticket type (only those given)."""
+    `{"code", "ticketType"}`. The codes and each code's ticket type (only those given). Or `best` alone (best
+    available: [], {} and what it asks), read by HoldCreate's own part, BestRequest."""
     content_type = request.headers.get("content-type")
     if content_type is not None and "json" not in content_type.lower():
         raise _invalid(["body"], "Input should be a JSON object")  # as FastAPI: non-JSON bodies are not parsed
@@ -71,11 +73,27 @@ async def seats(request: Request) -> tuple[list[str], dict[str, str]]:
         raise _invalid(["body"], "JSON decode error") from exc
     if not isinstance(data, dict):
         raise _invalid(["body"], "Input should be a valid dictionary or object")
-    if extra := [k for k in data if k != "seats"]:
+    if extra := [k for k in data if k not in ("seats", "best")]:
         raise _invalid(["body", extra[0]], "Extra inputs are not permitted")
-    if "seats" not in data:
-        raise _invalid(["body", "seats"], "Field required")
-    listed = data["seats"]
+    if ("seats" in data) == ("best" in data):
+        raise _invalid(["body"], "Value error, give either seats or best")
+    if "best" in data:
+        return [], {}, best(data["best"])
+    codes, types = _listed(data["seats"])
+    return codes, types, None
+
+
+def best(asked: Any) -> BestSeats:
+    """Best available's part of the body: not the hot path (one request takes what many clicks would), so the
+    model reads it, with the same 422 body."""
+    try:
+        return BestRequest.model_validate(asked).command()
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        raise _invalid(["body", "best", *problem["loc"]], problem["msg"]) from exc
+
+
+def _listed(listed: Any) -> tuple[list[str], dict[str, str]]:
     if not isinstance(listed, list):
         raise _invalid(["body", "seats"], "Input should be a valid list")
     if len(listed) > MAX_LISTED_SEATS:

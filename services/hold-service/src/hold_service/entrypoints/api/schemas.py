@@ -12,7 +12,7 @@ from ticketing.api.types import StorableText, UtcDatetime, UtcTimestamp
 
 from hold_service.domain.commands import CreateShowtime
 from hold_service.domain.hall import ShowtimeDetails
-from hold_service.domain.model import MAX_SHOWTIME_ID, Hold, Ticket
+from hold_service.domain.model import MAX_SHOWTIME_ID, BestSeats, Hold, Ticket
 
 Category = Literal["STANDARD", "VIP", "ACCESSIBLE", "COMPANION"]
 TicketType = Literal["ADULT", "CHILD", "SENIOR", "STUDENT"]
@@ -38,6 +38,8 @@ class HallRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
     row: str = Field(pattern=r"^[A-Z]{1,3}$")
     blocks: list[SeatBlock | Gap] = Field(min_length=1, max_length=50)
+    rank: int | None = Field(default=None, ge=1, le=1000, description="The row's place in best available's order "
+                             "(1 first); rows without one come after, from the middle of the hall outwards.")
 
 
 Cents = Annotated[int, Field(ge=0, le=10_000_000)]
@@ -61,6 +63,8 @@ class ShowtimeCreate(BaseModel):
     layout: list[HallRow] | None = Field(default=None, min_length=1, max_length=60)
     prices: dict[Category, dict[TicketType, Cents]] | None = Field(
         default=None, description="Cents by seat category and ticket type; every category used needs ADULT.")
+    noLoneSeat: bool = Field(default=False, description="No hold may leave a single free seat between taken seats "
+                             "or at a row's end (409 LONE_SEAT with `suggested` seats).")
 
     @field_validator("timeZone")
     @classmethod
@@ -83,7 +87,8 @@ class ShowtimeCreate(BaseModel):
         prices = self.prices if self.prices is not None else {"STANDARD": {"ADULT": self.priceCents}}
         details = ShowtimeDetails(showtime_id=self.showtimeId, title=self.title, starts_at=self.startsAt,
                                   prices=prices, duration_minutes=self.durationMinutes,  # type: ignore[arg-type]
-                                  cinema=self.cinema, hall=self.hall, time_zone=self.timeZone)
+                                  cinema=self.cinema, hall=self.hall, time_zone=self.timeZone,
+                                  no_lone_seat=self.noLoneSeat)
         layout = None if self.layout is None else [r.model_dump(by_alias=True) for r in self.layout]
         return CreateShowtime(details, rows=self.rows, layout=layout)
 
@@ -103,11 +108,35 @@ class SeatRequest(BaseModel):
     ticketType: TicketType = "ADULT"
 
 
+class BestRequest(BaseModel):
+    """Best available: the platform chooses `count` seats side by side in one row, best first."""
+
+    model_config = ConfigDict(extra="forbid")
+    count: int = Field(ge=1, le=64, description="How many seats (1 to the per-hold maximum, 8).")
+    category: Category = "STANDARD"
+    ticketTypes: list[TicketType] | None = Field(default=None, max_length=64, description="One per seat, in the "
+                                                  "row's order; none: every seat ADULT.")
+    together: bool = Field(default=True, description="false: the best seats nearest each other, not side by side.")
+
+    def command(self) -> BestSeats:
+        return BestSeats(count=self.count, category=self.category, ticket_types=tuple(self.ticketTypes or ()),
+                         together=self.together)
+
+
 class HoldCreate(BaseModel):
+    """Either `seats` (picked) or `best` (best available), not both."""
+
     model_config = ConfigDict(extra="forbid")
     # Count, distinctness and codes are checked by the domain (one place, the contract's 422 body).
-    seats: list[str | SeatRequest] = Field(max_length=64, description="Seat codes (ADULT tickets), or seats "
-                                            "with their ticket type.")
+    seats: list[str | SeatRequest] | None = Field(default=None, max_length=64, description="Seat codes (ADULT "
+                                                   "tickets), or seats with their ticket type.")
+    best: BestRequest | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> HoldCreate:
+        if (self.seats is None) == (self.best is None):
+            raise ValueError("give either seats or best")
+        return self
 
 
 class TicketPublic(BaseModel):

@@ -1,5 +1,6 @@
 // The customer's page: the film and its start, the waiting room when the showtime has one on (waiting-room.js),
-// then the live seat map: pick up to 8 seats, hold them (with the room's admission token), a countdown to the
+// then the live seat map: pick up to 8 seats (or ask for the best N seats of a category side by side: best
+// available), hold them (with the room's admission token), a countdown to the
 // hold's expiry, checkout on the gateway's hosted page (payment-service's POST /holds/{id}/checkout gives its
 // URL), the result. The customer token is the one `make token` prints, pasted once and kept in this browser
 // (localStorage); production would take it from the chain's sign-in instead (docs/pages.md).
@@ -125,6 +126,8 @@ function drawPanel() {
   $("picked").textContent = picked.length ? `Picked: ${picked.join(", ")}` : `Pick up to ${MAX_SEATS} seats.`;
   drawTicketChoices($("ticket-types"), held ? [] : picked, live.places, live.prices, state.types, drawPanel);
   $("hold").disabled = held || picked.length === 0 || !state.token;
+  drawCategories();
+  $("hold-best").disabled = held || !state.token || !$("best-category").options.length;
   $("my-hold").hidden = !held;
   if (held) {
     $("my-seats").textContent = state.hold.seats.join(", ");
@@ -134,17 +137,38 @@ function drawPanel() {
   $("customer").textContent = state.token ? customerOf(state.token) ?? "?" : "nobody (no token)";
 }
 
-async function hold() {
+function drawCategories() {  // the categories the hall sells, once its prices are known
+  const select = $("best-category");
+  const categories = Object.keys(live.prices || {});
+  if (select.options.length === categories.length) return;
+  select.replaceChildren(...categories.map((c) => new Option(c, c)));
+}
+
+function hold() {
   const seats = [...state.picked].map((code) => ({ code, ticketType: state.types.get(code) || "ADULT" }));
+  return askHold({ seats });
+}
+
+function holdBest() {  // best available: the platform chooses the seats, side by side in one row
+  return askHold({ best: { count: Number($("best-count").value), category: $("best-category").value } });
+}
+
+async function askHold(body) {
   $("hold").disabled = true;
+  $("hold-best").disabled = true;
   const headers = { "idempotency-key": uid() };
   if (state.admission) headers["x-admission-token"] = state.admission.admissionToken;
-  const r = await api(`/showtimes/${showtimeId}/holds`, { method: "POST", body: { seats }, headers });
+  const r = await api(`/showtimes/${showtimeId}/holds`, { method: "POST", body, headers });
   if (r.status === 201) {
     state.picked.clear();
     state.types.clear();
     saveHold({ ...r.body, status: "HELD", attempt: 0, offsetMs: clockOffset(r.date) });
     say("");
+  } else if (r.status === 409 && r.body && r.body.together === false) {
+    say(`No ${body.best.count} ${body.best.category} seats side by side are free: try fewer seats or another category.`);
+  } else if (r.status === 409 && r.body && r.body.error === "LONE_SEAT") {
+    const instead = r.body.suggested || [];
+    say(`That would leave seat ${r.body.seats.join(", ")} alone.` + (instead.length ? ` Try ${instead.join(", ")}.` : ""));
   } else if (r.status === 409 && r.body && r.body.seats) {
     say(`Taken meanwhile: ${r.body.seats.join(", ")}.`);
   } else if (r.status === 403 && r.body && r.body.error === "ADMISSION_REQUIRED") {
@@ -240,6 +264,7 @@ async function main() {
   });
   $("change-token").addEventListener("click", (e) => { e.preventDefault(); $("token-box").hidden = false; });
   $("hold").addEventListener("click", hold);
+  $("hold-best").addEventListener("click", holdBest);
   $("checkout").addEventListener("click", checkout);
   $("release").addEventListener("click", release);
   state.paymentUrl = (await api("/pages/config.json")).body.paymentUrl;

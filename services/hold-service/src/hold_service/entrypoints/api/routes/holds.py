@@ -33,14 +33,18 @@ HOLD_PATH, EXTEND_PATH = "/holds/{hold_id}", "/holds/{hold_id}/extend"
              name="create_hold", responses={403: {}, 409: {}, 422: {}, 429: {}}, openapi_extra=HOLD_OPENAPI)
 async def create_hold(request: Request) -> Response:
     """Hold 1-8 distinct seats of the showtime, all or nothing, until the hold expires. Each seat is a code
-    (an ADULT ticket) or `{"code", "ticketType"}`; the amount is computed here from the showtime's prices."""
+    (an ADULT ticket) or `{"code", "ticketType"}`; the amount is computed here from the showtime's prices.
+    Or best available, `{"best": {"count": 2, "category": "STANDARD"}}`: the platform chooses that many seats
+    side by side in one row, best first (409 SEATS_UNAVAILABLE with `"together": false` when none are).
+    Under the showtime's no-lone-seat rule, picked seats that would strand a free seat: 409 LONE_SEAT with
+    `suggested` seats."""
     # The hot path: served ahead of FastAPI's routing (ticketing.api.hot_path), so no body model and
     # no FastAPI dependencies (why: hold_request.py); same contract either way.
     who = await _customer(request)  # 401/403 before any 422, as with FastAPI's dependency order
     sid, key = hold_request.showtime_id(request), hold_request.idempotency_key(request)
     deps: Deps = request.app.state.deps
-    codes, ticket_types = await hold_request.seats(request)
-    cmd = HoldSeats(showtime_id=sid, customer_id=who.customer_id, seats=codes, ticket_types=ticket_types,
+    codes, ticket_types, best = await hold_request.seats(request)
+    cmd = HoldSeats(showtime_id=sid, customer_id=who.customer_id, seats=codes, ticket_types=ticket_types, best=best,
                     idempotency_key=key, address=request.app.state.client_address.of(request),
                     admission_token=request.headers.get("x-admission-token"))
     try:
