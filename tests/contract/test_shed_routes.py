@@ -35,6 +35,7 @@ def test_the_contracts_order() -> None:
     assert priority(hold, "GET", "/queue/abc") == Priority.BROWSE
     assert priority(hold, "POST", "/showtimes/42/holds") == Priority.HOLD
     assert priority(hold, "POST", "/holds/0b6e/extend") == Priority.PAY
+    assert priority(hold, "DELETE", "/holds/0b6e") == Priority.PAY  # a release gives seats back to the crowd
     assert priority(payment, "POST", "/payments/callback") == Priority.PAY
     assert priority(payment, "POST", "/holds/0b6e/checkout") == Priority.PAY
     assert priority(voucher, "POST", "/vouchers/FLASH/reservations") == Priority.PAY

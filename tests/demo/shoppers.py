@@ -124,9 +124,13 @@ class SaleCustomer(Customer):
         while (status := await self.hold_status(j)) == "HELD":
             last = await self.payment_status(j, j.payment_ids[-1]) if j.payment_ids else None
             if last not in ("PENDING", "SUCCEEDED") or time.monotonic() >= deadline:
-                j.notes.append("cancelled_at_the_end")
-                await self.cancel(j)
-                return "RELEASED"
+                if "cancelled_at_the_end" not in j.notes:
+                    j.notes.append("cancelled_at_the_end")
+                r = await self.cancel(j)
+                # A 503 (a busy API shedding) or no answer: the hold is still his, so he asks again, as a page
+                # does after Retry-After; given up once the settling time is long past.
+                if (r is not None and r.status_code not in (429, 503)) or time.monotonic() >= deadline + 60:
+                    return "RELEASED"
             await asyncio.sleep(1.0)
         return status
 

@@ -63,6 +63,8 @@ SHED_ROUTES = [
     # A checkout (payment-service) reads the hold and extends it: part of the payment path.
     ShedRoute("GET", holds.HOLD_PATH, Priority.PAY),
     ShedRoute("POST", holds.EXTEND_PATH, Priority.PAY),
+    # Releasing a hold gives its seats back to the crowd: refusing it keeps them taken for the hold's whole time.
+    ShedRoute("DELETE", holds.HOLD_PATH, Priority.PAY),
     ShedRoute("POST", "/checkins", Priority.PAY),  # customers at the door of a showtime about to start
     ShedRoute("POST", "/checkins/batch", Priority.PAY),
 ]
