@@ -46,6 +46,7 @@ async def test_every_script_runs_on_redis_cluster(redis_cluster) -> None:  # typ
     assert await script["try_hold"](gate_keys, [60_000, 2, "hold-1", customer, slot]) == [[], 0]  # no mark yet
     assert await script["fill"]([mark_key(sid), seat_key(sid, "A3")], [60_000, "hold-0", 0]) == 1
     assert await script["keep"]([seat_key(sid, "A1"), seat_key(sid, "A2")], ["hold-1", 90_000]) == 2
+    assert await script["note"]([seat_key(sid, "A4"), seat_key(sid, "A5")], ["hold-3", 90_000]) == 2
     assert await script["release"](gate_keys[:2], ["hold-1"]) is not None
     assert await script["room_leave"](keys, [customer]) == 1
     assert await script["try_hold"](gate_keys[:1] + gate_keys[2:], [60_000, 1, "hold-2", customer, slot]) == [-1, 1]
@@ -57,7 +58,7 @@ async def test_every_script_runs_on_redis_cluster(redis_cluster) -> None:  # typ
     crowd = crowd_keys(sid)
     assert {client.keyslot(k) for k in crowd} == {client.keyslot(keys[0])}  # the crowd's keys beside the room's
     assert await script["room_arrive"](crowd, [180_000, customer, 8]) == [2, 2]
-    ran.update(("room_join", "room_step", "room_poll", "try_hold", "fill", "keep", "release",
+    ran.update(("room_join", "room_step", "room_poll", "try_hold", "fill", "keep", "note", "release",
                 "room_leave", "rate_limit", "address_rate_limit", "stream_lease", "stream_renew", "room_arrive"))
     assert ran == set(script), f"scripts not run on the cluster: {set(script) - ran}"  # a new script joins here
     with pytest.raises(RedisClusterException, match="same key slot"):  # what a script over two slots meets
