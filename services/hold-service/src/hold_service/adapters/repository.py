@@ -82,13 +82,18 @@ def cap_refusal(exc: asyncpg.PostgresError) -> TooManySeatsHeld | ShowtimeClosed
     return TooManySeatsHeld(held, cap, frees_in)
 
 
-async def take(conn: Conn, request: TakeSeats, cause: str = "[]") -> Verdict:
+async def take(conn: Conn, request: TakeSeats, cause: str = "[]", beside_locked: bool = False) -> Verdict:
     """One hold, one statement (sql take_seats), its events carrying the `cause` headers (JSON); raises
-    TooManySeatsHeld when the cap refuses at COMMIT."""
+    TooManySeatsHeld when the cap refuses at COMMIT. Under the no-lone-seat rule, unless `beside_locked` says the
+    caller's transaction holds the seats beside them, a transaction locks those (sql lock_beside) and asks again."""
+    args = (request.showtime_id, request.seats, request.hold_id, request.customer_id, request.ttl_seconds,
+            request.booking_id, request.cap, cause, FORM, request.types(), request.close_minutes)
     try:
-        row = await conn.fetchrow(Q.take_seats, request.showtime_id, request.seats, request.hold_id,
-                                  request.customer_id, request.ttl_seconds, request.booking_id, request.cap,
-                                  cause, FORM, request.types(), request.close_minutes)
+        row = await conn.fetchrow(Q.take_seats, *args, beside_locked)
+        if row is not None and row["unlocked"]:
+            async with conn.transaction():
+                await conn.execute(Q.lock_beside, request.showtime_id, request.seats)
+                row = await conn.fetchrow(Q.take_seats, *args, True)
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
