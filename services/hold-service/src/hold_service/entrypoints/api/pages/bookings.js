@@ -37,9 +37,10 @@ function line(b) {
   item.dataset.status = b.status;
   const where = [b.cinema, b.hall].filter(Boolean).join(", ");
   const seats = ticketsText(b.tickets, b.currency) || b.seats.join(", ");
+  const at = where ? " " + _("at {place}", { place: where }) : "";
+  const seatsText = _("Seats: {seats}.", { seats });
   item.append(Object.assign(document.createElement("strong"), { textContent: b.title }),
-              ` ${localTime(b.startsAt, b.timeZone)}${where ? ` ${_("at {place}", { place: where })}` : ""}. `
-                + `${_("Seats: {seats}.", { seats })} ${money(b.amountCents, b.currency)}. `,
+              ` ${localTime(b.startsAt, b.timeZone)}${at}. ${seatsText} ${money(b.amountCents, b.currency)}. `,
               Object.assign(document.createElement("span"), { className: "status",
                                                                textContent: _(STATUS_TEXT[b.status] || b.status) }));
   if (b.status === "BOOKED") {

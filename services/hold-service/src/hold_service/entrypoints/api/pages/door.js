@@ -81,14 +81,15 @@ async function checkOffline(text) {
   if (payload.s !== showtimeId()) return answer("refused", offline, refusal("WRONG_SHOWTIME"));
   const before = memory.admitted(showtimeId())[payload.b];
   if (before) {
-    return answer("refused", offline, `${refusal("ALREADY_CHECKED_IN", before)} (${_("this scanner")})`);
+    return answer("refused", offline, refusal("ALREADY_CHECKED_IN", before) + " (" + _("this scanner") + ")");
   }
   const at = new Date().toISOString();
   memory.remember(showtimeId(), payload.b, at, door());
   memory.enqueue({ ticket: text.trim(), showtimeId: showtimeId(), door: door(), at, bookingId: payload.b,
                    seats: payload.seats });
   answer("admitted", _("Admitted offline: {count} seat(s)", { count: payload.seats.length }),
-         `${payload.seats.join(", ")} (${_("signature checked here; sent to the server when the network is back")})`);
+         payload.seats.join(", ") + " (" + _("signature checked here; sent to the server when the network is back")
+           + ")");
   return drawQueue();
 }
 
@@ -103,8 +104,9 @@ function conflictLine(scan, result) {
   const item = document.createElement("li");
   item.dataset.booking = scan.bookingId;
   item.dataset.error = result.error;
-  item.textContent = `${_("Seats {seats}, admitted here offline at {time} (door {door}):", {
-    seats: scan.seats.join(", "), time: clock(scan.at), door: scan.door })} ${refusal(result.error, result)}.`;
+  const scanned = _("Seats {seats}, admitted here offline at {time} (door {door}):", {
+    seats: scan.seats.join(", "), time: clock(scan.at), door: scan.door });
+  item.textContent = `${scanned} ${refusal(result.error, result)}.`;
   return item;
 }
 
@@ -117,7 +119,7 @@ async function sync() {
     if (totals.sent) {
       $("sync-state").textContent = _("Sent {sent} scan(s): {admitted} admitted, {refused} refused by the server.", {
         sent: totals.sent, admitted: totals.sent - totals.refused, refused: totals.refused })
-        + (totals.refused ? ` ${_("(below)")}` : "");
+        + (totals.refused ? " " + _("(below)") : "");
     }
   } finally {
     state.syncing = false;

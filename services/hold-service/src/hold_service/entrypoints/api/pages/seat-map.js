@@ -177,7 +177,7 @@ async function askHold(body) {
   } else if (r.status === 409 && r.body && r.body.error === "LONE_SEAT") {
     const instead = r.body.suggested || [];
     say(_("That would leave seat {seats} alone.", { seats: r.body.seats.join(", ") })
-        + (instead.length ? ` ${_("Try {seats}.", { seats: instead.join(", ") })}` : ""));
+        + (instead.length ? " " + _("Try {seats}.", { seats: instead.join(", ") }) : ""));
   } else if (r.status === 409 && r.body && r.body.seats) {
     say(_("Taken meanwhile: {seats}.", { seats: r.body.seats.join(", ") }));
   } else if (r.status === 403 && r.body && r.body.error === "ADMISSION_REQUIRED") {

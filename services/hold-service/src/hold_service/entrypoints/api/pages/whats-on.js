@@ -30,12 +30,13 @@ function line(s) {
     ? Object.assign(document.createElement("a"), { href: `/pages/showtimes/${s.showtimeId}`, textContent: s.title })
     : Object.assign(document.createElement("strong"), { textContent: s.title });
   const where = [s.cinema, s.hall].filter(Boolean).join(", ");
-  const length = s.durationMinutes ? `, ${_("{minutes} min", { minutes: s.durationMinutes })}` : "";
-  const seats = s.status === "ON_SALE" ? `, ${_("{count} seats left, from {price}", {
-    count: s.seatsAvailable, price: money(s.fromPriceCents, s.currency) })}` : "";
-  item.append(title, ` ${localTime(s.startsAt, s.timeZone)}${where ? ` ${_("at {place}", { place: where })}` : ""}${length}: `,
+  const length = s.durationMinutes ? ", " + _("{minutes} min", { minutes: s.durationMinutes }) : "";
+  const seats = s.status === "ON_SALE" ? ", " + _("{count} seats left, from {price}", {
+    count: s.seatsAvailable, price: money(s.fromPriceCents, s.currency) }) : "";
+  const at = where ? " " + _("at {place}", { place: where }) : "";
+  item.append(title, ` ${localTime(s.startsAt, s.timeZone)}${at}${length}: `,
               Object.assign(document.createElement("span"), { className: "status", textContent: _(STATUS_TEXT[s.status]) }),
-              seats, s.waitingRoom && s.status === "ON_SALE" ? ` (${_("queue")})` : "");
+              seats, s.waitingRoom && s.status === "ON_SALE" ? " (" + _("queue") + ")" : "");
   return item;
 }
 
