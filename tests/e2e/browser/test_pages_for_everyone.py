@@ -55,7 +55,8 @@ async def tab_to(page: Page, selector: str, presses: int = 40) -> None:
 async def focused(page: Page) -> dict[str, Any]:
     return dict(await page.evaluate("""() => { const e = document.activeElement, s = getComputedStyle(e);
       return { code: e.dataset.code || null, id: e.id, label: e.getAttribute("aria-label"),
-               pressed: e.getAttribute("aria-pressed"), outline: s.outlineStyle, width: parseFloat(s.outlineWidth) }; }"""))
+               pressed: e.getAttribute("aria-pressed"), outline: s.outlineStyle,
+               width: parseFloat(s.outlineWidth) }; }"""))
 
 
 async def test_every_page_and_state_has_no_serious_or_critical_accessibility_violation(browser, page_stack) -> None:

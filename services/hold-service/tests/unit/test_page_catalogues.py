@@ -10,8 +10,14 @@ import re
 from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
-from hold_service.entrypoints.api.page_catalogues import (LOCALE_DIR, PAGES, catalogue_path, catalogues_script,
-                                                          languages, translations)
+from hold_service.entrypoints.api.page_catalogues import (
+    LOCALE_DIR,
+    PAGES,
+    catalogue_path,
+    catalogues_script,
+    languages,
+    translations,
+)
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 

@@ -117,9 +117,10 @@ async function sync() {
     const totals = { sent: 0, refused: 0 };
     while (memory.queue().length && await sendPart(totals));
     if (totals.sent) {
-      $("sync-state").textContent = _("Sent {sent} scan(s): {admitted} admitted, {refused} refused by the server.", {
-        sent: totals.sent, admitted: totals.sent - totals.refused, refused: totals.refused })
-        + (totals.refused ? " " + _("(below)") : "");
+      const figures = { sent: totals.sent, admitted: totals.sent - totals.refused, refused: totals.refused };
+      $("sync-state").textContent = totals.refused
+        ? _("Sent {sent} scan(s): {admitted} admitted, {refused} refused by the server (below).", figures)
+        : _("Sent {sent} scan(s): {admitted} admitted, {refused} refused by the server.", figures);
     }
   } finally {
     state.syncing = false;
