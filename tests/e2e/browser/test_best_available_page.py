@@ -48,4 +48,4 @@ async def test_best_available_holds_the_middle_rows_centre(browser, page_stack, 
     fourth = await _customer_page(browser, page_stack, sid)
     assert (await _best(fourth, 4)).status == 409  # B has 3 + 3 left
     await expect(fourth.locator("#message")).to_have_text(
-        "No 4 STANDARD seats side by side are free: try fewer seats or another category.")
+        "No 4 Standard seats side by side are free: try fewer seats or another category.")
