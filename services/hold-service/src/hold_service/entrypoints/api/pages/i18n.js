@@ -39,15 +39,24 @@ function translatePage(root = document) {
   }
 }
 
-// The page's language from a BCP 47 tag ("es", "vi-VN", "en-GB"); another language falls back to English. Numbers,
-// money and dates follow the whole tag when its language is ours. The pages redraw on the `localechange` event.
+// The page's language from a BCP 47 tag ("es", "vi-VN", "en-GB"), kept for this tab's next pages; another language
+// falls back to English. Numbers, money and dates follow the whole tag when its language is ours. The pages redraw
+// on the `localechange` event.
 function setLocale(tag) {
+  keepLocale(tag);
+  return showLocale(tag);
+}
+
+function keepLocale(tag) {
+  try { sessionStorage.setItem(LOCALE_KEY, String(tag)); } catch { /* storage off: this page only */ }
+}
+
+function showLocale(tag) {
   const language = languageOf(tag) || "en";
   i18n.language = language;
   i18n.locale = languageOf(tag) ? String(tag).replace("_", "-") : "en";
   i18n.catalogue = (typeof PAGE_CATALOGUES === "object" && PAGE_CATALOGUES[language]) || {};
   document.documentElement.lang = language;
-  try { sessionStorage.setItem(LOCALE_KEY, i18n.locale); } catch { /* storage off: this page only */ }
   translatePage();
   document.dispatchEvent(new CustomEvent("localechange", { detail: { language, locale: i18n.locale } }));
   return language;
@@ -55,9 +64,12 @@ function setLocale(tag) {
 
 function startingLocale() {
   const asked = new URLSearchParams(location.search).get("locale");
+  if (asked) keepLocale(asked);
   let kept = null;
   try { kept = sessionStorage.getItem(LOCALE_KEY); } catch { /* storage off */ }
-  return [asked, kept, ...(navigator.languages || [navigator.language])].find(languageOf) || "en";
+  if (languageOf(asked)) return asked;
+  if (kept) return kept;  // the sign-in's choice stands, even a language we do not speak (then English)
+  return (navigator.languages || [navigator.language]).find(languageOf) || "en";
 }
 
 // An amount in `currency` (ISO 4217, the API's; EUR when it gives none), as the customer's locale writes it.
@@ -70,4 +82,4 @@ function localeTime(iso, options) {
   return new Date(iso).toLocaleString(i18n.locale, options);
 }
 
-setLocale(startingLocale());
+showLocale(startingLocale());
