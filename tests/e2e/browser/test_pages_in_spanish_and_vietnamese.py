@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import httpx
 import pytest
 from babel.messages.pofile import read_po
 from hold_service.entrypoints.api.page_catalogues import catalogue_path
@@ -16,7 +17,7 @@ from playwright.async_api import Page, Route, expect
 from ticketing.auth import issue_token
 
 from .axe import assert_accessible
-from .pages import BOOKING_TIMEOUT_MS, admin, booked, on_the_map, pay, seat, staff
+from .pages import BOOKING_TIMEOUT_MS, admin, booked, new_showtime, on_the_map, pay, seat, signed_in, staff
 from .test_pages_for_everyone import categorised_showtime
 
 pytestmark = pytest.mark.e2e
@@ -40,6 +41,22 @@ async def speaks(page: Page, language: str, name: str, screenshots: Any) -> None
     assert not english, (name, language, english)
     await assert_accessible(page, f"{name} ({language})")
     await page.screenshot(path=str(screenshots / f"{name}-{language}.png"), full_page=True)
+
+
+async def queued(browser: Any, context: Any, stack: Any) -> Page:
+    """A page of `context` (its customer signed in) in the queue of a showtime whose room lets one in at a time,
+    another customer in."""
+    sid = await new_showtime(stack, {"A": 2}, title="Queue")
+    async with httpx.AsyncClient() as client:
+        r = await client.put(f"{stack.hold_url}/admin/showtimes/{sid}/waiting-room", headers=admin(stack),
+                             json={"enabled": True, "activeLimit": 1})
+    assert r.status_code == 200, r.text
+    first = random.randint(10**6, 10**9)
+    await on_the_map(await signed_in(browser, stack, sid, first), first)
+    page = await context.new_page()  # signed in already (the context's customer)
+    await page.goto(f"{stack.hold_url}/pages/showtimes/{sid}")
+    await expect(page.locator("#queue-position")).to_have_text("1")
+    return page
 
 
 @pytest.mark.parametrize("language", ["es", "vi"])
@@ -67,6 +84,8 @@ async def test_every_page_speaks_the_customers_language(browser, page_stack, scr
     await page.goto(f"{page_stack.hold_url}/pages/bookings")
     await expect(page.locator("#bookings .qr svg")).to_be_visible()
     await speaks(page, language, "my-bookings", screenshots)
+
+    await speaks(await queued(browser, context, page_stack), language, "waiting-room", screenshots)
 
     ticket = (await booked(page_stack, sid, ["B5"]))["ticket"]
     door = await context.new_page()
@@ -99,6 +118,10 @@ async def test_the_locale_comes_from_the_page_and_from_the_sign_in_and_money_fro
     await expect(page.locator("html")).to_have_attribute("lang", "vi")
     await expect(page.locator("#token-box label")).to_have_text("Token khách hàng của bạn")
     await expect(page.locator("h1")).to_have_text("Dune: Part Three")
+    await page.goto(f"{page_stack.hold_url}/pages/")  # the tab's next page keeps it
+    await expect(page.locator("h1")).to_have_text("Lịch chiếu")
+    await page.goto(f"{page_stack.hold_url}/pages/showtimes/{sid}")
+    await expect(page.locator("html")).to_have_attribute("lang", "vi")
     await page.evaluate("setLocale('es-MX')")  # as the sign-in does with the token's `locale` claim
     await expect(page.locator("html")).to_have_attribute("lang", "es")
     await expect(page.locator("#token-box label")).to_have_text("Tu token de cliente")
