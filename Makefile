@@ -133,10 +133,14 @@ contract-tools: ## kcat, promtool (Debian) and the AsyncAPI 3.0 JSON Schema (npm
 	@deploy/local/asyncapi_schema.sh
 
 NOTIFIER_LOCALE := services/notifier/src/notifier/locale
-i18n: venv ## the notifier's message catalogues: extract the texts of its code, merge them into each language's .po
+PAGES_LOCALE := services/hold-service/src/hold_service/entrypoints/api/pages/locale
+i18n: venv ## the notifier's and the pages' message catalogues: extract the texts of the code, merge them into each language's .po
 	.venv/bin/pybabel extract --no-location --omit-header --sort-output -o $(NOTIFIER_LOCALE)/notifier.pot services/notifier/src/notifier
 	.venv/bin/pybabel update --no-fuzzy-matching -w 120 -D notifier \
 	  -i $(NOTIFIER_LOCALE)/notifier.pot -d $(NOTIFIER_LOCALE)
+	.venv/bin/pybabel extract --no-location --omit-header --sort-output -w 120 -F $(PAGES_LOCALE)/babel.cfg \
+	  -o $(PAGES_LOCALE)/pages.pot $(PAGES_LOCALE)/..
+	.venv/bin/pybabel update --no-fuzzy-matching -w 120 -D pages -i $(PAGES_LOCALE)/pages.pot -d $(PAGES_LOCALE)
 
 docs: venv ## regenerate docs/api/*.openapi.json and docs/configuration.md from the code (tests/docs checks them)
 	$(PY) docs/generate.py

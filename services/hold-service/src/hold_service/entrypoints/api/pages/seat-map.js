@@ -50,7 +50,7 @@ function clockOffset(date) {
   return Number.isNaN(date) ? 0 : date + 1000 - Date.now();
 }
 
-function say(text) { $("message").textContent = text; }
+function say(text) { $("message").textContent = text; }  // a live region: screen readers announce it
 
 function saveHold(hold) {
   state.hold = hold;
@@ -86,13 +86,13 @@ function drawMap(map) {
     grid.append(line);
   }
   for (const code of map.seats.keys()) drawSeat(code);
-  drawPriceLegend($("prices"), map.prices);
+  drawPriceLegend($("prices"), map.prices, map.currency);
   drawPanel();
 }
 
 function changed(map, change) {
   for (const { code, status } of change.seats) {
-    if (status !== "AVAILABLE" && state.picked.delete(code) && !mine(code)) say(`${code} was just taken.`);
+    if (status !== "AVAILABLE" && state.picked.delete(code) && !mine(code)) say(_("{seat} was just taken.", { seat: code }));
     drawSeat(code);
   }
   drawPanel();
@@ -105,8 +105,13 @@ function drawSeat(code) {
   button.dataset.mine = String(status !== "AVAILABLE" && mine(code));
   button.dataset.picked = String(state.picked.has(code));
   button.disabled = status !== "AVAILABLE" || Boolean(state.hold && state.hold.status === "HELD");
-  const category = CATEGORY_NAMES[button.dataset.category] || button.dataset.category;
-  button.title = `${code} (${category}): ${button.dataset.mine === "true" ? "yours" : status.toLowerCase()}`;
+  describeSeat(button, status);
+}
+
+function redraw() {  // the page's language changed (i18n.js): every text drawn again
+  if (live.version !== null) drawMap(live);
+  drawPanel();
+  showState($("live").dataset.state);
 }
 
 function pick(code) {
@@ -114,7 +119,7 @@ function pick(code) {
     state.picked.delete(code);
     state.types.delete(code);
   }
-  else if (state.picked.size >= MAX_SEATS) return say(`At most ${MAX_SEATS} seats at once.`);
+  else if (state.picked.size >= MAX_SEATS) return say(_("At most {count} seats at once.", { count: MAX_SEATS }));
   else state.picked.add(code);
   drawSeat(code);
   drawPanel();
@@ -123,16 +128,18 @@ function pick(code) {
 function drawPanel() {
   const held = state.hold && state.hold.status === "HELD";
   const picked = [...state.picked];
-  $("picked").textContent = picked.length ? `Picked: ${picked.join(", ")}` : `Pick up to ${MAX_SEATS} seats.`;
-  drawTicketChoices($("ticket-types"), held ? [] : picked, live.places, live.prices, state.types, drawPanel);
+  $("picked").textContent = picked.length ? _("Picked: {seats}", { seats: picked.join(", ") })
+    : _("Pick up to {count} seats.", { count: MAX_SEATS });
+  drawTicketChoices($("ticket-types"), held ? [] : picked, live.places, live.prices, state.types, drawPanel,
+                    live.currency);
   $("hold").disabled = held || picked.length === 0 || !state.token;
   drawCategories();
   $("hold-best").disabled = held || !state.token || !$("best-category").options.length;
   $("my-hold").hidden = !held;
   if (held) {
     $("my-seats").textContent = state.hold.seats.join(", ");
-    $("amount").textContent = money(state.hold.amountCents);
-    $("my-tickets").textContent = ticketsText(state.hold.tickets);
+    $("amount").textContent = money(state.hold.amountCents, state.hold.currency || live.currency);
+    $("my-tickets").textContent = ticketsText(state.hold.tickets, state.hold.currency || live.currency);
   }
   $("customer").textContent = state.token ? customerOf(state.token) ?? "?" : "nobody (no token)";
 }
@@ -141,7 +148,7 @@ function drawCategories() {  // the categories the hall sells, once its prices a
   const select = $("best-category");
   const categories = Object.keys(live.prices || {});
   if (select.options.length === categories.length) return;
-  select.replaceChildren(...categories.map((c) => new Option(c, c)));
+  select.replaceChildren(...categories.map((c) => new Option(categoryName(c), c)));
 }
 
 function hold() {
@@ -163,14 +170,16 @@ async function askHold(body) {
     state.picked.clear();
     state.types.clear();
     saveHold({ ...r.body, status: "HELD", attempt: 0, offsetMs: clockOffset(r.date) });
-    say("");
+    announceHold(state.hold);
   } else if (r.status === 409 && r.body && r.body.together === false) {
-    say(`No ${body.best.count} ${body.best.category} seats side by side are free: try fewer seats or another category.`);
+    say(_("No {count} {category} seats side by side are free: try fewer seats or another category.",
+          { count: body.best.count, category: categoryName(body.best.category) }));
   } else if (r.status === 409 && r.body && r.body.error === "LONE_SEAT") {
     const instead = r.body.suggested || [];
-    say(`That would leave seat ${r.body.seats.join(", ")} alone.` + (instead.length ? ` Try ${instead.join(", ")}.` : ""));
+    say(_("That would leave seat {seats} alone.", { seats: r.body.seats.join(", ") })
+        + (instead.length ? " " + _("Try {seats}.", { seats: instead.join(", ") }) : ""));
   } else if (r.status === 409 && r.body && r.body.seats) {
-    say(`Taken meanwhile: ${r.body.seats.join(", ")}.`);
+    say(_("Taken meanwhile: {seats}.", { seats: r.body.seats.join(", ") }));
   } else if (r.status === 403 && r.body && r.body.error === "ADMISSION_REQUIRED") {
     state.admission = null;  // no token yet, or it lapsed, or the turn ended: (back) to the queue
     say("");
@@ -179,7 +188,7 @@ async function askHold(body) {
     say("Your token was refused: paste a new one.");
     $("token-box").hidden = false;
   } else {
-    say((r.body && r.body.message) || `The hold failed (${r.status}).`);
+    say((r.body && r.body.message) || _("The hold failed ({status}).", { status: r.status }));
   }
   drawPanel();
 }
@@ -194,14 +203,17 @@ function queued(s) {
   stage("queue");
   $("queue-position").textContent = s.position === null || s.position === undefined ? "-" : String(s.position);
   $("queue-wait").textContent = waitText(s.estimatedWaitSeconds);
-  $("queue-note").textContent = s.retrying ? "The queue is busy; trying again in a moment."
-    : s.opensAt && s.position === null ? `The queue opens at ${when(s.opensAt)}; places are drawn then.` : "";
+  $("queue-note").textContent = s.retrying ? _("The queue is busy; trying again in a moment.")
+    : s.opensAt && s.position === null ? _("The queue opens at {time}; places are drawn then.", { time: when(s.opensAt) })
+      : "";
 }
 
 function admitted(admission) {  // null: no waiting room (or it was turned off)
   state.admission = admission;
   stage("map");
-  if (admission) say(`It is your turn: choose your seats and hold them before ${when(admission.expiresAt)}.`);
+  if (admission) {
+    say(_("It is your turn: choose your seats and hold them before {time}.", { time: when(admission.expiresAt) }));
+  }
   if (!state.mapStarted) {
     state.mapStarted = true;
     live.start();
@@ -214,19 +226,20 @@ function soldOut(message) {
 }
 
 function when(iso, zone) {  // the cinema's clock when its time zone is known
-  return new Date(iso).toLocaleString([], { dateStyle: "full", timeStyle: "short", timeZone: zone || undefined });
+  return localeTime(iso, { dateStyle: "full", timeStyle: "short", timeZone: zone || undefined });
 }
 
 async function showShowtime() {  // the film and its start, from the (public, cached) seat map
   const r = await api(`/showtimes/${showtimeId}/seats`);
   if (r.status !== 200) {
-    $("title").textContent = r.status === 404 ? "No such showtime" : "The showtime cannot be shown now";
+    $("title").textContent = r.status === 404 ? _("No such showtime") : _("The showtime cannot be shown now");
     return false;
   }
   $("title").textContent = r.body.title;
   $("starts-at").textContent = r.body.startsAt ? when(r.body.startsAt, r.body.timeZone) : "";
   if (r.body.cinema) $("starts-at").textContent += `, ${[r.body.cinema, r.body.hall].filter(Boolean).join(", ")}`;
-  document.title = `${r.body.title}: pick your seats`;
+  document.title = _("{title}: pick your seats", { title: r.body.title });
+  live.currency = r.body.currency || live.currency;
   return true;
 }
 
@@ -242,15 +255,16 @@ function tick() {
   const left = Date.parse(state.hold.expiresAt) - (Date.now() + state.hold.offsetMs);
   const seconds = Math.max(0, Math.ceil(left / 1000));
   $("countdown").textContent = `${String(Math.floor(seconds / 60)).padStart(2, "0")}:${String(seconds % 60).padStart(2, "0")}`;
+  warnExpiry(state.hold, seconds);
   if (left <= 0 && !state.hold.paymentId) {
-    say("Your hold expired: the seats are free again for everyone.");
+    say(_("Your hold expired: the seats are free again for everyone."));
     saveHold(null);
   }
 }
 
 function showState(text) {
   $("live").dataset.state = text;
-  $("live").textContent = text;
+  $("live").textContent = streamStateName(text);
 }
 
 async function main() {
@@ -267,6 +281,8 @@ async function main() {
   $("hold-best").addEventListener("click", holdBest);
   $("checkout").addEventListener("click", checkout);
   $("release").addEventListener("click", release);
+  keyboardSeats($("map"));
+  document.addEventListener("localechange", redraw);
   state.paymentUrl = (await api("/pages/config.json")).body.paymentUrl;
   if (!await showShowtime()) return;
   setInterval(tick, 250);

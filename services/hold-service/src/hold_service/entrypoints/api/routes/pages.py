@@ -15,11 +15,13 @@ from ticketing.api.errors import not_found
 
 from hold_service.domain.model import MAX_SHOWTIME_ID
 from hold_service.entrypoints.api.deps import DepsDep
+from hold_service.entrypoints.api.page_catalogues import catalogues_script
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
 PAGES = FilePath(__file__).resolve().parents[1] / "pages"
 MEDIA = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css"}
 FILES = {path.name: (path.read_bytes(), MEDIA[path.suffix]) for path in PAGES.iterdir() if path.suffix in MEDIA}
+FILES["catalogues.js"] = (catalogues_script(), MEDIA[".js"])  # the pages' languages (i18n.js), compiled here
 ShowtimeId = Annotated[int, Path(ge=1, le=MAX_SHOWTIME_ID)]
 
 
