@@ -25,13 +25,18 @@ from aiokafka.errors import KafkaError
 from ticketing.cli import booking, dev, dlq, stores
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ticketing", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ticketing", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (dev, stores, dlq, booking):
         module.register(sub)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
     except (asyncpg.PostgresError, KafkaError, OSError, ValueError) as exc:  # say it in one line, no traceback
