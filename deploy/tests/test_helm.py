@@ -110,7 +110,15 @@ def test_migrations_then_topics_run_as_hooks(manifests: list[dict[str, Any]]) ->
     for name in migrations:
         [container] = jobs[name]["spec"]["template"]["spec"]["containers"]
         assert container["args"][2] == "migrate"
+
         assert {e["name"] for e in container["env"]} == {"LOG_LEVEL", "DATABASE_URL"}
+
+
+def test_the_topics_job_sets_the_retention_of_the_topics_and_their_dlqs(manifests: list[dict[str, Any]]) -> None:
+    [topics] = by_kind(manifests, "Job")["ticketing-topics"]["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in topics["env"]}
+    assert (env["KAFKA_TOPIC_RETENTION_HOURS"], env["KAFKA_DLQ_RETENTION_HOURS"]) == ("336", "720")
+    assert topics["args"][-1] == "topics"  # `ticketing topics`: it sets them on topics already there too
 
 
 def test_cluster_mode_runs_two_of_every_role_apart_and_keeps_one_up(helm: str) -> None:

@@ -20,8 +20,9 @@ import yaml
 from notifier.entrypoints import consumer as notifier_consumer
 from ticketing.cli import build_parser
 from ticketing.events.topics import TOPICS
+from ticketing.kafka import topic_configs
 from ticketing.logs import configure_logging, log_action
-from ticketing.settings import SERVICE_DATABASES
+from ticketing.settings import SERVICE_DATABASES, KafkaSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -159,3 +160,22 @@ def test_the_consumer_guide_installs_what_the_example_imports_before_running_it(
     [install] = [words for words in lines if "install" in words]  # a bare `python` has none of them
     run = next(words for words in lines if any(w.endswith("seat_map_consumer.py") for w in words))
     assert third_party <= set(install) and run[0] != "python", (install, run)
+
+
+def test_the_retention_the_consumer_guide_and_asyncapi_quote_is_what_the_platform_sets() -> None:
+    settings = KafkaSettings(_env_file=None)
+    chart = yaml.safe_load((ROOT / "deploy" / "helm" / "ticketing" / "values.yaml").read_text())["kafka"]["topics"]
+    assert (chart["retentionHours"], chart["dlqRetentionHours"]) == (
+        settings.kafka_topic_retention_hours, settings.kafka_dlq_retention_hours)
+    guide = (ROOT / "docs" / "events" / "README.md").read_text()
+    rows = re.findall(r"^\| ((?:`[\w.-]+`(?:, )?)+) \| `(\w+)` \| (\d+) \((\d+) hours", guide, re.MULTILINE)
+    quoted = {t: (policy, ms, hours) for names, policy, ms, hours in rows for t in re.findall(r"`([\w.-]+)`", names)}
+    bindings = {c["address"]: c["bindings"]["kafka"]["topicConfiguration"]
+                for c in yaml.safe_load((ROOT / "docs" / "events" / "asyncapi.yaml").read_text())["channels"].values()}
+    assert set(quoted) == set(TOPICS) == set(bindings)
+    for topic in TOPICS:
+        configs = topic_configs(topic, settings)
+        hours = int(configs["retention.ms"]) // 3_600_000
+        assert quoted[topic] == (configs["cleanup.policy"], configs["retention.ms"], str(hours)), topic
+        assert bindings[topic] == {"cleanup.policy": [configs["cleanup.policy"]],
+                                   "retention.ms": int(configs["retention.ms"])}, topic
