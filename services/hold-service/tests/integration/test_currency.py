@@ -10,8 +10,10 @@ import uuid
 from typing import Any
 
 import pytest
+from hold_service.adapters import repository
 from hold_service.entrypoints.worker import sweep
-from ticketing.events import decode_booking_event
+from ticketing.envelope import sql_form
+from ticketing.events import BOOKING_EVENT_TYPES, BOOKING_EVENTS, decode_booking_event
 
 pytestmark = pytest.mark.integration
 
@@ -26,9 +28,10 @@ async def events(db: Any, booking_id: str) -> dict[str, dict[str, Any]]:
 
 
 async def test_a_showtime_s_currency_is_beside_every_amount_and_in_its_money_events(start, db, h) -> None:
+    cinema = f"Currency {uuid.uuid4().hex[:8]}"
     async with start(currency="GBP", catalogue_cache_seconds=0) as svc:
-        own = await svc.showtime_of(currency="USD", startsAt="2031-07-01T20:00:00Z", cinema="Currency Own")
-        default = await svc.showtime_of(startsAt="2031-07-01T21:00:00Z", cinema="Currency Own")
+        own = await svc.showtime_of(currency="USD", startsAt="2031-07-01T20:00:00Z", cinema=cinema)
+        default = await svc.showtime_of(startsAt="2031-07-01T21:00:00Z", cinema=cinema)
         for sid, currency in ((own, "USD"), (default, "GBP")):
             seat_map = (await svc.client.get(f"/showtimes/{sid}/seats")).json()
             assert seat_map["currency"] == currency and seat_map["prices"]["STANDARD"]["ADULT"] == 1200
@@ -42,7 +45,7 @@ async def test_a_showtime_s_currency_is_beside_every_amount_and_in_its_money_eve
             [booking] = (await svc.client.get("/bookings", headers=h.auth(customer))).json()["bookings"]
             assert (booking["amountCents"], booking["currency"]) == (2400, currency)
         listed = (await svc.client.get("/showtimes", params={"from": "2031-07-01T00:00:00Z",
-                                                              "cinema": "Currency Own"})).json()["showtimes"]
+                                                              "cinema": cinema})).json()["showtimes"]
         assert [(s["showtimeId"], s["currency"]) for s in listed] == [(own, "USD"), (default, "GBP")]
 
 
@@ -66,3 +69,17 @@ async def test_a_showtime_of_the_previous_release_is_given_the_deployment_s_curr
         assert await db.fetchval("SELECT currency FROM showtime WHERE showtime_id = $1", sid) == "SEK"
         r = await svc.hold(sid, ["F2"])
         assert (await events(db, r.json()["bookingId"]))["SeatsHeld"]["data"]["currency"] == "SEK"
+
+
+async def test_the_previous_release_s_pods_write_no_currency_on_the_new_schema(start, db, monkeypatch) -> None:
+    """0.1.0's consumers refuse a field they do not know: its hold-service pods, still serving while an upgrade
+    rolls out (or again after a rollback), call the migrated functions with their own form and get no currency."""
+    async with start(currency="USD") as svc:
+        sid = await svc.showtime()
+        monkeypatch.setattr(repository, "FORM", sql_form(BOOKING_EVENTS, source="hold-service"))  # 0.1.0's
+        r = await svc.hold(sid, ["F1"])
+        await svc.book(r.json()["bookingId"], paid=1200)
+        sent = await events(db, r.json()["bookingId"])
+        assert "currency" not in sent["SeatsHeld"]["data"] and "currency" not in sent["BookingConfirmed"]["data"]
+        for event in sent.values():  # what 0.1.0's strict reading accepts
+            BOOKING_EVENT_TYPES[event["type"]].model_validate_json(json.dumps(event))

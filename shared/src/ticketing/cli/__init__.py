@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib import metadata
 
 import asyncpg
 from aiokafka.errors import KafkaError
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ticketing", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {metadata.version('ticketing')}")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (dev, stores, dlq, booking):
         module.register(sub)

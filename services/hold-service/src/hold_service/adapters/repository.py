@@ -34,7 +34,9 @@ from hold_service.service_layer.ports import (
 Q = Queries.load(sql_dir(hold_service.__file__) / "holds.sql")
 CAP_REFUSED = "HL429"  # SQLSTATE of the commit-time cap check (check_customer_seat_cap, sql/schema.sql)
 CANCELLED_SHOWTIME = "HL409"  # SQLSTATE of a hold or booking meeting its showtime's cancellation (schema.sql)
-FORM = sql_form(BOOKING_EVENTS, source="hold-service")  # the envelope of the events written in SQL
+# The envelope of the events written in SQL; "currency": the events with an amount carry the showtime's. The
+# previous release's form lacks it, so its pods write none while an upgrade rolls out or after a rollback.
+FORM = orjson.dumps({**orjson.loads(sql_form(BOOKING_EVENTS, source="hold-service")), "currency": True}).decode()
 
 
 def cause() -> str:

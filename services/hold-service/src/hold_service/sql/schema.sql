@@ -122,7 +122,9 @@ DECLARE
     n INT := coalesce(cardinality(changes), 0);
     last BIGINT;
     state TEXT;
-    money JSONB;  -- {"currency": ...} for an event that carries an amount; {} when the showtime has none yet
+    -- {"currency": ...} for an event that carries an amount, when the caller's form asks for it (the previous
+    -- release's does not: its consumers refuse a field they do not know); {} when the showtime has none yet
+    money JSONB;
     occurred TEXT := iso_utc(clock_timestamp());
 BEGIN
     IF n = 0 THEN
@@ -148,7 +150,8 @@ BEGIN
                      'eventId', c.id, 'type', c.change->>'type', 'occurredAt', occurred,
                      'bookingId', c.change->'booking', 'showtimeId', showtime, 'customerId', c.change->'customer',
                      'data', c.change->'data' || jsonb_build_object('seatMapVersion', last - n + c.i)
-                             || CASE WHEN c.change->'data' ? 'amountCents' THEN money ELSE '{}' END) AS envelope
+                             || CASE WHEN c.change->'data' ? 'amountCents' AND (form->>'currency')::boolean
+                                     THEN money ELSE '{}' END) AS envelope
           FROM (SELECT c.change, c.i, gen_random_uuid() AS id  -- one id per change (a volatile call per row)
                 FROM unnest(changes) WITH ORDINALITY AS c(change, i)) c) e
     ORDER BY e.i;
