@@ -62,8 +62,9 @@ def schema_files(root: Path) -> list[Path]:
 def dotenv() -> dict[str, str]:
     """The local stack's settings (.env: database roles, secrets), given to the old process as its environment."""
     path = REPO_ROOT / ".env"
-    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if "=" in line and not line.startswith("#"))
-    return {k.strip(): v.strip().strip('"').strip("'") for k, v in pairs} if path.exists() else {}
+    lines = path.read_text().splitlines() if path.exists() else []
+    pairs = (line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+    return {k.strip(): v.strip().strip('"').strip("'") for k, v in pairs}
 
 
 def test_the_previous_release_runs_a_booking_journey_on_this_release_s_schema(tmp_path: Path) -> None:
