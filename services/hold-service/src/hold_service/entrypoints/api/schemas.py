@@ -214,7 +214,7 @@ class SeatMapPublic(BaseModel):
     hall: str | None
     timeZone: str
     prices: dict[Category, dict[TicketType, int]] = Field(description="Cents by seat category and ticket type.")
-    currency: str | None = Field(default=None, description="The prices' currency (ISO 4217, upper case); null only "
+    currency: str | None = Field(default=None, description="The prices' currency (ISO 4217, upper case); absent only "
                                  "for a showtime of the previous release not yet given the deployment's.")
     version: int
     seats: list[SeatPublic]
