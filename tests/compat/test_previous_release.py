@@ -81,7 +81,8 @@ def test_the_previous_release_runs_a_booking_journey_on_this_release_s_schema(tm
     assert migrated.returncode == 0, migrated.stderr[-2000:]
 
     sources = [old / "shared" / "src", old / "testing" / "src", *sorted(old.glob("services/*/src"))]
-    environment = {**dotenv(), **os.environ, "TICKETING_TEST_DATABASE": database,
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}  # a run of its own
+    environment = {**dotenv(), **inherited, "TICKETING_TEST_DATABASE": database,
                    "PYTHONPATH": os.pathsep.join(str(p) for p in sources), "PYTHONDONTWRITEBYTECODE": "1"}
     probe = subprocess.run([sys.executable, "-c", "import hold_service, ticketing; print(hold_service.__file__, "
                             "ticketing.__file__)"], cwd=old, env=environment, capture_output=True, text=True)
