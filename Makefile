@@ -8,7 +8,8 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster
+        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster \
+        version
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -48,6 +49,9 @@ migrate-test: ## recreate the test database ticketing_test from the migrations (
 
 topics: ## create the Kafka topics (idempotent)
 	@.venv/bin/ticketing topics
+
+version: ## the release's version (VERSION), checked against the packages, uv.lock, the chart and the CHANGELOG (SET=x.y.z writes it)
+	@python3 deploy/release/version.py $(if $(SET),set $(SET))
 
 browser: ## Debian's chromium and chromium-driver for the page tests (apt, installed if missing)
 	@deploy/local/browser.sh

@@ -54,8 +54,15 @@ class KafkaSettings(BaseSettings):
     """Replicas of each topic created by `ticketing topics` (and the chart's topic Job); existing topics are
     left as they are."""
     kafka_topic_min_insync_replicas: int | None = Field(default=None, ge=1)
-    """`min.insync.replicas` of the topics created; unset: the broker's default. At most the replication
-    factor."""
+    """`min.insync.replicas` of the topics (set on existing ones too by `ticketing topics`); unset: the broker's
+    default. At most the replication factor."""
+    kafka_topic_retention_hours: int = Field(default=336, ge=1)
+    """How long the event topics (booking-events, voucher-reserved) keep a message before the broker deletes it
+    (cleanup.policy delete; 336: 14 days). Set by `ticketing topics` and the chart's topics Job on new and
+    existing topics; a consumer group stopped for longer misses messages."""
+    kafka_dlq_retention_hours: int = Field(default=720, ge=1)
+    """How long a DLQ topic (booking-events.DLQ, voucher-reserved.DLQ) keeps a dead letter (720: 30 days), time
+    to look at it and replay it (`ticketing dlq`); set like KAFKA_TOPIC_RETENTION_HOURS."""
     kafka_topic_partitions: dict[str, int] = Field(default_factory=dict)
     """Partitions of the topics created, a JSON object such as {"booking-events": 48}; a topic not named keeps
     the catalogue's count."""

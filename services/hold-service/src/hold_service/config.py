@@ -108,6 +108,9 @@ class HoldSettings(TokenSettings):
     checkin_clock_skew_seconds: float = Field(default=120, ge=0)
     """How far in the future an offline scan's `at` may be (a scanner's clock ahead of ours); further: that
     scan is refused (VALIDATION_ERROR), the others are decided."""
+    currency: str = Field(default="EUR", pattern=r"^[A-Z]{3}$")
+    """The currency of the prices (ISO 4217, upper case) of a showtime created without one of its own; shown
+    with every amount (seat map, what's on, bookings) and carried by the events that carry money."""
     catalogue_cache_seconds: float = Field(default=2.0, ge=0)
     """How long an API process serves one answer of GET /showtimes from memory before asking Postgres
     again (the catalogue may be this stale)."""

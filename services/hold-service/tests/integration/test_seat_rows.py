@@ -37,7 +37,7 @@ async def test_a_hold_its_expiry_the_next_hold_and_a_release_update_the_seats_in
     await transaction.start()
     try:
         assert await db.fetchval(Q.insert_showtime, sid, "HOT", datetime(2031, 1, 1, tzinfo=UTC), 1000,
-                                 '{"STANDARD": {"ADULT": 1000}}', None, None, None, "UTC", False) == sid
+                                 '{"STANDARD": {"ADULT": 1000}}', None, None, None, "UTC", False, "EUR") == sid
         await db.execute(Q.insert_seats, sid, seats, ["STANDARD"] * 2, ["A"] * 2, [1, 2], [1, 2])
         before = await db.fetchrow(COUNTERS)
         live = uuid.uuid4()

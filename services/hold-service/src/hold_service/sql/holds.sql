@@ -1,8 +1,12 @@
+-- name: adopt_currency
+-- Showtimes created without a currency (by the previous release, during an upgrade) get the deployment's ($1).
+UPDATE showtime SET currency = $1 WHERE currency IS NULL;
+
 -- name: insert_showtime
--- Create a showtime ($10: the no-lone-seat rule); returns nothing when the id already exists.
+-- Create a showtime ($10: the no-lone-seat rule, $11 its currency); returns nothing when the id already exists.
 INSERT INTO showtime (showtime_id, title, starts_at, price_cents, prices, duration_minutes, cinema, hall, time_zone,
-                      no_lone_seat)
-VALUES ($1, $2, $3, $4, $5::text::jsonb, $6, $7, $8, $9, $10)
+                      no_lone_seat, currency)
+VALUES ($1, $2, $3, $4, $5::text::jsonb, $6, $7, $8, $9, $10, $11)
 ON CONFLICT DO NOTHING
 RETURNING showtime_id;
 
@@ -355,7 +359,7 @@ SELECT confirm_hold($1, $2, $3, $4::text::jsonb, $5::text::jsonb) AS version;
 -- snapshot plus the later changes is the map): a hold past its time shows HELD until its release is recorded,
 -- with a version, by the sweeper or by a hold that takes its seats. No row: no such showtime.
 SELECT s.seat_map_version AS version, s.title, s.starts_at, s.duration_minutes, s.cinema, s.hall, s.time_zone,
-       s.prices::text,
+       s.prices::text, s.currency,
        coalesce(array_agg(ARRAY[ss.seat_code::text, ss.status::text, ss.category, ss.row_name, ss.x::text]
                           ORDER BY length(substring(ss.seat_code FROM '^[A-Z]+')),
                                    substring(ss.seat_code FROM '^[A-Z]+') COLLATE "C",
@@ -396,7 +400,8 @@ SELECT json_build_object('showtimes', coalesce(json_agg(json_build_object(
                           WHEN NOT on_sale(c.status, c.starts_at, $4) THEN 'CLOSED'
                           WHEN c.seats_available = 0 THEN 'SOLD_OUT'
                           ELSE 'ON_SALE' END,
-           'seatsAvailable', c.seats_available, 'fromPriceCents', c.price_cents, 'waitingRoom', c.waiting_room)
+           'seatsAvailable', c.seats_available, 'fromPriceCents', c.price_cents, 'currency', c.currency,
+           'waitingRoom', c.waiting_room)
        ORDER BY c.starts_at, c.showtime_id), '[]'))::text AS body
 FROM (SELECT s.*,
              (SELECT count(*) FROM show_seat ss
@@ -412,7 +417,7 @@ FROM (SELECT s.*,
 SELECT b.hold_id, b.booking_id, b.customer_id, b.showtime_id, b.seats, b.amount_cents, b.expires_at, b.payment_id,
        b.created_at, b.tickets::text,
        CASE WHEN hold_expired(b.status, b.expires_at) THEN 'EXPIRED' ELSE b.status END AS status,
-       s.title, s.starts_at, s.cinema, s.hall, s.time_zone, b.checked_in_at
+       s.title, s.starts_at, s.cinema, s.hall, s.time_zone, s.currency, b.checked_in_at
 FROM booking b JOIN showtime s ON s.showtime_id = b.showtime_id
 WHERE b.customer_id = $1
 ORDER BY b.created_at DESC, b.hold_id
