@@ -34,8 +34,7 @@ from hold_service.service_layer.ports import (
 Q = Queries.load(sql_dir(hold_service.__file__) / "holds.sql")
 CAP_REFUSED = "HL429"  # SQLSTATE of the commit-time cap check (check_customer_seat_cap, sql/schema.sql)
 CANCELLED_SHOWTIME = "HL409"  # SQLSTATE of a hold or booking meeting its showtime's cancellation (schema.sql)
-# The envelope of the events written in SQL; "currency": the events with an amount carry the showtime's. The
-# previous release's form lacks it, so its pods write none while an upgrade rolls out or after a rollback.
+# The events written in SQL's envelope; "currency": those with an amount carry the showtime's (0.1.0's pods: none).
 FORM = orjson.dumps({**orjson.loads(sql_form(BOOKING_EVENTS, source="hold-service")), "currency": True}).decode()
 
 
@@ -85,9 +84,8 @@ def cap_refusal(exc: asyncpg.PostgresError) -> TooManySeatsHeld | ShowtimeClosed
 
 
 async def take(conn: Conn, request: TakeSeats, cause: str = "[]", beside_locked: bool = False) -> Verdict:
-    """One hold, one statement (sql take_seats), its events carrying the `cause` headers (JSON); raises
-    TooManySeatsHeld when the cap refuses at COMMIT. Under the no-lone-seat rule, unless `beside_locked` says the
-    caller's transaction holds the seats beside them, a transaction locks those (sql lock_beside) and asks again."""
+    """One hold (sql take_seats), its events with the `cause` headers (JSON); TooManySeatsHeld if the cap refuses at
+    COMMIT. Under the no-lone-seat rule, unless `beside_locked`, it first locks the seats beside (sql lock_beside)."""
     args = (request.showtime_id, request.seats, request.hold_id, request.customer_id, request.ttl_seconds,
             request.booking_id, request.cap, cause, FORM, request.types(), request.close_minutes)
     try:
