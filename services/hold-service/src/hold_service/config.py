@@ -144,9 +144,15 @@ class HoldSettings(TokenSettings):
     waiting_room_auto_check_seconds: float = Field(default=5, gt=0)
     """How often the worker's `rooms` role looks at the open automatic rooms (to close them)."""
 
+    contacts_api_key: str = ""
+    """The key the notifier sends (X-Api-Key) to read a booking's buyer contact, GET /buyer-contacts/{bookingId}
+    (a secret, at least 32 characters outside dev; the notifier's CONTACTS_API_KEY); empty: that route answers
+    404 and ticket e-mails go only to the notifier's directory."""
+
     def secrets(self) -> dict[str, str]:
         key = DEV_DEFAULT_SECRET if self.qr_signing_key == DEV_QR_SIGNING_KEY else self.qr_signing_key
-        return {**super().secrets(), "QR_SIGNING_KEY": key}
+        contacts = {"CONTACTS_API_KEY": self.contacts_api_key} if self.contacts_api_key else {}
+        return {**super().secrets(), "QR_SIGNING_KEY": key, **contacts}
 
     @field_validator("qr_verify_keys", mode="before")
     @classmethod
