@@ -72,13 +72,13 @@ async def test_an_unmapped_provider_uses_our_role_names() -> None:
 async def test_a_subject_gets_one_customer_id_and_its_contact_is_passed_on() -> None:
     ids = Subjects()
     v = verifier(KEYCLOAK, ids)
-    claims = {"realm_access": {"roles": ["cinema-customer"]}, "email": "ana@example.test", "email_verified": True,
+    claims = {"realm_access": {"roles": ["cinema-customer"]}, "email": "ana@example.com", "email_verified": True,
               "name": "Ana Lima", "locale": "es"}
     first = await v.verify(token(**claims))
     again = await v.verify(token(**claims, iat=1))  # another token of the same subject
     other = await v.verify(token(**claims, sub="another-subject"))
     assert first.customer_id == again.customer_id == 10**12 and other.customer_id == 10**12 + 1
-    assert ids.contacts[0] == ProviderContact("ana@example.test", True, "Ana Lima", "es")
+    assert ids.contacts[0] == ProviderContact("ana@example.com", True, "Ana Lima", "es")
 
 
 async def test_a_customer_id_claim_or_a_numeric_sub_is_the_id_itself() -> None:

@@ -144,6 +144,13 @@ class HoldSettings(TokenSettings):
     waiting_room_auto_check_seconds: float = Field(default=5, gt=0)
     """How often the worker's `rooms` role looks at the open automatic rooms (to close them)."""
 
+    oidc_issuer_url: str = ""
+    """The identity provider the pages sign customers and staff in with (OpenID Connect discovery from
+    <issuer>/.well-known/openid-configuration; Keycloak: https://<host>/realms/<realm>); empty: the pages take a
+    pasted token (the dev path, `make token`). The APIs check its tokens through JWT_JWKS_URL."""
+    oidc_client_id: str = ""
+    """The pages' client at the identity provider: a public client (no secret) with the authorization code flow,
+    PKCE and the pages' addresses as redirect URIs."""
     contacts_api_key: str = ""
     """The key the notifier sends (X-Api-Key) to read a booking's buyer contact, GET /buyer-contacts/{bookingId}
     (a secret, at least 32 characters outside dev; the notifier's CONTACTS_API_KEY); empty: that route answers

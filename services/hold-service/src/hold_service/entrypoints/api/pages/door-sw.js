@@ -6,7 +6,8 @@
 
 const SHELL = "ticketing-door-shell";
 const PAGE = "/pages/door";
-const FILES = [PAGE, "/pages/assets/pages.css", "/pages/assets/tickets.js", "/pages/assets/door-offline.js",
+const FILES = [PAGE, "/pages/assets/pages.css", "/pages/assets/oidc-client-ts.min.js", "/pages/assets/auth.js",
+               "/pages/assets/tickets.js", "/pages/assets/door-offline.js",
                "/pages/assets/door-camera.js", "/pages/assets/door.js"];
 
 self.addEventListener("install", (event) => {

@@ -62,7 +62,7 @@ function showState(text) {
 }
 
 const ROOM_POLL_MS = 3000;
-let adminToken = localStorage.getItem("ticketing.admin-token");
+const adminToken = () => Auth.token();  // an operator (admin) signed in, or a pasted token (auth.js)
 
 function showRoom(text, active = "-", rate = "-") {
   $("queue-length").textContent = text;
@@ -79,9 +79,9 @@ function roomState(room) {
 }
 
 async function drawRoom() {
-  if (!adminToken) return showRoom("paste an operator token above");
+  if (!adminToken()) return showRoom(Auth.withProvider ? "sign in as an operator" : "paste an operator token above");
   const r = await fetch(`/admin/showtimes/${showtimeId}/waiting-room`,
-                        { headers: { authorization: `Bearer ${adminToken}` } }).catch(() => null);
+                        { headers: { authorization: `Bearer ${adminToken()}` } }).catch(() => null);
   const room = r && r.ok ? await r.json() : null;
   if (r && r.status === 401) return showRoom("token refused");
   if (r && r.status === 404) {  // never configured, and never opened itself
@@ -97,9 +97,9 @@ async function drawRoom() {
 }
 
 async function drawCheckins() {
-  if (!adminToken) return;
+  if (!adminToken()) return;
   const r = await fetch(`/showtimes/${showtimeId}/checkins`,
-                        { headers: { authorization: `Bearer ${adminToken}` } }).catch(() => null);
+                        { headers: { authorization: `Bearer ${adminToken()}` } }).catch(() => null);
   if (!r || !r.ok) return;
   const c = await r.json();
   $("checked-in").textContent = `${c.admittedBookings} of ${c.bookings} bookings `
@@ -108,10 +108,10 @@ async function drawCheckins() {
 
 const showtimeId = showtimeFromPath();
 $("showtime").textContent = `Showtime ${showtimeId}`;
-$("token-box").hidden = Boolean(adminToken);
+Auth.ready.then(() => { $("token-box").hidden = Boolean(adminToken()) || Auth.withProvider; });
+Auth.onChange(() => { drawRoom(); drawCheckins(); });
 $("save-token").addEventListener("click", () => {
-  adminToken = $("token").value.trim();
-  localStorage.setItem("ticketing.admin-token", adminToken);
+  Auth.usePasted($("token").value.trim());
   $("token-box").hidden = true;
   drawRoom();
   drawCheckins();
