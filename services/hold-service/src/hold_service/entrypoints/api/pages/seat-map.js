@@ -282,6 +282,7 @@ async function main() {
   });
   Auth.onChange(drawPanel);
   backFromSignIn(await Auth.ready);
+  $("token-box").hidden = Boolean(Auth.token()) || Auth.withProvider;  // the dev path: its box, as before
   $("hold").addEventListener("click", hold);
   $("hold-best").addEventListener("click", holdBest);
   $("checkout").addEventListener("click", checkout);
