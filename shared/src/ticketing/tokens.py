@@ -21,8 +21,16 @@ from typing import Any
 
 import jwt
 
-from ticketing.auth import (ALGORITHM, AUDIENCE, ISSUER, PROVIDER_CLAIMS, InvalidToken, Principal, decode_claims,
-                            principal_of)
+from ticketing.auth import (
+    ALGORITHM,
+    AUDIENCE,
+    ISSUER,
+    PROVIDER_CLAIMS,
+    InvalidToken,
+    Principal,
+    decode_claims,
+    principal_of,
+)
 from ticketing.identity import ClaimMapping, CustomerIds, ProviderContact
 from ticketing.jwks import JwksKeys
 from ticketing.settings import TokenSettings

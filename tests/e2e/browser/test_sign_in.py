@@ -18,7 +18,6 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -130,11 +129,11 @@ async def test_a_customer_looks_signs_in_on_hold_comes_back_to_his_seats_pays_an
     sid, title = await new_showtime(idp_stack)
     context = await browser.new_context(viewport={"width": 1100, "height": 760})
     page = await context.new_page()
-    await page.goto(f"{idp_stack.url['hold']}/pages/")
-    await page.get_by_text(title).first.click()  # what's on, with no account
+    await page.goto(f"{idp_stack.url['hold']}/pages/?day=2")  # what's on, with no account
+    await page.locator(f'#showtimes [data-showtime="{sid}"] a').click()
     await page.wait_for_url(f"**/pages/showtimes/{sid}")
     await expect(seat(page, "A1")).to_be_visible(timeout=30_000)
-    await expect(page.locator("#prices")).to_contain_text("12.50")
+    await expect(page.locator("#prices")).to_contain_text("€12.50")
     await expect(page.locator("#customer")).to_have_text("nobody (not signed in)")
     for code in ("A3", "A4"):
         await seat(page, code).click()

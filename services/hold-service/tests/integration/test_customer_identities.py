@@ -8,8 +8,6 @@ import asyncio
 import uuid
 from typing import Any
 
-
-
 KEY = "k" * 40
 
 
@@ -34,7 +32,8 @@ async def test_a_subject_gets_one_customer_id_even_asked_at_once(start: Any, h: 
 async def test_the_notifier_reads_the_buyers_latest_contact_with_the_key(start: Any, h: Any) -> None:
     async with start(contacts_api_key=KEY) as svc:
         body = subject(email="old@example.com", emailVerified=False, name="Bao", locale="vi")
-        customer = (await svc.client.post("/customer-ids", json=body, headers=h.auth(0, "service"))).json()["customerId"]
+        made = await svc.client.post("/customer-ids", json=body, headers=h.auth(0, "service"))
+        customer = made.json()["customerId"]
         await svc.client.post("/customer-ids", json={**body, "email": "bao@example.com", "emailVerified": True},
                               headers=h.auth(0, "service"))
         sid = await svc.showtime()

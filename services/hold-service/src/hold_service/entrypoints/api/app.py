@@ -16,12 +16,20 @@ from ticketing.logs import configure_logging
 from ticketing.redis_client import redis_ready
 from ticketing.tokens import TokenVerifier
 
+from hold_service.adapters.identities import PgCustomerIds
 from hold_service.bootstrap import bootstrap
 from hold_service.config import HoldSettings
 from hold_service.entrypoints.api.client_address import ClientAddress
-from hold_service.adapters.identities import PgCustomerIds
-from hold_service.entrypoints.api.routes import (cancellations, catalogue, door, holds, identities, pages, showtimes,
-                                                waiting_room)
+from hold_service.entrypoints.api.routes import (
+    cancellations,
+    catalogue,
+    door,
+    holds,
+    identities,
+    pages,
+    showtimes,
+    waiting_room,
+)
 from hold_service.entrypoints.api.seat_map_stream import end_streams_on_signal, quiet_dropped_streams
 
 

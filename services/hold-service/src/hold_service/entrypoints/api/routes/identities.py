@@ -11,8 +11,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Request
 from pydantic import BaseModel, Field
 from ticketing.api.errors import ApiError
-from ticketing.auth import Principal
 from ticketing.api.security import require_role
+from ticketing.auth import Principal
 from ticketing.identity import ProviderContact
 
 from hold_service.adapters.identities import PgCustomerIds
