@@ -43,7 +43,10 @@ const Auth = (() => {
   }
 
   async function start() {
-    const config = await fetch("/pages/config.json").then((r) => r.json()).catch(() => ({}));
+    // Kept for the tab: a door scanner reopened without the network still knows its provider.
+    const config = await fetch("/pages/config.json").then((r) => r.json())
+      .then((c) => { sessionStorage.setItem("ticketing.config", JSON.stringify(c)); return c; })
+      .catch(() => JSON.parse(sessionStorage.getItem("ticketing.config") || "{}"));
     if (!config.oidcIssuerUrl || typeof oidc === "undefined") return null;
     manager = new oidc.UserManager(settings(config));
     manager.events.addUserLoaded((u) => { user = u; changed(); });
