@@ -195,6 +195,8 @@ class TokenSettings(ServiceSettings):
                              "tokens must carry in iss and aud)")
         if self.jwt_jwks_url and self.app_env != "dev" and not self.jwt_jwks_url.startswith("https://"):
             raise ValueError("JWT_JWKS_URL must be https outside dev: whoever answers it decides which tokens pass")
+        if wrong := sorted(set(self.jwt_role_map.values()) - {"customer", "staff", "admin"}):
+            raise ValueError(f"JWT_ROLE_MAP maps to customer, staff or admin only, not {', '.join(wrong)}")
         return self
 
 

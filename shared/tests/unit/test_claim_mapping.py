@@ -97,3 +97,9 @@ def test_the_mapping_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     s = TokenSettings(app_env="dev", jwt_roles_claim="realm_access.roles", customer_ids_url="http://127.0.0.1:8001")
     v = TokenVerifier.from_settings(s)
     assert v.mapping == ClaimMapping("realm_access.roles", {"door": "staff"}, "") and v.customer_ids is not None
+
+
+def test_a_role_map_naming_a_role_we_do_not_have_is_refused_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JWT_ROLE_MAP", '{"door": "staff", "robots": "service"}')
+    with pytest.raises(ValueError, match="service"):
+        TokenSettings(app_env="dev")

@@ -176,6 +176,8 @@ class HoldSettings(TokenSettings):
     def _no_dev_ticket_key_outside_dev(self) -> HoldSettings:
         if self.app_env != "dev" and public_key_text(private_key_from_seed(DEV_QR_SIGNING_KEY)) in self.qr_verify_keys:
             raise ValueError("QR_VERIFY_KEYS lists the dev key outside dev: anyone could forge tickets")
+        if bool(self.oidc_issuer_url) != bool(self.oidc_client_id):
+            raise ValueError("OIDC_ISSUER_URL and OIDC_CLIENT_ID go together (the pages' provider and their client)")
         return self
 
     @field_validator("trusted_proxies", mode="before")

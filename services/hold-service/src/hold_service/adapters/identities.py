@@ -25,11 +25,28 @@ class BuyerContact:
     locale: str | None
 
 
+MAX_REMEMBERED = 100_000
+
+
 class PgCustomerIds(CustomerIds):
+    """A subject seen again with the same contact (its next token, another process' answer) costs no query: the
+    id never changes, and the contact is written only when it did."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
+        self._known: dict[tuple[str, str], tuple[ProviderContact, int]] = {}  # the contact this process last wrote
 
     async def resolve(self, issuer: str, subject: str, contact: ProviderContact) -> int:
+        known = self._known.get((issuer, subject))
+        if known is not None and known[0] == contact:
+            return known[1]
+        customer_id = await self._resolved(issuer, subject, contact)
+        if len(self._known) >= MAX_REMEMBERED:
+            self._known.pop(next(iter(self._known)))
+        self._known[(issuer, subject)] = (contact, customer_id)
+        return customer_id
+
+    async def _resolved(self, issuer: str, subject: str, contact: ProviderContact) -> int:
         async with self.pool.acquire() as conn:
             found = await conn.fetchval(Q.resolve_identity, issuer, subject, contact.email, contact.email_verified,
                                         contact.name, contact.locale)
