@@ -276,13 +276,11 @@ async function main() {
     drawPanel();
     enter();
   });
-  $("change-token").addEventListener("click", (e) => {
-    e.preventDefault();
-    if (Auth.withProvider) Auth.signOut(); else $("token-box").hidden = false;
-  });
+  $("change-token").addEventListener("click", (e) => { e.preventDefault(); $("token-box").hidden = false; });
   Auth.onChange(drawPanel);
   backFromSignIn(await Auth.ready);
   $("token-box").hidden = Boolean(Auth.token()) || Auth.withProvider;  // the dev path: its box, as before
+  $("change-token").hidden = Auth.withProvider;  // with the provider: the header's Sign out
   $("hold").addEventListener("click", hold);
   $("hold-best").addEventListener("click", holdBest);
   $("checkout").addEventListener("click", checkout);
