@@ -39,10 +39,13 @@ start() {
     wait "$tools" || true
     echo "deploy-tests: finished in $((SECONDS - started)) s"
     started=$SECONDS
-    if wait "$idp"; then
-      .venv/bin/pytest -p no:cacheprovider --timeout 600 -q -rA -m idp tests/e2e/browser/test_sign_in.py || rc=$?
+    # A test database of their own: the main suite copies the databases of its workers from the shared one, which
+    # PostgreSQL does only while nobody is connected to it.
+    if wait "$idp" && deploy/local/migrate.sh --fresh ticketing_test_idp >var/deploy/idp-db.log 2>&1; then
+      TICKETING_TEST_DATABASE=ticketing_test_idp \
+        .venv/bin/pytest -p no:cacheprovider --timeout 600 -q -rA -m idp tests/e2e/browser/test_sign_in.py || rc=$?
     else
-      cat var/deploy/idp.log; rc=1
+      cat var/deploy/idp.log var/deploy/idp-db.log 2>/dev/null; rc=1
     fi
     deploy/local/idp.sh down || true
     echo "sign-in-tests: finished in $((SECONDS - started)) s"
