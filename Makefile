@@ -9,7 +9,7 @@ PYTEST := .venv/bin/pytest
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
         bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster \
-        version
+        version idp-up idp-down test-idp
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -83,9 +83,9 @@ test: infra topics migrate-test contract-tools browser ## infra (idempotent) + l
 TEST_WORKERS ?= 2
 test-suite: ## the main suite alone (after make migrate-test): in parallel, then the serial tests
 	@export TICKETING_RUN_STARTED_AT=$$(date +%s); rc=0; \
-	  $(PYTEST) -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 -m "not serial" \
+	  $(PYTEST) -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 -m "not serial and not idp" \
 	    || rc=1; \
-	  $(PYTEST) -p no:cacheprovider -m serial || rc=1; exit $$rc
+	  $(PYTEST) -p no:cacheprovider -m "serial and not idp" || rc=1; exit $$rc
 
 test-readme: ## the README's path: make up, make down and up at once, make demo (small), make down
 	@deploy/tests/readme_path.sh
@@ -98,6 +98,16 @@ cluster-down: ## stop cluster mode (its data stays; deploy/local/cluster.sh clea
 
 cluster-status: ## what cluster mode runs where
 	@deploy/local/cluster.sh status
+
+idp-up: ## a Keycloak for dev and the sign-in tests on :8180 (fetched from Maven Central; realm deploy/local/idp/)
+	@deploy/local/idp.sh up
+
+idp-down: ## stop that Keycloak
+	@deploy/local/idp.sh down
+
+test-idp: infra migrate-test browser ## the sign-in tests alone (pytest -m idp): Keycloak up, the browser journeys, Keycloak down
+	@deploy/local/idp.sh up && rc=0; $(PYTEST) -p no:cacheprovider -q -m idp tests/e2e/browser/test_sign_in.py || rc=1; \
+	  deploy/local/idp.sh down; exit $$rc
 
 test-cluster: infra ## the cluster fault run alone (R16): cluster up on ports of its own, journeys and faults, checker, down
 	$(PYTEST) -p no:cacheprovider -q -s deploy/tests/test_cluster_faults.py

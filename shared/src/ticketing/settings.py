@@ -178,6 +178,19 @@ class TokenSettings(ServiceSettings):
     jwt_jwks_refresh_cooldown_seconds: float = Field(default=30.0, ge=0)
     """The least time between two reads of the provider's keys, so that made-up key ids cannot make us
     hammer it."""
+    jwt_roles_claim: str = "role"
+    """Where a provider's token states its holder's roles: a claim name or a dotted path (Keycloak:
+    realm_access.roles), holding a string or a list of strings (docs/sign-in.md)."""
+    jwt_role_map: dict[str, str] = Field(default_factory=dict)
+    """The provider's role names -> ours (customer, staff, admin), a JSON object such as
+    {"cinema-staff": "staff"}; empty: the provider uses our names. Of several roles the strongest wins."""
+    jwt_customer_id_claim: str = ""
+    """A claim of the provider's tokens that carries our customer id (ASCII digits); empty: a numeric `sub` is
+    the id, any other `sub` is mapped to an id of ours at its first sign-in (hold-service keeps the mapping)."""
+    customer_ids_url: str = ""
+    """hold-service's base URL, where this service asks for the customer id of a provider's subject (not
+    hold-service itself, which keeps the mapping; payment-service: its HOLD_SERVICE_URL when empty); empty:
+    provider tokens need a numeric `sub` or JWT_CUSTOMER_ID_CLAIM."""
 
     def secrets(self) -> dict[str, str]:
         return {**super().secrets(), "JWT_SECRET": self.jwt_secret}
@@ -189,6 +202,8 @@ class TokenSettings(ServiceSettings):
                              "tokens must carry in iss and aud)")
         if self.jwt_jwks_url and self.app_env != "dev" and not self.jwt_jwks_url.startswith("https://"):
             raise ValueError("JWT_JWKS_URL must be https outside dev: whoever answers it decides which tokens pass")
+        if wrong := sorted(set(self.jwt_role_map.values()) - {"customer", "staff", "admin"}):
+            raise ValueError(f"JWT_ROLE_MAP maps to customer, staff or admin only, not {', '.join(wrong)}")
         return self
 
 

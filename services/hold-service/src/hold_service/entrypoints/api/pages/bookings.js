@@ -1,15 +1,15 @@
 // My bookings (GET /bookings, the signed-in customer's own), newest first: each with its seats and tickets, a
 // booked one with its QR ticket (the one its e-mail carries) and a Cancel button while cancelling is allowed
-// (the server decides: 409 CANCELLATION_CLOSED after the deadline). The token is the seat-map page's.
+// (the server decides: 409 CANCELLATION_CLOSED after the deadline). The customer signs in first (auth.js).
 "use strict";
 
 const STATUS_TEXT = { HELD: N_("held, not paid yet"), BOOKED: N_("booked"), CANCELLED: N_("cancelled (refunded in full)"),
                       RELEASED: N_("released"), EXPIRED: N_("expired") };
 const el = (id) => document.getElementById(id);
-let token = localStorage.getItem("ticketing.token");
 
-async function call(url, method = "GET") {
-  const r = await fetch(url, { method, headers: { authorization: `Bearer ${token}` } });
+async function call(url, method = "GET", renewed = false) {
+  const r = await fetch(url, { method, headers: { authorization: `Bearer ${Auth.token()}` } });
+  if (r.status === 401 && !renewed && await Auth.renew()) return call(url, method, true);
   return { status: r.status, body: r.headers.get("content-type")?.includes("json") ? await r.json() : await r.text() };
 }
 
@@ -70,11 +70,7 @@ async function cancelBooking(b, button) {
 
 async function show() {
   const r = await call("/bookings");
-  if (r.status === 401) {
-    el("token-box").hidden = false;
-    el("message").textContent = "Your token was refused: paste a new one.";
-    return;
-  }
+  if (r.status === 401) return signInFirst();
   if (r.status !== 200) {
     el("message").textContent = _("Your bookings cannot be shown now ({status}).", { status: r.status });
     return;
@@ -83,16 +79,20 @@ async function show() {
   if (!r.body.bookings.length) el("message").textContent = _("No bookings yet.");
 }
 
-function main() {
-  el("token-box").hidden = Boolean(token);
+function signInFirst() {
+  el("token-box").hidden = Auth.withProvider;
+  el("message").textContent = Auth.withProvider ? _("Sign in to see your bookings.") : _("Paste your customer token.");
+}
+
+async function main() {
   el("save-token").addEventListener("click", () => {
-    token = el("token").value.trim();
-    localStorage.setItem("ticketing.token", token);
+    Auth.usePasted(el("token").value.trim());
     el("token-box").hidden = true;
     show();
   });
-  document.addEventListener("localechange", () => { if (token) show(); });
-  if (token) show();
+  document.addEventListener("localechange", () => { if (Auth.token()) show(); });
+  await Auth.ready;
+  if (Auth.token()) show(); else signInFirst();
 }
 
 main();

@@ -72,7 +72,7 @@ async function release() {
 // A reload of the page: the hold kept in this browser, as the server sees it now. True when there is one to
 // show (then the map comes at once: a live hold's seats are the customer's whatever the room says).
 async function resume() {
-  if (!state.hold || state.hold.status !== "HELD" || !state.token) return false;
+  if (!state.hold || state.hold.status !== "HELD" || !Auth.token()) return false;
   const r = await api(`/holds/${state.hold.holdId}`);
   if (r.status !== 200 || r.body.status === "EXPIRED" || r.body.status === "RELEASED") {
     saveHold(null);

@@ -13,7 +13,7 @@
 const $ = (id) => document.getElementById(id);
 const POLL_MS = 5000;  // the counter refreshed, and a queue the server did not take sent again
 const memory = new DoorMemory();
-const state = { token: localStorage.getItem("ticketing.staff-token"), counts: null, syncing: false };
+const state = { counts: null, syncing: false };  // the staff member's token: Auth.token() (auth.js)
 
 const showtimeId = () => Number($("showtime").value) || null;
 const door = () => $("door").value.trim();
@@ -43,14 +43,14 @@ function answer(outcome, verdict, detail) {
 }
 
 async function api(url, options = {}) {
-  const r = await fetch(url, { ...options, headers: { authorization: `Bearer ${state.token}`,
+  const r = await fetch(url, { ...options, headers: { authorization: `Bearer ${Auth.token()}`,
                                                       "content-type": "application/json" } });
   return { status: r.status, body: r.headers.get("content-type")?.includes("json") ? await r.json() : {} };
 }
 
 function askForToken(text) {
-  $("token-box").hidden = false;
-  answer("refused", "Sign in", text);
+  $("token-box").hidden = Auth.withProvider;  // with the chain's sign-in: its button in the header
+  answer("refused", "Sign in", Auth.withProvider ? "Sign in as door staff." : text);
 }
 
 async function check(text) {
@@ -111,7 +111,7 @@ function conflictLine(scan, result) {
 }
 
 async function sync() {
-  if (!memory.queue().length || !state.token || state.syncing) return;
+  if (!memory.queue().length || !Auth.token() || state.syncing) return;
   state.syncing = true;
   try {
     const totals = { sent: 0, refused: 0 };
@@ -132,7 +132,7 @@ async function sync() {
 // One part of the queue to the server; whether it took it.
 async function sendPart(totals) {
   $("sync-state").textContent = _("Sending...");
-  const sent = await memory.sync(state.token);
+  const sent = await memory.sync(Auth.token());
   if (sent === null) {
     showNetwork(false);
     return false;
@@ -170,7 +170,7 @@ function drawCounter() {
 }
 
 async function drawCounts() {
-  if (!showtimeId() || !state.token || !navigator.onLine) return drawCounter();
+  if (!showtimeId() || !Auth.token() || !navigator.onLine) return drawCounter();
   const r = await api(`/showtimes/${showtimeId()}/checkins`).catch(() => null);
   if (r && r.status === 200) state.counts = r.body;
   if (r && r.status < 500) showNetwork(true);
@@ -225,10 +225,12 @@ async function main() {
   // The page kept in this browser (door-sw.js), so that the scanner opens again without the network.
   if ("serviceWorker" in navigator) navigator.serviceWorker.register("/pages/door-sw.js", { scope: "/pages/door" })
     .catch(() => {});
-  $("token-box").hidden = Boolean(state.token);
+  await Auth.ready;
+  $("token-box").hidden = Boolean(Auth.token()) || Auth.withProvider;
+  if (!Auth.token() && Auth.withProvider) askForToken("");
+  Auth.onChange(() => { drawCounts(); sync(); });
   $("save-token").addEventListener("click", () => {
-    state.token = $("token").value.trim();
-    localStorage.setItem("ticketing.staff-token", state.token);
+    Auth.usePasted($("token").value.trim());
     $("token-box").hidden = true;
     answer("idle", "Ready", "Scan a ticket.");
     drawCounts();

@@ -72,7 +72,7 @@ function describeCell(cell, status) {
 }
 
 const ROOM_POLL_MS = 3000;
-let adminToken = localStorage.getItem("ticketing.admin-token");
+const adminToken = () => Auth.token();  // an operator (admin) signed in, or a pasted token (auth.js)
 
 function showRoom(text, active = "-", rate = "-") {
   $("queue-length").textContent = text;
@@ -92,9 +92,9 @@ function roomState(room) {
 }
 
 async function drawRoom() {
-  if (!adminToken) return showRoom(_("paste an operator token above"));
+  if (!adminToken()) return showRoom(Auth.withProvider ? _("sign in as an operator") : _("paste an operator token above"));
   const r = await fetch(`/admin/showtimes/${showtimeId}/waiting-room`,
-                        { headers: { authorization: `Bearer ${adminToken}` } }).catch(() => null);
+                        { headers: { authorization: `Bearer ${adminToken()}` } }).catch(() => null);
   const room = r && r.ok ? await r.json() : null;
   if (r && r.status === 401) return showRoom(_("token refused"));
   if (r && r.status === 404) {  // never configured, and never opened itself
@@ -110,9 +110,9 @@ async function drawRoom() {
 }
 
 async function drawCheckins() {
-  if (!adminToken) return;
+  if (!adminToken()) return;
   const r = await fetch(`/showtimes/${showtimeId}/checkins`,
-                        { headers: { authorization: `Bearer ${adminToken}` } }).catch(() => null);
+                        { headers: { authorization: `Bearer ${adminToken()}` } }).catch(() => null);
   if (!r || !r.ok) return;
   const c = await r.json();
   $("checked-in").textContent = _("{admitted} of {bookings} bookings ({admittedSeats} of {seats} seats)", {
@@ -121,10 +121,10 @@ async function drawCheckins() {
 
 const showtimeId = showtimeFromPath();
 $("showtime").textContent = _("Showtime {showtime}", { showtime: showtimeId });
-$("token-box").hidden = Boolean(adminToken);
+Auth.ready.then(() => { $("token-box").hidden = Boolean(adminToken()) || Auth.withProvider; });
+Auth.onChange(() => { drawRoom(); drawCheckins(); });
 $("save-token").addEventListener("click", () => {
-  adminToken = $("token").value.trim();
-  localStorage.setItem("ticketing.admin-token", adminToken);
+  Auth.usePasted($("token").value.trim());
   $("token-box").hidden = true;
   drawRoom();
   drawCheckins();

@@ -2,8 +2,8 @@
 // then the live seat map: pick up to 8 seats (or ask for the best N seats of a category side by side: best
 // available), hold them (with the room's admission token), a countdown to the
 // hold's expiry, checkout on the gateway's hosted page (payment-service's POST /holds/{id}/checkout gives its
-// URL), the result. The customer token is the one `make token` prints, pasted once and kept in this browser
-// (localStorage); production would take it from the chain's sign-in instead (docs/pages.md).
+// URL), the result. Looking needs no account: the film, the seat map and its prices are shown to anyone; Hold
+// asks for the sign-in (auth.js) and the customer comes back from it to the seats he had picked.
 "use strict";
 
 const MAX_SEATS = 8;
@@ -11,7 +11,6 @@ const showtimeId = showtimeFromPath();
 const $ = (id) => document.getElementById(id);
 const seatButtons = new Map();
 const state = {
-  token: localStorage.getItem("ticketing.token"),
   picked: new Set(),
   types: new Map(),  // picked seat -> its ticket type (tickets.js)
   hold: JSON.parse(localStorage.getItem(`ticketing.hold.${showtimeId}`) || "null"),
@@ -27,18 +26,14 @@ function uid() {  // crypto.randomUUID needs a secure context; http://<host> of 
   return crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }
 
-function customerOf(token) {
-  try {
-    return JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).sub;
-  } catch {
-    return null;
-  }
-}
-
-async function api(url, { method = "GET", body, headers = {} } = {}) {
+async function api(url, { method = "GET", body, headers = {} } = {}, renewed = false) {
   const all = { ...headers, ...(body ? { "content-type": "application/json" } : {}) };
-  if (state.token) all.authorization = `Bearer ${state.token}`;
+  const token = Auth.token();
+  if (token) all.authorization = `Bearer ${token}`;
   const response = await fetch(url, { method, headers: all, body: body ? JSON.stringify(body) : undefined });
+  if (response.status === 401 && token && !renewed && await Auth.renew()) {  // a lapsed session, renewed once
+    return api(url, { method, body, headers }, true);
+  }
   const json = response.status === 204 ? null : await response.json().catch(() => null);
   return { status: response.status, body: json, headers: response.headers,
            date: Date.parse(response.headers.get("date")) };
@@ -132,16 +127,16 @@ function drawPanel() {
     : _("Pick up to {count} seats.", { count: MAX_SEATS });
   drawTicketChoices($("ticket-types"), held ? [] : picked, live.places, live.prices, state.types, drawPanel,
                     live.currency);
-  $("hold").disabled = held || picked.length === 0 || !state.token;
+  $("hold").disabled = held || picked.length === 0;  // not signed in yet: Hold asks for it
   drawCategories();
-  $("hold-best").disabled = held || !state.token || !$("best-category").options.length;
+  $("hold-best").disabled = held || !$("best-category").options.length;
   $("my-hold").hidden = !held;
   if (held) {
     $("my-seats").textContent = state.hold.seats.join(", ");
     $("amount").textContent = money(state.hold.amountCents, state.hold.currency || live.currency);
     $("my-tickets").textContent = ticketsText(state.hold.tickets, state.hold.currency || live.currency);
   }
-  $("customer").textContent = state.token ? customerOf(state.token) ?? "?" : "nobody (no token)";
+  $("customer").textContent = Auth.who() ?? _("nobody (not signed in)");
 }
 
 function drawCategories() {  // the categories the hall sells, once its prices are known
@@ -160,7 +155,26 @@ function holdBest() {  // best available: the platform chooses the seats, side b
   return askHold({ best: { count: Number($("best-count").value), category: $("best-category").value } });
 }
 
+// Not signed in: off to the sign-in, and back to these seats (their ticket types too) after it.
+async function signInFirst() {
+  if (Auth.token()) return false;
+  const picked = { showtimeId, picked: [...state.picked], types: [...state.types] };
+  if (!await Auth.signIn(picked)) {
+    say("Sign in first: paste your token.");
+    $("token-box").hidden = false;
+  }
+  return true;
+}
+
+function backFromSignIn(returned) {
+  if (!returned || returned.showtimeId !== showtimeId) return;
+  for (const code of returned.picked || []) state.picked.add(code);
+  for (const [code, type] of returned.types || []) state.types.set(code, type);
+  say("You are signed in: your seats are still picked. Hold them.");
+}
+
 async function askHold(body) {
+  if (await signInFirst()) return;
   $("hold").disabled = true;
   $("hold-best").disabled = true;
   const headers = { "idempotency-key": uid() };
@@ -185,8 +199,7 @@ async function askHold(body) {
     say("");
     room.join();
   } else if (r.status === 401) {
-    say("Your token was refused: paste a new one.");
-    $("token-box").hidden = false;
+    signInAgain();
   } else {
     say((r.body && r.body.message) || _("The hold failed ({status}).", { status: r.status }));
   }
@@ -243,11 +256,14 @@ async function showShowtime() {  // the film and its start, from the (public, ca
   return true;
 }
 
+function signInAgain() {
+  say(Auth.withProvider ? "Your sign-in has lapsed: sign in again." : "Your token was refused: paste a new one.");
+  if (!Auth.withProvider) $("token-box").hidden = false;
+}
+
 async function enter() {  // through the waiting room, if the showtime has one on
-  if (await room.enter() === 401) {
-    say("Your token was refused: paste a new one.");
-    $("token-box").hidden = false;
-  }
+  if (!Auth.token()) return admitted(null);  // looking needs no account; a hold asks for the room if it is on
+  if (await room.enter() === 401) signInAgain();
 }
 
 function tick() {
@@ -268,15 +284,17 @@ function showState(text) {
 }
 
 async function main() {
-  $("token-box").hidden = Boolean(state.token);
   $("save-token").addEventListener("click", () => {
-    state.token = $("token").value.trim();
-    localStorage.setItem("ticketing.token", state.token);
+    Auth.usePasted($("token").value.trim());
     $("token-box").hidden = true;
     drawPanel();
     enter();
   });
   $("change-token").addEventListener("click", (e) => { e.preventDefault(); $("token-box").hidden = false; });
+  Auth.onChange(drawPanel);
+  backFromSignIn(await Auth.ready);
+  $("token-box").hidden = Boolean(Auth.token()) || Auth.withProvider;  // the dev path: its box, as before
+  $("change-token").hidden = Auth.withProvider;  // with the provider: the header's Sign out
   $("hold").addEventListener("click", hold);
   $("hold-best").addEventListener("click", holdBest);
   $("checkout").addEventListener("click", checkout);
@@ -286,8 +304,7 @@ async function main() {
   state.paymentUrl = (await api("/pages/config.json")).body.paymentUrl;
   if (!await showShowtime()) return;
   setInterval(tick, 250);
-  if (!state.token) return;  // the token box first; saving it enters
-  if (!await resume()) await enter();
+  if (!Auth.token() || !await resume()) await enter();
   drawPanel();
 }
 
