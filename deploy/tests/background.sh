@@ -42,7 +42,9 @@ start() {
     # A test database of their own: the main suite copies the databases of its workers from the shared one, which
     # PostgreSQL does only while nobody is connected to it.
     if wait "$idp" && deploy/local/migrate.sh --fresh ticketing_test_idp >var/deploy/idp-db.log 2>&1; then
-      TICKETING_TEST_DATABASE=ticketing_test_idp \
+      # On the shared PostgreSQL server, which the main suite's serial phase restarts (R12): the lock.
+      mkdir -p var/run
+      TICKETING_TEST_DATABASE=ticketing_test_idp flock var/run/postgres-faults.lock \
         .venv/bin/pytest -p no:cacheprovider --timeout 600 -q -rA -m idp tests/e2e/browser/test_sign_in.py || rc=$?
     else
       cat var/deploy/idp.log var/deploy/idp-db.log 2>/dev/null; rc=1
