@@ -28,16 +28,16 @@ LAYOUT = [{"row": "A", "blocks": [{"from": 1, "to": 4, "category": "VIP"}]},
 PRICES = {"STANDARD": {"ADULT": 1200, "CHILD": 800}, "VIP": {"ADULT": 1800}, "ACCESSIBLE": {"ADULT": 1200}}
 
 
-async def categorised_showtime(stack: Any, minutes: int = 45) -> tuple[int, int]:
+async def categorised_showtime(stack: Any, minutes: int = 45, currency: str = "EUR") -> tuple[int, int]:
     """A showtime with VIP, wheelchair and standard seats starting in `minutes` (inside the door's window, on
-    sale), and the what's-on day (0 = today, UTC) it is listed under."""
+    sale), priced in `currency`, and the what's-on day (0 = today, UTC) it is listed under."""
     sid = random.randint(10**9, 2**52)
     starts = datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=minutes)
     async with httpx.AsyncClient() as client:
         r = await client.post(f"{stack.hold_url}/admin/showtimes", headers=admin(stack), json={
             "showtimeId": sid, "title": "Dune: Part Three", "startsAt": starts.isoformat(), "durationMinutes": 166,
             "cinema": f"Cinema {sid % 10**6}", "hall": "Sala 3", "timeZone": "UTC", "layout": LAYOUT,
-            "prices": PRICES})
+            "prices": PRICES, "currency": currency})
     assert r.status_code == 201, r.text
     return sid, (starts.date() - datetime.now(UTC).date()).days
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from babel.messages.pofile import read_po
 from hold_service.entrypoints.api.page_catalogues import catalogue_path
-from playwright.async_api import Page, Route, expect
+from playwright.async_api import Page, expect
 from ticketing.auth import issue_token
 
 from .axe import assert_accessible
@@ -43,9 +43,9 @@ async def speaks(page: Page, language: str, name: str, screenshots: Any) -> None
     await page.screenshot(path=str(screenshots / f"{name}-{language}.png"), full_page=True)
 
 
-async def queued(browser: Any, context: Any, stack: Any) -> Page:
-    """A page of `context` (its customer signed in) in the queue of a showtime whose room lets one in at a time,
-    another customer in."""
+async def queued(browser: Any, page: Page, stack: Any) -> Page:
+    """`page` (its tab signed in: the token lives in the tab's sessionStorage) in the queue of a showtime whose room
+    lets one in at a time, another customer in."""
     sid = await new_showtime(stack, {"A": 2}, title="Queue")
     async with httpx.AsyncClient() as client:
         r = await client.put(f"{stack.hold_url}/admin/showtimes/{sid}/waiting-room", headers=admin(stack),
@@ -53,7 +53,6 @@ async def queued(browser: Any, context: Any, stack: Any) -> Page:
     assert r.status_code == 200, r.text
     first = random.randint(10**6, 10**9)
     await on_the_map(await signed_in(browser, stack, sid, first), first)
-    page = await context.new_page()  # signed in already (the context's customer)
     await page.goto(f"{stack.hold_url}/pages/showtimes/{sid}")
     await expect(page.locator("#queue-position")).to_have_text("1")
     return page
@@ -85,7 +84,7 @@ async def test_every_page_speaks_the_customers_language(browser, page_stack, scr
     await expect(page.locator("#bookings .qr svg")).to_be_visible()
     await speaks(page, language, "my-bookings", screenshots)
 
-    await speaks(await queued(browser, context, page_stack), language, "waiting-room", screenshots)
+    await speaks(await queued(browser, page, page_stack), language, "waiting-room", screenshots)
 
     ticket = (await booked(page_stack, sid, ["B5"]))["ticket"]
     door = await context.new_page()
@@ -106,14 +105,8 @@ async def test_every_page_speaks_the_customers_language(browser, page_stack, scr
 
 async def test_the_locale_comes_from_the_page_and_from_the_sign_in_and_money_from_the_showtime(browser,
                                                                                               page_stack) -> None:
-    sid, _ = await categorised_showtime(page_stack)
+    sid, _ = await categorised_showtime(page_stack, currency="USD")
     page = await (await browser.new_context(locale="en-US")).new_page()
-
-    async def in_dollars(route: Route) -> None:  # the field another change adds to the API's answers
-        answer = await route.fetch()
-        await route.fulfill(response=answer, json={**await answer.json(), "currency": "USD"})
-
-    await page.route(f"**/showtimes/{sid}/seats", in_dollars)
     await page.goto(f"{page_stack.hold_url}/pages/showtimes/{sid}?locale=vi")  # the page is given a locale
     await expect(page.locator("html")).to_have_attribute("lang", "vi")
     await expect(page.locator("#token-box label")).to_have_text("Token khách hàng của bạn")
