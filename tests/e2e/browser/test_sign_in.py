@@ -141,7 +141,9 @@ async def test_a_customer_looks_signs_in_on_hold_comes_back_to_his_seats_pays_an
     await keycloak_login(page, "alice", "alice-dev")
 
     await page.wait_for_url(f"**/pages/showtimes/{sid}")
-    await expect(page.locator("#picked")).to_have_text("Picked: A3, A4", timeout=30_000)
+    # Alice's provider gives her `locale` as Spanish: the page speaks it once she is signed in
+    await expect(page.locator("html")).to_have_attribute("lang", "es", timeout=30_000)
+    await expect(page.locator("#picked")).to_have_text("Elegidos: A3, A4", timeout=30_000)
     await expect(page.locator("#customer")).to_have_text("Alice Almeida")
     assert "code=" not in page.url
     stored = await page.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('oidc.'))")
@@ -151,8 +153,8 @@ async def test_a_customer_looks_signs_in_on_hold_comes_back_to_his_seats_pays_an
     assert (await held.value).status == 201
     booking_id = await page.evaluate("state.hold.bookingId")
     await pay(page)
-    await expect(page.locator("#result")).to_have_text("Booked: A3, A4. Your tickets are on their way by e-mail.",
-                                                       timeout=BOOKING_TIMEOUT_MS)
+    await expect(page.locator("#result")).to_have_text(
+        "Reservado: A3, A4. Tus entradas te llegan por correo electrónico.", timeout=BOOKING_TIMEOUT_MS)
     await page.screenshot(path=str(screenshots / "sign-in-booked.png"), full_page=True)
 
     await page.goto(f"{idp_stack.url['hold']}/pages/bookings")
