@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster
+        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster bench-pg-path
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -86,7 +86,7 @@ test-suite: ## the main suite alone (after make migrate-test): in parallel, then
 test-readme: ## the README's path: make up, make down and up at once, make demo (small), make down
 	@deploy/tests/readme_path.sh
 
-cluster-up: venv env ## cluster mode: 3 Kafka brokers, a Redis Cluster, every API twice behind HAProxy, every worker twice
+cluster-up: venv env ## cluster mode: 3 Kafka brokers, a Redis Cluster, Patroni (3 PostgreSQL nodes), every API and worker twice
 	@deploy/local/cluster.sh up
 
 cluster-down: ## stop cluster mode (its data stays; deploy/local/cluster.sh clean removes it)
@@ -164,6 +164,10 @@ bench-holds: infra topics migrate-test bench-tools ## hold throughput and latenc
 bench-cluster: infra migrate-test bench-tools ## holds/s through HAProxy to one and two API instances, beside direct and bare
 	@deploy/local/cluster.sh tools
 	$(PY) tests/bench/bench_cluster.py
+
+bench-pg-path: infra migrate-test bench-tools ## holds/s on one PostgreSQL, a Patroni primary direct and via HAProxy, statement cache off
+	@deploy/local/cluster.sh tools
+	$(PY) tests/bench/bench_pg_path.py
 
 bench-overload: infra migrate-test bench-tools ## L4: holds offered 0.5x-4x their capacity, shedding on, signed callbacks beside the 4x
 	$(PY) tests/bench/bench_overload.py
