@@ -1,15 +1,18 @@
-"""R16 and R20 (docs/reliability.md): cluster mode under faults. `make test` runs it beside the main suite (background.sh).
+"""R16 and R20 (docs/reliability.md): cluster mode under faults. `make test` runs it beside the main suite
+(background.sh).
 
 The cluster of deploy/local/cluster.sh (three Kafka brokers, topics with replication factor 3 and min ISR 2,
-a Redis Cluster of three masters with a replica each, every API twice behind HAProxy, every worker role
+a Redis Cluster of three masters with a replica each, PostgreSQL as a Patroni cluster of three nodes in
+synchronous mode behind an HAProxy following the primary, every API twice behind HAProxy, every worker role
 twice), on ports and a database of its own. Random journeys (R14, tests/e2e/journeys.py) and a steady hold
 load go through the balancer while, in turn, the broker leading most booking-events partitions, a Redis
-master, one hold-service API instance and hold-service's relay leader are killed with SIGKILL, and a
+master, one hold-service API instance and hold-service's relay leader are killed with SIGKILL, a
 payment-service worker is stopped (SIGSTOP) past its consumer session, and the PostgreSQL primary is killed
 (SIGKILL of its postmaster: Patroni promotes the synchronous standby, the old primary rejoins as a standby);
-each is brought back. Then the saga checker (tests/e2e/saga): every invariant, 0 events lost, duplicates absorbed, no 5xx but 503. Printed: the
-checker's report, the failover's figures (promotion, rejoin, kill to the first hold granted after it, the
-503s meanwhile) and, per 5 s window, the answers, the calls without one and the p99, with the fault under way.
+each is brought back. Then the saga checker (tests/e2e/saga): every invariant, 0 events lost, duplicates
+absorbed, no 5xx but 503. Printed: the checker's report, the failover's figures (promotion, rejoin, kill to
+the first hold granted after it, the answers meanwhile) and, per 5 s window, the answers, the calls without
+one and the p99, with the fault under way.
 
     .venv/bin/pytest -p no:cacheprovider deploy/tests/test_cluster_faults.py -q -s
 

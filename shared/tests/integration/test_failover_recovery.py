@@ -71,7 +71,8 @@ async def test_a_write_that_reaches_a_standby_answers_503_not_500(platform_dsn) 
         return {}
 
     try:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app, raise_app_exceptions=False), base_url="http://t") as client:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)  # the answer, as a client sees it
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
             r = await client.post("/write")
         assert r.status_code == 503, r.text
         assert r.json()["error"] == "UNAVAILABLE"
