@@ -95,8 +95,8 @@ cluster-down: ## stop cluster mode (its data stays; deploy/local/cluster.sh clea
 cluster-status: ## what cluster mode runs where
 	@deploy/local/cluster.sh status
 
-test-cluster: infra ## the cluster fault run alone (R16): cluster up on ports of its own, journeys and faults, checker, down
-	$(PYTEST) -p no:cacheprovider -q -s deploy/tests/test_cluster_faults.py
+test-cluster: infra ## the cluster fault run alone (R16, R20): cluster up on ports of its own, journeys and faults, checker, down
+	$(PYTEST) -p no:cacheprovider --timeout 1500 -q -s deploy/tests/test_cluster_faults.py
 
 test-deploy: infra ## the deployment tests alone: images, compose smoke journey, chart checks and runs, cluster faults
 	@deploy/tests/background.sh start >/dev/null && deploy/tests/background.sh wait
