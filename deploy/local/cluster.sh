@@ -123,7 +123,7 @@ cmd_status() {
   done
   for port in "${REDIS_PORTS[@]}"; do
     local role
-    role="$(redis-cli -p "$port" info replication 2>/dev/null | sed -n 's/^role:\(.*\)\r$/\1/p')"
+    role="$(redis-cli -p "$port" info replication 2>/dev/null | sed -n 's/^role:\(.*\)\r$/\1/p' || true)"
     up_line "redis-$port" "127.0.0.1:$port ${role:-}" redis_port_up "$port" || rc=3
   done
   pg_status || rc=3
