@@ -9,13 +9,13 @@ import asyncio
 import asyncpg
 import httpx
 import pytest
-from cutting_proxy import CuttingProxy
 from fastapi import FastAPI
 from platform_support import read_topic, write_events
 from ticketing.api.errors import install_error_handlers
 from ticketing.db import create_pool
 from ticketing.relay import OutboxRelay, RelayConfig
 from ticketing.unit_of_work import Conn, PostgresUnitOfWork
+from ticketing_testing.cutting_proxy import CuttingProxy
 
 pytestmark = pytest.mark.integration
 
