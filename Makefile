@@ -110,7 +110,7 @@ compose-up: images env ## the whole platform in containers (podman-compose here,
 compose-down: ## stop the compose stack and remove its containers, network and volumes
 	@deploy/compose/stack.sh down
 
-helm-lint: ## helm lint --strict with the default (and a kept JWT Secret), every optional part on, the external-infrastructure and the cluster-mode values
+helm-lint: ## helm lint --strict with the default (and a kept JWT Secret), every optional part on, the external-infrastructure, cluster-mode and HA PostgreSQL values
 	@.venv/bin/python deploy/helm/chart_files.py --check
 	@H=$$(deploy/helm/tools.sh helm) && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt \
 	  && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt --set networkPolicy.enabled=true \
@@ -119,7 +119,9 @@ helm-lint: ## helm lint --strict with the default (and a kept JWT Secret), every
 	     --set database.maxConnections=2000 \
 	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml \
 	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml \
-	     -f deploy/helm/ticketing/values-cluster.yaml
+	     -f deploy/helm/ticketing/values-cluster.yaml \
+	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml \
+	     -f deploy/helm/ticketing/values-cluster.yaml -f deploy/helm/ticketing/values-ha-postgres.yaml
 
 test-unit: venv ## fast tests only (no infrastructure)
 	$(PYTEST) -m "not integration and not e2e and not reliability" -q
