@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster \
+        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster bench-pg-path \
         version idp-up idp-down test-idp
 
 help: ## list the targets
@@ -90,7 +90,7 @@ test-suite: ## the main suite alone (after make migrate-test): in parallel, then
 test-readme: ## the README's path: make up, make down and up at once, make demo (small), make down
 	@deploy/tests/readme_path.sh
 
-cluster-up: venv env ## cluster mode: 3 Kafka brokers, a Redis Cluster, every API twice behind HAProxy, every worker twice
+cluster-up: venv env ## cluster mode: 3 Kafka brokers, a Redis Cluster, Patroni (3 PostgreSQL nodes), every API and worker twice
 	@deploy/local/cluster.sh up
 
 cluster-down: ## stop cluster mode (its data stays; deploy/local/cluster.sh clean removes it)
@@ -109,8 +109,8 @@ test-idp: infra migrate-test browser ## the sign-in tests alone (pytest -m idp):
 	@deploy/local/idp.sh up && rc=0; $(PYTEST) -p no:cacheprovider -q -m idp tests/e2e/browser/test_sign_in.py || rc=1; \
 	  deploy/local/idp.sh down; exit $$rc
 
-test-cluster: infra ## the cluster fault run alone (R16): cluster up on ports of its own, journeys and faults, checker, down
-	$(PYTEST) -p no:cacheprovider -q -s deploy/tests/test_cluster_faults.py
+test-cluster: infra ## the cluster fault run alone (R16, R20): cluster up on ports of its own, journeys and faults, checker, down
+	$(PYTEST) -p no:cacheprovider --timeout 1500 -q -s deploy/tests/test_cluster_faults.py
 
 test-deploy: infra ## the deployment tests alone: images, compose smoke journey, chart checks and runs, cluster faults
 	@deploy/tests/background.sh start >/dev/null && deploy/tests/background.sh wait
@@ -124,7 +124,7 @@ compose-up: images env ## the whole platform in containers (podman-compose here,
 compose-down: ## stop the compose stack and remove its containers, network and volumes
 	@deploy/compose/stack.sh down
 
-helm-lint: ## helm lint --strict with the default (and a kept JWT Secret), every optional part on, the external-infrastructure and the cluster-mode values
+helm-lint: ## helm lint --strict with the default (and a kept JWT Secret), every optional part on, the external-infrastructure, cluster-mode and HA PostgreSQL values
 	@.venv/bin/python deploy/helm/chart_files.py --check
 	@H=$$(deploy/helm/tools.sh helm) && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt \
 	  && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt --set networkPolicy.enabled=true \
@@ -133,7 +133,9 @@ helm-lint: ## helm lint --strict with the default (and a kept JWT Secret), every
 	     --set database.maxConnections=2000 \
 	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml \
 	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml \
-	     -f deploy/helm/ticketing/values-cluster.yaml
+	     -f deploy/helm/ticketing/values-cluster.yaml \
+	  && $$H lint --strict deploy/helm/ticketing -f deploy/helm/ticketing/values-external.yaml \
+	     -f deploy/helm/ticketing/values-cluster.yaml -f deploy/helm/ticketing/values-ha-postgres.yaml
 
 test-unit: venv ## fast tests only (no infrastructure)
 	$(PYTEST) -m "not integration and not e2e and not reliability" -q
@@ -182,6 +184,10 @@ bench-holds: infra topics migrate-test bench-tools ## hold throughput and latenc
 bench-cluster: infra migrate-test bench-tools ## holds/s through HAProxy to one and two API instances, beside direct and bare
 	@deploy/local/cluster.sh tools
 	$(PY) tests/bench/bench_cluster.py
+
+bench-pg-path: infra migrate-test bench-tools ## holds/s on one PostgreSQL, a Patroni primary direct and via HAProxy, statement cache off
+	@deploy/local/cluster.sh tools
+	$(PY) tests/bench/bench_pg_path.py
 
 bench-overload: infra migrate-test bench-tools ## L4: holds offered 0.5x-4x their capacity, shedding on, signed callbacks beside the 4x
 	$(PY) tests/bench/bench_overload.py

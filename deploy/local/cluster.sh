@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Cluster mode on one machine: three Kafka brokers (KRaft, three voters; topics with replication factor 3 and
 # min.insync.replicas 2), a Redis Cluster (three masters, a replica each), every API twice behind HAProxy and
-# every worker role twice, under a supervisord of its own. PostgreSQL is the one `make infra` runs, with a
-# database of its own, so this runs beside the single-node stack (`make up`) without touching it.
+# every worker role twice, under a supervisord of its own, and PostgreSQL as a Patroni cluster (three nodes, etcd,
+# synchronous mode) behind an HAProxy that follows the primary. Every port and directory is its own, so this runs
+# beside the single-node stack (`make up`) without touching it.
 #
 #   cluster.sh up | down | status | env | clean
 #   cluster.sh tools                             install what it runs (redis-server, haproxy, java) if missing
 #   cluster.sh redis-up | redis-down             the Redis Cluster alone (integration tests)
 #   cluster.sh kafka-kill N | kafka-start N      broker N (1-3): SIGKILL, start again
 #   cluster.sh redis-kill PORT | redis-start PORT
+#   cluster.sh pg-up | pg-down                   the Patroni cluster alone, with the database migrated
+#   cluster.sh pg-primary | pg-kill N | pg-settle   the primary's node (1-3); SIGKILL node N's PostgreSQL;
+#                                                wait until a primary and two streaming standbys
 #
 # Environment: CLUSTER_DIR (var/cluster), CLUSTER_PORT (7000; every port is derived from it, docs/cluster.md),
 # CLUSTER_REDIS_PORT (first of the six Redis ports; CLUSTER_PORT + 101), CLUSTER_DATABASE (ticketing_cluster),
@@ -55,6 +59,9 @@ ensure_packages() { # [redis-only]
   if [[ "${1:-}" != redis-only ]]; then
     command -v haproxy >/dev/null || missing+=(haproxy)
     command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
+    [[ -x /usr/bin/patroni ]] || missing+=(patroni)
+    command -v etcd >/dev/null || missing+=(etcd-server)
+    [[ -x /usr/lib/postgresql/15/bin/pg_ctl ]] || missing+=(postgresql-15)
   fi
   if ((${#missing[@]})); then
     log "installing ${missing[*]}"
@@ -63,6 +70,9 @@ ensure_packages() { # [redis-only]
     # The packages may start daemons of their own (an HAProxy on its stock configuration, a Redis with
     # persistence on 6379, where `make infra` wants its own): stop those, by their pid files.
     if [[ " ${missing[*]} " == *" haproxy "* && -s /run/haproxy.pid ]]; then kill "$(cat /run/haproxy.pid)" || true; fi
+    if [[ " ${missing[*]} " == *" etcd-server "* && -n "$(pgrep -x etcd || true)" ]]; then
+      [[ -x /etc/init.d/etcd ]] && /etc/init.d/etcd stop || true
+    fi
     if [[ " ${missing[*]} " == *" redis-server "* ]]; then redis-cli -p 6379 shutdown nosave >/dev/null 2>&1 || true; fi
   fi
   mkdir -p "$RUN" "$LOG"
@@ -72,18 +82,7 @@ ensure_packages() { # [redis-only]
 
 source "$HERE/cluster/redis.sh"
 source "$HERE/cluster/kafka.sh"
-
-# ---------------------------------------------------------------- postgres database
-
-database_up() {
-  pg_isready -q -h 127.0.0.1 -p 5432 -t 2 || "$HERE/infra.sh" pg-start
-  if [[ "${CLUSTER_FRESH:-}" == 1 ]]; then
-    "$HERE/migrate.sh" --fresh "$DATABASE" >"$LOG/migrate.log" 2>&1 || fail_with_log "migrations failed" "$LOG/migrate.log"
-  else
-    PROVISION_DATABASES="$DATABASE" "$HERE/provision_db.sh" >"$LOG/migrate.log" 2>&1 \
-      && "$HERE/migrate.sh" "$DATABASE" >>"$LOG/migrate.log" 2>&1 || fail_with_log "migrations failed" "$LOG/migrate.log"
-  fi
-}
+source "$HERE/cluster/postgres.sh"
 
 topics_up() {
   KAFKA_BOOTSTRAP_SERVERS="$(bootstrap)" KAFKA_TOPIC_REPLICATION_FACTOR=3 KAFKA_TOPIC_MIN_INSYNC_REPLICAS=2 \
@@ -99,6 +98,7 @@ cmd_env() {
 KAFKA_BOOTSTRAP_SERVERS=$(bootstrap)
 REDIS_CLUSTER_NODES=$(redis_nodes)
 CLUSTER_DATABASE=$DATABASE
+DATABASE_ADDRESS=127.0.0.1:$PG_FRONT_PORT
 HOLD_URL=http://127.0.0.1:$HOLD_PORT
 PAYMENT_URL=http://127.0.0.1:$PAYMENT_PORT
 VOUCHER_URL=http://127.0.0.1:$VOUCHER_PORT
@@ -123,9 +123,10 @@ cmd_status() {
   done
   for port in "${REDIS_PORTS[@]}"; do
     local role
-    role="$(redis-cli -p "$port" info replication 2>/dev/null | sed -n 's/^role:\(.*\)\r$/\1/p')"
+    role="$(redis-cli -p "$port" info replication 2>/dev/null | sed -n 's/^role:\(.*\)\r$/\1/p' || true)"
     up_line "redis-$port" "127.0.0.1:$port ${role:-}" redis_port_up "$port" || rc=3
   done
+  pg_status || rc=3
   apps_status || rc=3
   return "$rc"
 }
@@ -133,7 +134,7 @@ cmd_status() {
 cmd_up() {
   local started=$SECONDS
   ensure_packages
-  database_up
+  pg_up
   redis_up
   kafka_up
   topics_up
@@ -146,15 +147,16 @@ cmd_down() {
   apps_down
   kafka_down
   redis_down
+  pg_down
   log "stopped (data kept in $DIR; cluster.sh clean removes it)"
 }
 
 cmd_clean() {
   cmd_down
-  rm -rf "$DIR/kafka" "$DIR/redis" "$DIR/run" "$DIR/mail" "$DIR/faust"
+  rm -rf "$DIR/kafka" "$DIR/redis" "$DIR/pg" "$DIR/run" "$DIR/mail" "$DIR/faust"
 }
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 case "${1:-}" in
   up) cmd_up ;;
@@ -169,5 +171,10 @@ case "${1:-}" in
   kafka-start) kafka_node_start "${2:?broker number}" && kafka_wait_ready ;;
   redis-kill) redis_node_kill "${2:?port}" ;;
   redis-start) redis_node_start "${2:?port}" ;;
+  pg-up) ensure_packages && pg_up ;;
+  pg-down) pg_down ;;
+  pg-primary) pg_primary ;;
+  pg-kill) pg_node_kill "${2:?node number}" ;;
+  pg-settle) wait_until "${2:-120}" pg_settled || { pg_members >&2 || true; die "the Patroni cluster did not settle"; } ;;
   *) usage ;;
 esac

@@ -34,29 +34,38 @@ start() {
     if [[ $rc == 0 ]]; then
       .venv/bin/pytest -p no:cacheprovider --timeout 1800 -q -rA deploy/tests/test_compose.py \
         deploy/tests/test_testcontainers.py deploy/tests/test_env_contract.py deploy/tests/test_helm.py \
-        deploy/tests/test_helm_trust.py deploy/tests/test_helm_commands.py || rc=$?
+        deploy/tests/test_helm_trust.py deploy/tests/test_helm_commands.py deploy/tests/test_helm_options.py \
+        deploy/tests/test_helm_routes.py deploy/tests/test_helm_database.py || rc=$?
     fi
     wait "$tools" || true
     echo "deploy-tests: finished in $((SECONDS - started)) s"
     started=$SECONDS
-    # A test database of their own: the main suite copies the databases of its workers from the shared one, which
-    # PostgreSQL does only while nobody is connected to it.
-    if wait "$idp" && deploy/local/migrate.sh --fresh ticketing_test_idp >var/deploy/idp-db.log 2>&1; then
-      # On the shared PostgreSQL server, which the main suite's serial phase restarts (R12): the lock.
-      mkdir -p var/run
-      TICKETING_TEST_DATABASE=ticketing_test_idp flock var/run/postgres-faults.lock \
-        .venv/bin/pytest -p no:cacheprovider --timeout 600 -q -rA -m idp tests/e2e/browser/test_sign_in.py || rc=$?
-    else
-      cat var/deploy/idp.log var/deploy/idp-db.log 2>/dev/null; rc=1
-    fi
-    deploy/local/idp.sh down || true
-    echo "sign-in-tests: finished in $((SECONDS - started)) s"
-    started=$SECONDS
-    # On the PostgreSQL server the main suite restarts in its serial phase (R12): the lock keeps the two apart.
-    mkdir -p var/run
-    flock var/run/postgres-faults.lock \
-      .venv/bin/pytest -p no:cacheprovider --timeout 1500 -q -rA -s deploy/tests/test_cluster_faults.py || rc=$?
+    # The sign-in tests run beside the cluster fault run. A test database of their own: the main suite copies the
+    # databases of its workers from the shared one, which PostgreSQL does only while nobody is connected to it.
+    idp_up=0; wait "$idp" || idp_up=$?
+    (
+      started=$SECONDS
+      if [[ $idp_up == 0 ]] && deploy/local/migrate.sh --fresh ticketing_test_idp >var/deploy/idp-db.log 2>&1; then
+        # On the shared PostgreSQL server, which the serial phase of the main suite restarts (R12): the lock.
+        mkdir -p var/run
+        TICKETING_TEST_DATABASE=ticketing_test_idp flock var/run/postgres-faults.lock \
+          .venv/bin/pytest -p no:cacheprovider --timeout 600 -q -rA -m idp tests/e2e/browser/test_sign_in.py \
+          >var/deploy/idp-tests.log 2>&1 || idp_rc=$?
+      else
+        cat var/deploy/idp.log var/deploy/idp-db.log 2>/dev/null; idp_rc=1
+      fi
+      deploy/local/idp.sh down >/dev/null 2>&1 || true
+      echo "sign-in-tests: finished in $((SECONDS - started)) s"
+      exit "${idp_rc:-0}"
+    ) &
+    signin=$!
+    # Cluster mode has a PostgreSQL of its own (Patroni), so the restart of the shared server by the main suite
+    # (R12) does not touch it: the two run side by side.
+    .venv/bin/pytest -p no:cacheprovider --timeout 1500 -q -rA -s deploy/tests/test_cluster_faults.py || rc=$?
     echo "cluster-faults: finished in $((SECONDS - started)) s"
+    wait "$signin" || rc=1
+    echo "=============================== sign-in tests ==============================="
+    cat var/deploy/idp-tests.log 2>/dev/null || true
     echo "$rc" >"$2"
   ' _ "$REPO" "$RC" >"$LOG" 2>&1 </dev/null &
   echo "deploy-tests: started in the background (log: var/deploy/test.log)"

@@ -60,7 +60,9 @@ class Cluster:
 
     def dsn(self) -> dict[str, str]:
         """hold, payment, voucher, notifier -> that role's DSN on the cluster's database."""
-        return {role: DOTENV[variable].rsplit("/", 1)[0] + f"/{self.database}" for role, variable in ROLES.items()}
+        address = self.address["DATABASE_ADDRESS"]  # the primary's front door (HAProxy following Patroni)
+        return {role: DOTENV[variable].rsplit("@", 1)[0] + f"@{address}/{self.database}"
+                for role, variable in ROLES.items()}
 
     # --- the services (supervisord) ------------------------------------------------------------------
 
@@ -94,29 +96,52 @@ class Cluster:
         return sum(1 for row in rows if row.startswith(f"{backend},{backend}-") and row.split(",")[17] == "UP")
 
     async def relay_leader(self, service: str = "hold", timeout: float = 60.0) -> str:
-        """The worker program whose relay holds the service's relay lock (a session advisory lock): its
-        backend's client port, found among the workers' sockets. Right after a leader died the lock is free
-        until a standing-by relay's next try takes it: waited for, up to `timeout`."""
+        """The worker program whose relay holds the service's relay lock (a session advisory lock): the relay names
+        its connection with its pid (application_name), as the backend's client port is the balancer's. Right
+        after a leader died the lock is free until a standing-by relay's next try takes it: waited for, up to
+        `timeout`."""
         deadline = time.monotonic() + timeout
         conn = await asyncpg.connect(self.dsn()[service])
         try:
             while True:
-                port = await conn.fetchval(
-                    "SELECT a.client_port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                name = await conn.fetchval(
+                    "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
                     "WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database() "
                     "AND l.objsubid = 1 "
                     "AND l.objid::bigint = (hashtext(current_schema() || '.outbox-relay')::bigint & 4294967295)")
-                if port or time.monotonic() > deadline:
+                if name or time.monotonic() > deadline:
                     break
                 await asyncio.sleep(0.2)
         finally:
             await conn.close()
-        assert port, f"no relay of {service} holds the lock after {timeout:.0f} s"
+        assert name, f"no relay of {service} holds the lock after {timeout:.0f} s"
+        pid = int(name.rsplit(" ", 1)[1])
         for n in (1, 2):
             program = f"{service}-worker-{n}"
-            if _owns_local_port(self.pid(program), int(port)):
+            if pid in (root := self.pid(program), *_children(root)):
                 return program
-        raise LookupError(f"no {service} worker owns the relay's connection (port {port})")
+        raise LookupError(f"no {service} worker runs the relay's process ({name})")
+
+    # --- PostgreSQL (Patroni) ------------------------------------------------------------------------
+
+    def pg_primary(self) -> int | None:
+        """The node (1-3) Patroni calls the running primary, None while there is none."""
+        out = self.sh("pg-primary", timeout=30).strip()
+        return int(out) if out else None
+
+    def pg_failover(self, timeout: float = 60) -> tuple[int, int, float, float]:
+        """SIGKILL the primary's PostgreSQL; wait until another node is primary, then until the old one is back
+        as a streaming standby. Returns (old, new, seconds to the promotion, seconds to the rejoin)."""
+        old = self.pg_primary()
+        assert old, "no primary before the kill"
+        killed = time.monotonic()
+        self.sh("pg-kill", str(old))
+        while (new := self.pg_primary()) in (None, old):
+            assert time.monotonic() < killed + timeout, f"no new primary {timeout} s after the kill"
+            time.sleep(0.2)
+        promoted = time.monotonic() - killed
+        self.sh("pg-settle", "120")
+        return old, new, promoted, time.monotonic() - killed
 
     # --- Kafka and Redis -----------------------------------------------------------------------------
 
@@ -144,21 +169,16 @@ class Cluster:
         return self.redis.master_of(key)
 
 
-def _owns_local_port(pid: int, port: int) -> bool:
-    """Whether process `pid` has a TCP socket whose local port is `port` (its client end)."""
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if int(fields[1].rsplit(":", 1)[1], 16) == port:
-                inodes.add(fields[9])
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            if os.readlink(fd) in {f"socket:[{i}]" for i in inodes}:
-                return True
-        except OSError:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
             continue
-    return False
+    return found
 
 
 async def until(check, timeout: float, interval: float = 0.5) -> None:  # type: ignore[no-untyped-def]

@@ -1,13 +1,18 @@
-"""R16 (docs/reliability.md): cluster mode under faults. `make test` runs it beside the main suite (background.sh).
+"""R16 and R20 (docs/reliability.md): cluster mode under faults. `make test` runs it beside the main suite
+(background.sh).
 
 The cluster of deploy/local/cluster.sh (three Kafka brokers, topics with replication factor 3 and min ISR 2,
-a Redis Cluster of three masters with a replica each, every API twice behind HAProxy, every worker role
+a Redis Cluster of three masters with a replica each, PostgreSQL as a Patroni cluster of three nodes in
+synchronous mode behind an HAProxy following the primary, every API twice behind HAProxy, every worker role
 twice), on ports and a database of its own. Random journeys (R14, tests/e2e/journeys.py) and a steady hold
 load go through the balancer while, in turn, the broker leading most booking-events partitions, a Redis
-master, one hold-service API instance and hold-service's relay leader are killed with SIGKILL, and a
-payment-service worker is stopped (SIGSTOP) past its consumer session; each is brought back. Then the saga
-checker (tests/e2e/saga): every invariant, 0 events lost, duplicates absorbed, no 5xx but 503. Printed: the
-checker's report and, per 5 s window, the answers, the calls without one and the p99, with the fault under way.
+master, one hold-service API instance and hold-service's relay leader are killed with SIGKILL, a
+payment-service worker is stopped (SIGSTOP) past its consumer session, and the PostgreSQL primary is killed
+(SIGKILL of its postmaster: Patroni promotes the synchronous standby, the old primary rejoins as a standby);
+each is brought back. Then the saga checker (tests/e2e/saga): every invariant, 0 events lost, duplicates
+absorbed, no 5xx but 503. Printed: the checker's report, the failover's figures (promotion, rejoin, kill to
+the first hold granted after it, the answers meanwhile) and, per 5 s window, the answers, the calls without
+one and the p99, with the fault under way.
 
     .venv/bin/pytest -p no:cacheprovider deploy/tests/test_cluster_faults.py -q -s
 
@@ -24,6 +29,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -127,6 +133,26 @@ async def nemesis(c: Cluster, history: History, hot_key: str, t0: float) -> None
         os.kill(pid, signal.SIGCONT)
     history.nemesis("stop_consumer", "ok", program="payment-worker-1")
 
+    await at(0.88)  # R20: the database's primary lost
+    history.nemesis("kill_pg_primary", "invoke")
+    old, new, promoted, rejoined = await asyncio.to_thread(c.pg_failover)
+    history.nemesis("kill_pg_primary", "ok", killed=old, promoted=new, promoted_after_s=round(promoted, 2),
+                    rejoined_after_s=round(rejoined, 2))
+
+
+def failover_window(ops: list[dict[str, Any]]) -> dict[str, Any]:
+    """From the primary's kill: the time to the first hold answered 201 that was asked after it, and the answers
+    the callers got from the kill to the old primary's rejoin, by kind."""
+    kill, done = (next(op for op in ops if op["process"] == "nemesis" and op["f"] == "kill_pg_primary"
+                       and op["type"] == kind) for kind in ("invoke", "ok"))
+    answered = [op for op in ops if op["process"] != "nemesis" and op["type"] != "invoke"]
+    first = min((op["time"] for op in answered if op["f"] == "hold" and op.get("status") == 201
+                 and op["time"] - op.get("latency", 0.0) >= kill["time"]), default=None)
+    during = [op.get("status") for op in answered if kill["time"] <= op["time"] <= done["time"]]
+    return {**done["value"], "first_201_after_s": round(first - kill["time"], 2) if first is not None else None,
+            "answers_until_rejoined": len(during), "503s": sum(s == 503 for s in during),
+            "5xx_not_503": sum((s or 0) >= 500 and s != 503 for s in during), "no_answer": during.count(None)}
+
 
 async def test_r16_cluster_faults_lose_nothing_and_break_no_invariant(cluster: Cluster) -> None:
     url = {"hold": cluster.address["HOLD_URL"], "pay": cluster.address["PAYMENT_URL"],
@@ -172,12 +198,14 @@ async def test_r16_cluster_faults_lose_nothing_and_break_no_invariant(cluster: C
     table = windows(history.ops)
     verdict.extra = {"journeys": sum(done[2:]), "steady_holds_sent": done[1],
                      "faults": [{"what": w, "from_s": round(a, 1), "back_after_s": round(b - a, 1)}
-                                for a, b, w in faults(history.ops)]}
+                                for a, b, w in faults(history.ops)],
+                     "failover": failover_window(history.ops)}
     report = verdict.report() + "\n\nper 5 s window (calls by when they were made):\n" + render(table)
     (logs / "report.txt").write_text(verdict.report(samples=None) + "\n\n" + render(table) + "\n")
     print(report)
-    assert [f for _, _, f in faults(history.ops)] and len(faults(history.ops)) == 5, "a fault was not brought back"
+    assert [f for _, _, f in faults(history.ops)] and len(faults(history.ops)) == 6, "a fault was not brought back"
     assert sum(r["2xx"] for r in table[-3:]) > 0, "nothing succeeded after the faults"
+    assert verdict.extra["failover"]["first_201_after_s"] is not None, "no hold granted after the failover"
     if verdict.violations:  # the failed invariants last, where a log's tail shows them
         pytest.fail("\n".join(f"FAIL {c.name}: {len(c.violations)} violations, e.g. {c.violations[:3]}"
                                for c in verdict.failed()), pytrace=False)

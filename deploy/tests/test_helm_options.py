@@ -355,14 +355,16 @@ def test_the_dashboard_configmap_is_labelled_for_grafanas_sidecar(helm: str) -> 
 # --- the database connection budget ----------------------------------------------------------------------
 
 def test_the_autoscalers_may_not_outgrow_the_databases_connections(helm: str) -> None:
-    # The defaults: APIs 40 + 10 + 20 pods x 20, nine worker Deployments of 1-2 pods x 20, the notifier 2 x 5.
-    render(helm, *BASE, "--set", "database.maxConnections=1710")
-    proc = run([helm, "template", "t", str(CHART), *BASE, "--set", "database.maxConnections=1709"], check=False)
-    assert proc.returncode != 0 and "may open 1710 connections" in proc.stderr
-    assert "hold-service api 40 pods x 1 processes x 20" in proc.stderr
+    # The defaults: APIs 40 + 10 + 20 pods x 20, nine worker Deployments of 1-2 pods x 20, the notifier 2 x 5;
+    # sessions of their own: 40 seat-map feeds (LISTEN) and 2 + 2 relays (advisory lock).
+    render(helm, *BASE, "--set", "database.maxConnections=1754")
+    proc = run([helm, "template", "t", str(CHART), *BASE, "--set", "database.maxConnections=1753"], check=False)
+    assert proc.returncode != 0 and "may open 1754 connections" in proc.stderr
+    assert "hold-service api 40 pods x 1 processes x 20 + 1 LISTEN" in proc.stderr
+    assert "hold-service relay 2 pods x 20 + 1 relay session" in proc.stderr
     # Fewer connections per process, more processes per pod: the same arithmetic.
     smaller = ["--set", "services.hold-service.env.DB_POOL_MAX=5",
                "--set", "services.hold-service.env.WEB_CONCURRENCY=2"]
     proc = run([helm, "template", "t", str(CHART), *BASE, *smaller, "--set", "database.maxConnections=1000"],
                check=False)
-    assert proc.returncode != 0 and "may open 1235 connections" in proc.stderr
+    assert proc.returncode != 0 and "may open 1319 connections" in proc.stderr  # 1235 + 80 feeds + 4 relays

@@ -23,8 +23,8 @@ from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 pytestmark = [pytest.mark.integration, pytest.mark.reliability, pytest.mark.serial]  # restarts everyone's Postgres
 MIGRATIONS = REPO_ROOT / "services/hold-service/src/hold_service/sql/migrations"
 SEATS = [f"{row}{n}" for row in "ABCDEFGHIJ" for n in range(1, 31)]  # 300 seats
-# Held while PostgreSQL is restarted. The cluster fault run, which `make test` runs in the background, uses the
-# same server and holds it too (deploy/tests/background.sh): neither meets the other's faults.
+# Held while PostgreSQL is restarted: any other run that faults the shared server takes it too. (The cluster fault
+# run has a PostgreSQL of its own, Patroni's, and does not need it.)
 POSTGRES_FAULTS_LOCK = REPO_ROOT / "var" / "run" / "postgres-faults.lock"
 
 

@@ -9,11 +9,11 @@ declare -A WORKER_MODULE=([hold-worker]=hold_service [payment-worker]=payment_se
                           [voucher-worker]=voucher_service [notifier]=notifier)
 declare -A FRONT=([hold-api]=$HOLD_PORT [payment-api]=$PAYMENT_PORT [voucher-api]=$VOUCHER_PORT)
 
-dotenv_dsn() { # VARIABLE -> the DSN of .env pointed at the cluster's database
+dotenv_dsn() { # VARIABLE -> the DSN of .env (its role and password) pointed at the cluster's primary and database
   local value
   value="$(sed -n "s/^$1=//p" "$REPO/.env" | tail -n 1)"
   [[ -n "$value" ]] || die "$1 is missing in .env (make env)"
-  echo "${value%/*}/$DATABASE"
+  echo "${value%@*}@127.0.0.1:$PG_FRONT_PORT/$DATABASE"
 }
 
 program() { # name command [environment]

@@ -61,7 +61,7 @@ CONNECT_WAIT_SECONDS = 60.0  # a process starting beside its database (create_po
 
 async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20, command_timeout: float = 10.0,
                       server_settings: Mapping[str, str] | None = None,
-                      wait_seconds: float = CONNECT_WAIT_SECONDS) -> asyncpg.Pool:
+                      wait_seconds: float = CONNECT_WAIT_SECONDS, statement_cache_size: int = 100) -> asyncpg.Pool:
     """`server_settings`: Postgres settings for every connection of the pool (SET at connect).
 
     Waits up to `wait_seconds` for Postgres to answer: a process that starts beside its database (a pod, a
@@ -77,6 +77,7 @@ async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20, comman
         with attempt:
             pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size, init=_init_connection,
                                              command_timeout=command_timeout, timeout=5.0,
+                                             statement_cache_size=statement_cache_size,
                                              server_settings=dict(server_settings or {}) or None)
     assert pool is not None
     return pool

@@ -99,6 +99,17 @@ class ServiceSettings(KafkaSettings):
     """Connections the service's pool keeps open."""
     db_pool_max: int = Field(default=20, ge=1)
     """Connections the service's pool opens at most (per process): pods x this is the database's budget."""
+    database_session_url: str = ""
+    """Where the connections that need a session of their own go (the seat map's LISTEN, the outbox relay's
+    advisory lock and LISTEN) when the pool goes through a transaction-mode pooler: the primary itself, same
+    role and database. Empty: the service's database URL."""
+    db_statement_cache_size: int = Field(default=100, ge=0)
+    """Prepared statements asyncpg keeps per connection; 0 behind a transaction-mode PgBouncer older than 1.21
+    (no prepared statements there), at a cost on the hold path (docs/scaling.md)."""
+
+    @property
+    def session_database_url(self) -> str:
+        return self.database_session_url or self.database_url
     dependency_timeout_seconds: float = Field(default=2.0, gt=0)
     """How long a call to a dependency (Redis, another service, a readiness probe) may take before it counts
     as failed; PostgreSQL statements get five times this."""

@@ -15,12 +15,17 @@ effect and the inbox row are one fact. There `commit()` only records that the wo
 
 Services subclass `PostgresUnitOfWork` and bind their repositories in `bind()`; unit tests subclass
 `UnitOfWork` with in-memory repositories.
+
+A transaction whose BEGIN fails because the connection is gone (a pooled connection the server dropped in a
+restart or a failover, before the pool noticed) is begun again on another connection: nothing had been sent,
+so that is always safe. A failure after BEGIN is the caller's (the API answers 503).
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Awaitable
+import asyncio
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Self
@@ -30,8 +35,10 @@ from asyncpg.pool import PoolConnectionProxy
 from asyncpg.transaction import Transaction
 
 from ticketing.db import released_in_background
+from ticketing.transient import CONNECTION_LOST
 
 Conn = asyncpg.Connection | PoolConnectionProxy  # a plain connection or the pool's proxy for one
+BEGIN_RETRY_DELAYS = (0.0, 0.2)  # a BEGIN on a lost connection: tried again at once, then once more after 0.2 s
 
 
 class UnitOfWork(abc.ABC):
@@ -88,7 +95,19 @@ class PostgresUnitOfWork(UnitOfWork):
             self._conn = await self._statements.__aenter__()
             self.bind(self._conn)
             return self
-        conn: PoolConnectionProxy = await self.pool.acquire()
+        for delay in (*BEGIN_RETRY_DELAYS, None):
+            try:
+                conn = await self._begin(self.pool)
+                break
+            except CONNECTION_LOST:
+                if delay is None:
+                    raise
+                await asyncio.sleep(delay)
+        self.bind(conn)
+        return self
+
+    async def _begin(self, pool: asyncpg.Pool) -> PoolConnectionProxy:
+        conn: PoolConnectionProxy = await pool.acquire()
         self._conn = conn
         try:
             # asyncpg's own Transaction, never a hand-sent BEGIN: the pool then knows the connection's
@@ -96,11 +115,10 @@ class PostgresUnitOfWork(UnitOfWork):
             self._tx = conn.transaction()
             await self._tx.start()
         except BaseException:
-            await self.pool.release(conn)  # rolls back whatever BEGIN left open
-            self._conn = None
+            self._conn, self._tx = None, None
+            await _quietly(lambda: pool.release(conn), failing=True)  # rolls back BEGIN, or drops a dead connection
             raise
-        self.bind(conn)
-        return self
+        return conn
 
     async def commit(self) -> None:
         if self._tx is not None:
@@ -115,9 +133,9 @@ class PostgresUnitOfWork(UnitOfWork):
             statements, self._statements, self._conn = self._statements, None, None
             await statements.__aexit__(exc_type, exc, tb)
             return
-        conn, tx = self._conn, self._tx
+        conn, tx, pool = self._conn, self._tx, self.pool
         self._conn, self._tx = None, None
-        if conn is None or self.pool is None:
+        if conn is None or pool is None:
             return
         failing = exc is not None
         # On a dead connection the rollback and the pool's reset fail too (asyncpg then terminates the
@@ -125,14 +143,15 @@ class PostgresUnitOfWork(UnitOfWork):
         # ConnectionDoesNotExistError, a 503) is the one to report, not these.
         try:
             if not self.committed and tx is not None:
-                await _quietly(tx.rollback(), failing)
+                await _quietly(tx.rollback, failing)
         finally:
-            await _quietly(self.pool.release(conn), failing)  # type: ignore[arg-type]  # the pool's own proxy
+            await _quietly(lambda: pool.release(conn), failing)  # type: ignore[arg-type]  # the pool's own proxy
 
 
-async def _quietly(step: Awaitable[object], failing: bool) -> None:
+async def _quietly(step: Callable[[], Awaitable[object]], failing: bool) -> None:
+    """asyncpg checks a closed connection when the step is called, not awaited: both are inside the try."""
     try:
-        await step
+        await step()
     except Exception:
         if not failing:
             raise

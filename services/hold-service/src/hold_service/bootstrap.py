@@ -69,7 +69,8 @@ PLANS = {"plan_cache_mode": "force_generic_plan"}
 
 async def bootstrap(settings: HoldSettings) -> Service:
     pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max,
-                             command_timeout=settings.dependency_timeout_seconds * 5, server_settings=PLANS)
+                             command_timeout=settings.dependency_timeout_seconds * 5, server_settings=PLANS,
+                             statement_cache_size=settings.db_statement_cache_size)
     guard = RedisGuard(redis_client(settings, settings.redis_socket_timeout_seconds),
                        settings.redis_retry_after_seconds)
     # The waiting room's own client and guard: its calls may take longer than a hold's, and a slow answer to
@@ -85,7 +86,7 @@ async def bootstrap(settings: HoldSettings) -> Service:
                                      settings.waiting_room_abandon_seconds),
                 credentials=SignedCredentials(settings.jwt_secret))
     return Service(deps=deps, pool=pool, redis=guard.client, seat_maps=seat_maps,
-                   seat_map_feed=PgSeatMapFeed(settings.database_url, seat_maps), room_redis=room_guard.client)
+                   seat_map_feed=PgSeatMapFeed(settings.session_database_url, seat_maps), room_redis=room_guard.client)
 
 
 def _admission(settings: HoldSettings, guard: RedisGuard) -> RedisAdmission:

@@ -43,7 +43,8 @@ def notify_policy(s: NotifierSettings) -> NotifyPolicy:
 async def bootstrap(settings: NotifierSettings | None = None, *, mailer: Mailer | None = None) -> Service:
     """The real SMTP mailer by default; tests may pass another."""
     s = settings or NotifierSettings()
-    pool = await create_pool(s.database_url, min_size=1, max_size=s.db_pool_max)
+    pool = await create_pool(s.database_url, min_size=1, max_size=s.db_pool_max,
+                             statement_cache_size=s.db_statement_cache_size)
     mailer = mailer or SmtpMailer(s.smtp_host, s.smtp_port, parseaddr(s.mail_from)[1], s.smtp_timeout_seconds,
                                   smtp_login(s))
     contacts = HttpBuyerContacts(s.contacts_url, s.contacts_api_key, s.dependency_timeout_seconds) \

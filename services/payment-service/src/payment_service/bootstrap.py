@@ -33,7 +33,8 @@ class Service:
 async def bootstrap(settings: Settings, *, holds: HoldDirectory | None = None, vouchers: Vouchers | None = None,
                     gateway: Gateway | None = None) -> Service:
     """Real adapters by default; tests pass fakes for the ports they replace."""
-    pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max)
+    pool = await create_pool(settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max,
+                             statement_cache_size=settings.db_statement_cache_size)
     timeout = settings.dependency_timeout_seconds
     ours = service_token(settings.jwt_secret)
     hold_client = ServiceClient(settings.hold_service_url, credentials=ours, timeout=timeout, name="hold-service")

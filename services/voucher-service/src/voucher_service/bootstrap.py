@@ -46,7 +46,8 @@ async def bootstrap(settings: VoucherSettings, *, with_producer: bool = True) ->
     the publisher connects in the background (flash reserves answer 503 until then)."""
     pool = await create_pool(settings.database_url, min_size=settings.db_pool_min,
                              max_size=settings.db_pool_max,
-                             command_timeout=max(settings.dependency_timeout_seconds * 5, 10))
+                             command_timeout=max(settings.dependency_timeout_seconds * 5, 10),
+                             statement_cache_size=settings.db_statement_cache_size)
     # Short timeouts: a dead Redis must turn into a quick 503, not a hung request. One quick retry on a
     # dropped connection (a restarted Redis leaves stale pooled sockets): every script is idempotent per
     # order id, so a retried call cannot take a second use.

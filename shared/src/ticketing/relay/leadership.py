@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from dataclasses import dataclass
 
 import asyncpg
@@ -57,7 +58,10 @@ class OutboxRelay:
                 backoff = min(backoff * 2, 10.0)
 
     async def _lead(self, stop: asyncio.Event) -> None:
-        conn = await asyncpg.connect(self.config.dsn, timeout=5)
+        # Named with its process: an operator (and the fault run) finds the leader's process in pg_stat_activity,
+        # also behind a balancer or a pooler, where the backend's client address is the balancer's.
+        conn = await asyncpg.connect(self.config.dsn, timeout=5, server_settings={
+            "application_name": f"{self.config.service} outbox relay pid {os.getpid()}"})
         try:
             while not await conn.fetchval(QUERIES.try_relay_lock):
                 if await _sleep_or_stop(stop, self.config.poll_interval * 2):

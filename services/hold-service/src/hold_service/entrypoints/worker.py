@@ -46,7 +46,7 @@ async def main(roles: list[str]) -> None:
     service = await bootstrap(settings)
     deps = service.deps
     available: dict[str, Role] = {
-        "relay": OutboxRelay(RelayConfig(service=settings.service_name, dsn=settings.database_url,
+        "relay": OutboxRelay(RelayConfig(service=settings.service_name, dsn=settings.session_database_url,
                                          bootstrap=settings.kafka_bootstrap_servers)).run,
         "consumer": payment_consumer(settings, service.pool, deps).run,
         "sweeper": periodic("sweeper", settings.sweep_interval_seconds, lambda: sweep(deps),

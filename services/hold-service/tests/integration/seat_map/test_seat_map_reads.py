@@ -16,6 +16,7 @@ from hold_service.domain.seat_map import SeatMap
 from hold_service.service_layer.lifecycle import confirm_booking, sweep_expired
 from pydantic import ValidationError
 from ticketing_testing import eventually
+from ticketing_testing.cutting_proxy import CuttingProxy
 
 pytestmark = pytest.mark.integration
 
@@ -146,6 +147,23 @@ async def test_a_lost_feed_connection_is_taken_up_again_and_maps_reloaded(start,
         assert await eventually(lambda: _listening_again(feed, pid), timeout=10, interval=0.02)
         assert await eventually(lambda: _version_is(b, url, 1), timeout=5, interval=0.02)
         assert statuses((await b.client.get(url)).json())["F4"] == "HELD"
+
+
+async def test_the_feed_goes_to_the_session_url_and_follows_a_failovers_cut(start, hold_dsn, db) -> None:
+    # DATABASE_SESSION_URL (here a balancer that cuts every connection at once, as cluster mode's HAProxy does to a
+    # primary that is no longer one): the feed's LISTEN goes there, not to the pool's database URL.
+    async with CuttingProxy(hold_dsn) as proxy, start() as a, start(database_session_url=proxy.dsn) as b:
+        sid = await a.showtime({"F": 4})
+        url = f"/showtimes/{sid}/seats"
+        assert (await b.client.get(url)).json()["version"] == 0
+        feed = b.service.seat_map_feed
+        pid = feed.backend_pid
+        assert feed.dsn == proxy.dsn and proxy.links
+        proxy.cut()
+        assert (await a.hold(sid, ["F2"])).status_code == 201  # committed while B's feed was cut off
+        assert await eventually(lambda: _listening_again(feed, pid), timeout=10, interval=0.02)
+        assert await eventually(lambda: _version_is(b, url, 1), timeout=5, interval=0.02)
+        assert statuses((await b.client.get(url)).json())["F2"] == "HELD"
 
 
 async def _version_is(svc, url: str, version: int) -> bool:  # type: ignore[no-untyped-def]

@@ -27,7 +27,7 @@ ALL_ROLES = ("relay", "consumer", "reconcile", "housekeeping")
 def _roles(service: Service) -> dict[str, Callable[[], Role]]:
     deps, s = service.deps, service.deps.settings
     return {
-        "relay": lambda: OutboxRelay(RelayConfig(service=s.service_name, dsn=s.database_url,
+        "relay": lambda: OutboxRelay(RelayConfig(service=s.service_name, dsn=s.session_database_url,
                                                  bootstrap=s.kafka_bootstrap_servers)).run,
         "consumer": lambda: booking_events_consumer(deps, service.pool).run,
         "reconcile": lambda: _both(periodic("reconcile", s.reconcile_interval_seconds, lambda: money.reconcile(deps),
