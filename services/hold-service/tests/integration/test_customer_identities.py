@@ -50,6 +50,6 @@ async def test_the_notifier_reads_the_buyers_latest_contact_with_the_key(start: 
 
 
 async def test_without_a_key_no_contact_is_served(start: Any, h: Any) -> None:
-    async with start() as svc:
+    async with start(contacts_api_key="") as svc:  # whatever the environment (.env) sets
         r = await svc.client.get(f"/buyer-contacts/{uuid.uuid4()}", headers={"X-Api-Key": ""})
         assert r.status_code == 404
