@@ -127,10 +127,11 @@ test-unit: venv ## fast tests only (no infrastructure)
 chart-files: venv ## the chart's copies of deploy/observability (alert rules scoped per release, the dashboard)
 	@.venv/bin/python deploy/helm/chart_files.py
 
-contract-tools: ## kcat, promtool (Debian) and the AsyncAPI 3.0 JSON Schema (npm @asyncapi/specs), for tests/contract
+contract-tools: ## kcat, promtool (Debian), the AsyncAPI 3.0 JSON Schema (npm @asyncapi/specs) and stripe-mock (Go), for the contract tests
 	@command -v kcat >/dev/null && command -v promtool >/dev/null || { apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends kcat prometheus; }
 	@deploy/local/asyncapi_schema.sh
+	@deploy/local/stripe_mock.sh
 
 NOTIFIER_LOCALE := services/notifier/src/notifier/locale
 i18n: venv ## the notifier's message catalogues: extract the texts of its code, merge them into each language's .po

@@ -1,43 +1,10 @@
-"""Request and response bodies of the simulator (docs/api/gateway-simulator.openapi.json)."""
+"""Bodies of the simulator's test controls (its Stripe API answers Stripe's own shapes)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
-
-
-class SessionCreate(BaseModel):
-    amountCents: int = Field(ge=0)
-    reference: str = Field(min_length=1, max_length=200)
-    callbackUrl: str
-    expiresAt: datetime
-
-
-class SessionCreated(BaseModel):
-    sessionId: str
-    url: str
-    status: str
-    expiresAt: datetime
-
-
-class SessionPublic(BaseModel):
-    sessionId: str
-    status: Literal["open", "paid", "failed", "expired"]
-    reference: str
-    amountCents: int
-    expiresAt: datetime
-    refundIds: list[str]
-    paidAt: datetime | None = None  # when the customer paid (or was declined); None while open or expired
-
-
-class RefundCreate(BaseModel):
-    amountCents: int | None = None
-
-
-class RefundCreated(BaseModel):
-    refundId: str
 
 
 class RefuseRefunds(BaseModel):

@@ -64,7 +64,7 @@ async def start_checkout(cmd: StartCheckout, deps: Deps) -> Payment:
             raise errors.CheckoutLimit(_LIMIT.format(len(attempts)))
         recorded = await _record_pending(cmd, payment_id, hold, _window(hold, deps).session_ends_at, deps)
     await _keep_hold_for(recorded, deps)
-    session = await deps.gateway.create_session(recorded, deps.settings.public_callback_url)
+    session = await deps.gateway.create_session(recorded)
     return await _finish(replace(recorded, session_id=session.session_id, redirect_url=session.url), deps)
 
 
