@@ -48,11 +48,11 @@ def env(name: str, default: str = "") -> str:
 
 
 def merchant_auth() -> dict[str, str]:
-    """The header the gateway simulator wants on its merchant API: the GATEWAY_API_KEY its processes read
+    """The header the gateway simulator wants on its Stripe-shaped API: the STRIPE_API_KEY its processes read
     (the environment, else .env, else the dev default), the same one payment-service sends."""
     from ticketing.settings import DEV_DEFAULT_SECRET
 
-    return {"Authorization": f"Bearer {env('GATEWAY_API_KEY', DEV_DEFAULT_SECRET)}"}
+    return {"Authorization": f"Bearer {env('STRIPE_API_KEY', DEV_DEFAULT_SECRET)}"}
 
 
 def require(service: str, reachable: bool, detail: str = "") -> None:
