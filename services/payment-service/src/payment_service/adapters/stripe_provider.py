@@ -13,6 +13,7 @@ once Stripe expired it; `failed` when it completed unpaid and its PaymentIntent 
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Any
 
@@ -24,6 +25,7 @@ from payment_service.domain.errors import DependencyUnavailable, GatewayRejected
 from payment_service.domain.model import Payment
 from payment_service.service_layer.ports import Gateway, GatewaySession, GatewayState
 
+logging.getLogger("stripe").setLevel(logging.WARNING)  # the SDK logs two INFO lines per call; our access log says
 _FAILED_INTENT = {"requires_payment_method", "canceled"}
 _REJECTED = {400, 402, 404, 409}  # Stripe said no to this call; anything else is an outage (retried)
 
