@@ -224,10 +224,11 @@ def seed_voucher_service(stack: Any, customer: int) -> dict[str, str]:
 def seed_gateway_simulator(stack: Any, customer: int) -> dict[str, str]:
     url = stack.urls["gateway-simulator"]
     with httpx.Client(timeout=TIMEOUT) as client:
-        session = _post(client, f"{url}/v1/sessions", merchant_auth(), {
-            "amountCents": 1000, "reference": str(uuid.uuid4()), "callbackUrl": "http://127.0.0.1:9/callback",
-            "expiresAt": "2040-01-01T00:00:00Z"})
-    return {"session_id": session["sessionId"]}
+        r = client.post(f"{url}/v1/checkout/sessions", headers=merchant_auth(), data={
+            "mode": "payment", "client_reference_id": str(uuid.uuid4()), "line_items[0][quantity]": "1",
+            "line_items[0][price_data][currency]": "eur", "line_items[0][price_data][unit_amount]": "1000"})
+        assert r.status_code == 200, r.text
+    return {"session_id": r.json()["id"]}
 
 
 SEEDERS = {"hold-service": seed_hold_service, "payment-service": seed_payment_service,

@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 import pytest_asyncio
+import stripe
 import uvicorn
 from payment_service.config import Settings
-import stripe
 from payment_service.entrypoints.api.app import get_application
 from ticketing.auth import issue_token
 from ticketing_testing import free_port, import_path, service_process

@@ -103,7 +103,8 @@ async def sim_refuse_refunds(body: RefuseRefunds, request: Request) -> dict[str,
 async def sim_sessions(request: Request) -> list[dict[str, object]]:
     """Test control, the merchant's only: every session this process created (to count sessions per checkout)."""
     return [{"sessionId": s.session_id, "reference": s.reference, "created": s.created, "status": s.status,
-             "paymentStatus": s.payment_status, "refundIds": sorted(str(r["id"]) for r in s.refunds.values())}
+             "paymentStatus": s.payment_status, "paidAt": s.decided,
+             "refundIds": sorted(str(r["id"]) for r in s.refunds.values())}
             for s in _store(request).all()]
 
 

@@ -232,9 +232,12 @@ async def _real(fakes: ModuleType, dsn: str, simulator: str, stand_in: tuple[str
                                 "ORDER BY id", str(booking_id))
         return [json.loads(r["e"]) for r in rows]
 
-    ports = Ports("real", lambda: PgPaymentsUnitOfWork(pool), StripeGateway(Settings(stripe_api_base=simulator), timeout=5), HttpHoldDirectory(clients[1]),
+    def at(base: str) -> StripeGateway:
+        return StripeGateway(Settings(stripe_api_base=base), timeout=5)
+
+    ports = Ports("real", lambda: PgPaymentsUnitOfWork(pool), at(simulator), HttpHoldDirectory(clients[1]),
                   HttpVouchers(clients[1]), app.state.holds, app.state.vouchers, lambda: datetime.now(UTC),
-                  asyncio.sleep, pay, outbox, lambda: StripeGateway(Settings(stripe_api_base=f"http://127.0.0.1:{free_port()}"), timeout=5))
+                  asyncio.sleep, pay, outbox, lambda: at(f"http://127.0.0.1:{free_port()}"))
     try:
         yield ports
         await ports.close_refunds()
