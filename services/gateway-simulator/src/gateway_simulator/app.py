@@ -79,16 +79,16 @@ async def create_refund(request: Request, idempotency_key: IdempotencyKey = None
 
 
 def _pay(request: Request, session_id: str, command: PayCommand) -> PayResult:
-    session = _store(request).pay(session_id, command.outcome)
-    kind = "checkout.session.completed" if command.outcome == "succeeded" else "checkout.session.async_payment_failed"
+    session, kind = _store(request).pay(session_id, command.outcome)
     event_id = _deliverer(request).schedule(session, kind, session.to_stripe(), command.delivery, command.delaySeconds)
-    return PayResult(sessionId=session_id, status=session.payment_status if session.payment_status == "paid"
-                     else "failed", eventId=event_id)
+    status = {"succeeded": "paid", "failed": "failed"}.get(command.outcome, command.outcome)
+    return PayResult(sessionId=session_id, status=status, eventId=event_id)
 
 
 @router.post("/sim/sessions/{session_id}/pay", response_model=PayResult)
 async def sim_pay(session_id: str, command: PayCommand, request: Request) -> PayResult:
-    """Test control: the customer pays (or the payment fails), and how its webhook is delivered."""
+    """Test control: the customer pays (or the payment fails, or is a bank debit still processing), and how its
+    webhook is delivered."""
     return _pay(request, session_id, command)
 
 

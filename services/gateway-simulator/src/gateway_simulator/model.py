@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Outcome = Literal["succeeded", "failed"]
+Outcome = Literal["succeeded", "failed", "processing"]
 DAY = 86400
 
 
@@ -122,16 +122,20 @@ class SessionStore:
     def all(self) -> list[Session]:
         return list(self._by_id.values())
 
-    def pay(self, session_id: str, outcome: Outcome) -> Session:
+    def pay(self, session_id: str, outcome: Outcome) -> tuple[Session, str]:
+        """The customer pays: `succeeded` (card), `failed`, or `processing` (a bank debit: the session completes
+        unpaid; a later `succeeded` or `failed` settles it). Returns the session and the event Stripe sends."""
         session = self.get(session_id)
-        if session.status != "open":
-            raise StripeError(409, f"session is {session.status}")
+        waiting = session.status == "complete" and session.intent_status == "processing"
+        if session.status != "open" and not (waiting and outcome != "processing"):
+            raise StripeError(409, f"session is {session.status} ({session.payment_status})")
         session.status, session.decided = "complete", time.time()
-        session.intent_id = _id("pi")
-        paid = outcome == "succeeded"
-        session.payment_status = "paid" if paid else "unpaid"
-        session.intent_status = "succeeded" if paid else "requires_payment_method"
-        return session
+        session.intent_id = session.intent_id or _id("pi")
+        session.payment_status = "paid" if outcome == "succeeded" else "unpaid"
+        session.intent_status = {"succeeded": "succeeded", "failed": "requires_payment_method"}.get(outcome, outcome)
+        if outcome == "processing" or (outcome == "succeeded" and not waiting):
+            return session, "checkout.session.completed"
+        return session, f"checkout.session.async_payment_{outcome}"
 
     def expire(self, session_id: str) -> Session:
         session = self.get(session_id)

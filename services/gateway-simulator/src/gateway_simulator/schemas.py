@@ -12,7 +12,7 @@ class RefuseRefunds(BaseModel):
 
 
 class PayCommand(BaseModel):
-    outcome: Literal["succeeded", "failed"]
+    outcome: Literal["succeeded", "failed", "processing"]
     delivery: Literal["normal", "duplicate", "delayed", "never"] = "normal"
     delaySeconds: float = Field(default=0, ge=0, le=3600)
 

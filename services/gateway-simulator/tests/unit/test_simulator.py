@@ -41,7 +41,7 @@ def test_a_session_stays_open_until_expired_then_cannot_be_paid_nor_expired_agai
 
 def test_a_paid_session_is_refunded_once_and_never_beyond_what_was_paid() -> None:
     store = SessionStore()
-    session = store.pay(new(store), "succeeded")
+    session, _ = store.pay(new(store), "succeeded")
     assert (session.status, session.payment_status, session.intent_status) == ("complete", "paid", "succeeded")
     refund = {"payment_intent": session.intent_id, "amount": 1001}
     with pytest.raises(StripeError, match="greater than"):
@@ -54,7 +54,7 @@ def test_a_paid_session_is_refunded_once_and_never_beyond_what_was_paid() -> Non
 
 def test_a_failed_payment_completes_the_session_unpaid_and_cannot_be_refunded() -> None:
     store = SessionStore()
-    session = store.pay(new(store), "failed")
+    session, _ = store.pay(new(store), "failed")
     assert (session.status, session.payment_status, session.intent_status) == (
         "complete", "unpaid", "requires_payment_method")
     with pytest.raises(StripeError):
@@ -125,3 +125,17 @@ def test_the_next_refunds_can_be_refused_then_go_through_once() -> None:
     assert answers[2].json() == answers[3].json()
     listed = client.get("/sim/sessions", headers=merchant).json()
     assert listed[0]["refundIds"] == [answers[2].json()["id"]]
+
+
+def test_a_bank_debit_completes_the_session_unpaid_then_the_async_event_settles_it() -> None:
+    store = SessionStore()
+    session, kind = store.pay(new(store), "processing")
+    assert (kind, session.status, session.payment_status, session.intent_status) == (
+        "checkout.session.completed", "complete", "unpaid", "processing")
+    with pytest.raises(StripeError):
+        store.pay(session.session_id, "processing")
+    session, kind = store.pay(session.session_id, "succeeded")
+    assert (kind, session.payment_status, session.intent_status) == (
+        "checkout.session.async_payment_succeeded", "paid", "succeeded")
+    with pytest.raises(StripeError):
+        store.pay(session.session_id, "failed")

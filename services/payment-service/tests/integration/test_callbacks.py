@@ -140,3 +140,82 @@ async def test_booking_failed_refunds_once_at_the_gateway(payment_api, kit) -> N
     async with httpx.AsyncClient(headers=merchant_auth()) as c:
         listed = (await c.get(f"{payment_api.settings.stripe_api_base}/sim/sessions")).json()
     assert len(next(s["refundIds"] for s in listed if s["sessionId"] == session_id)) == 1
+
+
+async def reason(api, payment_id):  # type: ignore[no-untyped-def]
+    async with api.service.pool.acquire() as conn:
+        return await conn.fetchval(
+            "SELECT convert_from(payload, 'UTF8')::jsonb->'data'->>'reason' FROM outbox "
+            "WHERE convert_from(payload, 'UTF8')::jsonb->'data'->>'paymentId' = $1 "
+            "AND convert_from(payload, 'UTF8')::jsonb->>'type' = 'PaymentFailed'", payment_id)
+
+
+async def send(api, kit, session_id, payment_id, kind):  # type: ignore[no-untyped-def]
+    r = await post_callback(api, *kit.signed(kit.callback_body(session_id, payment_id, kind)))
+    assert r.status_code == 200, r.text
+    return r.json()["outcome"]
+
+
+async def test_r21_completed_unpaid_waits_for_the_async_events(payment_api, kit) -> None:
+    """A bank debit: checkout.session.completed with payment_status unpaid changes nothing; the async
+    events settle it (succeeded books, failed declines)."""
+    ok_id, ok_session, _ = await started(payment_api, kit)
+    no_id, no_session, _ = await started(payment_api, kit)
+    for session in (ok_session, no_session):
+        await sim_pay(payment_api, session, "processing")
+    assert await send(payment_api, kit, ok_session, ok_id, "checkout.session.completed") == "pending"
+    assert await state(payment_api, ok_id) == ("PENDING", [])
+    await sim_pay(payment_api, ok_session, "succeeded")
+    assert await send(payment_api, kit, ok_session, ok_id, "checkout.session.async_payment_succeeded") == "applied"
+    assert await state(payment_api, ok_id) == ("SUCCEEDED", ["PaymentSucceeded"])
+    await sim_pay(payment_api, no_session, "failed")
+    assert await send(payment_api, kit, no_session, no_id, "checkout.session.async_payment_failed") == "applied"
+    assert await state(payment_api, no_id) == ("FAILED", ["PaymentFailed"])
+    assert await reason(payment_api, no_id) == "DECLINED"
+
+
+async def test_r21_expired_event_expires_the_payment_and_a_late_pay_is_refused(payment_api, kit) -> None:
+    payment_id, session_id, _ = await started(payment_api, kit)
+    async with httpx.AsyncClient(headers=merchant_auth()) as c:
+        r = await c.post(f"{payment_api.settings.stripe_api_base}/v1/checkout/sessions/{session_id}/expire")
+        assert r.status_code == 200 and r.json()["status"] == "expired"
+        late = await c.post(f"{payment_api.settings.stripe_api_base}/sim/sessions/{session_id}/pay",
+                            json={"outcome": "succeeded", "delivery": "never"})
+        assert late.status_code == 409  # the customer on the page after we expired it: Stripe takes nothing
+    assert await send(payment_api, kit, session_id, payment_id, "checkout.session.expired") == "applied"
+    assert await state(payment_api, payment_id) == ("EXPIRED", ["PaymentFailed"])
+    assert await reason(payment_api, payment_id) == "EXPIRED"
+
+
+async def test_r21_a_refund_event_confirms_a_refund_whose_answer_was_lost_once(payment_api, kit) -> None:
+    """The refund call reached Stripe but its answer did not reach us: refund.updated (or charge.refunded)
+    makes the payment REFUNDED with one RefundIssued; other events of it, repeats and the next refund pass add
+    nothing."""
+    payment_id, session_id, _ = await started(payment_api, kit)
+    await sim_pay(payment_api, session_id)
+    await send(payment_api, kit, session_id, payment_id, "checkout.session.completed")
+    async with payment_api.service.pool.acquire() as conn, conn.transaction():
+        await refund_failed_booking(RefundFailedBooking(uuid.UUID(payment_id), "HOLD_EXPIRED"),
+                                    PgPaymentsUnitOfWork(conn=conn))
+    refund_id = await payment_api.deps.gateway.refund(session_id, uuid.UUID(payment_id), 2400)  # answer "lost"
+    refund = {"id": refund_id, "object": "refund", "status": "succeeded", "metadata": {"paymentId": payment_id}}
+    events = [{"id": f"evt_{uuid.uuid4().hex}", "object": "event", "type": kind, "created": 0, "data": {"object": obj}}
+              for kind, obj in (("refund.updated", refund), ("charge.refunded", {
+                  "id": "ch_1", "object": "charge", "refunded": True, "metadata": {"paymentId": payment_id},
+                  "refunds": {"object": "list", "data": [refund]}}))]
+    outcomes = [(await post_callback(payment_api, *kit.signed(e))).json()["outcome"] for e in (*events, events[0])]
+    # The simulator sends its own charge.refunded too, at the same time: whichever comes first applies it.
+    assert outcomes[:2] in (["applied", "unknown"], ["unknown", "unknown"]) and outcomes[2] == "duplicate"
+    assert await money.issue_refunds(payment_api.deps) == 0
+    assert await state(payment_api, payment_id) == ("REFUNDED", ["PaymentSucceeded", "RefundIssued"])
+
+
+async def test_r21_other_event_types_are_acknowledged_and_change_nothing(payment_api, kit) -> None:
+    payment_id, session_id, _ = await started(payment_api, kit)
+    await sim_pay(payment_api, session_id)
+    body = {**kit.callback_body(session_id, payment_id), "type": "payment_intent.created"}
+    r = await post_callback(payment_api, *kit.signed(body))
+    assert (r.status_code, r.json()["outcome"]) == (200, "ignored")
+    assert await state(payment_api, payment_id) == ("PENDING", [])
+    async with payment_api.service.pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM gateway_event WHERE event_id = $1", body["id"]) == 0
