@@ -168,6 +168,14 @@ async def test_r21_completed_unpaid_waits_for_the_async_events(payment_api, kit)
     await sim_pay(payment_api, ok_session, "succeeded")
     assert await send(payment_api, kit, ok_session, ok_id, "checkout.session.async_payment_succeeded") == "applied"
     assert await state(payment_api, ok_id) == ("SUCCEEDED", ["PaymentSucceeded"])
+    async with payment_api.service.pool.acquire() as conn:  # the money events say which currency (CURRENCY here)
+        currencies = await conn.fetch("SELECT convert_from(payload, 'UTF8')::jsonb->'data'->>'currency' AS c "
+                                      "FROM outbox WHERE convert_from(payload, 'UTF8')::jsonb->'data'->>'paymentId' "
+                                      "= $1", ok_id)
+    assert [r["c"] for r in currencies] == ["EUR", "EUR"]  # CheckoutStarted, PaymentSucceeded
+    async with httpx.AsyncClient(headers=merchant_auth()) as c:  # and Stripe charged in it
+        at_stripe = await c.get(f"{payment_api.settings.stripe_api_base}/v1/checkout/sessions/{ok_session}")
+    assert at_stripe.json()["currency"] == "eur"
     await sim_pay(payment_api, no_session, "failed")
     assert await send(payment_api, kit, no_session, no_id, "checkout.session.async_payment_failed") == "applied"
     assert await state(payment_api, no_id) == ("FAILED", ["PaymentFailed"])

@@ -7,6 +7,9 @@ from datetime import datetime
 from typing import Literal
 
 from ticketing.envelope import BookingEnvelope, Model
+from ticketing.events.fields import optional
+
+CURRENCY = "The currency of the amounts, ISO 4217 upper case (optional: absent from older producers)."
 
 
 class CheckoutStartedData(Model):
@@ -17,6 +20,7 @@ class CheckoutStartedData(Model):
     discountCents: int
     voucherCode: str | None
     expiresAt: datetime
+    currency: str | None = optional(CURRENCY)
 
 
 class PaymentSucceededData(Model):
@@ -24,6 +28,7 @@ class PaymentSucceededData(Model):
 
     paymentId: uuid.UUID
     amountCents: int
+    currency: str | None = optional(CURRENCY)
 
 
 class PaymentFailedData(Model):
@@ -39,6 +44,7 @@ class RefundIssuedData(Model):
     paymentId: uuid.UUID
     amountCents: int
     refundId: str
+    currency: str | None = optional(CURRENCY)
 
 
 class CheckoutStarted(BookingEnvelope):

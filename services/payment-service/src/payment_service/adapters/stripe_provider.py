@@ -57,7 +57,6 @@ def _intent_id(session: Any) -> str | None:
 class StripeGateway(Gateway):
     def __init__(self, settings: Settings, *, timeout: float) -> None:
         base: BaseAddresses = {"api": settings.stripe_api_base} if settings.stripe_api_base else {}
-        self.currency = settings.currency.lower()
         self.return_url = settings.checkout_return_url
         # Our own retries (the checkout's client, the reconciler) repeat a call with the same Idempotency-Key;
         # the SDK's one retry covers a connection dropped mid-call.
@@ -82,7 +81,7 @@ class StripeGateway(Gateway):
                 {
                     "quantity": 1,
                     "price_data": {
-                        "currency": self.currency,
+                        "currency": payment.currency.lower(),
                         "unit_amount": payment.amount_cents,
                         "product_data": {"name": f"Tickets, booking {payment.booking_id}"},
                     },
