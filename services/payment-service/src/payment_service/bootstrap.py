@@ -30,6 +30,13 @@ class Service:
         await self.pool.close()
 
 
+def provider(settings: Settings, timeout: float) -> Gateway:
+    """The payment provider's adapter that PAYMENT_PROVIDER names (one today: Stripe Checkout)."""
+    if settings.payment_provider == "stripe":
+        return StripeGateway(settings, timeout=timeout)
+    raise ValueError(f"unknown PAYMENT_PROVIDER {settings.payment_provider!r}")
+
+
 async def bootstrap(settings: Settings, *, holds: HoldDirectory | None = None, vouchers: Vouchers | None = None,
                     gateway: Gateway | None = None) -> Service:
     """Real adapters by default; tests pass fakes for the ports they replace."""
@@ -42,5 +49,5 @@ async def bootstrap(settings: Settings, *, holds: HoldDirectory | None = None, v
     deps = Deps(settings=settings, uow=lambda: PgPaymentsUnitOfWork(pool),
                 statements=lambda: PgPaymentsUnitOfWork(pool, transaction=False),
                 holds=holds or HttpHoldDirectory(hold_client), vouchers=vouchers or HttpVouchers(voucher_client),
-                gateway=gateway or StripeGateway(settings, timeout=timeout * 2))
+                gateway=gateway or provider(settings, timeout * 2))
     return Service(deps=deps, pool=pool, clients=[hold_client, voucher_client])
