@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster
+        bench-seatmap bench-overload bench-checkout browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -168,6 +168,9 @@ bench-cluster: infra migrate-test bench-tools ## holds/s through HAProxy to one 
 
 bench-overload: infra migrate-test bench-tools ## L4: holds offered 0.5x-4x their capacity, shedding on, signed callbacks beside the 4x
 	$(PY) tests/bench/bench_overload.py
+
+bench-checkout: infra migrate-test ## a checkout inside payment-service, p50/p99: the Stripe SDK async, in a thread, plain httpx
+	$(PY) tests/bench/bench_checkout.py
 
 bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve throughput and p99, normal vs flash mode
 	$(PY) tests/bench/bench_vouchers.py

@@ -71,7 +71,8 @@ class StripeGateway(Gateway):
         page = self.return_url.replace("{showtimeId}", str(payment.showtime_id))
         return f"{page}{'&' if '?' in page else '?'}checkout={outcome}&booking={payment.booking_id}"
 
-    async def create_session(self, payment: Payment) -> GatewaySession:
+    def session_params(self, payment: Payment) -> dict[str, Any]:
+        """The Checkout Session of this payment, as the create call sends it."""
         ids = {"paymentId": str(payment.payment_id), "bookingId": str(payment.booking_id)}
         params: dict[str, Any] = {
             "mode": "payment",
@@ -91,8 +92,13 @@ class StripeGateway(Gateway):
             "success_url": self._return(payment, "success"),
             "cancel_url": self._return(payment, "cancelled"),
         }
+        return params
+
+    async def create_session(self, payment: Payment) -> GatewaySession:
         session = await self._call(
-            self.client.v1.checkout.sessions.create_async, params, f"checkout-{payment.payment_id}"
+            self.client.v1.checkout.sessions.create_async,
+            self.session_params(payment),
+            f"checkout-{payment.payment_id}",
         )
         return GatewaySession(session_id=str(session["id"]), url=str(session["url"]))
 
