@@ -53,13 +53,16 @@ def _deliverer(request: Request) -> Deliverer:
 async def create_session(request: Request, idempotency_key: IdempotencyKey = None) -> dict[str, Any]:
     settings: SimulatorSettings = request.app.state.settings
     params = parse_form(await request.body())
-    return _store(request).create(params, settings.public_url, idempotency_key).to_stripe()
+    try:
+        return _store(request).create(params, settings.public_url, idempotency_key).to_stripe()
+    except (TypeError, ValueError, AttributeError) as exc:  # a parameter of the wrong shape, as Stripe says it
+        raise StripeError(400, f"Invalid parameters: {type(exc).__name__}", "parameter_invalid") from exc
 
 
 @merchant.get("/v1/checkout/sessions/{session_id}")
 async def get_session(session_id: str, request: Request) -> dict[str, Any]:
     expand = parse_form(request.url.query.encode()).get("expand") or []
-    return _store(request).get(session_id).to_stripe(expand_intent="payment_intent" in expand)
+    return _store(request).get(session_id).to_stripe(expand_intent="payment_intent" in list(expand))
 
 
 @merchant.post("/v1/checkout/sessions/{session_id}/expire")
@@ -72,7 +75,10 @@ async def expire_session(session_id: str, request: Request) -> dict[str, Any]:
 @merchant.post("/v1/refunds")
 async def create_refund(request: Request, idempotency_key: IdempotencyKey = None) -> dict[str, Any]:
     store = _store(request)
-    session, refund, fresh = store.refund(parse_form(await request.body()), idempotency_key)
+    try:
+        session, refund, fresh = store.refund(parse_form(await request.body()), idempotency_key)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise StripeError(400, f"Invalid parameters: {type(exc).__name__}", "parameter_invalid") from exc
     if fresh:  # a replayed request is answered again; its event was sent once
         _deliverer(request).schedule(session, "charge.refunded", store.charge(session, refund), "normal", 0)
     return refund

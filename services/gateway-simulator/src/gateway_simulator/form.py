@@ -22,12 +22,14 @@ def _lists(node: Any) -> Any:
 
 def parse_form(body: bytes) -> dict[str, Any]:
     root: dict[str, Any] = {}
-    for key, value in parse_qsl(body.decode(), keep_blank_values=True):
+    for key, value in parse_qsl(body.decode(errors="replace"), keep_blank_values=True):
         head, _, rest = key.partition("[")
         path = [head, *_PART.findall("[" + rest)] if rest else [head]
         node = root
         for i, part in enumerate(path[:-1]):
             nxt = path[i + 1]
+            if not isinstance(node.get(part, {}), dict):  # `a=1&a[b]=2`: the later form wins
+                node[part] = {}
             node = node.setdefault(part, {})
             if nxt == "":  # `name[]`: appended
                 node[str(len(node))] = value

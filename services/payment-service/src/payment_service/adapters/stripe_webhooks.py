@@ -45,7 +45,9 @@ def parse(body: bytes) -> GatewayCallback | None:
         event_id, event_type = str(event["id"]), str(event["type"])
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return None
-    metadata = obj.get("metadata") or {}
+    if not isinstance(obj, dict):
+        return None
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     if event_type in SESSION_EVENTS:
         reference = obj.get("client_reference_id") or metadata.get("paymentId") or ""
         return GatewayCallback(event_id=event_id, event_type=event_type, session_id=str(obj.get("id", "")),
@@ -59,5 +61,6 @@ def parse(body: bytes) -> GatewayCallback | None:
 
 
 def _last_refund(charge: dict[str, Any]) -> dict[str, Any]:
-    refunds = (charge.get("refunds") or {}).get("data") or []
-    return refunds[0] if refunds else {}
+    refunds = charge.get("refunds")
+    listed = refunds.get("data") if isinstance(refunds, dict) else None
+    return listed[0] if isinstance(listed, list) and listed and isinstance(listed[0], dict) else {}
