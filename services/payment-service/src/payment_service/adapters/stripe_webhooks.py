@@ -47,7 +47,8 @@ def parse(body: bytes) -> GatewayCallback | None:
         return None
     if not isinstance(obj, dict):
         return None
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    found = obj.get("metadata")
+    metadata: dict[str, Any] = found if isinstance(found, dict) else {}
     if event_type in SESSION_EVENTS:
         reference = obj.get("client_reference_id") or metadata.get("paymentId") or ""
         return GatewayCallback(event_id=event_id, event_type=event_type, session_id=str(obj.get("id", "")),
