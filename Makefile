@@ -169,7 +169,7 @@ bench-cluster: infra migrate-test bench-tools ## holds/s through HAProxy to one 
 bench-overload: infra migrate-test bench-tools ## L4: holds offered 0.5x-4x their capacity, shedding on, signed callbacks beside the 4x
 	$(PY) tests/bench/bench_overload.py
 
-bench-checkout: infra migrate-test ## a checkout inside payment-service, p50/p99: the Stripe SDK async, in a thread, plain httpx
+bench-checkout: infra migrate-test ## a checkout inside payment-service, p50/p99: the Stripe SDK in a thread (shipped), async, plain httpx
 	$(PY) tests/bench/bench_checkout.py
 
 bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve throughput and p99, normal vs flash mode

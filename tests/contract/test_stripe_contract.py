@@ -88,14 +88,12 @@ async def test_every_call_the_adapter_makes_is_accepted_by_stripe_mock(stripe_mo
 async def test_stripe_mock_refuses_a_misnamed_parameter(stripe_mock: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check has teeth: the create with one parameter misnamed is refused (400), as Stripe would."""
     gateway = adapter(stripe_mock)
-    sessions = gateway.client.v1.checkout.sessions
-    create = sessions.create_async
+    params = gateway.session_params
 
-    async def misnamed(params: dict[str, Any], options: Any) -> Any:
-        params = {("client_reference" if k == "client_reference_id" else k): v for k, v in params.items()}
-        return await create(params, options)  # type: ignore[arg-type]
+    def misnamed(payment: Payment) -> dict[str, Any]:
+        return {("client_reference" if k == "client_reference_id" else k): v for k, v in params(payment).items()}
 
-    monkeypatch.setattr(sessions, "create_async", misnamed)
+    monkeypatch.setattr(gateway, "session_params", misnamed)
     with pytest.raises(GatewayRejected, match="400"):
         await gateway.create_session(payment())
 
