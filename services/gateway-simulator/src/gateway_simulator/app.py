@@ -23,7 +23,7 @@ from gateway_simulator.delivery import Deliverer
 from gateway_simulator.form import parse_form
 from gateway_simulator.model import SessionStore, StripeError
 from gateway_simulator.page import pay_page, result_page
-from gateway_simulator.schemas import PayCommand, PayResult, RefuseRefunds
+from gateway_simulator.schemas import STRIPE_ERRORS, PayCommand, PayResult, RefuseRefunds
 
 _MERCHANT = Security(HTTPBearer(auto_error=False, scheme_name="merchant",
                                 description="The merchant's secret API key (STRIPE_API_KEY)."))
@@ -49,7 +49,7 @@ def _deliverer(request: Request) -> Deliverer:
     return request.app.state.deliverer  # type: ignore[no-any-return]
 
 
-@merchant.post("/v1/checkout/sessions")
+@merchant.post("/v1/checkout/sessions", responses=STRIPE_ERRORS)
 async def create_session(request: Request, idempotency_key: IdempotencyKey = None) -> dict[str, Any]:
     settings: SimulatorSettings = request.app.state.settings
     params = parse_form(await request.body())
@@ -59,20 +59,20 @@ async def create_session(request: Request, idempotency_key: IdempotencyKey = Non
         raise StripeError(400, f"Invalid parameters: {type(exc).__name__}", "parameter_invalid") from exc
 
 
-@merchant.get("/v1/checkout/sessions/{session_id}")
+@merchant.get("/v1/checkout/sessions/{session_id}", responses=STRIPE_ERRORS)
 async def get_session(session_id: str, request: Request) -> dict[str, Any]:
     expand = parse_form(request.url.query.encode()).get("expand") or []
     return _store(request).get(session_id).to_stripe(expand_intent="payment_intent" in list(expand))
 
 
-@merchant.post("/v1/checkout/sessions/{session_id}/expire")
+@merchant.post("/v1/checkout/sessions/{session_id}/expire", responses=STRIPE_ERRORS)
 async def expire_session(session_id: str, request: Request) -> dict[str, Any]:
     session = _store(request).expire(session_id)
     _deliverer(request).schedule(session, "checkout.session.expired", session.to_stripe(), "normal", 0)
     return session.to_stripe()
 
 
-@merchant.post("/v1/refunds")
+@merchant.post("/v1/refunds", responses=STRIPE_ERRORS)
 async def create_refund(request: Request, idempotency_key: IdempotencyKey = None) -> dict[str, Any]:
     store = _store(request)
     try:
@@ -132,9 +132,17 @@ async def hosted_submit(session_id: str, request: Request) -> HTMLResponse:
     return HTMLResponse(result_page(result.status))
 
 
-async def _stripe_error(_request: Request, exc: Exception) -> JSONResponse:
+_CODES = {400: "VALIDATION_ERROR", 401: "UNAUTHORIZED", 402: "REFUND_REFUSED", 404: "NOT_FOUND", 409: "CONFLICT"}
+
+
+async def _stripe_error(request: Request, exc: Exception) -> JSONResponse:
+    """Stripe's error shape on Stripe's API (`/v1`); the platform's on the test controls and the page."""
     assert isinstance(exc, StripeError)
-    return JSONResponse(exc.body(), status_code=exc.status)
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    if request.url.path.startswith("/v1/"):
+        return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+    body = {"error": _CODES.get(exc.status, "BAD_REQUEST"), "message": str(exc)}
+    return JSONResponse(body, status_code=exc.status, headers=headers)
 
 
 def get_application(settings: SimulatorSettings | None = None) -> FastAPI:
