@@ -8,7 +8,8 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap bench-overload bench-checkout browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster
+        bench-seatmap bench-overload bench-checkout browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster \
+        version idp-up idp-down test-idp
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -49,6 +50,9 @@ migrate-test: ## recreate the test database ticketing_test from the migrations (
 topics: ## create the Kafka topics (idempotent)
 	@.venv/bin/ticketing topics
 
+version: ## the release's version (VERSION), checked against the packages, uv.lock, the chart and the CHANGELOG (SET=x.y.z writes it)
+	@python3 deploy/release/version.py $(if $(SET),set $(SET))
+
 browser: ## Debian's chromium and chromium-driver for the page tests (apt, installed if missing)
 	@deploy/local/browser.sh
 
@@ -79,9 +83,9 @@ test: infra topics migrate-test contract-tools browser ## infra (idempotent) + l
 TEST_WORKERS ?= 2
 test-suite: ## the main suite alone (after make migrate-test): in parallel, then the serial tests
 	@export TICKETING_RUN_STARTED_AT=$$(date +%s); rc=0; \
-	  $(PYTEST) -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 -m "not serial" \
+	  $(PYTEST) -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 -m "not serial and not idp" \
 	    || rc=1; \
-	  $(PYTEST) -p no:cacheprovider -m serial || rc=1; exit $$rc
+	  $(PYTEST) -p no:cacheprovider -m "serial and not idp" || rc=1; exit $$rc
 
 test-readme: ## the README's path: make up, make down and up at once, make demo (small), make down
 	@deploy/tests/readme_path.sh
@@ -94,6 +98,16 @@ cluster-down: ## stop cluster mode (its data stays; deploy/local/cluster.sh clea
 
 cluster-status: ## what cluster mode runs where
 	@deploy/local/cluster.sh status
+
+idp-up: ## a Keycloak for dev and the sign-in tests on :8180 (fetched from Maven Central; realm deploy/local/idp/)
+	@deploy/local/idp.sh up
+
+idp-down: ## stop that Keycloak
+	@deploy/local/idp.sh down
+
+test-idp: infra migrate-test browser ## the sign-in tests alone (pytest -m idp): Keycloak up, the browser journeys, Keycloak down
+	@deploy/local/idp.sh up && rc=0; $(PYTEST) -p no:cacheprovider -q -m idp tests/e2e/browser/test_sign_in.py || rc=1; \
+	  deploy/local/idp.sh down; exit $$rc
 
 test-cluster: infra ## the cluster fault run alone (R16): cluster up on ports of its own, journeys and faults, checker, down
 	$(PYTEST) -p no:cacheprovider -q -s deploy/tests/test_cluster_faults.py
@@ -134,10 +148,14 @@ contract-tools: ## kcat, promtool (Debian), the AsyncAPI 3.0 JSON Schema (npm @a
 	@deploy/local/stripe_mock.sh
 
 NOTIFIER_LOCALE := services/notifier/src/notifier/locale
-i18n: venv ## the notifier's message catalogues: extract the texts of its code, merge them into each language's .po
+PAGES_LOCALE := services/hold-service/src/hold_service/entrypoints/api/pages/locale
+i18n: venv ## the notifier's and the pages' message catalogues: extract the texts of the code, merge them into each language's .po
 	.venv/bin/pybabel extract --no-location --omit-header --sort-output -o $(NOTIFIER_LOCALE)/notifier.pot services/notifier/src/notifier
 	.venv/bin/pybabel update --no-fuzzy-matching -w 120 -D notifier \
 	  -i $(NOTIFIER_LOCALE)/notifier.pot -d $(NOTIFIER_LOCALE)
+	.venv/bin/pybabel extract --no-location --omit-header --sort-output -w 120 -F $(PAGES_LOCALE)/babel.cfg \
+	  -o $(PAGES_LOCALE)/pages.pot $(PAGES_LOCALE)/..
+	.venv/bin/pybabel update --no-fuzzy-matching -w 120 -D pages -i $(PAGES_LOCALE)/pages.pot -d $(PAGES_LOCALE)
 
 docs: venv ## regenerate docs/api/*.openapi.json and docs/configuration.md from the code (tests/docs checks them)
 	$(PY) docs/generate.py

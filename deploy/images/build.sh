@@ -2,7 +2,8 @@
 # Builds the container images with podman, from Debian packages (no registry is needed):
 #
 #   localhost/ticketing-base:<key>      mmdebstrap bookworm minbase + python3 + ca-certificates
-#   localhost/ticketing-app:<key>       every service and role (app/Containerfile), also tagged :local
+#   localhost/ticketing-app:<key>       every service and role (app/Containerfile), also tagged :local and
+#                                       :<VERSION> (the release's version, the chart's appVersion)
 #   localhost/ticketing-postgres:<key>  PostgreSQL 15, provisioned like deploy/local     (also :local)
 #   localhost/ticketing-redis:<key>     Redis 7                                            (also :local)
 #   localhost/ticketing-kafka:<key>     Kafka 4.0.2 from deploy/local's Maven jars         (also :local)
@@ -92,6 +93,7 @@ build() { # name key context containerfile [podman build options...]
       "$@" "$context" >"$LOGS/$name.log" 2>&1 || { tail -n 40 "$LOGS/$name.log" >&2; die "$name failed"; }
   fi
   podman tag "$image" "localhost/ticketing-$name:local"
+  [[ "$name" != app ]] || podman tag "$image" "localhost/ticketing-app:$(<"$REPO/VERSION")"  # the chart's appVersion
   echo "${name^^}_IMAGE=$image"
 }
 

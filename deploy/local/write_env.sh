@@ -50,6 +50,8 @@ PLATFORM_TEST_DATABASE_URL=$(db_url platform_test "$platform_pw" | sed 's#/ticke
 KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:9092
 REDIS_URL=redis://127.0.0.1:6379/0
 QR_SIGNING_KEY=$qr_key
+# The notifier reads a buyer's address from hold-service with this key (docs/sign-in.md).
+CONTACTS_API_KEY=$(hex_secret)
 ENV
 }
 

@@ -2,8 +2,9 @@
 # `make test` runs the deployment tests beside the main suite:
 #
 #   background.sh start   build the tools (helm) and the images side by side, then run pytest deploy/tests,
-#                         then the cluster fault run (deploy/tests/test_cluster_faults.py), all detached;
-#                         output in var/deploy/test.log
+#                         then the sign-in tests against Keycloak (pytest -m idp; Keycloak fetched and started
+#                         by deploy/local/idp.sh while the images build), then the cluster fault run
+#                         (deploy/tests/test_cluster_faults.py), all detached; output in var/deploy/test.log
 #   background.sh wait    wait for it, print its output, exit with its status
 #
 # The two suites share the machine; the deployment tests are mostly image builds, downloads and waits. The
@@ -23,6 +24,10 @@ start() {
     cd "$1"; started=$SECONDS
     # helm builds (cold: minutes) while the images build and the tests that need no helm run first.
     deploy/helm/tools.sh helm >/dev/null &
+    tools=$!
+    # Keycloak starts meanwhile (a JVM: a minute of CPU), for the sign-in tests after the deployment tests.
+    deploy/local/idp.sh up >var/deploy/idp.log 2>&1 &
+    idp=$!
     rc=0
     deploy/images/build.sh || rc=$?
     echo "deploy-tests: images ready after $((SECONDS - started)) s"
@@ -31,8 +36,21 @@ start() {
         deploy/tests/test_testcontainers.py deploy/tests/test_env_contract.py deploy/tests/test_helm.py \
         deploy/tests/test_helm_trust.py deploy/tests/test_helm_commands.py || rc=$?
     fi
-    wait
+    wait "$tools" || true
     echo "deploy-tests: finished in $((SECONDS - started)) s"
+    started=$SECONDS
+    # A test database of their own: the main suite copies the databases of its workers from the shared one, which
+    # PostgreSQL does only while nobody is connected to it.
+    if wait "$idp" && deploy/local/migrate.sh --fresh ticketing_test_idp >var/deploy/idp-db.log 2>&1; then
+      # On the shared PostgreSQL server, which the main suite's serial phase restarts (R12): the lock.
+      mkdir -p var/run
+      TICKETING_TEST_DATABASE=ticketing_test_idp flock var/run/postgres-faults.lock \
+        .venv/bin/pytest -p no:cacheprovider --timeout 600 -q -rA -m idp tests/e2e/browser/test_sign_in.py || rc=$?
+    else
+      cat var/deploy/idp.log var/deploy/idp-db.log 2>/dev/null; rc=1
+    fi
+    deploy/local/idp.sh down || true
+    echo "sign-in-tests: finished in $((SECONDS - started)) s"
     started=$SECONDS
     # On the PostgreSQL server the main suite restarts in its serial phase (R12): the lock keeps the two apart.
     mkdir -p var/run

@@ -11,7 +11,8 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
-from deploy_support import CHART, CLUSTER_VALUES, EXTERNAL_VALUES, by_kind, containers, render, run
+import yaml
+from deploy_support import CHART, CLUSTER_VALUES, EXTERNAL_VALUES, REPO, by_kind, containers, render, run
 
 KUBERNETES_VERSION = "1.33.0"
 # The default values name no JWT key, and a render without a cluster will not make one up (test_helm_trust.py):
@@ -110,7 +111,28 @@ def test_migrations_then_topics_run_as_hooks(manifests: list[dict[str, Any]]) ->
     for name in migrations:
         [container] = jobs[name]["spec"]["template"]["spec"]["containers"]
         assert container["args"][2] == "migrate"
+
         assert {e["name"] for e in container["env"]} == {"LOG_LEVEL", "DATABASE_URL"}
+
+
+def test_the_chart_deploys_the_release_s_image_unless_told_another(helm: str) -> None:
+    manifests = render(helm, *VALUES["default"])
+    release = (REPO / "VERSION").read_text().strip()
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    assert chart["version"] == chart["appVersion"] == release
+    images = {c["image"] for _, c in containers(manifests)}
+    assert images == {f"ghcr.io/example/ticketing-app:{release}"}
+    labels = {m["metadata"]["labels"]["app.kubernetes.io/version"] for m in manifests if m["kind"] == "Deployment"}
+    assert labels == {release}
+    pinned = render(helm, *VALUES["default"], "--set", "image.tag=9.9.9")
+    assert {c["image"] for _, c in containers(pinned)} == {"ghcr.io/example/ticketing-app:9.9.9"}
+
+
+def test_the_topics_job_sets_the_retention_of_the_topics_and_their_dlqs(manifests: list[dict[str, Any]]) -> None:
+    [topics] = by_kind(manifests, "Job")["ticketing-topics"]["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in topics["env"]}
+    assert (env["KAFKA_TOPIC_RETENTION_HOURS"], env["KAFKA_DLQ_RETENTION_HOURS"]) == ("336", "720")
+    assert topics["args"][-1] == "topics"  # `ticketing topics`: it sets them on topics already there too
 
 
 def test_cluster_mode_runs_two_of_every_role_apart_and_keeps_one_up(helm: str) -> None:

@@ -23,6 +23,8 @@ PRIVATE = {
     r"^/(healthz|readyz|metrics)$": "probes and Prometheus reach the pods themselves",
     r"^/admin/": "operators reach the Services from inside the cluster (kubectl port-forward)",
     r"^/vouchers/\{code\}/reservations": "payment-service's calls to voucher-service only",
+    r"^/customer-ids$": "the other services' calls to hold-service only (a provider subject's customer id)",
+    r"^/buyer-contacts/": "the notifier's calls to hold-service only (with CONTACTS_API_KEY)",
 }
 
 

@@ -104,6 +104,7 @@ class Stack:
     timings: Timings
     services: tuple[str, ...]
     hold_limits: dict[str, str] = field(default_factory=lambda: dict(UNLIMITED_HOLDS))  # see start_stack
+    extra_env: dict[str, dict[str, str]] = field(default_factory=dict)  # service -> more of its environment
     procs: dict[str, Proc] = field(default_factory=dict)
     started_in: float = 0.0  # seconds from the first process started to the consumers caught up
     _exits: ExitStack = field(default_factory=ExitStack)
@@ -180,6 +181,9 @@ def _plan(s: Stack, ports: dict[str, int], logs: Path) -> list[Proc]:
     notifier = {**common, **db, "SMTP_PORT": str(ports["smtp"]), "HTTP_PORT": str(ports["notifier"]),
                 "QR_SIGNING_KEY": QR_SEED, "SENDER_INTERVAL_SECONDS": "0.5"}
 
+    hold, pay, voucher, notifier = ({**env, **s.extra_env.get(name, {})} for name, env in
+                                    (("hold", hold), ("pay", pay), ("voucher", voucher), ("notifier", notifier)))
+
     def proc(name: str, args: list[str], env: dict[str, str], ready: str | None) -> Proc:
         return Proc(name, args, env, ready, logs / f"{name}.log")
 
@@ -209,16 +213,18 @@ def _plan(s: Stack, ports: dict[str, int], logs: Path) -> list[Proc]:
 def start_stack(migrated_dsn: Callable[[str, Path], str], *, bootstrap: str, redis_url: str, jwt_secret: str,
                 mail_dir: Path, logs: Path, timings: Timings = Timings(),
                 services: tuple[str, ...] = SERVICES,
-                hold_limits: dict[str, str] = UNLIMITED_HOLDS) -> Iterator[Stack]:
+                hold_limits: dict[str, str] = UNLIMITED_HOLDS,
+                extra_env: Callable[[dict[str, str]], dict[str, dict[str, str]]] | None = None) -> Iterator[Stack]:
     """Start `services` (see SERVICES), wait for readiness and consumer catch-up; stop them all on exit.
     `hold_limits`: hold-service's rate limits, lifted for the tests (their clients are all 127.0.0.1); {}
-    runs them as deployed (the demo's stack, whose customers come from many addresses, as on `make up`)."""
+    runs them as deployed (the demo's stack, whose customers come from many addresses, as on `make up`).
+    `extra_env`: the stack's URLs -> more environment per service (hold, pay, voucher, notifier)."""
     dsn = {name: migrated_dsn(variable, folder) for name, (variable, folder) in MIGRATIONS.items()}
     ports = {name: free_port() for name in (*SERVICES, *WORKER_METRICS)}
     url = {name: f"http://127.0.0.1:{port}" for name, port in ports.items() if name != "smtp"}
     stack = Stack(url=url, dsn=dsn, mail_dir=mail_dir, jwt_secret=jwt_secret, bootstrap=bootstrap,
                   redis_url=redis_url, group_prefix=f"e2e-{uuid.uuid4().hex[:8]}-", timings=timings, services=services,
-                  hold_limits=dict(hold_limits))
+                  hold_limits=dict(hold_limits), extra_env=extra_env(url) if extra_env else {})
     logs.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     asyncio.run(start_at_end(stack.bootstrap, stack.consumer_groups()))

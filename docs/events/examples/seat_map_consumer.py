@@ -9,6 +9,13 @@ It needs only aiokafka (and httpx for the snapshot); nothing of the platform's c
 
     python seat_map_consumer.py --bootstrap 127.0.0.1:9092 [--group my-team-seat-maps] [--hold-url URL]
                                 [--exit-when-idle SECONDS] [--json]
+
+A production cluster is reached over TLS, usually with a SASL user (the password is read from the environment,
+KAFKA_SASL_PASSWORD by default, never from the command line, where `ps` would show it):
+
+    KAFKA_SASL_PASSWORD=... python seat_map_consumer.py --bootstrap kafka.example.net:9093 \
+        --security-protocol SASL_SSL --sasl-mechanism SCRAM-SHA-512 --sasl-username my-team \
+        --ssl-cafile cluster-ca.crt [--ssl-certfile me.crt --ssl-keyfile me.key] --group my-team-seat-maps
 """
 
 from __future__ import annotations
@@ -16,11 +23,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer
+from aiokafka.helpers import create_ssl_context
 
 SEAT_EVENTS = {"SeatsHeld": "HELD", "SeatsReleased": "AVAILABLE", "BookingConfirmed": "BOOKED",
                "BookingCancelled": "AVAILABLE"}
@@ -82,10 +91,29 @@ async def snapshot(hold_url: str, showtime_id: int) -> dict[str, Any]:
         return dict(response.json())
 
 
+def security(args: argparse.Namespace) -> dict[str, Any]:
+    """aiokafka's keyword arguments for the cluster's security: TLS (SSL, SASL_SSL) with the CA that signed the
+    brokers' certificates (the system's trust store without one) and an optional client certificate; SASL
+    (SASL_SSL, SASL_PLAINTEXT) with a user whose password comes from the environment."""
+    options: dict[str, Any] = {"security_protocol": args.security_protocol}
+    if args.security_protocol.endswith("SSL"):
+        context = create_ssl_context(cafile=args.ssl_cafile, certfile=args.ssl_certfile, keyfile=args.ssl_keyfile)
+        context.check_hostname = not args.no_check_hostname
+        options["ssl_context"] = context
+    if args.security_protocol.startswith("SASL"):
+        password = os.environ.get(args.sasl_password_env, "")
+        if not args.sasl_username or not password:
+            raise SystemExit(f"{args.security_protocol} needs --sasl-username and ${args.sasl_password_env}")
+        options.update(sasl_mechanism=args.sasl_mechanism, sasl_plain_username=args.sasl_username,
+                       sasl_plain_password=password)
+    return options
+
+
 async def run(args: argparse.Namespace) -> SeatMaps:
     maps = SeatMaps()
     consumer = AIOKafkaConsumer("booking-events", bootstrap_servers=args.bootstrap, group_id=args.group,
-                                auto_offset_reset="earliest", enable_auto_commit=args.group is not None)
+                                auto_offset_reset="earliest", enable_auto_commit=args.group is not None,
+                                **security(args))
     await consumer.start()
     try:
         idle = 0.0
@@ -103,14 +131,29 @@ async def run(args: argparse.Namespace) -> SeatMaps:
     return maps
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bootstrap", default="127.0.0.1:9092")
     parser.add_argument("--group", default=None, help="a consumer group (commits offsets); none: read all")
     parser.add_argument("--hold-url", default=None, help="hold-service, to load a map that has a gap")
     parser.add_argument("--exit-when-idle", type=float, default=None, help="stop after this many idle seconds")
     parser.add_argument("--json", action="store_true", help="print the maps as JSON when stopping")
-    args = parser.parse_args()
+    tls = parser.add_argument_group("security (a production cluster)")
+    tls.add_argument("--security-protocol", default="PLAINTEXT",
+                     choices=["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"])
+    tls.add_argument("--ssl-cafile", default=None, help="PEM of the CA that signed the brokers' certificates")
+    tls.add_argument("--ssl-certfile", default=None, help="PEM client certificate, for mutual TLS")
+    tls.add_argument("--ssl-keyfile", default=None, help="PEM key of the client certificate")
+    tls.add_argument("--no-check-hostname", action="store_true", help="accept a certificate for another name")
+    tls.add_argument("--sasl-mechanism", default="SCRAM-SHA-512", choices=["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+    tls.add_argument("--sasl-username", default=None)
+    tls.add_argument("--sasl-password-env", default="KAFKA_SASL_PASSWORD",
+                     help="the environment variable holding the SASL password")
+    return parser
+
+
+def main() -> int:
+    args = parser().parse_args()
     maps = asyncio.run(run(args))
     if args.json:
         json.dump({sid: {"version": m.version, "seats": m.seats, "waiting": sorted(m.waiting)}

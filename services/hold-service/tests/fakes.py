@@ -176,6 +176,11 @@ class FakeHoldRepository(HoldRepository):
         self.tx["seats"].update({(details.showtime_id, p.code): Seat() for p in places})
         return True
 
+    async def adopt_currency(self, currency: str) -> None:
+        for showtime in self.tx["showtimes"].values():
+            if showtime.details.currency is None:
+                showtime.details = replace(showtime.details, currency=currency)
+
     async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:
         listed = sorted(((sid, s) for sid, s in self.tx["showtimes"].items()
                          if query.starts_from <= s.starts_at < query.until
@@ -191,7 +196,7 @@ class FakeHoldRepository(HoldRepository):
         return {"showtimeId": showtime_id, "title": d.title, "startsAt": d.starts_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "durationMinutes": d.duration_minutes, "cinema": d.cinema, "hall": d.hall, "timeZone": d.time_zone,
                 "status": status, "seatsAvailable": free, "fromPriceCents": from_price_cents(d.prices),
-                "waitingRoom": False}
+                "currency": d.currency, "waitingRoom": False}
 
     async def bookings_of(self, customer_id: int, limit: int) -> list[BookingView]:
         mine = sorted((b for b in self.tx["bookings"].values() if b.customer_id == customer_id),
@@ -199,7 +204,8 @@ class FakeHoldRepository(HoldRepository):
         views = []
         for b in mine[:limit]:
             d = self.tx["showtimes"][b.showtime_id].details
-            views.append(BookingView(as_seen(b, self.tx.now), d.title, d.starts_at, d.cinema, d.hall, d.time_zone))
+            views.append(BookingView(as_seen(b, self.tx.now), d.title, d.starts_at, d.cinema, d.hall, d.time_zone,
+                                     currency=d.currency))
         return views
 
     async def get(self, hold_id: uuid.UUID) -> Hold | None:

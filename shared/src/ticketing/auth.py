@@ -19,6 +19,7 @@ ALGORITHM = "HS256"
 Role = Literal["customer", "admin", "service", "staff"]  # staff: door scanners (POST /checkins)
 ROLES: tuple[Role, ...] = ("customer", "admin", "service", "staff")
 REQUIRED_CLAIMS = ["exp", "sub", "role", "iss", "aud"]
+PROVIDER_CLAIMS = ["exp", "sub", "iss", "aud"]  # a provider's role is where JWT_ROLES_CLAIM says (ticketing.identity)
 MAX_SUB = 2**63 - 1
 
 
@@ -47,12 +48,13 @@ def verify_token(secret: str, token: str) -> Principal:
     return principal_of(decode_claims(token, secret, ALGORITHM, issuer=ISSUER, audience=AUDIENCE))
 
 
-def decode_claims(token: str, key: Any, algorithm: str, *, issuer: str, audience: str) -> dict[str, Any]:
+def decode_claims(token: str, key: Any, algorithm: str, *, issuer: str, audience: str,
+                  required: list[str] | None = None) -> dict[str, Any]:
     """The claims of a token signed with `key` by `algorithm` (that one only), for that issuer and audience,
     with every required claim and not expired; raises InvalidToken."""
     try:
         claims: dict[str, Any] = jwt.decode(token, key, algorithms=[algorithm], audience=audience, issuer=issuer,
-                                            options={"require": REQUIRED_CLAIMS})
+                                            options={"require": required or REQUIRED_CLAIMS})
     except jwt.PyJWTError as exc:
         raise InvalidToken(str(exc)) from exc
     return claims

@@ -15,11 +15,14 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 from aiokafka.helpers import create_ssl_context
 
 from ticketing.events import TOPICS
 from ticketing.settings import KafkaSettings
+
+DYNAMIC_TOPIC_CONFIG = 1  # a DescribeConfigs entry's source: set on the topic itself (not a broker default)
 
 
 @cache
@@ -66,30 +69,66 @@ def topic_layout(settings: KafkaSettings | None = None) -> dict[str, int]:
     return {**TOPICS, **s.kafka_topic_partitions}
 
 
-async def create_topics(bootstrap: str, topics: dict[str, int] | None = None) -> list[str]:
+def topic_configs(name: str, settings: KafkaSettings | None = None) -> dict[str, str]:
+    """The configs the platform sets on a topic: deletion after the retention (a DLQ keeps its messages longer,
+    so an operator has time to look at them), and `min.insync.replicas` when the deployment names one."""
+    s = settings or kafka_settings()
+    hours = s.kafka_dlq_retention_hours if name.endswith(".DLQ") else s.kafka_topic_retention_hours
+    configs = {"cleanup.policy": "delete", "retention.ms": str(hours * 3_600_000)}
+    if s.kafka_topic_min_insync_replicas is not None:
+        configs["min.insync.replicas"] = str(s.kafka_topic_min_insync_replicas)
+    return configs
+
+
+async def create_topics(bootstrap: str, topics: dict[str, int] | None = None, *, align: bool = False,
+                        settings: KafkaSettings | None = None) -> list[str]:
     """Create the missing topics; returns the names created. Safe to run any number of times.
 
-    Replication factor and min.insync.replicas come from the settings (1 and the broker's default
-    locally; 3 and 2 on a production cluster). Existing topics are never altered.
+    Replication factor, retention, cleanup policy and min.insync.replicas come from the settings (one replica
+    and the broker's min.insync.replicas locally; 3 and 2 on a production cluster). With `align` (`ticketing
+    topics`, the chart's topics Job: a Kafka user allowed to alter topic configs) the topics already there get
+    the same retention, cleanup policy and min.insync.replicas; their partitions and replicas stay as they are.
     """
-    s = kafka_settings()
-    configs = {} if s.kafka_topic_min_insync_replicas is None else {
-        "min.insync.replicas": str(s.kafka_topic_min_insync_replicas)}
-    admin = AIOKafkaAdminClient(**client_options(bootstrap), client_id="ticketing-topics")
+    s = settings or kafka_settings()
+    layout = topic_layout(s) if topics is None else topics
+    admin = AIOKafkaAdminClient(**client_options(bootstrap, s), client_id="ticketing-topics")
     await admin.start()
     try:
         existing = set(await admin.list_topics())
         missing = [NewTopic(name, num_partitions=n, replication_factor=s.kafka_topic_replication_factor,
-                            topic_configs=configs)
-                   for name, n in (topic_layout() if topics is None else topics).items() if name not in existing]
+                            topic_configs=topic_configs(name, s))
+                   for name, n in layout.items() if name not in existing]
         if missing:
             try:
                 await admin.create_topics(missing)
             except TopicAlreadyExistsError:
                 pass  # another process won the race; the topic is there, which is what we want
+        if align:
+            await align_topic_configs(admin, [name for name in layout if name in existing], s)
         return [t.name for t in missing]
     finally:
         await admin.close()
+
+
+async def align_topic_configs(admin: AIOKafkaAdminClient, names: list[str], settings: KafkaSettings) -> list[str]:
+    """Give existing topics the platform's configs; returns the names changed. AlterConfigs replaces a topic's
+    dynamic configs whole, so the ones set by other means (read back first) are sent along unchanged."""
+    if not names:
+        return []
+    changed = []
+    for response in await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, n) for n in names]):
+        for error, message, _, name, entries in response.resources:
+            if error:
+                raise KafkaError(f"describe configs of {name}: {message} ({error})")
+            current = {e[0]: e[1] for e in entries if e[3] == DYNAMIC_TOPIC_CONFIG and e[1] is not None}
+            wanted = {**current, **topic_configs(name, settings)}
+            if wanted != current:
+                changed.append(ConfigResource(ConfigResourceType.TOPIC, name, configs=wanted))
+    for response in await admin.alter_configs(changed) if changed else []:
+        for error, message, _, name in response.resources:
+            if error:
+                raise KafkaError(f"alter configs of {name}: {message} ({error})")
+    return [c.name for c in changed]
 
 
 async def kafka_reachable(bootstrap: str, timeout: float = 2.0) -> bool:

@@ -54,8 +54,15 @@ class KafkaSettings(BaseSettings):
     """Replicas of each topic created by `ticketing topics` (and the chart's topic Job); existing topics are
     left as they are."""
     kafka_topic_min_insync_replicas: int | None = Field(default=None, ge=1)
-    """`min.insync.replicas` of the topics created; unset: the broker's default. At most the replication
-    factor."""
+    """`min.insync.replicas` of the topics (set on existing ones too by `ticketing topics`); unset: the broker's
+    default. At most the replication factor."""
+    kafka_topic_retention_hours: int = Field(default=336, ge=1)
+    """How long the event topics (booking-events, voucher-reserved) keep a message before the broker deletes it
+    (cleanup.policy delete; 336: 14 days). Set by `ticketing topics` and the chart's topics Job on new and
+    existing topics; a consumer group stopped for longer misses messages."""
+    kafka_dlq_retention_hours: int = Field(default=720, ge=1)
+    """How long a DLQ topic (booking-events.DLQ, voucher-reserved.DLQ) keeps a dead letter (720: 30 days), time
+    to look at it and replay it (`ticketing dlq`); set like KAFKA_TOPIC_RETENTION_HOURS."""
     kafka_topic_partitions: dict[str, int] = Field(default_factory=dict)
     """Partitions of the topics created, a JSON object such as {"booking-events": 48}; a topic not named keeps
     the catalogue's count."""
@@ -171,6 +178,19 @@ class TokenSettings(ServiceSettings):
     jwt_jwks_refresh_cooldown_seconds: float = Field(default=30.0, ge=0)
     """The least time between two reads of the provider's keys, so that made-up key ids cannot make us
     hammer it."""
+    jwt_roles_claim: str = "role"
+    """Where a provider's token states its holder's roles: a claim name or a dotted path (Keycloak:
+    realm_access.roles), holding a string or a list of strings (docs/sign-in.md)."""
+    jwt_role_map: dict[str, str] = Field(default_factory=dict)
+    """The provider's role names -> ours (customer, staff, admin), a JSON object such as
+    {"cinema-staff": "staff"}; empty: the provider uses our names. Of several roles the strongest wins."""
+    jwt_customer_id_claim: str = ""
+    """A claim of the provider's tokens that carries our customer id (ASCII digits); empty: a numeric `sub` is
+    the id, any other `sub` is mapped to an id of ours at its first sign-in (hold-service keeps the mapping)."""
+    customer_ids_url: str = ""
+    """hold-service's base URL, where this service asks for the customer id of a provider's subject (not
+    hold-service itself, which keeps the mapping; payment-service: its HOLD_SERVICE_URL when empty); empty:
+    provider tokens need a numeric `sub` or JWT_CUSTOMER_ID_CLAIM."""
 
     def secrets(self) -> dict[str, str]:
         return {**super().secrets(), "JWT_SECRET": self.jwt_secret}
@@ -182,6 +202,8 @@ class TokenSettings(ServiceSettings):
                              "tokens must carry in iss and aud)")
         if self.jwt_jwks_url and self.app_env != "dev" and not self.jwt_jwks_url.startswith("https://"):
             raise ValueError("JWT_JWKS_URL must be https outside dev: whoever answers it decides which tokens pass")
+        if wrong := sorted(set(self.jwt_role_map.values()) - {"customer", "staff", "admin"}):
+            raise ValueError(f"JWT_ROLE_MAP maps to customer, staff or admin only, not {', '.join(wrong)}")
         return self
 
 

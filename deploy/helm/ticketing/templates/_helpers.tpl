@@ -28,7 +28,7 @@ set and the release name does not contain it (Helm's convention; without either,
 app.kubernetes.io/name: {{ .service }}
 app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/part-of: ticketing
-app.kubernetes.io/version: {{ .root.Values.image.tag | quote }}
+app.kubernetes.io/version: {{ .root.Values.image.tag | default .root.Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- if .component }}
@@ -47,7 +47,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- if .Values.image.digest -}}
 {{ printf "%s@%s" .Values.image.repository .Values.image.digest | quote }}
 {{- else -}}
-{{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
+{{ printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) | quote }}
 {{- end -}}
 {{- end -}}
 

@@ -108,6 +108,9 @@ class HoldSettings(TokenSettings):
     checkin_clock_skew_seconds: float = Field(default=120, ge=0)
     """How far in the future an offline scan's `at` may be (a scanner's clock ahead of ours); further: that
     scan is refused (VALIDATION_ERROR), the others are decided."""
+    currency: str = Field(default="EUR", pattern=r"^[A-Z]{3}$")
+    """The currency of the prices (ISO 4217, upper case) of a showtime created without one of its own; shown
+    with every amount (seat map, what's on, bookings) and carried by the events that carry money."""
     catalogue_cache_seconds: float = Field(default=2.0, ge=0)
     """How long an API process serves one answer of GET /showtimes from memory before asking Postgres
     again (the catalogue may be this stale)."""
@@ -144,9 +147,22 @@ class HoldSettings(TokenSettings):
     waiting_room_auto_check_seconds: float = Field(default=5, gt=0)
     """How often the worker's `rooms` role looks at the open automatic rooms (to close them)."""
 
+    oidc_issuer_url: str = ""
+    """The identity provider the pages sign customers and staff in with (OpenID Connect discovery from
+    <issuer>/.well-known/openid-configuration; Keycloak: https://<host>/realms/<realm>); empty: the pages take a
+    pasted token (the dev path, `make token`). The APIs check its tokens through JWT_JWKS_URL."""
+    oidc_client_id: str = ""
+    """The pages' client at the identity provider: a public client (no secret) with the authorization code flow,
+    PKCE and the pages' addresses as redirect URIs."""
+    contacts_api_key: str = ""
+    """The key the notifier sends (X-Api-Key) to read a booking's buyer contact, GET /buyer-contacts/{bookingId}
+    (a secret, at least 32 characters outside dev; the notifier's CONTACTS_API_KEY); empty: that route answers
+    404 and ticket e-mails go only to the notifier's directory."""
+
     def secrets(self) -> dict[str, str]:
         key = DEV_DEFAULT_SECRET if self.qr_signing_key == DEV_QR_SIGNING_KEY else self.qr_signing_key
-        return {**super().secrets(), "QR_SIGNING_KEY": key}
+        contacts = {"CONTACTS_API_KEY": self.contacts_api_key} if self.contacts_api_key else {}
+        return {**super().secrets(), "QR_SIGNING_KEY": key, **contacts}
 
     @field_validator("qr_verify_keys", mode="before")
     @classmethod
@@ -163,6 +179,8 @@ class HoldSettings(TokenSettings):
     def _no_dev_ticket_key_outside_dev(self) -> HoldSettings:
         if self.app_env != "dev" and public_key_text(private_key_from_seed(DEV_QR_SIGNING_KEY)) in self.qr_verify_keys:
             raise ValueError("QR_VERIFY_KEYS lists the dev key outside dev: anyone could forge tickets")
+        if bool(self.oidc_issuer_url) != bool(self.oidc_client_id):
+            raise ValueError("OIDC_ISSUER_URL and OIDC_CLIENT_ID go together (the pages' provider and their client)")
         return self
 
     @field_validator("trusted_proxies", mode="before")

@@ -44,7 +44,7 @@ async def test_the_catalogue_lists_a_window_by_start_with_each_showtime_s_state(
         assert [s["showtimeId"] for s in listed] == [first, later]
         assert listed[0] == {"showtimeId": first, "title": "First", "startsAt": iso(base), "durationMinutes": 120,
                              "cinema": cinema, "hall": "1", "timeZone": "UTC", "status": "ON_SALE",
-                             "seatsAvailable": 2, "fromPriceCents": 500, "waitingRoom": False}
+                             "seatsAvailable": 2, "fromPriceCents": 500, "currency": "EUR", "waitingRoom": False}
         assert (await svc.hold(first, ["A1", "A2"])).status_code == 201
         await db.execute("UPDATE showtime SET status = 'CANCELLED' WHERE showtime_id = $1", later)
         now = (await svc.client.get("/showtimes", params=params)).json()["showtimes"]

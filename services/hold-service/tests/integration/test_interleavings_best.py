@@ -92,3 +92,22 @@ async def test_under_the_rule_a_choice_beside_an_open_one_leaves_no_lone_seat(st
         assert rest == sorted({"F1", "F2", "F3", "F4", "F5"} - set(first))
         await b.tx.rollback()
     assert await db.fetchval("SELECT lone_seats($1, $2::text[])", sid, []) == []
+
+
+async def test_under_the_rule_two_picked_holds_at_once_leave_no_lone_seat(start, db, two) -> None:
+    """A picks F3 and stays open; B picks F5. Each alone strands nobody, both would strand F4. B waits for the seats
+    A locked beside F3 (sql lock_beside), then decides on what A committed: refused, F4 named."""
+    async with start() as svc:
+        sid = await svc.showtime_of(layout=[{"row": "F", "blocks": [{"from": 1, "to": 7}]}], noLoneSeat=True)
+    a, b = two
+    async with a, b:
+        assert (await repository.take(a.conn, take(sid, ["F3"]))).expires_at is not None
+        second = asyncio.create_task(repository.take(b.conn, take(sid, ["F5"])))
+        await asyncio.sleep(0.3)
+        assert not second.done()  # B waits for A's decision, not for a snapshot taken before it
+        await a.tx.commit()
+        verdict = await asyncio.wait_for(second, 5)
+        assert verdict.expires_at is None and verdict.lone == ("F4",)
+        await b.tx.commit()
+    assert await db.fetchval("SELECT lone_seats($1, $2::text[])", sid, []) == []
+    assert await db.fetchval("SELECT count(*) FROM booking WHERE showtime_id = $1", sid) == 1

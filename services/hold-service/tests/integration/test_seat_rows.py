@@ -37,13 +37,13 @@ async def test_a_hold_its_expiry_the_next_hold_and_a_release_update_the_seats_in
     await transaction.start()
     try:
         assert await db.fetchval(Q.insert_showtime, sid, "HOT", datetime(2031, 1, 1, tzinfo=UTC), 1000,
-                                 '{"STANDARD": {"ADULT": 1000}}', None, None, None, "UTC", False) == sid
+                                 '{"STANDARD": {"ADULT": 1000}}', None, None, None, "UTC", False, "EUR") == sid
         await db.execute(Q.insert_seats, sid, seats, ["STANDARD"] * 2, ["A"] * 2, [1, 2], [1, 2])
         before = await db.fetchrow(COUNTERS)
         live = uuid.uuid4()
         for hold, ttl in ((uuid.uuid4(), -1.0), (live, 60.0)):  # the second takes the seats of the first, expired
             row = await db.fetchrow(Q.take_seats, sid, seats, hold, 7, ttl, uuid.uuid4(), 8, "[]", FORM,
-                                    ["ADULT"] * 2, 0)
+                                    ["ADULT"] * 2, 0, False)
             assert row["version"] is not None, dict(row)
         assert (await db.fetchrow(Q.release_hold, live, "CANCELLED", FORM, "[]"))["freed"] == seats
         after = await db.fetchrow(COUNTERS)

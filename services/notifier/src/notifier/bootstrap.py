@@ -10,6 +10,7 @@ import asyncpg
 from ticketing.db import create_pool
 from ticketing.tickets import private_key_from_seed
 
+from notifier.adapters.buyer_contacts import HttpBuyerContacts
 from notifier.adapters.catalogues import load_catalogues
 from notifier.adapters.mailer import SmtpLogin, SmtpMailer
 from notifier.adapters.repository import PgNotifierUnitOfWork
@@ -45,5 +46,8 @@ async def bootstrap(settings: NotifierSettings | None = None, *, mailer: Mailer 
     pool = await create_pool(s.database_url, min_size=1, max_size=s.db_pool_max)
     mailer = mailer or SmtpMailer(s.smtp_host, s.smtp_port, parseaddr(s.mail_from)[1], s.smtp_timeout_seconds,
                                   smtp_login(s))
-    deps = Deps(settings=s, uow=lambda: PgNotifierUnitOfWork(pool), policy=notify_policy(s), mailer=mailer)
+    contacts = HttpBuyerContacts(s.contacts_url, s.contacts_api_key, s.dependency_timeout_seconds) \
+        if s.contacts_url else None
+    deps = Deps(settings=s, uow=lambda: PgNotifierUnitOfWork(pool), policy=notify_policy(s), mailer=mailer,
+                contacts=contacts)
     return Service(deps=deps, pool=pool)

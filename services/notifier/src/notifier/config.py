@@ -69,6 +69,11 @@ class NotifierSettings(ServiceSettings):
     email_max_pause_seconds: float = Field(default=60.0, gt=0)
     """While the SMTP server is unavailable the whole queue waits, from the sender interval doubling up to
     this."""
+    contacts_url: str = ""
+    """hold-service's base URL, where the notifier reads the buyer's contact of a booking (GET
+    /buyer-contacts/{bookingId}) when the directory has no address for him; empty: the directory only."""
+    contacts_api_key: str = ""
+    """The key sent to hold-service for buyer contacts (X-Api-Key; hold-service's CONTACTS_API_KEY; a secret)."""
     faust_data_dir: str = "var/faust"
     """The small folder faust writes per app id (no tables here: its store is memory://)."""
     http_host: str = "127.0.0.1"
@@ -96,4 +101,5 @@ class NotifierSettings(ServiceSettings):
 
     def secrets(self) -> dict[str, str]:
         key = DEV_DEFAULT_SECRET if self.qr_signing_key == DEV_QR_SIGNING_KEY else self.qr_signing_key
-        return {**super().secrets(), "QR_SIGNING_KEY": key}
+        contacts = {"CONTACTS_API_KEY": self.contacts_api_key} if self.contacts_url else {}
+        return {**super().secrets(), "QR_SIGNING_KEY": key, **contacts}

@@ -22,6 +22,7 @@ from notifier.service_layer.ports import (
     PointsLedger,
     QueuedEmail,
     UnrenderableEmail,
+    WithoutAddress,
 )
 
 
@@ -44,6 +45,7 @@ class Row:
 class FakeDirectory(CustomerDirectory):
     def __init__(self, contacts: dict[int, Contact] | None = None) -> None:
         self.contacts = dict(contacts or {})
+        self.missing: dict[uuid.UUID, tuple[uuid.UUID, int, str]] = {}
 
     async def get(self, customer_id: int) -> Contact | None:
         return self.contacts.get(customer_id)
@@ -53,6 +55,15 @@ class FakeDirectory(CustomerDirectory):
 
     async def all(self) -> list[Contact]:
         return [self.contacts[k] for k in sorted(self.contacts)]
+
+    async def record_without_address(self, event_id: uuid.UUID, booking_id: uuid.UUID, customer_id: int,
+                                     event_type: str) -> bool:
+        first = event_id not in self.missing
+        self.missing[event_id] = (booking_id, customer_id, event_type)
+        return first
+
+    async def without_address(self, limit: int) -> list[WithoutAddress]:
+        return [WithoutAddress(e, b, c, t, None, None) for e, (b, c, t) in list(self.missing.items())[:limit]]
 
 
 class FakeBookings(BookingRecords):

@@ -8,7 +8,8 @@ from notifier.service_layer.handlers import (
     notify_booking_failed,
     notify_refund_issued,
 )
-from notifier.service_layer.metrics import EMAILS_FAILED
+from notifier.service_layer.metrics import BOOKINGS_WITHOUT_ADDRESS, EMAILS_FAILED
+from notifier.service_layer.ports import BuyerContacts
 from notifier_fakes import FakeUnitOfWork
 from ticketing.events import booking_event
 from ticketing.tickets import private_key_from_seed
@@ -100,3 +101,44 @@ async def test_refund_and_failed_queue_their_kinds():
         "paymentId": uuid.uuid4(), "amountCents": 2450, "refundId": "re_1"}, **common), uow, POLICY)
     assert sorted(r.email.kind for r in uow.emails.rows if r.email) == ["booking_failed", "refund"]
     assert uow.points.points == {}
+
+
+class ProviderContacts(BuyerContacts):
+    """hold-service's buyer contacts as the handlers see them (the HTTP adapter is tested end to end, tests/idp)."""
+
+    def __init__(self, contacts: dict[uuid.UUID, Contact]) -> None:
+        self.contacts, self.asked = contacts, 0
+
+    async def of_booking(self, booking_id: uuid.UUID, customer_id: int) -> Contact | None:
+        self.asked += 1
+        return self.contacts.get(booking_id)
+
+
+async def test_the_ticket_goes_to_the_providers_address_when_the_directory_has_none():
+    booking = uuid.uuid4()
+    uow = FakeUnitOfWork({})
+    uow.contacts = ProviderContacts({booking: Contact(7, "alice@example.com", "Alice", "es")})
+    await notify_booking_confirmed(confirmed(booking), uow, POLICY)
+    [row] = uow.emails.rows
+    assert row.rendered is not None and row.rendered.recipient == "alice@example.com"
+    assert uow.customers.missing == {}
+
+
+async def test_the_directory_overrides_the_providers_address():
+    booking = uuid.uuid4()
+    uow = FakeUnitOfWork({7: Contact(7, "desk@example.com", "Ana")})
+    uow.contacts = contacts = ProviderContacts({booking: Contact(7, "alice@example.com", "Alice", "es")})
+    await notify_booking_confirmed(confirmed(booking), uow, POLICY)
+    [row] = uow.emails.rows
+    assert row.rendered is not None and row.rendered.recipient == "desk@example.com" and contacts.asked == 0
+
+
+async def test_a_booking_with_no_address_anywhere_is_recorded_and_counted_once():
+    booking, event = uuid.uuid4(), confirmed(uuid.uuid4())
+    uow = FakeUnitOfWork({})
+    uow.contacts = ProviderContacts({booking: Contact(7, "other@example.com", "Other")})
+    before = BOOKINGS_WITHOUT_ADDRESS.labels("BookingConfirmed")._value.get()
+    await notify_booking_confirmed(event, uow, POLICY)
+    await notify_booking_confirmed(event, uow, POLICY)  # the same event again (a redelivery): counted once
+    assert uow.emails.rows == [] and list(uow.customers.missing) == [event.eventId]
+    assert BOOKINGS_WITHOUT_ADDRESS.labels("BookingConfirmed")._value.get() == before + 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib import metadata
 
 import asyncpg
 from aiokafka.errors import KafkaError
@@ -25,13 +26,19 @@ from aiokafka.errors import KafkaError
 from ticketing.cli import booking, dev, dlq, stores
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ticketing", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ticketing", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {metadata.version('ticketing')}")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (dev, stores, dlq, booking):
         module.register(sub)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
     except (asyncpg.PostgresError, KafkaError, OSError, ValueError) as exc:  # say it in one line, no traceback

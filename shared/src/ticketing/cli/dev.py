@@ -11,7 +11,7 @@ from typing import Any
 
 from ticketing import contract
 from ticketing.auth import ROLES, issue_token
-from ticketing.kafka import create_topics, kafka_reachable
+from ticketing.kafka import create_topics, kafka_reachable, kafka_settings
 from ticketing.migrations import apply_migrations, package_migrations, shared_migrations
 from ticketing.settings import SERVICE_DATABASES, OperatorSettings, ServiceSettings, TokenSettings
 
@@ -26,8 +26,10 @@ def _token(args: argparse.Namespace) -> int:
 
 
 def _topics(_: argparse.Namespace) -> int:
-    created = asyncio.run(create_topics(ServiceSettings().kafka_bootstrap_servers))
-    print(f"topics created: {', '.join(created) if created else 'none (all present)'}")
+    created = asyncio.run(create_topics(ServiceSettings().kafka_bootstrap_servers, align=True))
+    s = kafka_settings()
+    print(f"topics created: {', '.join(created) if created else 'none (all present)'}; retention "
+          f"{s.kafka_topic_retention_hours} h, DLQs {s.kafka_dlq_retention_hours} h, cleanup.policy delete")
     return 0
 
 
@@ -72,7 +74,8 @@ def register(sub: Any) -> None:
     token.add_argument("--role", choices=ROLES, default="customer")
     token.add_argument("--ttl", type=int, default=3600, help="seconds until exp")
     token.set_defaults(run=_token)
-    sub.add_parser("topics", help="create Kafka topics").set_defaults(run=_topics)
+    topics = sub.add_parser("topics", help="create the Kafka topics; set their retention and cleanup policy")
+    topics.set_defaults(run=_topics)
     wait = sub.add_parser("wait-kafka", help="wait until Kafka answers metadata requests")
     wait.add_argument("--timeout", type=float, default=120)
     wait.set_defaults(run=_wait_kafka)

@@ -120,7 +120,9 @@ def key_of(event: Envelope) -> str:
 
 
 def decode_booking_event(value: bytes) -> BookingEvent:
-    return _booking_adapter.validate_json(value)
+    """A consumer's reading of a message: fields it does not know (added by a newer producer within version 1)
+    are ignored, never refused; the producers stay strict (Model forbids them when an event is built)."""
+    return _booking_adapter.validate_json(value, extra="ignore")
 
 
 def outgoing(event: Envelope | VoucherReserved) -> Outgoing:

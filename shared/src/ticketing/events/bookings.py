@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from ticketing.envelope import BookingEnvelope, Model
-from ticketing.events.fields import SEAT_MAP_VERSION, optional
+from ticketing.events.fields import SEAT_MAP_VERSION, currency, optional
 
 
 class Ticket(Model):
@@ -39,6 +39,7 @@ class BookingConfirmedData(Model):
                                     "are shown in it.")
     tickets: list[Ticket] | None = optional("Each seat with its category, ticket type and price, in seat order "
                                             "(optional).")
+    currency: str | None = currency()
 
 
 class BookingFailedData(Model):

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from ticketing.envelope import BookingEnvelope, Model
-from ticketing.events.fields import SEAT_MAP_VERSION
+from ticketing.events.fields import SEAT_MAP_VERSION, currency
 
 
 class SeatsHeldData(Model):
@@ -21,6 +21,7 @@ class SeatsHeldData(Model):
                                             "for the seats to be free again; SeatsReleased follows).")
     amountCents: int = Field(description="The seats' price, before any voucher discount.")
     seatMapVersion: int = Field(description=SEAT_MAP_VERSION)
+    currency: str | None = currency()
 
 
 class SeatsReleasedData(Model):

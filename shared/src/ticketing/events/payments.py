@@ -7,9 +7,7 @@ from datetime import datetime
 from typing import Literal
 
 from ticketing.envelope import BookingEnvelope, Model
-from ticketing.events.fields import optional
-
-CURRENCY = "The currency of the amounts, ISO 4217 upper case (optional: absent from older producers)."
+from ticketing.events.fields import currency
 
 
 class CheckoutStartedData(Model):
@@ -20,7 +18,7 @@ class CheckoutStartedData(Model):
     discountCents: int
     voucherCode: str | None
     expiresAt: datetime
-    currency: str | None = optional(CURRENCY)
+    currency: str | None = currency()
 
 
 class PaymentSucceededData(Model):
@@ -28,7 +26,7 @@ class PaymentSucceededData(Model):
 
     paymentId: uuid.UUID
     amountCents: int
-    currency: str | None = optional(CURRENCY)
+    currency: str | None = currency()
 
 
 class PaymentFailedData(Model):
@@ -44,7 +42,7 @@ class RefundIssuedData(Model):
     paymentId: uuid.UUID
     amountCents: int
     refundId: str
-    currency: str | None = optional(CURRENCY)
+    currency: str | None = currency()
 
 
 class CheckoutStarted(BookingEnvelope):

@@ -28,4 +28,4 @@ class VoucherReserved(Model):
 
 
 def decode_voucher_reserved(value: bytes) -> VoucherReserved:
-    return VoucherReserved.model_validate_json(value)
+    return VoucherReserved.model_validate_json(value, extra="ignore")  # a newer producer's fields: ignored

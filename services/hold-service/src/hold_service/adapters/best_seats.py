@@ -16,7 +16,8 @@ from hold_service.domain.model import DEFAULT_TICKET_TYPE, BestSeats, TakeSeats,
 async def take_best(conn: Conn, request: TakeSeats, best: BestSeats, cause: str = "[]",
                     tries: int = 50) -> tuple[TakeSeats, Verdict]:
     """Best available in one transaction: sql choose_seats chooses and locks the seats (trying at most `tries`
-    runs), then take_seats takes them as a picked hold (the same verdict, events and cap at COMMIT)."""
+    runs, and under the no-lone-seat rule the seats beside them), then take_seats takes them as a picked hold
+    (the same verdict, events and cap at COMMIT)."""
     try:
         async with conn.transaction():
             chosen = await conn.fetchval(Q.choose_seats, request.showtime_id, best.count, best.category,
@@ -26,7 +27,7 @@ async def take_best(conn: Conn, request: TakeSeats, best: BestSeats, cause: str 
             if not chosen:
                 raise SeatsUnavailable([], together=False)
             taken = chosen_hold(request, best, chosen)
-            return taken, await take(conn, taken, cause)
+            return taken, await take(conn, taken, cause, beside_locked=True)
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc

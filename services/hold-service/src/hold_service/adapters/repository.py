@@ -34,7 +34,8 @@ from hold_service.service_layer.ports import (
 Q = Queries.load(sql_dir(hold_service.__file__) / "holds.sql")
 CAP_REFUSED = "HL429"  # SQLSTATE of the commit-time cap check (check_customer_seat_cap, sql/schema.sql)
 CANCELLED_SHOWTIME = "HL409"  # SQLSTATE of a hold or booking meeting its showtime's cancellation (schema.sql)
-FORM = sql_form(BOOKING_EVENTS, source="hold-service")  # the envelope of the events written in SQL
+# The events written in SQL's envelope; "currency": those with an amount carry the showtime's (0.1.0's pods: none).
+FORM = orjson.dumps({**orjson.loads(sql_form(BOOKING_EVENTS, source="hold-service")), "currency": True}).decode()
 
 
 def cause() -> str:
@@ -82,13 +83,17 @@ def cap_refusal(exc: asyncpg.PostgresError) -> TooManySeatsHeld | ShowtimeClosed
     return TooManySeatsHeld(held, cap, frees_in)
 
 
-async def take(conn: Conn, request: TakeSeats, cause: str = "[]") -> Verdict:
-    """One hold, one statement (sql take_seats), its events carrying the `cause` headers (JSON); raises
-    TooManySeatsHeld when the cap refuses at COMMIT."""
+async def take(conn: Conn, request: TakeSeats, cause: str = "[]", beside_locked: bool = False) -> Verdict:
+    """One hold (sql take_seats), its events with the `cause` headers (JSON); TooManySeatsHeld if the cap refuses at
+    COMMIT. Under the no-lone-seat rule, unless `beside_locked`, it first locks the seats beside (sql lock_beside)."""
+    args = (request.showtime_id, request.seats, request.hold_id, request.customer_id, request.ttl_seconds,
+            request.booking_id, request.cap, cause, FORM, request.types(), request.close_minutes)
     try:
-        row = await conn.fetchrow(Q.take_seats, request.showtime_id, request.seats, request.hold_id,
-                                  request.customer_id, request.ttl_seconds, request.booking_id, request.cap,
-                                  cause, FORM, request.types(), request.close_minutes)
+        row = await conn.fetchrow(Q.take_seats, *args, beside_locked)
+        if row is not None and row["unlocked"]:
+            async with conn.transaction():
+                await conn.execute(Q.lock_beside, request.showtime_id, request.seats)
+                row = await conn.fetchrow(Q.take_seats, *args, True)
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
@@ -133,12 +138,15 @@ class PgHoldRepository(HoldRepository):
         d = details
         if await self.conn.fetchval(Q.insert_showtime, d.showtime_id, d.title, d.starts_at,
                                     from_price_cents(d.prices), orjson.dumps(d.prices).decode(), d.duration_minutes,
-                                    d.cinema, d.hall, d.time_zone, d.no_lone_seat) is None:
+                                    d.cinema, d.hall, d.time_zone, d.no_lone_seat, d.currency) is None:
             return False
         await self.conn.execute(Q.insert_seats, d.showtime_id, [p.code for p in places],
                                 [p.category for p in places], [p.row for p in places], [p.x for p in places],
                                 [p.rank for p in places])
         return True
+
+    async def adopt_currency(self, currency: str) -> None:
+        await self.conn.execute(Q.adopt_currency, currency)
 
     async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:
         body: str = await self.conn.fetchval(Q.catalogue, query.starts_from, query.until, query.cinema,
@@ -147,7 +155,8 @@ class PgHoldRepository(HoldRepository):
 
     async def bookings_of(self, customer_id: int, limit: int) -> list[BookingView]:
         return [BookingView(hold=_hold(row), title=row["title"], starts_at=row["starts_at"], cinema=row["cinema"],
-                            hall=row["hall"], time_zone=row["time_zone"], checked_in_at=row["checked_in_at"])
+                            hall=row["hall"], time_zone=row["time_zone"], checked_in_at=row["checked_in_at"],
+                            currency=row["currency"])
                 for row in await self.conn.fetch(Q.bookings_of, customer_id, limit)]
 
     async def get(self, hold_id: uuid.UUID) -> Hold | None:

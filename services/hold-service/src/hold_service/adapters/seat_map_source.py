@@ -31,13 +31,16 @@ def seat_map_of(showtime_id: int, row: asyncpg.Record) -> SeatMap:
     """The map of a `seat_map` row (sql/holds.sql)."""
     details = {"durationMinutes": row["duration_minutes"], "cinema": row["cinema"], "hall": row["hall"],
                "timeZone": row["time_zone"], "prices": orjson.loads(row["prices"])}
+    if row["currency"] is not None:  # None: a showtime of the previous release, until the sweeper gives it one
+        details["currency"] = row["currency"]
     return SeatMap(showtime_id, row["version"], {seat[0]: seat[1] for seat in row["seats"]}, row["title"],
                    row["starts_at"].isoformat().replace("+00:00", "Z"),
                    {seat[0]: (seat[2], seat[3], int(seat[4])) for seat in row["seats"]}, details)
 
 
 def seat_map_body(seat_map: SeatMap) -> bytes:
-    """`{"showtimeId", "title", "startsAt", "durationMinutes", "cinema", "hall", "timeZone", "prices", "version",
+    """`{"showtimeId", "title", "startsAt", "durationMinutes", "cinema", "hall", "timeZone", "prices", "currency",
+    "version",
     "seats": [{"code", "status", "category", "row", "x"}]}`, seats in hall order (the seat map's public
     contract, docs/api)."""
     places = seat_map.places

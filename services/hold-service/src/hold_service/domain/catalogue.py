@@ -43,3 +43,4 @@ class BookingView:
     hall: str | None
     time_zone: str
     checked_in_at: datetime | None = None  # when its group was admitted at the door
+    currency: str | None = None  # of the showtime's prices (ISO 4217)

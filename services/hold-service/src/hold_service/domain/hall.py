@@ -28,6 +28,7 @@ class ShowtimeDetails:
     hall: str | None = None
     time_zone: str = "UTC"
     no_lone_seat: bool = False  # no hold may leave a single free seat between taken seats or at a row's end
+    currency: str | None = None  # ISO 4217; None: the deployment's CURRENCY
 
 
 @dataclass(frozen=True)

@@ -19,15 +19,18 @@ from hold_service.service_layer.cancellations import finish_cancelled_showtimes
 from hold_service.service_layer.lifecycle import sweep_expired
 from hold_service.service_layer.ports import Deps
 from hold_service.service_layer.room_rush import watch_rooms
+from hold_service.service_layer.showtimes import adopt_currency
 
 ALL_ROLES = ("relay", "consumer", "sweeper", "housekeeping", "rooms")
 HOUSEKEEPING_SECONDS = 3600.0
 
 
 async def sweep(deps: Deps) -> None:
-    """Expired holds ended, and the holds and bookings a cancelled showtime still has."""
+    """Expired holds ended, the holds and bookings a cancelled showtime still has, and a currency for the
+    showtimes created without one."""
     await sweep_expired(deps)
     await finish_cancelled_showtimes(deps)
+    await adopt_currency(deps)
 
 
 async def purge_keys(deps: Deps) -> None:

@@ -76,6 +76,10 @@ class HoldRepository(abc.ABC):
         """False when the showtime exists."""
 
     @abc.abstractmethod
+    async def adopt_currency(self, currency: str) -> None:
+        """Showtimes without a currency (the previous release's, during an upgrade) get this one."""
+
+    @abc.abstractmethod
     async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:
         """GET /showtimes's JSON body: `{"showtimes": [...]}` ordered by start, at most `limit`."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hold_service.domain.commands import CreateShowtime
 from hold_service.domain.errors import ShowtimeExists, ShowtimeNotFound
 from hold_service.domain.hall import check_prices, layout_hall, ranked, row_ranks, rows_hall
@@ -14,11 +16,20 @@ async def create_showtime(cmd: CreateShowtime, deps: Deps) -> int:
     places = layout_hall(cmd.layout) if cmd.layout is not None else rows_hall(cmd.rows or {})
     places = ranked(places, row_ranks(cmd.layout))
     check_prices(cmd.details.prices, places)
+    details = replace(cmd.details, currency=cmd.details.currency or deps.settings.currency)
     async with deps.uow() as uow:
-        if not await uow.holds.add_showtime(cmd.details, places):
+        if not await uow.holds.add_showtime(details, places):
             raise ShowtimeExists(f"showtime {cmd.details.showtime_id} exists")
         await uow.commit()
     return len(places)
+
+
+async def adopt_currency(deps: Deps) -> None:
+    """The showtimes created without a currency (by the previous release while an upgrade rolls out) get
+    CURRENCY; a partial index makes it cheap when there is none (every sweep)."""
+    async with deps.uow() as uow:
+        await uow.holds.adopt_currency(deps.settings.currency)
+        await uow.commit()
 
 
 async def seat_map(showtime_id: int, deps: Deps) -> SeatMapView:

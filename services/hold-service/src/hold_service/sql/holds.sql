@@ -1,8 +1,12 @@
+-- name: adopt_currency
+-- Showtimes created without a currency (by the previous release, during an upgrade) get the deployment's ($1).
+UPDATE showtime SET currency = $1 WHERE currency IS NULL;
+
 -- name: insert_showtime
--- Create a showtime ($10: the no-lone-seat rule); returns nothing when the id already exists.
+-- Create a showtime ($10: the no-lone-seat rule, $11 its currency); returns nothing when the id already exists.
 INSERT INTO showtime (showtime_id, title, starts_at, price_cents, prices, duration_minutes, cinema, hall, time_zone,
-                      no_lone_seat)
-VALUES ($1, $2, $3, $4, $5::text::jsonb, $6, $7, $8, $9, $10)
+                      no_lone_seat, currency)
+VALUES ($1, $2, $3, $4, $5::text::jsonb, $6, $7, $8, $9, $10, $11)
 ON CONFLICT DO NOTHING
 RETURNING showtime_id;
 
@@ -34,10 +38,13 @@ SELECT CASE WHEN $4 THEN choose_seats($1, $2, $3, $5) ELSE choose_scattered_seat
 -- wrote it meanwhile) and `earlier` (a hold with that id was written before this statement began) are
 -- answers, and nothing is written. Under the showtime's no-lone-seat rule a hold that would strand a free seat
 -- (`lone`: those seats) writes nothing, and `suggested` names the best run of as many seats of the first
--- seat's category that strands nobody (read from the snapshot: a hint, not a promise).
+-- seat's category that strands nobody (read from the snapshot: a hint, not a promise). Whether a seat is left
+-- alone depends on the seats two places either side of the hold's, which this statement does not lock: under the
+-- rule, unless $12 says the caller's transaction has locked them (lock_beside, choose_seats), it answers
+-- `unlocked` and writes nothing, and the caller locks them and asks again in a new statement (a new snapshot).
 WITH showtime_row AS (
-    SELECT prices, on_sale(status, starts_at, $11) AS open,
-           CASE WHEN no_lone_seat THEN lone_seats($1, $2::text[]) ELSE '{}' END AS lone
+    SELECT prices, on_sale(status, starts_at, $11) AS open, no_lone_seat AND NOT $12 AS unlocked,
+           CASE WHEN no_lone_seat AND $12 THEN lone_seats($1, $2::text[]) ELSE '{}' END AS lone
     FROM showtime WHERE showtime_id = $1
 ), earlier AS (
     SELECT 1 FROM booking WHERE hold_id = $3
@@ -65,7 +72,7 @@ WITH showtime_row AS (
            coalesce(EXISTS (SELECT 1 FROM showtime_row) AND NOT EXISTS (SELECT 1 FROM earlier)
                     AND count(*) = cardinality($2::text[]) AND bool_and(free)
                     AND (SELECT cardinality(unpriced) = 0 FROM bill) AND (SELECT open FROM showtime_row)
-                    AND (SELECT cardinality(lone) = 0 FROM showtime_row), false) AS go,
+                    AND (SELECT cardinality(lone) = 0 AND NOT unlocked FROM showtime_row), false) AS go,
            coalesce(count(*) = cardinality($2::text[]) AND bool_and(hold_id = $3 AND status = 'HELD' AND NOT free),
                     false) AS mine,
            EXISTS (SELECT 1 FROM earlier) AS earlier,
@@ -107,12 +114,26 @@ SELECT bill.amount_cents, bill.tickets::text, bill.unpriced, coalesce((SELECT NO
            AS expires_at,
        (SELECT version FROM changes) AS version,
        coalesce((SELECT lone FROM showtime_row), '{}') AS lone,
+       coalesce((SELECT unlocked FROM showtime_row), false) AS unlocked,
        CASE WHEN (SELECT cardinality(lone) > 0 FROM showtime_row)
             THEN (SELECT r.codes FROM seat_runs($1, cardinality($2::text[]),
                                                 (SELECT min(category) FROM locked), 20) r
                   WHERE NOT r.strands LIMIT 1) END AS suggested,
        must((SELECT count(*) FROM seats) IN (0, cardinality($2::text[])), 'a hold got part of its seats') AS checked
 FROM verdict, bill;
+
+-- name: lock_beside
+-- Under the no-lone-seat rule, before take_seats: $1 showtime, $2 the hold's seats. Locks, in seat-code order (as
+-- every path locks: no deadlock), the seats of the same rows up to two places either side of each of them (their
+-- latest versions, waiting for a transaction deciding them), so that no other hold can change whether a seat
+-- beside this one is left alone until this transaction ends.
+SELECT count(*) FROM (
+    SELECT 1 FROM show_seat s
+    WHERE s.showtime_id = $1
+      AND EXISTS (SELECT 1 FROM show_seat a WHERE a.showtime_id = $1 AND a.seat_code = ANY($2::text[])
+                    AND a.row_name = s.row_name AND s.x BETWEEN a.x - 2 AND a.x + 2)
+    ORDER BY s.seat_code
+    FOR UPDATE) beside;
 
 -- name: take_seats_together
 -- Several holds of one showtime in ONE statement, its own transaction (the hold writer's batches; take_seats
@@ -338,7 +359,7 @@ SELECT confirm_hold($1, $2, $3, $4::text::jsonb, $5::text::jsonb) AS version;
 -- snapshot plus the later changes is the map): a hold past its time shows HELD until its release is recorded,
 -- with a version, by the sweeper or by a hold that takes its seats. No row: no such showtime.
 SELECT s.seat_map_version AS version, s.title, s.starts_at, s.duration_minutes, s.cinema, s.hall, s.time_zone,
-       s.prices::text,
+       s.prices::text, s.currency,
        coalesce(array_agg(ARRAY[ss.seat_code::text, ss.status::text, ss.category, ss.row_name, ss.x::text]
                           ORDER BY length(substring(ss.seat_code FROM '^[A-Z]+')),
                                    substring(ss.seat_code FROM '^[A-Z]+') COLLATE "C",
@@ -379,7 +400,8 @@ SELECT json_build_object('showtimes', coalesce(json_agg(json_build_object(
                           WHEN NOT on_sale(c.status, c.starts_at, $4) THEN 'CLOSED'
                           WHEN c.seats_available = 0 THEN 'SOLD_OUT'
                           ELSE 'ON_SALE' END,
-           'seatsAvailable', c.seats_available, 'fromPriceCents', c.price_cents, 'waitingRoom', c.waiting_room)
+           'seatsAvailable', c.seats_available, 'fromPriceCents', c.price_cents, 'currency', c.currency,
+           'waitingRoom', c.waiting_room)
        ORDER BY c.starts_at, c.showtime_id), '[]'))::text AS body
 FROM (SELECT s.*,
              (SELECT count(*) FROM show_seat ss
@@ -395,7 +417,7 @@ FROM (SELECT s.*,
 SELECT b.hold_id, b.booking_id, b.customer_id, b.showtime_id, b.seats, b.amount_cents, b.expires_at, b.payment_id,
        b.created_at, b.tickets::text,
        CASE WHEN hold_expired(b.status, b.expires_at) THEN 'EXPIRED' ELSE b.status END AS status,
-       s.title, s.starts_at, s.cinema, s.hall, s.time_zone, b.checked_in_at
+       s.title, s.starts_at, s.cinema, s.hall, s.time_zone, s.currency, b.checked_in_at
 FROM booking b JOIN showtime s ON s.showtime_id = b.showtime_id
 WHERE b.customer_id = $1
 ORDER BY b.created_at DESC, b.hold_id

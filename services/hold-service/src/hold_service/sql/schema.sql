@@ -122,6 +122,9 @@ DECLARE
     n INT := coalesce(cardinality(changes), 0);
     last BIGINT;
     state TEXT;
+    -- {"currency": ...} for an event that carries an amount, when the caller's form asks for it (the previous
+    -- release's does not: its consumers refuse a field they do not know); {} when the showtime has none yet
+    money JSONB;
     occurred TEXT := iso_utc(clock_timestamp());
 BEGIN
     IF n = 0 THEN
@@ -129,7 +132,8 @@ BEGIN
     END IF;
     UPDATE showtime s SET seat_map_version = s.seat_map_version + n
     WHERE s.showtime_id = append_seat_map_events.showtime
-    RETURNING s.seat_map_version, s.status INTO last, state;
+    RETURNING s.seat_map_version, s.status, jsonb_strip_nulls(jsonb_build_object('currency', s.currency))
+    INTO last, state, money;
     IF last IS NULL THEN
         RAISE EXCEPTION 'showtime % does not exist', showtime;
     END IF;
@@ -145,7 +149,9 @@ BEGIN
                  form->'envelope' || jsonb_build_object(
                      'eventId', c.id, 'type', c.change->>'type', 'occurredAt', occurred,
                      'bookingId', c.change->'booking', 'showtimeId', showtime, 'customerId', c.change->'customer',
-                     'data', c.change->'data' || jsonb_build_object('seatMapVersion', last - n + c.i)) AS envelope
+                     'data', c.change->'data' || jsonb_build_object('seatMapVersion', last - n + c.i)
+                             || CASE WHEN c.change->'data' ? 'amountCents' AND (form->>'currency')::boolean
+                                     THEN money ELSE '{}' END) AS envelope
           FROM (SELECT c.change, c.i, gen_random_uuid() AS id  -- one id per change (a volatile call per row)
                 FROM unnest(changes) WITH ORDINALITY AS c(change, i)) c) e
     ORDER BY e.i;

@@ -48,7 +48,7 @@ async def test_public_with_etag_and_304(start, h) -> None:
         assert first.status_code == 200 and first.headers["etag"] == '"0"', first.text
         assert first.json() == {"showtimeId": sid, "title": "Test", "startsAt": "2030-01-01T20:00:00Z", "version": 0,
                                 "durationMinutes": None, "cinema": None, "hall": None, "timeZone": "UTC",
-                                "prices": {"STANDARD": {"ADULT": 1200}},
+                                "prices": {"STANDARD": {"ADULT": 1200}}, "currency": "EUR",
                                 "seats": [{"code": f"F{n}", "status": "AVAILABLE", "category": "STANDARD",
                                            "row": "F", "x": n} for n in (1, 2, 3)]}
         for tag in ('"0"', 'W/"0"', '"7", "0"', "*"):

@@ -23,6 +23,7 @@ from notifier.service_layer.ports import (
     CustomerDirectory,
     NotifierUnitOfWork,
     PointsLedger,
+    WithoutAddress,
 )
 
 QUERIES = Queries.load(sql_dir(str(Path(__file__).resolve().parent)) / "notifier.sql")
@@ -43,6 +44,15 @@ class PgCustomerDirectory(CustomerDirectory):
     async def all(self) -> list[Contact]:
         rows = await self.conn.fetch(QUERIES.list_customers)
         return [Contact(r["customer_id"], r["email"], r["name"], r["locale"]) for r in rows]
+
+    async def record_without_address(self, event_id: uuid.UUID, booking_id: uuid.UUID, customer_id: int,
+                                     event_type: str) -> bool:
+        return await self.conn.fetchval(QUERIES.record_without_address, event_id, booking_id, customer_id,
+                                        event_type) is not None
+
+    async def without_address(self, limit: int) -> list[WithoutAddress]:
+        rows = await self.conn.fetch(QUERIES.list_without_address, limit)
+        return [WithoutAddress(**dict(r)) for r in rows]
 
 
 class PgPointsLedger(PointsLedger):

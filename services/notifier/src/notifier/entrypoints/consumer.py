@@ -20,7 +20,9 @@ from notifier.service_layer.ports import Deps
 def booking_events_processor(deps: Deps, pool: asyncpg.Pool) -> IdempotentConsumer:
     def joined(react: Any) -> Handler:
         async def handle(conn: asyncpg.Connection, event: Any) -> None:
-            await react(event, deps.uow().joined(conn), deps.policy)
+            uow = deps.uow().joined(conn)
+            uow.contacts = deps.contacts
+            await react(event, uow, deps.policy)
         return handle
 
     s = deps.settings

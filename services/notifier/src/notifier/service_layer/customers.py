@@ -9,7 +9,7 @@ from notifier.domain.addresses import parse_address
 from notifier.domain.commands import UpsertCustomers
 from notifier.domain.language import normalized_locale
 from notifier.domain.messages import Contact
-from notifier.service_layer.ports import Deps
+from notifier.service_layer.ports import Deps, WithoutAddress
 
 
 def checked(contact: Contact) -> Contact:
@@ -30,3 +30,9 @@ async def upsert_customers(cmd: UpsertCustomers, deps: Deps) -> int:
 async def list_customers(deps: Deps) -> list[Contact]:
     async with deps.uow() as uow:
         return await uow.customers.all()
+
+
+async def list_without_address(deps: Deps, limit: int = 200) -> list[WithoutAddress]:
+    """The booking events no e-mail went out for (no address anywhere), newest first."""
+    async with deps.uow() as uow:
+        return await uow.customers.without_address(limit)

@@ -3,7 +3,11 @@
 The handlers get a unit of work joined to that transaction: the inbox row, the points credit and the
 queued e-mail are one atomic fact; nothing here talks to SMTP (the sender does, after commit).
 
-Each e-mail is in the customer's language (the directory's locale; English when we have no catalogue for it),
+The address: the operators' directory first (an override, or an import), else the buyer's contact that his
+identity provider stated (hold-service's GET /buyer-contacts/{bookingId}, docs/sign-in.md). An event with no
+address anywhere is recorded (`customers missing` lists it) and counted (notifier_bookings_without_address_total).
+
+Each e-mail is in the customer's language (the contact's locale; English when we have no catalogue for it),
 with times in the cinema's time zone. A cancelled booking gets one cancellation e-mail that tells of its
 refund (RefundIssued's amount if it came first, else the amount paid); a RefundIssued after it sends nothing
 more.
@@ -31,7 +35,7 @@ from notifier.domain.points import points_for
 from notifier.domain.policy import NotifyPolicy
 from notifier.domain.rendering import RenderedEmail
 from notifier.domain.showing import Showing
-from notifier.service_layer.metrics import EMAILS_FAILED
+from notifier.service_layer.metrics import BOOKINGS_WITHOUT_ADDRESS, EMAILS_FAILED
 from notifier.service_layer.ports import BookingRecord, NotifierUnitOfWork, QueuedEmail, UnrenderableEmail
 
 logger = logging.getLogger(__name__)
@@ -89,9 +93,14 @@ def render_failure(exc: Exception) -> tuple[str, str]:
 
 async def _contact(event: AnyEvent, uow: NotifierUnitOfWork) -> Contact | None:
     contact = await uow.customers.get(event.customerId)
+    if contact is None and uow.contacts is not None:
+        contact = await uow.contacts.of_booking(event.bookingId, event.customerId)
     if contact is None:
-        # Documented choice: no address, no e-mail; the event still counts as processed (no retry
-        # storm, no crash). Operators see this warning and can re-send by hand.
+        # No address, no e-mail; the event still counts as processed (no retry storm, no crash). Recorded and
+        # counted: operators list these, add the address and re-send.
+        if await uow.customers.record_without_address(event.eventId, event.bookingId, event.customerId,
+                                                      event.type):
+            BOOKINGS_WITHOUT_ADDRESS.labels(event.type).inc()
         log_action(logger, "notify.no_contact", "no e-mail address for customer", level=logging.WARNING,
                    customer_id=event.customerId, booking_id=str(event.bookingId), event_type=event.type)
     return contact

@@ -10,3 +10,7 @@ EMAILS_DEFERRED = Counter("notifier_email_send_errors_total",
 # reason: rejected, smtputf8_unsupported, attempts_exhausted, too_old, invalid_address, unrenderable
 EMAILS_FAILED = Counter("notifier_emails_failed_total", "E-mails given up on (status FAILED), by reason",
                         ["reason"])
+# A booking event with no address in the directory nor from the buyer's identity provider (alerted on).
+BOOKINGS_WITHOUT_ADDRESS = Counter("notifier_bookings_without_address_total",
+                                   "Booking events no e-mail could be sent for: no address anywhere, by event type",
+                                   ["event_type"])

@@ -98,6 +98,36 @@ class CustomerDirectory(abc.ABC):
     @abc.abstractmethod
     async def all(self) -> list[Contact]: ...
 
+    @abc.abstractmethod
+    async def record_without_address(self, event_id: uuid.UUID, booking_id: uuid.UUID, customer_id: int,
+                                     event_type: str) -> bool:
+        """Keep a booking event no address was found for; True the first time for that event."""
+
+    @abc.abstractmethod
+    async def without_address(self, limit: int) -> list[WithoutAddress]:
+        """The booking events sent to nobody, newest first."""
+
+
+@dataclass(frozen=True)
+class WithoutAddress:
+    """A booking event no e-mail went out for: no address anywhere when it came."""
+
+    event_id: uuid.UUID
+    booking_id: uuid.UUID
+    customer_id: int
+    event_type: str
+    recorded_at: Any
+    directory_email: str | None  # the directory's address now, if an operator has added one since
+
+
+class BuyerContacts(abc.ABC):
+    """The buyer's contact as his identity provider stated it (hold-service keeps it, docs/sign-in.md)."""
+
+    @abc.abstractmethod
+    async def of_booking(self, booking_id: uuid.UUID, customer_id: int) -> Contact | None:
+        """The booking's buyer's verified address, or None; raises ConnectionError when hold-service cannot be
+        asked (the event is tried again)."""
+
 
 class PointsLedger(abc.ABC):
     @abc.abstractmethod
@@ -159,6 +189,7 @@ class EmailAdmin(abc.ABC):
 
 class NotifierUnitOfWork(UnitOfWork):
     customers: CustomerDirectory
+    contacts: BuyerContacts | None = None  # set by the consumer from Deps (None: the directory only)
     bookings: BookingRecords
     points: PointsLedger
     emails: EmailQueue
@@ -179,6 +210,7 @@ class Deps:
     uow: Callable[[], NotifierUnitOfWork]
     policy: NotifyPolicy
     mailer: Mailer
+    contacts: BuyerContacts | None = None  # hold-service's buyer contacts (CONTACTS_URL), else the directory only
     # Set by the consumer after an event committed: the sender starts a pass at once instead of at its next
     # poll. Shared by the consumer agent and the sender task of one process.
     wake_sender: asyncio.Event = field(default_factory=asyncio.Event)

@@ -42,3 +42,16 @@ RETURNING confirmed::text AS confirmed, refund_cents, cancelled_by;
 -- name: get_booking
 -- What is known of one booking (an operator's re-queue renders its cancellation e-mail again).
 SELECT confirmed::text AS confirmed, refund_cents, cancelled_by FROM booking WHERE booking_id = $1;
+
+-- name: record_without_address
+-- A booking event for which no address was found anywhere; returns a row the first time only.
+INSERT INTO booking_without_address (event_id, booking_id, customer_id, event_type) VALUES ($1, $2, $3, $4)
+ON CONFLICT (event_id) DO NOTHING
+RETURNING event_id;
+
+-- name: list_without_address
+-- Operator CLI: the booking events sent to nobody, newest first, and whether the directory now has an address.
+SELECT w.event_id, w.booking_id, w.customer_id, w.event_type, w.recorded_at, c.email AS directory_email
+FROM booking_without_address w LEFT JOIN customer c ON c.customer_id = w.customer_id
+ORDER BY w.recorded_at DESC
+LIMIT $1;

@@ -16,10 +16,20 @@ from ticketing.logs import configure_logging
 from ticketing.redis_client import redis_ready
 from ticketing.tokens import TokenVerifier
 
+from hold_service.adapters.identities import PgCustomerIds
 from hold_service.bootstrap import bootstrap
 from hold_service.config import HoldSettings
 from hold_service.entrypoints.api.client_address import ClientAddress
-from hold_service.entrypoints.api.routes import cancellations, catalogue, door, holds, pages, showtimes, waiting_room
+from hold_service.entrypoints.api.routes import (
+    cancellations,
+    catalogue,
+    door,
+    holds,
+    identities,
+    pages,
+    showtimes,
+    waiting_room,
+)
 from hold_service.entrypoints.api.seat_map_stream import end_streams_on_signal, quiet_dropped_streams
 
 
@@ -32,7 +42,7 @@ def get_application(settings: HoldSettings | None = None) -> FastAPI:
                      access_log=settings.access_log, max_header_bytes=settings.max_header_bytes,
                      max_body_bytes=settings.max_body_bytes,
                      routers=[catalogue.router, showtimes.router, holds.router, cancellations.router,
-                              waiting_room.router, door.router, pages.router],
+                              waiting_room.router, door.router, identities.router, pages.router],
                      lifespan=_lifespan(settings), hot_routes=HOT_ROUTES, load=settings, shed_routes=SHED_ROUTES)
 
 
@@ -75,6 +85,8 @@ def _lifespan(settings: HoldSettings) -> Callable[[FastAPI], AbstractAsyncContex
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service = await bootstrap(settings)
         app.state.service, app.state.deps = service, service.deps
+        # A provider's subject gets its customer id here, at its first sign-in (docs/sign-in.md).
+        app.state.identities = app.state.tokens.customer_ids = PgCustomerIds(service.pool)
         kafka = kafka_readiness(settings.kafka_bootstrap_servers)
         app.state.client_address = ClientAddress(settings.trusted_proxies)  # for the per-address limit
         app.state.readiness_checks = {"postgres": lambda: service.pool.fetchval("SELECT 1"),

@@ -11,6 +11,9 @@ from pydantic import BaseModel, Field
 from hold_service.domain.catalogue import BookingView
 from hold_service.entrypoints.api.schemas import TicketPublic
 
+CURRENCY = ("The currency of the amounts (ISO 4217, upper case); null only for a showtime of the previous release "
+            "not yet given the deployment's CURRENCY.")
+
 
 class ShowtimeListed(BaseModel):
     showtimeId: int
@@ -23,6 +26,7 @@ class ShowtimeListed(BaseModel):
     status: Literal["ON_SALE", "SOLD_OUT", "CLOSED", "CANCELLED"]
     seatsAvailable: int
     fromPriceCents: int = Field(description="The showtime's lowest price.")
+    currency: str | None = Field(default=None, description=CURRENCY)
     waitingRoom: bool = Field(description="Customers queue before they choose seats.")
 
 
@@ -43,6 +47,7 @@ class BookingPublic(BaseModel):
     tickets: list[TicketPublic]
     status: Literal["HELD", "BOOKED", "CANCELLED", "RELEASED", "EXPIRED"]
     amountCents: int
+    currency: str | None = Field(default=None, description=CURRENCY)
     checkedInAt: datetime | None = Field(default=None, description="When its group was admitted at the door.")
     ticket: str | None = Field(description="A BOOKED booking's signed QR text (the one its e-mail's QR code "
                                "holds); null otherwise.")
@@ -53,7 +58,7 @@ class BookingPublic(BaseModel):
         return cls(bookingId=hold.booking_id, holdId=hold.hold_id, showtimeId=hold.showtime_id, title=view.title,
                    startsAt=view.starts_at, cinema=view.cinema, hall=view.hall, timeZone=view.time_zone,
                    seats=hold.seats, tickets=[TicketPublic.of(t) for t in hold.tickets], status=hold.status,
-                   amountCents=hold.amount_cents, checkedInAt=view.checked_in_at, ticket=ticket)
+                   amountCents=hold.amount_cents, currency=view.currency, checkedInAt=view.checked_in_at, ticket=ticket)
 
 
 class BookingList(BaseModel):

@@ -43,6 +43,7 @@ class HallRow(BaseModel):
 
 
 Cents = Annotated[int, Field(ge=0, le=10_000_000)]
+CURRENCY = r"^[A-Z]{3}$"  # ISO 4217, upper case
 
 
 class ShowtimeCreate(BaseModel):
@@ -65,6 +66,8 @@ class ShowtimeCreate(BaseModel):
         default=None, description="Cents by seat category and ticket type; every category used needs ADULT.")
     noLoneSeat: bool = Field(default=False, description="No hold may leave a single free seat between taken seats "
                              "or at a row's end (409 LONE_SEAT with `suggested` seats).")
+    currency: str | None = Field(default=None, pattern=CURRENCY, description="The prices' currency, ISO 4217 "
+                                 "upper case; absent: the service's CURRENCY.")
 
     @field_validator("timeZone")
     @classmethod
@@ -88,7 +91,7 @@ class ShowtimeCreate(BaseModel):
         details = ShowtimeDetails(showtime_id=self.showtimeId, title=self.title, starts_at=self.startsAt,
                                   prices=prices, duration_minutes=self.durationMinutes,  # type: ignore[arg-type]
                                   cinema=self.cinema, hall=self.hall, time_zone=self.timeZone,
-                                  no_lone_seat=self.noLoneSeat)
+                                  no_lone_seat=self.noLoneSeat, currency=self.currency)
         layout = None if self.layout is None else [r.model_dump(by_alias=True) for r in self.layout]
         return CreateShowtime(details, rows=self.rows, layout=layout)
 
@@ -100,6 +103,7 @@ class ShowtimePublic(BaseModel):
     priceCents: int = Field(description="The lowest price of the showtime.")
     seatCount: int
     prices: dict[str, dict[str, int]]
+    currency: str = Field(description="The prices' currency (ISO 4217, upper case).")
 
 
 class SeatRequest(BaseModel):
@@ -210,5 +214,7 @@ class SeatMapPublic(BaseModel):
     hall: str | None
     timeZone: str
     prices: dict[Category, dict[TicketType, int]] = Field(description="Cents by seat category and ticket type.")
+    currency: str | None = Field(default=None, description="The prices' currency (ISO 4217, upper case); absent only "
+                                 "for a showtime of the previous release not yet given the deployment's.")
     version: int
     seats: list[SeatPublic]

@@ -3,11 +3,14 @@
     python -m notifier.entrypoints.cli.customers upsert --id 7 --email ana@example.com --name "Ana" [--locale es]
     python -m notifier.entrypoints.cli.customers import customers.csv   (header: customer_id,email,name[,locale])
     python -m notifier.entrypoints.cli.customers list
+    python -m notifier.entrypoints.cli.customers missing     (booking events sent to nobody: no address anywhere)
 
 The directory lives in the notifier schema (table `customer`); it uses NOTIFIER_DATABASE_URL (.env). `locale` is
 the language of the customer's e-mails (en, es, vi; any other locale gets English) and the form of its numbers.
-An event for a customer with no row here is processed without e-mail (log action `notify.no_contact`);
-points are still credited. What is not an address is refused with the reason (nothing is written);
+The directory is an override and an import: a customer with no row here gets his e-mails at the address his
+identity provider stated (hold-service's buyer contacts, docs/sign-in.md). An event with no address anywhere is
+processed without e-mail, counted (notifier_bookings_without_address_total) and listed by `missing`; points are
+still credited. What is not an address is refused with the reason (nothing is written);
 internationalized addresses (`josé@exämple.com`, IDN domains) are accepted and stored normalized.
 """
 
@@ -22,7 +25,7 @@ from notifier.domain.addresses import InvalidAddress
 from notifier.domain.commands import UpsertCustomers
 from notifier.domain.messages import Contact
 from notifier.entrypoints.cli.common import command_parser, run, with_deps
-from notifier.service_layer.customers import checked, list_customers, upsert_customers
+from notifier.service_layer.customers import checked, list_customers, list_without_address, upsert_customers
 
 
 class InvalidDirectory(ValueError):
@@ -62,7 +65,14 @@ def main(argv: list[str] | None = None) -> int:
                                                         "catalogue)")
     sub.add_parser("import", help="upsert every row of a CSV file").add_argument("csv", type=Path)
     sub.add_parser("list", help="print the directory")
+    sub.add_parser("missing", help="booking events no e-mail went out for: no address anywhere (newest first)")
     args = parser.parse_args(argv)
+    if args.command == "missing":
+        for m in run(list_without_address):
+            now = f"directory now: {m.directory_email}" if m.directory_email else "no address yet"
+            print(f"{m.recorded_at:%Y-%m-%dT%H:%M:%SZ}\t{m.event_type}\tbooking {m.booking_id}\t"
+                  f"customer {m.customer_id}\t{now}")
+        return 0
     if args.command == "list":
         for c in run(list_customers):
             print(f"{c.customer_id}\t{c.email}\t{c.name}\t{c.locale}")

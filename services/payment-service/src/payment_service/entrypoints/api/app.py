@@ -49,7 +49,10 @@ def get_application(settings: Settings | None = None, **ports: Any) -> FastAPI:
             await kafka.close()
             await service.close()
 
-    app = build_app(title="payment-service", tokens=TokenVerifier.from_settings(settings),
+    # A provider's subject gets its customer id from hold-service (CUSTOMER_IDS_URL, else HOLD_SERVICE_URL).
+    tokens = TokenVerifier.from_settings(settings.model_copy(
+        update={"customer_ids_url": settings.customer_ids_url or settings.hold_service_url}))
+    app = build_app(title="payment-service", tokens=tokens,
                     access_log=settings.access_log, max_header_bytes=settings.max_header_bytes,
                     max_body_bytes=settings.max_body_bytes, routers=[checkout.router, callback.router],
                     lifespan=lifespan, load=settings, shed_routes=SHED_ROUTES)

@@ -4,6 +4,8 @@
 // page has started.
 "use strict";
 
+const PAYMENT_ENDS = { FAILED: N_("failed"), EXPIRED: N_("expired"), REFUNDED: N_("refunded") };
+
 async function checkout() {
   const hold = state.hold;
   const payWindow = window.open("", "ticketing-pay");  // opened by the click itself: no popup blocker
@@ -12,7 +14,7 @@ async function checkout() {
     method: "POST", body: {}, headers: { "idempotency-key": `${hold.holdId}-${hold.attempt}` } });
   if (r.status !== 201) {
     if (payWindow) payWindow.close();
-    return say((r.body && r.body.message) || `The checkout failed (${r.status}).`);
+    return say((r.body && r.body.message) || _("The checkout failed ({status}).", { status: r.status }));
   }
   // The checkout extended the hold past the payment session: the countdown follows the hold as the server has it.
   const now = await api(`/holds/${hold.holdId}`);
@@ -20,7 +22,7 @@ async function checkout() {
   saveHold({ ...hold, expiresAt, paymentId: r.body.paymentId });
   if (payWindow) payWindow.location.href = r.body.redirectUrl;
   else window.location.assign(r.body.redirectUrl);
-  say("Pay in the payment window; this page shows the result.");
+  say(_("Pay in the payment window; this page shows the result."));
   watchPayment(r.body.paymentId);
 }
 
@@ -33,13 +35,13 @@ async function watchPayment(paymentId) {
     if (status === "SUCCEEDED") return watchBooking();
     if (["FAILED", "EXPIRED", "REFUNDED"].includes(status)) {
       saveHold({ ...state.hold, paymentId: null });
-      return say(`The payment did not go through (${status.toLowerCase()}).`);
+      return say(_("The payment did not go through ({status}).", { status: _(PAYMENT_ENDS[status]) }));
     }
   }
 }
 
 async function watchBooking() {
-  say("Paid: confirming your booking...");
+  say(_("Paid: confirming your booking..."));
   for (;;) {
     const r = await api(`/holds/${state.hold.holdId}`);
     const status = r.body && r.body.status;
@@ -52,22 +54,25 @@ function showResult(status) {
   const seats = state.hold.seats.join(", ");
   $("result").dataset.outcome = status;
   $("result").textContent = status === "BOOKED"
-    ? `Booked: ${seats}. Your tickets are on their way by e-mail.`
-    : `Your hold ended before the payment arrived; the payment is refunded.`;
+    ? _("Booked: {seats}. Your tickets are on their way by e-mail.", { seats })
+    : _("Your hold ended before the payment arrived; the payment is refunded.");
   saveHold({ ...state.hold, status });
   say("");
 }
 
 async function release() {
   const r = await api(`/holds/${state.hold.holdId}`, { method: "DELETE" });
-  if (r.status === 204) saveHold(null);
-  else say((r.body && r.body.message) || `The release failed (${r.status}).`);
+  if (r.status === 204) {
+    saveHold(null);
+    say(_("Released: the seats are back on sale."));
+  }
+  else say((r.body && r.body.message) || _("The release failed ({status}).", { status: r.status }));
 }
 
 // A reload of the page: the hold kept in this browser, as the server sees it now. True when there is one to
 // show (then the map comes at once: a live hold's seats are the customer's whatever the room says).
 async function resume() {
-  if (!state.hold || state.hold.status !== "HELD" || !state.token) return false;
+  if (!state.hold || state.hold.status !== "HELD" || !Auth.token()) return false;
   const r = await api(`/holds/${state.hold.holdId}`);
   if (r.status !== 200 || r.body.status === "EXPIRED" || r.body.status === "RELEASED") {
     saveHold(null);

@@ -32,13 +32,13 @@ class DoorCamera {
     try {
       this.stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment" } });
     } catch {
-      this.button.textContent = "No camera allowed";
+      this.button.textContent = _("No camera allowed");
       return;
     }
     this.video.srcObject = this.stream;
     this.video.hidden = false;
     await this.video.play();
-    this.button.textContent = "Stop the camera";
+    this.button.textContent = _("Stop the camera");
     this.timer = setInterval(() => this.look(), CAMERA_FRAME_MS);
   }
 
@@ -47,7 +47,7 @@ class DoorCamera {
     for (const track of this.stream.getTracks()) track.stop();
     this.stream = null;
     this.video.hidden = true;
-    this.button.textContent = "Use the camera";
+    this.button.textContent = _("Use the camera");
   }
 
   async look() {

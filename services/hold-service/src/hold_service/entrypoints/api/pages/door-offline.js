@@ -35,7 +35,7 @@ class DoorMemory {
   // {payload} when the signature holds with a kept key, else {reason}.
   async verify(text) {
     const parts = text.trim().split(".");
-    if (parts.length !== 2 || !parts[0] || !parts[1]) return { reason: "this is not a ticket's QR" };
+    if (parts.length !== 2 || !parts[0] || !parts[1]) return { reason: _("this is not a ticket's QR") };
     let raw, signature, payload;
     try {
       raw = unb64url(parts[0]);
@@ -43,19 +43,19 @@ class DoorMemory {
       payload = JSON.parse(new TextDecoder().decode(raw));
       if (typeof payload !== "object" || payload === null) throw new TypeError("not an object");
     } catch {
-      return { reason: "this is not a ticket's QR" };
+      return { reason: _("this is not a ticket's QR") };
     }
     const known = this.keys();
     const candidates = payload.k === undefined ? Object.values(known) : [known[payload.k]].filter(Boolean);
-    if (!candidates.length) return { reason: "signed with a key this scanner does not know" };
+    if (!candidates.length) return { reason: _("signed with a key this scanner does not know") };
     try {
       if (!(await this.signedByOneOf(candidates, signature, raw))) {
-        return { reason: "the signature does not match (forged or altered)" };
+        return { reason: _("the signature does not match (forged or altered)") };
       }
     } catch {
-      return { reason: "this browser cannot verify tickets offline" };
+      return { reason: _("this browser cannot verify tickets offline") };
     }
-    if (typeof payload.b !== "string" || !Array.isArray(payload.seats)) return { reason: "this is not a ticket's QR" };
+    if (typeof payload.b !== "string" || !Array.isArray(payload.seats)) return { reason: _("this is not a ticket's QR") };
     return { payload };
   }
 

@@ -13,24 +13,26 @@
 const $ = (id) => document.getElementById(id);
 const POLL_MS = 5000;  // the counter refreshed, and a queue the server did not take sent again
 const memory = new DoorMemory();
-const state = { token: localStorage.getItem("ticketing.staff-token"), counts: null, syncing: false };
+const state = { counts: null, syncing: false };  // the staff member's token: Auth.token() (auth.js)
 
 const showtimeId = () => Number($("showtime").value) || null;
 const door = () => $("door").value.trim();
-const clock = (iso) => new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit",
-                                                               hour12: false });
+const clock = (iso) => new Date(iso).toLocaleTimeString(i18n.locale, { hour: "2-digit", minute: "2-digit",
+                                                                        second: "2-digit", hour12: false });
 const seatsText = (seats, tickets) => (tickets?.length
-  ? tickets.map((t) => `${t.seat} ${TICKET_NAMES[t.ticketType] || t.ticketType}`).join(", ") : seats.join(", "));
+  ? tickets.map((t) => `${t.seat} ${ticketName(t.ticketType)}`).join(", ") : seats.join(", "));
 
 function refusal(error, body = {}) {
   switch (error) {
-    case "ALREADY_CHECKED_IN": return `Already checked in at door ${body.door} at ${clock(body.at)}`;
-    case "TICKET_REVOKED": return "Revoked: this booking was cancelled or refunded";
-    case "WRONG_SHOWTIME": return "Wrong showtime: this ticket is for another showtime";
-    case "TOO_EARLY": return "Too early: check-in for this showtime has not opened yet";
-    case "CHECKIN_CLOSED": return "The showtime has ended";
-    case "TICKET_INVALID": return `Not a valid ticket: ${body.message || "forged, damaged or altered"}`;
-    default: return body.message || `Refused (${error})`;
+    case "ALREADY_CHECKED_IN": return _("Already checked in at door {door} at {time}", { door: body.door,
+                                                                                        time: clock(body.at) });
+    case "TICKET_REVOKED": return _("Revoked: this booking was cancelled or refunded");
+    case "WRONG_SHOWTIME": return _("Wrong showtime: this ticket is for another showtime");
+    case "TOO_EARLY": return _("Too early: check-in for this showtime has not opened yet");
+    case "CHECKIN_CLOSED": return _("The showtime has ended");
+    case "TICKET_INVALID": return _("Not a valid ticket: {reason}", { reason: body.message
+                                                                      || _("forged, damaged or altered") });
+    default: return body.message || _("Refused ({error})", { error });
   }
 }
 
@@ -41,18 +43,18 @@ function answer(outcome, verdict, detail) {
 }
 
 async function api(url, options = {}) {
-  const r = await fetch(url, { ...options, headers: { authorization: `Bearer ${state.token}`,
+  const r = await fetch(url, { ...options, headers: { authorization: `Bearer ${Auth.token()}`,
                                                       "content-type": "application/json" } });
   return { status: r.status, body: r.headers.get("content-type")?.includes("json") ? await r.json() : {} };
 }
 
 function askForToken(text) {
-  $("token-box").hidden = false;
-  answer("refused", "Sign in", text);
+  $("token-box").hidden = Auth.withProvider;  // with the chain's sign-in: its button in the header
+  answer("refused", "Sign in", Auth.withProvider ? "Sign in as door staff." : text);
 }
 
 async function check(text) {
-  if (!text || !showtimeId() || !door()) return answer("idle", "Ready", "Choose the showtime and the door first.");
+  if (!text || !showtimeId() || !door()) return answer("idle", _("Ready"), _("Choose the showtime and the door first."));
   if (!navigator.onLine) return checkOffline(text);
   let r;
   try {
@@ -64,25 +66,30 @@ async function check(text) {
   if (r.status === 401) return askForToken("Your staff token was refused: paste a new one.");
   if (r.status >= 500) return checkOffline(text);  // the server cannot decide now: the door must not stop
   showNetwork(true);
-  if (r.status !== 200) return answer("refused", "Refused", refusal(r.body.error, r.body));
+  if (r.status !== 200) return answer("refused", _("Refused"), refusal(r.body.error, r.body));
   memory.remember(showtimeId(), r.body.bookingId, new Date().toISOString(), door());
-  answer("admitted", `Admitted: ${r.body.seats.length} seat(s)`, seatsText(r.body.seats, r.body.tickets));
+  answer("admitted", _("Admitted: {count} seat(s)", { count: r.body.seats.length }),
+         seatsText(r.body.seats, r.body.tickets));
   return drawCounts();
 }
 
 async function checkOffline(text) {
   showNetwork(false);
   const { payload, reason } = await memory.verify(text);
-  if (!payload) return answer("refused", "Refused (offline)", `Not a valid ticket: ${reason}`);
-  if (payload.s !== showtimeId()) return answer("refused", "Refused (offline)", refusal("WRONG_SHOWTIME"));
+  const offline = _("Refused (offline)");
+  if (!payload) return answer("refused", offline, _("Not a valid ticket: {reason}", { reason }));
+  if (payload.s !== showtimeId()) return answer("refused", offline, refusal("WRONG_SHOWTIME"));
   const before = memory.admitted(showtimeId())[payload.b];
-  if (before) return answer("refused", "Refused (offline)", `${refusal("ALREADY_CHECKED_IN", before)} (this scanner)`);
+  if (before) {
+    return answer("refused", offline, refusal("ALREADY_CHECKED_IN", before) + " (" + _("this scanner") + ")");
+  }
   const at = new Date().toISOString();
   memory.remember(showtimeId(), payload.b, at, door());
   memory.enqueue({ ticket: text.trim(), showtimeId: showtimeId(), door: door(), at, bookingId: payload.b,
                    seats: payload.seats });
-  answer("admitted", `Admitted offline: ${payload.seats.length} seat(s)`,
-         `${payload.seats.join(", ")} (signature checked here; sent to the server when the network is back)`);
+  answer("admitted", _("Admitted offline: {count} seat(s)", { count: payload.seats.length }),
+         payload.seats.join(", ") + " (" + _("signature checked here; sent to the server when the network is back")
+           + ")");
   return drawQueue();
 }
 
@@ -97,20 +104,23 @@ function conflictLine(scan, result) {
   const item = document.createElement("li");
   item.dataset.booking = scan.bookingId;
   item.dataset.error = result.error;
-  item.textContent = `Seats ${scan.seats.join(", ")}, admitted here offline at ${clock(scan.at)} (door ${scan.door}): `
-    + `${refusal(result.error, result)}.`;
+  const scanned = _("Seats {seats}, admitted here offline at {time} (door {door}):", {
+    seats: scan.seats.join(", "), time: clock(scan.at), door: scan.door });
+  item.textContent = `${scanned} ${refusal(result.error, result)}.`;
   return item;
 }
 
 async function sync() {
-  if (!memory.queue().length || !state.token || state.syncing) return;
+  if (!memory.queue().length || !Auth.token() || state.syncing) return;
   state.syncing = true;
   try {
     const totals = { sent: 0, refused: 0 };
     while (memory.queue().length && await sendPart(totals));
     if (totals.sent) {
-      $("sync-state").textContent = `Sent ${totals.sent} scan(s): ${totals.sent - totals.refused} admitted, `
-        + `${totals.refused} refused by the server${totals.refused ? " (below)" : ""}.`;
+      const figures = { sent: totals.sent, admitted: totals.sent - totals.refused, refused: totals.refused };
+      $("sync-state").textContent = totals.refused
+        ? _("Sent {sent} scan(s): {admitted} admitted, {refused} refused by the server (below).", figures)
+        : _("Sent {sent} scan(s): {admitted} admitted, {refused} refused by the server.", figures);
     }
   } finally {
     state.syncing = false;
@@ -121,8 +131,8 @@ async function sync() {
 
 // One part of the queue to the server; whether it took it.
 async function sendPart(totals) {
-  $("sync-state").textContent = "Sending...";
-  const sent = await memory.sync(state.token);
+  $("sync-state").textContent = _("Sending...");
+  const sent = await memory.sync(Auth.token());
   if (sent === null) {
     showNetwork(false);
     return false;
@@ -132,7 +142,7 @@ async function sendPart(totals) {
     return false;
   }
   if (sent.status) {
-    $("sync-state").textContent = `The server did not take them (${sent.status}); trying again.`;
+    $("sync-state").textContent = _("The server did not take them ({status}); trying again.", { status: sent.status });
     return false;
   }
   showNetwork(true);
@@ -156,11 +166,11 @@ function drawCounter() {
   $("admitted-seats").textContent = figure(c?.admittedSeats);
   $("expected-seats").textContent = figure(c?.seats);
   $("pending").hidden = !pending.length;
-  $("pending").textContent = `+ ${pending.length} admitted offline, not sent yet`;
+  $("pending").textContent = _("+ {count} admitted offline, not sent yet", { count: pending.length });
 }
 
 async function drawCounts() {
-  if (!showtimeId() || !state.token || !navigator.onLine) return drawCounter();
+  if (!showtimeId() || !Auth.token() || !navigator.onLine) return drawCounter();
   const r = await api(`/showtimes/${showtimeId()}/checkins`).catch(() => null);
   if (r && r.status === 200) state.counts = r.body;
   if (r && r.status < 500) showNetwork(true);
@@ -171,16 +181,17 @@ function showNetwork(answered) {
   const online = answered && navigator.onLine;  // an answer that arrives after the network went does not bring it back
   document.body.dataset.network = online ? "online" : "offline";
   $("network").dataset.state = online ? "live" : "offline";
-  $("network").textContent = online ? "online" : "offline: checking signatures here";
+  $("network").textContent = online ? _("online") : _("offline: checking signatures here");
 }
 
 async function loadKeys() {
   try {
     const keys = await memory.refreshKeys();
-    $("keys").textContent = `${Object.keys(keys).length} ticket key(s) kept for offline use`;
+    $("keys").textContent = _("{count} ticket key(s) kept for offline use", { count: Object.keys(keys).length });
   } catch {
     const kept = Object.keys(memory.keys()).length;
-    $("keys").textContent = kept ? `${kept} ticket key(s) kept from before` : "no ticket keys yet: offline checks refuse";
+    $("keys").textContent = kept ? _("{count} ticket key(s) kept from before", { count: kept })
+      : _("no ticket keys yet: offline checks refuse");
   }
 }
 
@@ -196,8 +207,10 @@ async function loadShowtimes() {
     "ticketing.door.showtime"));
   const options = listed.map((s) => new Option(
     `${clock(s.startsAt).slice(0, 5)} ${s.title}${s.hall ? `, ${s.hall}` : ""} (${s.showtimeId})`, s.showtimeId));
-  if (wanted && !listed.some((s) => s.showtimeId === wanted)) options.push(new Option(`Showtime ${wanted}`, wanted));
-  $("showtime").replaceChildren(new Option("Choose the showtime", ""), ...options);
+  if (wanted && !listed.some((s) => s.showtimeId === wanted)) {
+    options.push(new Option(_("Showtime {showtime}", { showtime: wanted }), wanted));
+  }
+  $("showtime").replaceChildren(new Option(_("Choose the showtime"), ""), ...options);
   if (wanted) $("showtime").value = String(wanted);
 }
 
@@ -212,10 +225,12 @@ async function main() {
   // The page kept in this browser (door-sw.js), so that the scanner opens again without the network.
   if ("serviceWorker" in navigator) navigator.serviceWorker.register("/pages/door-sw.js", { scope: "/pages/door" })
     .catch(() => {});
-  $("token-box").hidden = Boolean(state.token);
+  await Auth.ready;
+  $("token-box").hidden = Boolean(Auth.token()) || Auth.withProvider;
+  if (!Auth.token() && Auth.withProvider) askForToken("");
+  Auth.onChange(() => { drawCounts(); sync(); });
   $("save-token").addEventListener("click", () => {
-    state.token = $("token").value.trim();
-    localStorage.setItem("ticketing.staff-token", state.token);
+    Auth.usePasted($("token").value.trim());
     $("token-box").hidden = true;
     answer("idle", "Ready", "Scan a ticket.");
     drawCounts();

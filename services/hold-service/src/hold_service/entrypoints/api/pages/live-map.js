@@ -40,6 +40,7 @@ class LiveSeatMap {
     this.seats = new Map(map.seats.map((s) => [s.code, s.status]));
     this.places = new Map(map.seats.map((s) => [s.code, { category: s.category || "STANDARD", row: s.row, x: s.x }]));
     this.prices = map.prices || {};
+    this.currency = map.currency || this.currency || null;  // ISO 4217 when the API says; the pages' default else
     this.handlers.onSnapshot(this);
   }
 

@@ -11,6 +11,7 @@ const $ = (id) => document.getElementById(id);
 const WINDOW_MS = 60000;
 const seen = { HELD: [], BOOKED: [], AVAILABLE: [] };  // arrival times of changes, by the status they set
 const cells = new Map();
+const CELL_STATES = { AVAILABLE: N_("available"), HELD: N_("held"), BOOKED: N_("booked") };
 
 function drawCounts(map) {
   const counts = { AVAILABLE: 0, HELD: 0, BOOKED: 0 };
@@ -26,21 +27,21 @@ function drawMap(map) {
   for (const [, seats] of seatRows(map.seats)) {
     const line = Object.assign(document.createElement("div"), { className: "row" });
     for (const [code, status] of seats) {
-      const cell = Object.assign(document.createElement("span"), { className: "seat", title: code });
+      const cell = Object.assign(document.createElement("span"), { className: "seat" });
       cell.dataset.code = code;
-      cell.dataset.status = status;
+      describeCell(cell, status);
       cells.set(code, cell);
       line.append(cell);
     }
     grid.append(line);
   }
   drawCounts(map);
-  if (map.title) $("showtime").textContent = `${map.title} (showtime ${showtimeId})`;
+  if (map.title) $("showtime").textContent = _("{title} (showtime {showtime})", { title: map.title, showtime: showtimeId });
 }
 
 function changed(map, change) {
   seen[change.seats[0].status].push(Date.now());  // a change gives all its seats one status
-  for (const { code, status } of change.seats) cells.get(code).dataset.status = status;
+  for (const { code, status } of change.seats) describeCell(cells.get(code), status);
   drawCounts(map);
   drawRates();
 }
@@ -58,11 +59,20 @@ function drawRates() {
 
 function showState(text) {
   $("live").dataset.state = text;
-  $("live").textContent = text;
+  $("live").textContent = streamStateName(text);
+}
+
+// A seat of the small map: its state in words too (an image with a name), not its colour alone.
+function describeCell(cell, status) {
+  cell.dataset.status = status;
+  cell.setAttribute("role", "img");
+  cell.setAttribute("aria-label", _("{seat}: {state}", { seat: cell.dataset.code,
+                                                        state: status in CELL_STATES ? _(CELL_STATES[status]) : status }));
+  cell.title = cell.getAttribute("aria-label");
 }
 
 const ROOM_POLL_MS = 3000;
-let adminToken = localStorage.getItem("ticketing.admin-token");
+const adminToken = () => Auth.token();  // an operator (admin) signed in, or a pasted token (auth.js)
 
 function showRoom(text, active = "-", rate = "-") {
   $("queue-length").textContent = text;
@@ -72,46 +82,49 @@ function showRoom(text, active = "-", rate = "-") {
 
 // "on (opened itself: ARRIVALS)", "off (automatic: opens at 1000 new a minute or 400 active)", "on (forced)".
 function roomState(room) {
-  const state = room.enabled ? "on" : "off";
-  if (room.mode !== "auto") return `${state} (forced by an operator)`;
-  if (room.enabled && room.changedReason !== "OPERATOR") return `on (opened itself: ${room.changedReason})`;
-  return `${state} (automatic: opens at ${room.openAtArrivalsPerMinute} new a minute or ${room.openAtActive} active)`;
+  const state = room.enabled ? _("on") : _("off");
+  if (room.mode !== "auto") return _("{state} (forced by an operator)", { state });
+  if (room.enabled && room.changedReason !== "OPERATOR") {
+    return _("on (opened itself: {reason})", { reason: room.changedReason });
+  }
+  return _("{state} (automatic: opens at {arrivals} new a minute or {active} active)", {
+    state, arrivals: room.openAtArrivalsPerMinute, active: room.openAtActive });
 }
 
 async function drawRoom() {
-  if (!adminToken) return showRoom("paste an operator token above");
+  if (!adminToken()) return showRoom(Auth.withProvider ? _("sign in as an operator") : _("paste an operator token above"));
   const r = await fetch(`/admin/showtimes/${showtimeId}/waiting-room`,
-                        { headers: { authorization: `Bearer ${adminToken}` } }).catch(() => null);
+                        { headers: { authorization: `Bearer ${adminToken()}` } }).catch(() => null);
   const room = r && r.ok ? await r.json() : null;
-  if (r && r.status === 401) return showRoom("token refused");
+  if (r && r.status === 401) return showRoom(_("token refused"));
   if (r && r.status === 404) {  // never configured, and never opened itself
-    $("room-state").textContent = "off (not configured)";
-    return showRoom("waiting room off");
+    $("room-state").textContent = _("off (not configured)");
+    return showRoom(_("waiting room off"));
   }
-  if (!room) return showRoom("unavailable");
+  if (!room) return showRoom(_("unavailable"));
   $("room-state").textContent = roomState(room);
-  if (!room.enabled) return showRoom("waiting room off");
+  if (!room.enabled) return showRoom(_("waiting room off"));
   const figure = (value) => (value === null ? "-" : String(value));
   showRoom(figure(room.queueLength), figure(room.active),
            room.admissionRatePerMinute === null ? "-" : room.admissionRatePerMinute.toFixed(1));
 }
 
 async function drawCheckins() {
-  if (!adminToken) return;
+  if (!adminToken()) return;
   const r = await fetch(`/showtimes/${showtimeId}/checkins`,
-                        { headers: { authorization: `Bearer ${adminToken}` } }).catch(() => null);
+                        { headers: { authorization: `Bearer ${adminToken()}` } }).catch(() => null);
   if (!r || !r.ok) return;
   const c = await r.json();
-  $("checked-in").textContent = `${c.admittedBookings} of ${c.bookings} bookings `
-    + `(${c.admittedSeats} of ${c.seats} seats)`;
+  $("checked-in").textContent = _("{admitted} of {bookings} bookings ({admittedSeats} of {seats} seats)", {
+    admitted: c.admittedBookings, bookings: c.bookings, admittedSeats: c.admittedSeats, seats: c.seats });
 }
 
 const showtimeId = showtimeFromPath();
-$("showtime").textContent = `Showtime ${showtimeId}`;
-$("token-box").hidden = Boolean(adminToken);
+$("showtime").textContent = _("Showtime {showtime}", { showtime: showtimeId });
+Auth.ready.then(() => { $("token-box").hidden = Boolean(adminToken()) || Auth.withProvider; });
+Auth.onChange(() => { drawRoom(); drawCheckins(); });
 $("save-token").addEventListener("click", () => {
-  adminToken = $("token").value.trim();
-  localStorage.setItem("ticketing.admin-token", adminToken);
+  Auth.usePasted($("token").value.trim());
   $("token-box").hidden = true;
   drawRoom();
   drawCheckins();

@@ -2,8 +2,8 @@
 // then the live seat map: pick up to 8 seats (or ask for the best N seats of a category side by side: best
 // available), hold them (with the room's admission token), a countdown to the
 // hold's expiry, checkout on the gateway's hosted page (payment-service's POST /holds/{id}/checkout gives its
-// URL), the result. The customer token is the one `make token` prints, pasted once and kept in this browser
-// (localStorage); production would take it from the chain's sign-in instead (docs/pages.md).
+// URL), the result. Looking needs no account: the film, the seat map and its prices are shown to anyone; Hold
+// asks for the sign-in (auth.js) and the customer comes back from it to the seats he had picked.
 "use strict";
 
 const MAX_SEATS = 8;
@@ -11,7 +11,6 @@ const showtimeId = showtimeFromPath();
 const $ = (id) => document.getElementById(id);
 const seatButtons = new Map();
 const state = {
-  token: localStorage.getItem("ticketing.token"),
   picked: new Set(),
   types: new Map(),  // picked seat -> its ticket type (tickets.js)
   hold: JSON.parse(localStorage.getItem(`ticketing.hold.${showtimeId}`) || "null"),
@@ -27,18 +26,14 @@ function uid() {  // crypto.randomUUID needs a secure context; http://<host> of 
   return crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }
 
-function customerOf(token) {
-  try {
-    return JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).sub;
-  } catch {
-    return null;
-  }
-}
-
-async function api(url, { method = "GET", body, headers = {} } = {}) {
+async function api(url, { method = "GET", body, headers = {} } = {}, renewed = false) {
   const all = { ...headers, ...(body ? { "content-type": "application/json" } : {}) };
-  if (state.token) all.authorization = `Bearer ${state.token}`;
+  const token = Auth.token();
+  if (token) all.authorization = `Bearer ${token}`;
   const response = await fetch(url, { method, headers: all, body: body ? JSON.stringify(body) : undefined });
+  if (response.status === 401 && token && !renewed && await Auth.renew()) {  // a lapsed session, renewed once
+    return api(url, { method, body, headers }, true);
+  }
   const json = response.status === 204 ? null : await response.json().catch(() => null);
   return { status: response.status, body: json, headers: response.headers,
            date: Date.parse(response.headers.get("date")) };
@@ -50,7 +45,7 @@ function clockOffset(date) {
   return Number.isNaN(date) ? 0 : date + 1000 - Date.now();
 }
 
-function say(text) { $("message").textContent = text; }
+function say(text) { $("message").textContent = text; }  // a live region: screen readers announce it
 
 function saveHold(hold) {
   state.hold = hold;
@@ -86,13 +81,13 @@ function drawMap(map) {
     grid.append(line);
   }
   for (const code of map.seats.keys()) drawSeat(code);
-  drawPriceLegend($("prices"), map.prices);
+  drawPriceLegend($("prices"), map.prices, map.currency);
   drawPanel();
 }
 
 function changed(map, change) {
   for (const { code, status } of change.seats) {
-    if (status !== "AVAILABLE" && state.picked.delete(code) && !mine(code)) say(`${code} was just taken.`);
+    if (status !== "AVAILABLE" && state.picked.delete(code) && !mine(code)) say(_("{seat} was just taken.", { seat: code }));
     drawSeat(code);
   }
   drawPanel();
@@ -105,8 +100,13 @@ function drawSeat(code) {
   button.dataset.mine = String(status !== "AVAILABLE" && mine(code));
   button.dataset.picked = String(state.picked.has(code));
   button.disabled = status !== "AVAILABLE" || Boolean(state.hold && state.hold.status === "HELD");
-  const category = CATEGORY_NAMES[button.dataset.category] || button.dataset.category;
-  button.title = `${code} (${category}): ${button.dataset.mine === "true" ? "yours" : status.toLowerCase()}`;
+  describeSeat(button, status);
+}
+
+function redraw() {  // the page's language changed (i18n.js): every text drawn again
+  if (live.version !== null) drawMap(live);
+  drawPanel();
+  showState($("live").dataset.state);
 }
 
 function pick(code) {
@@ -114,7 +114,7 @@ function pick(code) {
     state.picked.delete(code);
     state.types.delete(code);
   }
-  else if (state.picked.size >= MAX_SEATS) return say(`At most ${MAX_SEATS} seats at once.`);
+  else if (state.picked.size >= MAX_SEATS) return say(_("At most {count} seats at once.", { count: MAX_SEATS }));
   else state.picked.add(code);
   drawSeat(code);
   drawPanel();
@@ -123,25 +123,27 @@ function pick(code) {
 function drawPanel() {
   const held = state.hold && state.hold.status === "HELD";
   const picked = [...state.picked];
-  $("picked").textContent = picked.length ? `Picked: ${picked.join(", ")}` : `Pick up to ${MAX_SEATS} seats.`;
-  drawTicketChoices($("ticket-types"), held ? [] : picked, live.places, live.prices, state.types, drawPanel);
-  $("hold").disabled = held || picked.length === 0 || !state.token;
+  $("picked").textContent = picked.length ? _("Picked: {seats}", { seats: picked.join(", ") })
+    : _("Pick up to {count} seats.", { count: MAX_SEATS });
+  drawTicketChoices($("ticket-types"), held ? [] : picked, live.places, live.prices, state.types, drawPanel,
+                    live.currency);
+  $("hold").disabled = held || picked.length === 0;  // not signed in yet: Hold asks for it
   drawCategories();
-  $("hold-best").disabled = held || !state.token || !$("best-category").options.length;
+  $("hold-best").disabled = held || !$("best-category").options.length;
   $("my-hold").hidden = !held;
   if (held) {
     $("my-seats").textContent = state.hold.seats.join(", ");
-    $("amount").textContent = money(state.hold.amountCents);
-    $("my-tickets").textContent = ticketsText(state.hold.tickets);
+    $("amount").textContent = money(state.hold.amountCents, state.hold.currency || live.currency);
+    $("my-tickets").textContent = ticketsText(state.hold.tickets, state.hold.currency || live.currency);
   }
-  $("customer").textContent = state.token ? customerOf(state.token) ?? "?" : "nobody (no token)";
+  $("customer").textContent = Auth.who() ?? _("nobody (not signed in)");
 }
 
 function drawCategories() {  // the categories the hall sells, once its prices are known
   const select = $("best-category");
   const categories = Object.keys(live.prices || {});
   if (select.options.length === categories.length) return;
-  select.replaceChildren(...categories.map((c) => new Option(c, c)));
+  select.replaceChildren(...categories.map((c) => new Option(categoryName(c), c)));
 }
 
 function hold() {
@@ -153,7 +155,26 @@ function holdBest() {  // best available: the platform chooses the seats, side b
   return askHold({ best: { count: Number($("best-count").value), category: $("best-category").value } });
 }
 
+// Not signed in: off to the sign-in, and back to these seats (their ticket types too) after it.
+async function signInFirst() {
+  if (Auth.token()) return false;
+  const picked = { showtimeId, picked: [...state.picked], types: [...state.types] };
+  if (!await Auth.signIn(picked)) {
+    say("Sign in first: paste your token.");
+    $("token-box").hidden = false;
+  }
+  return true;
+}
+
+function backFromSignIn(returned) {
+  if (!returned || returned.showtimeId !== showtimeId) return;
+  for (const code of returned.picked || []) state.picked.add(code);
+  for (const [code, type] of returned.types || []) state.types.set(code, type);
+  say("You are signed in: your seats are still picked. Hold them.");
+}
+
 async function askHold(body) {
+  if (await signInFirst()) return;
   $("hold").disabled = true;
   $("hold-best").disabled = true;
   const headers = { "idempotency-key": uid() };
@@ -163,23 +184,24 @@ async function askHold(body) {
     state.picked.clear();
     state.types.clear();
     saveHold({ ...r.body, status: "HELD", attempt: 0, offsetMs: clockOffset(r.date) });
-    say("");
+    announceHold(state.hold);
   } else if (r.status === 409 && r.body && r.body.together === false) {
-    say(`No ${body.best.count} ${body.best.category} seats side by side are free: try fewer seats or another category.`);
+    say(_("No {count} {category} seats side by side are free: try fewer seats or another category.",
+          { count: body.best.count, category: categoryName(body.best.category) }));
   } else if (r.status === 409 && r.body && r.body.error === "LONE_SEAT") {
     const instead = r.body.suggested || [];
-    say(`That would leave seat ${r.body.seats.join(", ")} alone.` + (instead.length ? ` Try ${instead.join(", ")}.` : ""));
+    say(_("That would leave seat {seats} alone.", { seats: r.body.seats.join(", ") })
+        + (instead.length ? " " + _("Try {seats}.", { seats: instead.join(", ") }) : ""));
   } else if (r.status === 409 && r.body && r.body.seats) {
-    say(`Taken meanwhile: ${r.body.seats.join(", ")}.`);
+    say(_("Taken meanwhile: {seats}.", { seats: r.body.seats.join(", ") }));
   } else if (r.status === 403 && r.body && r.body.error === "ADMISSION_REQUIRED") {
     state.admission = null;  // no token yet, or it lapsed, or the turn ended: (back) to the queue
     say("");
     room.join();
   } else if (r.status === 401) {
-    say("Your token was refused: paste a new one.");
-    $("token-box").hidden = false;
+    signInAgain();
   } else {
-    say((r.body && r.body.message) || `The hold failed (${r.status}).`);
+    say((r.body && r.body.message) || _("The hold failed ({status}).", { status: r.status }));
   }
   drawPanel();
 }
@@ -194,14 +216,17 @@ function queued(s) {
   stage("queue");
   $("queue-position").textContent = s.position === null || s.position === undefined ? "-" : String(s.position);
   $("queue-wait").textContent = waitText(s.estimatedWaitSeconds);
-  $("queue-note").textContent = s.retrying ? "The queue is busy; trying again in a moment."
-    : s.opensAt && s.position === null ? `The queue opens at ${when(s.opensAt)}; places are drawn then.` : "";
+  $("queue-note").textContent = s.retrying ? _("The queue is busy; trying again in a moment.")
+    : s.opensAt && s.position === null ? _("The queue opens at {time}; places are drawn then.", { time: when(s.opensAt) })
+      : "";
 }
 
 function admitted(admission) {  // null: no waiting room (or it was turned off)
   state.admission = admission;
   stage("map");
-  if (admission) say(`It is your turn: choose your seats and hold them before ${when(admission.expiresAt)}.`);
+  if (admission) {
+    say(_("It is your turn: choose your seats and hold them before {time}.", { time: when(admission.expiresAt) }));
+  }
   if (!state.mapStarted) {
     state.mapStarted = true;
     live.start();
@@ -214,27 +239,31 @@ function soldOut(message) {
 }
 
 function when(iso, zone) {  // the cinema's clock when its time zone is known
-  return new Date(iso).toLocaleString([], { dateStyle: "full", timeStyle: "short", timeZone: zone || undefined });
+  return localeTime(iso, { dateStyle: "full", timeStyle: "short", timeZone: zone || undefined });
 }
 
 async function showShowtime() {  // the film and its start, from the (public, cached) seat map
   const r = await api(`/showtimes/${showtimeId}/seats`);
   if (r.status !== 200) {
-    $("title").textContent = r.status === 404 ? "No such showtime" : "The showtime cannot be shown now";
+    $("title").textContent = r.status === 404 ? _("No such showtime") : _("The showtime cannot be shown now");
     return false;
   }
   $("title").textContent = r.body.title;
   $("starts-at").textContent = r.body.startsAt ? when(r.body.startsAt, r.body.timeZone) : "";
   if (r.body.cinema) $("starts-at").textContent += `, ${[r.body.cinema, r.body.hall].filter(Boolean).join(", ")}`;
-  document.title = `${r.body.title}: pick your seats`;
+  document.title = _("{title}: pick your seats", { title: r.body.title });
+  live.currency = r.body.currency || live.currency;
   return true;
 }
 
+function signInAgain() {
+  say(Auth.withProvider ? "Your sign-in has lapsed: sign in again." : "Your token was refused: paste a new one.");
+  if (!Auth.withProvider) $("token-box").hidden = false;
+}
+
 async function enter() {  // through the waiting room, if the showtime has one on
-  if (await room.enter() === 401) {
-    say("Your token was refused: paste a new one.");
-    $("token-box").hidden = false;
-  }
+  if (!Auth.token()) return admitted(null);  // looking needs no account; a hold asks for the room if it is on
+  if (await room.enter() === 401) signInAgain();
 }
 
 function tick() {
@@ -242,36 +271,40 @@ function tick() {
   const left = Date.parse(state.hold.expiresAt) - (Date.now() + state.hold.offsetMs);
   const seconds = Math.max(0, Math.ceil(left / 1000));
   $("countdown").textContent = `${String(Math.floor(seconds / 60)).padStart(2, "0")}:${String(seconds % 60).padStart(2, "0")}`;
+  warnExpiry(state.hold, seconds);
   if (left <= 0 && !state.hold.paymentId) {
-    say("Your hold expired: the seats are free again for everyone.");
+    say(_("Your hold expired: the seats are free again for everyone."));
     saveHold(null);
   }
 }
 
 function showState(text) {
   $("live").dataset.state = text;
-  $("live").textContent = text;
+  $("live").textContent = streamStateName(text);
 }
 
 async function main() {
-  $("token-box").hidden = Boolean(state.token);
   $("save-token").addEventListener("click", () => {
-    state.token = $("token").value.trim();
-    localStorage.setItem("ticketing.token", state.token);
+    Auth.usePasted($("token").value.trim());
     $("token-box").hidden = true;
     drawPanel();
     enter();
   });
   $("change-token").addEventListener("click", (e) => { e.preventDefault(); $("token-box").hidden = false; });
+  Auth.onChange(drawPanel);
+  backFromSignIn(await Auth.ready);
+  $("token-box").hidden = Boolean(Auth.token()) || Auth.withProvider;  // the dev path: its box, as before
+  $("change-token").hidden = Auth.withProvider;  // with the provider: the header's Sign out
   $("hold").addEventListener("click", hold);
   $("hold-best").addEventListener("click", holdBest);
   $("checkout").addEventListener("click", checkout);
   $("release").addEventListener("click", release);
+  keyboardSeats($("map"));
+  document.addEventListener("localechange", redraw);
   state.paymentUrl = (await api("/pages/config.json")).body.paymentUrl;
   if (!await showShowtime()) return;
   setInterval(tick, 250);
-  if (!state.token) return;  // the token box first; saving it enters
-  if (!await resume()) await enter();
+  if (!Auth.token() || !await resume()) await enter();
   drawPanel();
 }
 

@@ -1,17 +1,17 @@
 // Seat categories, their prices and a ticket type per picked seat (seat-map.js uses these). The prices are the
-// showtime's (the seat map carries them); the amount a hold costs is the server's (the hold's answer), never
-// computed here.
+// showtime's (the seat map carries them, in its currency); the amount a hold costs is the server's (the hold's
+// answer), never computed here. Names are in the page's language (i18n.js).
 "use strict";
 
-const CATEGORY_NAMES = { STANDARD: "Standard", VIP: "VIP", ACCESSIBLE: "Wheelchair space", COMPANION: "Companion" };
-const TICKET_NAMES = { ADULT: "Adult", CHILD: "Child", SENIOR: "Senior", STUDENT: "Student" };
+const CATEGORY_NAMES = { STANDARD: N_("Standard"), VIP: N_("VIP"), ACCESSIBLE: N_("Wheelchair space"),
+                         COMPANION: N_("Companion") };
+const TICKET_NAMES = { ADULT: N_("Adult"), CHILD: N_("Child"), SENIOR: N_("Senior"), STUDENT: N_("Student") };
 
-function money(cents) {
-  return new Intl.NumberFormat(undefined, { style: "currency", currency: "EUR" }).format(cents / 100);
-}
+function categoryName(category) { return category in CATEGORY_NAMES ? _(CATEGORY_NAMES[category]) : category; }
+function ticketName(type) { return type in TICKET_NAMES ? _(TICKET_NAMES[type]) : type; }
 
 // The legend: each category the hall has, its colour and its prices by ticket type.
-function drawPriceLegend(element, prices) {
+function drawPriceLegend(element, prices, currency) {
   element.replaceChildren();
   for (const [category, byType] of Object.entries(prices)) {
     const item = document.createElement("li");
@@ -19,14 +19,15 @@ function drawPriceLegend(element, prices) {
     const swatch = Object.assign(document.createElement("span"), { className: "seat" });
     swatch.dataset.category = category;
     swatch.dataset.status = "AVAILABLE";
-    const text = Object.entries(byType).map(([type, cents]) => `${TICKET_NAMES[type] || type} ${money(cents)}`);
-    item.append(swatch, ` ${CATEGORY_NAMES[category] || category}: ${text.join(", ")}`);
+    swatch.setAttribute("aria-hidden", "true");
+    const text = Object.entries(byType).map(([type, cents]) => `${ticketName(type)} ${money(cents, currency)}`);
+    item.append(swatch, ` ${categoryName(category)}: ${text.join(", ")}`);
     element.append(item);
   }
 }
 
 // One line per picked seat: its category and a choice of the ticket types priced for that category.
-function drawTicketChoices(element, picked, places, prices, types, onChange) {
+function drawTicketChoices(element, picked, places, prices, types, onChange, currency) {
   element.replaceChildren();
   for (const code of picked) {
     const category = (places.get(code) || {}).category || "STANDARD";
@@ -34,19 +35,19 @@ function drawTicketChoices(element, picked, places, prices, types, onChange) {
     if (!(types.get(code) in priced)) types.set(code, "ADULT" in priced ? "ADULT" : Object.keys(priced)[0]);
     const select = document.createElement("select");
     select.dataset.seat = code;
-    select.setAttribute("aria-label", `ticket type for ${code}`);
+    select.setAttribute("aria-label", _("Ticket type for seat {seat}", { seat: code }));
     for (const [type, cents] of Object.entries(priced)) {
-      select.append(new Option(`${TICKET_NAMES[type] || type} (${money(cents)})`, type, false, type === types.get(code)));
+      select.append(new Option(`${ticketName(type)} (${money(cents, currency)})`, type, false, type === types.get(code)));
     }
     select.addEventListener("change", () => { types.set(code, select.value); onChange(); });
     const line = Object.assign(document.createElement("li"), { className: "ticket-choice" });
-    line.append(`${code} (${CATEGORY_NAMES[category] || category}) `, select);
+    line.append(`${code} (${categoryName(category)}) `, select);
     element.append(line);
   }
 }
 
 // The tickets of a hold as the server priced them.
-function ticketsText(tickets) {
-  return (tickets || []).map((t) => `${t.seat} ${TICKET_NAMES[t.ticketType] || t.ticketType} ${money(t.priceCents)}`)
+function ticketsText(tickets, currency) {
+  return (tickets || []).map((t) => `${t.seat} ${ticketName(t.ticketType)} ${money(t.priceCents, currency)}`)
     .join(", ");
 }

@@ -86,6 +86,7 @@ function sleep(ms) { return new Promise((done) => setTimeout(done, ms)); }
 
 // "12 min", "45 s": how long the room expects the wait to be.
 function waitText(seconds) {
-  if (seconds === null || seconds === undefined) return "being measured";
-  return seconds >= 90 ? `about ${Math.round(seconds / 60)} min` : `about ${Math.max(1, Math.round(seconds))} s`;
+  if (seconds === null || seconds === undefined) return _("being measured");
+  return seconds >= 90 ? _("about {minutes} min", { minutes: Math.round(seconds / 60) })
+    : _("about {seconds} s", { seconds: Math.max(1, Math.round(seconds)) });
 }

@@ -2,7 +2,8 @@
 // as the cinema's clock shows it (its time zone); one on sale links to its seat map.
 "use strict";
 
-const STATUS_TEXT = { ON_SALE: "on sale", SOLD_OUT: "sold out", CLOSED: "sales closed", CANCELLED: "cancelled" };
+const STATUS_TEXT = { ON_SALE: N_("on sale"), SOLD_OUT: N_("sold out"), CLOSED: N_("sales closed"),
+                      CANCELLED: N_("cancelled") };
 const el = (id) => document.getElementById(id);
 const cinemas = new Set();
 
@@ -12,13 +13,13 @@ function days() {  // today and the six days after it, each [from, to) in this b
   return Array.from({ length: 7 }, (_, i) => {
     const from = new Date(start.getFullYear(), start.getMonth(), start.getDate() + i);
     const to = new Date(start.getFullYear(), start.getMonth(), start.getDate() + i + 1);
-    return { from, to, label: from.toLocaleDateString([], { weekday: "long", day: "numeric", month: "long" }) };
+    return { from, to, label: from.toLocaleDateString(i18n.locale, { weekday: "long", day: "numeric", month: "long" }) };
   });
 }
 
 function localTime(iso, zone) {
-  return new Date(iso).toLocaleString([], { timeZone: zone || "UTC", hour: "2-digit", minute: "2-digit", hour12: false,
-                                           weekday: "short", day: "numeric", month: "short", timeZoneName: "short" });
+  return localeTime(iso, { timeZone: zone || "UTC", hour: "2-digit", minute: "2-digit", hour12: false,
+                           weekday: "short", day: "numeric", month: "short", timeZoneName: "short" });
 }
 
 function line(s) {
@@ -29,11 +30,13 @@ function line(s) {
     ? Object.assign(document.createElement("a"), { href: `/pages/showtimes/${s.showtimeId}`, textContent: s.title })
     : Object.assign(document.createElement("strong"), { textContent: s.title });
   const where = [s.cinema, s.hall].filter(Boolean).join(", ");
-  const length = s.durationMinutes ? `, ${s.durationMinutes} min` : "";
-  const seats = s.status === "ON_SALE" ? `, ${s.seatsAvailable} seats left, from ${money(s.fromPriceCents)}` : "";
-  item.append(title, ` ${localTime(s.startsAt, s.timeZone)}${where ? ` at ${where}` : ""}${length}: `,
-              Object.assign(document.createElement("span"), { className: "status", textContent: STATUS_TEXT[s.status] }),
-              seats, s.waitingRoom && s.status === "ON_SALE" ? " (queue)" : "");
+  const length = s.durationMinutes ? ", " + _("{minutes} min", { minutes: s.durationMinutes }) : "";
+  const seats = s.status === "ON_SALE" ? ", " + _("{count} seats left, from {price}", {
+    count: s.seatsAvailable, price: money(s.fromPriceCents, s.currency) }) : "";
+  const at = where ? " " + _("at {place}", { place: where }) : "";
+  item.append(title, ` ${localTime(s.startsAt, s.timeZone)}${at}${length}: `,
+              Object.assign(document.createElement("span"), { className: "status", textContent: _(STATUS_TEXT[s.status]) }),
+              seats, s.waitingRoom && s.status === "ON_SALE" ? " (" + _("queue") + ")" : "");
   return item;
 }
 
@@ -43,7 +46,7 @@ async function show() {
   if (el("cinema").value) params.set("cinema", el("cinema").value);
   const r = await fetch(`/showtimes?${params}`);
   if (r.status !== 200) {
-    el("message").textContent = `What's on cannot be shown now (${r.status}).`;
+    el("message").textContent = _("What's on cannot be shown now ({status}).", { status: r.status });
     return;
   }
   const { showtimes } = await r.json();
@@ -54,16 +57,26 @@ async function show() {
     }
   }
   el("showtimes").replaceChildren(...showtimes.map(line));
-  el("message").textContent = showtimes.length ? "" : "Nothing on that day.";
+  el("message").textContent = showtimes.length ? "" : _("Nothing on that day.");
 }
 
 function main() {
-  days().forEach((d, i) => el("day").append(new Option(d.label, String(i))));
+  drawDays();
   const asked = new URLSearchParams(location.search);
   if (asked.has("day")) el("day").value = asked.get("day");
   el("day").addEventListener("change", show);
   el("cinema").addEventListener("change", show);
+  document.addEventListener("localechange", () => {
+    const chosen = el("day").value;
+    drawDays();
+    el("day").value = chosen;
+    show();
+  });
   show();
+}
+
+function drawDays() {
+  el("day").replaceChildren(...days().map((d, i) => new Option(d.label, String(i))));
 }
 
 main();

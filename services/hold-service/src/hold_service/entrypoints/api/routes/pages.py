@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path as FilePath
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Path
 from fastapi.responses import Response
@@ -15,21 +16,29 @@ from ticketing.api.errors import not_found
 
 from hold_service.domain.model import MAX_SHOWTIME_ID
 from hold_service.entrypoints.api.deps import DepsDep
+from hold_service.entrypoints.api.page_catalogues import catalogues_script
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
 PAGES = FilePath(__file__).resolve().parents[1] / "pages"
 MEDIA = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css"}
 FILES = {path.name: (path.read_bytes(), MEDIA[path.suffix]) for path in PAGES.iterdir() if path.suffix in MEDIA}
+FILES["catalogues.js"] = (catalogues_script(), MEDIA[".js"])  # the pages' languages (i18n.js), compiled here
 ShowtimeId = Annotated[int, Path(ge=1, le=MAX_SHOWTIME_ID)]
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
 
 
 def _page(name: str, deps: DepsDep) -> Response:
     body, media = FILES[name]
-    payments = deps.settings.payment_public_url
+    # Calls to here, to payment-service (the checkout) and to the identity provider (discovery, tokens).
+    connect = " ".join(filter(None, [deps.settings.payment_public_url, _origin(deps.settings.oidc_issuer_url)]))
     return Response(body, media_type=media, headers={
         "cache-control": "no-cache",
-        # Scripts and styles from here only; calls to here and to payment-service (the checkout).
-        "content-security-policy": f"default-src 'self'; connect-src 'self' {payments}; frame-ancestors 'none'",
+        # Scripts and styles from here only.
+        "content-security-policy": f"default-src 'self'; connect-src 'self' {connect}; frame-ancestors 'none'",
     })
 
 
@@ -74,8 +83,10 @@ async def page_asset(name: str, deps: DepsDep) -> Response:
 
 @router.get("/pages/config.json", name="page_config")
 async def page_config(deps: DepsDep) -> dict[str, str]:
-    """What the pages need to know of the deployment: where checkout is (payment-service)."""
-    return {"paymentUrl": deps.settings.payment_public_url}
+    """What the pages need to know of the deployment: where checkout is (payment-service), and the identity
+    provider they sign in with (empty: the dev path, a pasted token)."""
+    s = deps.settings
+    return {"paymentUrl": s.payment_public_url, "oidcIssuerUrl": s.oidc_issuer_url, "oidcClientId": s.oidc_client_id}
 
 
 PATHS = [route.path for route in router.routes if isinstance(route, APIRoute)]

@@ -43,7 +43,8 @@ async def create_showtime(body: ShowtimeCreate, _: Admin, deps: DepsDep) -> Show
         raise api_error(exc) from exc
     return ShowtimePublic(showtimeId=body.showtimeId, title=body.title, startsAt=body.startsAt,
                           priceCents=from_price_cents(cmd.details.prices), seatCount=count,
-                          prices=cmd.details.prices)  # type: ignore[arg-type]
+                          prices=cmd.details.prices,  # type: ignore[arg-type]
+                          currency=cmd.details.currency or deps.settings.currency)
 
 
 @router.get(SEAT_MAP_PATH, response_model=SeatMapPublic, name="seat_map",
