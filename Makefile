@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap bench-overload browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster bench-pg-path \
+        bench-seatmap bench-overload bench-checkout browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster bench-pg-path \
         version idp-up idp-down test-idp
 
 help: ## list the targets
@@ -143,10 +143,11 @@ test-unit: venv ## fast tests only (no infrastructure)
 chart-files: venv ## the chart's copies of deploy/observability (alert rules scoped per release, the dashboard)
 	@.venv/bin/python deploy/helm/chart_files.py
 
-contract-tools: ## kcat, promtool (Debian) and the AsyncAPI 3.0 JSON Schema (npm @asyncapi/specs), for tests/contract
+contract-tools: ## kcat, promtool (Debian), the AsyncAPI 3.0 JSON Schema (npm @asyncapi/specs) and stripe-mock (Go), for the contract tests
 	@command -v kcat >/dev/null && command -v promtool >/dev/null || { apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends kcat prometheus; }
 	@deploy/local/asyncapi_schema.sh
+	@deploy/local/stripe_mock.sh
 
 NOTIFIER_LOCALE := services/notifier/src/notifier/locale
 PAGES_LOCALE := services/hold-service/src/hold_service/entrypoints/api/pages/locale
@@ -191,6 +192,9 @@ bench-pg-path: infra migrate-test bench-tools ## holds/s on one PostgreSQL, a Pa
 
 bench-overload: infra migrate-test bench-tools ## L4: holds offered 0.5x-4x their capacity, shedding on, signed callbacks beside the 4x
 	$(PY) tests/bench/bench_overload.py
+
+bench-checkout: infra migrate-test ## a checkout inside payment-service, p50/p99: the Stripe SDK in a thread (shipped), async, plain httpx
+	$(PY) tests/bench/bench_checkout.py
 
 bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve throughput and p99, normal vs flash mode
 	$(PY) tests/bench/bench_vouchers.py

@@ -211,8 +211,8 @@ def configuration() -> str:
         "in the environment wins over `.env`.",
         "",
         "A service refuses to start when `APP_ENV` is `production` and a secret (`JWT_SECRET`, "
-        "`GATEWAY_WEBHOOK_SECRET`, `QR_SIGNING_KEY`) is a default or shorter than 32 characters. Tests and "
-        "`make demo` shorten the times through these same variables.",
+        "`STRIPE_WEBHOOK_SECRET`, `STRIPE_API_KEY`, `QR_SIGNING_KEY`) is a default or shorter than 32 characters. "
+        "Tests and `make demo` shorten the times through these same variables.",
         "",
         "Generated from the settings classes by `make docs` (`docs/generate.py`): do not edit it by hand; "
         "`tests/docs/test_docs.py` fails when it is out of date. A setting's meaning is the docstring under it.",

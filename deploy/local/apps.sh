@@ -14,7 +14,7 @@ ENDPOINTS=(
   "payment-service|http://127.0.0.1:8002/readyz|checkout, callbacks, refunds (API + worker: relay, consumer, reconciliation)"
   "voucher-service|http://127.0.0.1:8003/readyz|vouchers, flash-sale gate (API + worker: consumers, expiry, reconciliation)"
   "notifier|http://127.0.0.1:8004/readyz|e-mail with QR tickets, loyalty points (faust worker)"
-  "gateway-simulator|http://127.0.0.1:8010/healthz|dev payment gateway, hosted pay page at /pay/{sessionId}"
+  "gateway-simulator|http://127.0.0.1:8010/healthz|Stripe-shaped dev payment provider, hosted pay page at /pay/{sessionId}"
 )
 
 supervisord_running() { "${CTL[@]}" pid >/dev/null 2>&1; }

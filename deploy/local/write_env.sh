@@ -17,10 +17,10 @@ db_url() { # role password (hex, so no URL escaping needed)
 
 render_env() {
   # Every secret is taken into a variable first: a failing $(...) inside the heredoc would go unnoticed.
-  local jwt webhook gateway_key hold_pw payment_pw voucher_pw notifier_pw platform_pw qr_key
+  local jwt webhook stripe_key hold_pw payment_pw voucher_pw notifier_pw platform_pw qr_key
   jwt="$(hex_secret)"
-  webhook="$(hex_secret)"
-  gateway_key="$(hex_secret)"
+  webhook="whsec_$(hex_secret)"
+  stripe_key="sk_test_$(hex_secret)"
   qr_key="$(ed25519_seed)"
   hold_pw="$(hex_secret)"
   payment_pw="$(hex_secret)"
@@ -32,9 +32,10 @@ render_env() {
 # dev: the only mode that runs with the code's default secrets (anything else refuses them).
 APP_ENV=dev
 JWT_SECRET=$jwt
-GATEWAY_WEBHOOK_SECRET=$webhook
-# The merchant's API key at the payment gateway (here the simulator, which refuses calls without it).
-GATEWAY_API_KEY=$gateway_key
+# Stripe's webhook signing secret and the merchant's secret key (here the simulator's, which refuses calls
+# without the key); a real Stripe account's test-mode values go here instead (docs/payments.md).
+STRIPE_WEBHOOK_SECRET=$webhook
+STRIPE_API_KEY=$stripe_key
 HOLD_DB_PASSWORD=$hold_pw
 PAYMENT_DB_PASSWORD=$payment_pw
 VOUCHER_DB_PASSWORD=$voucher_pw

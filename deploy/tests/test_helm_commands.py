@@ -42,7 +42,7 @@ CLUSTER_SECRETS = {
     "ticketing-db-voucher-service": {"uri": dsn("voucher_service", "VOUCHER_DB_PASSWORD")},
     "ticketing-db-notifier": {"uri": dsn("notifier", "NOTIFIER_DB_PASSWORD")},
     "ticketing-redis": {"url": "redis://redis:6379/0"},
-    "ticketing-gateway": {"webhook-secret": DOTENV["GATEWAY_WEBHOOK_SECRET"], "api-key": DOTENV["GATEWAY_API_KEY"]},
+    "ticketing-stripe": {"webhook-secret": DOTENV["STRIPE_WEBHOOK_SECRET"], "api-key": DOTENV["STRIPE_API_KEY"]},
     "ticketing-qr": {"signing-key": DOTENV["QR_SIGNING_KEY"]},
 }
 
@@ -106,7 +106,7 @@ def manifests(helm: str, images: dict[str, str]) -> list[dict[str, Any]]:
                   "--set", f"kafka.groupPrefix=helm-{RUN}-", "--set", "kafka.topics.replicationFactor=1",
                   "--set", "kafka.topics.minInsyncReplicas=1",
                   "--set", f"jwt.value={DOTENV['JWT_SECRET']}",
-                  "--set", "services.payment-service.gatewayUrl=http://gateway.invalid",
+                  "--set", "services.payment-service.stripeApiBase=http://stripe.invalid",
                   "--set", "services.notifier.env.SMTP_HOST=smtp.invalid")
 
 

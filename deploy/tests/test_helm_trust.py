@@ -63,8 +63,8 @@ def test_only_the_services_that_verify_tokens_hold_the_key(helm: str) -> None:
             assert workload["kind"] == "Deployment", workload["metadata"]["name"]  # no migration Job needs it
     assert holders == {"hold-service", "payment-service", "voucher-service"}
     [payment_api] = [c for w, c in containers(manifests) if w["metadata"]["name"] == "ticketing-payment-service-api"]
-    [api_key] = [e for e in payment_api["env"] if e["name"] == "GATEWAY_API_KEY"]
-    assert api_key["valueFrom"]["secretKeyRef"] == {"name": "ticketing-gateway", "key": "api-key"}
+    [api_key] = [e for e in payment_api["env"] if e["name"] == "STRIPE_API_KEY"]
+    assert api_key["valueFrom"]["secretKeyRef"] == {"name": "ticketing-stripe", "key": "api-key"}
 
 
 def test_trusted_proxies_are_none_by_default_and_the_ingress_controller_with_it(helm: str) -> None:

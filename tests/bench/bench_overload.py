@@ -48,7 +48,7 @@ from open_loop import OpenLoop
 from results import Results, cpu_speed
 from ticketing.auth import issue_token
 from ticketing.settings import ServiceSettings
-from ticketing_testing import apply_migrations, env, shared_migrations, test_dsn
+from ticketing_testing import apply_migrations, env, shared_migrations, stripe_event, test_dsn
 from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,7 +64,7 @@ DISTURBED = 1.3
 HOLD_DSN = test_dsn(env("HOLD_DATABASE_URL"))
 PAYMENT_DSN = test_dsn(env("PAYMENT_DATABASE_URL"))
 SECRET = env("JWT_SECRET", "dev-only-change-me")
-WEBHOOK_SECRET = env("GATEWAY_WEBHOOK_SECRET", "dev-only-change-me")
+WEBHOOK_SECRET = env("STRIPE_WEBHOOK_SECRET", "dev-only-change-me")
 DEFAULTS = ServiceSettings.model_fields
 SHEDDING = {"SHED_MAX_IN_FLIGHT": os.environ.get("SHED_MAX_IN_FLIGHT", str(DEFAULTS["shed_max_in_flight"].default)),
             "SHED_QUEUE_TIMEOUT_MS": os.environ.get("SHED_QUEUE_TIMEOUT_MS",
@@ -102,11 +102,9 @@ def callback_requests(n: int) -> list[bytes]:
 
     out = []
     for _ in range(n):
-        body = orjson.dumps({"id": f"evt_{uuid.uuid4().hex}", "type": "payment.succeeded", "created": int(time.time()),
-                             "data": {"sessionId": f"cs_{uuid.uuid4().hex}", "reference": str(uuid.uuid4()),
-                                      "amountCents": 2400}})
+        body = orjson.dumps(stripe_event(f"cs_{uuid.uuid4().hex}", str(uuid.uuid4()), amount=2400))
         out.append(b"POST /payments/callback HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-                   b"Gateway-Signature: %s\r\nContent-Length: %d\r\n\r\n%s"
+                   b"Stripe-Signature: %s\r\nContent-Length: %d\r\n\r\n%s"
                    % (signature_header(WEBHOOK_SECRET, body).encode(), len(body), body))
     return out
 
@@ -218,7 +216,7 @@ async def main() -> dict:
                                        "SEAT_GATE_ENABLED": "true"})
         pay_port, _ = started_server(stack, "payment_service.entrypoints.api.app:get_application",
                                      {**common, "PAYMENT_DATABASE_URL": PAYMENT_DSN,
-                                      "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET})
+                                      "STRIPE_WEBHOOK_SECRET": WEBHOOK_SECRET})
         rate, probe_sid = await capacity(hold_port, conn, tokens)
         sids.append(probe_sid)
         await asyncio.sleep(2.5)  # the probe's holds lapse

@@ -168,16 +168,16 @@ def _plan(s: Stack, ports: dict[str, int], logs: Path) -> list[Proc]:
     url, t = s.url, s.timings
     common = {"KAFKA_BOOTSTRAP_SERVERS": s.bootstrap, "KAFKA_GROUP_PREFIX": s.group_prefix, "APP_ENV": "dev",
               "REDIS_URL": s.redis_url,
-              "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "JWT_SECRET": s.jwt_secret}
+              "STRIPE_WEBHOOK_SECRET": WEBHOOK_SECRET, "JWT_SECRET": s.jwt_secret}
     db = {MIGRATIONS[k][0]: v for k, v in s.dsn.items()}
     hold = {**common, **db, **t.hold_env(), **s.hold_limits, "QR_SIGNING_KEY": QR_SEED}  # the notifier's key pair
     # Only the services of this stack: a missing one is unreachable, rather than some other stack's on 8003.
-    pay = {**common, **db, **t.payment_env(), "HOLD_SERVICE_URL": url["hold"], "GATEWAY_URL": url["sim"],
-           "PUBLIC_CALLBACK_URL": f"{url['pay']}/payments/callback",
+    pay = {**common, **db, **t.payment_env(), "HOLD_SERVICE_URL": url["hold"], "STRIPE_API_BASE": url["sim"],
+           "CHECKOUT_RETURN_URL": f"{url['hold']}/pages/showtimes/{{showtimeId}}",
            "VOUCHER_SERVICE_URL": url["voucher"] if "voucher" in s.services else "http://127.0.0.1:9"}
     voucher = {**common, **db, **t.voucher_env(), "PAYMENT_SERVICE_URL": url["pay"]}
     sim = {**common, "GATEWAY_SIMULATOR_PORT": str(ports["sim"]), "GATEWAY_PUBLIC_URL": url["sim"],
-           "CALLBACK_BACKOFF_INITIAL": "0.2"}
+           "CALLBACK_BACKOFF_INITIAL": "0.2", "SIM_WEBHOOK_URL": f"{url['pay']}/payments/callback"}
     notifier = {**common, **db, "SMTP_PORT": str(ports["smtp"]), "HTTP_PORT": str(ports["notifier"]),
                 "QR_SIGNING_KEY": QR_SEED, "SENDER_INTERVAL_SECONDS": "0.5"}
 

@@ -22,9 +22,8 @@ from urllib.parse import urlsplit
 import asyncpg
 import httpx
 import pytest
-from payment_service.domain.signature import sign
 from ticketing.auth import issue_token
-from ticketing_testing import REPO_ROOT, env, free_port, service_process
+from ticketing_testing import REPO_ROOT, env, free_port, service_process, stripe_event, stripe_signed
 from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -51,7 +50,7 @@ def services(migrated_dsn: Any, kafka_bootstrap: str, redis_url: str) -> Iterato
     ports = {name: free_port() for name in ("hold", "pay")}
     url = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REDIS_URL": redis_url, "APP_ENV": "dev",
-              "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, **UNLIMITED_HOLDS, **dsn}
+              "STRIPE_WEBHOOK_SECRET": WEBHOOK_SECRET, **UNLIMITED_HOLDS, **dsn}
     LOGS.mkdir(parents=True, exist_ok=True)
     with ExitStack() as procs:
         pid = {}
@@ -108,12 +107,9 @@ def signed_callback(size: int) -> tuple[str, bytes, dict[str, str]]:
     """A correctly signed callback (for a payment nobody has: payment-service records its event id and
     answers "unknown"), padded to `size` bytes, the padding signed too."""
     event_id = f"evt_{uuid.uuid4().hex}"
-    body = padded(json.dumps({"id": event_id, "type": "payment.succeeded", "created": int(time.time()),
-                              "data": {"sessionId": f"cs_{uuid.uuid4().hex}", "reference": str(uuid.uuid4()),
-                                       "amountCents": 1200}}).encode(), size)
-    now = int(time.time())
-    return event_id, body, {"Content-Type": "application/json",
-                            "Gateway-Signature": f"t={now},v1={sign(WEBHOOK_SECRET, body, now)}"}
+    event = {**stripe_event(f"cs_{uuid.uuid4().hex}", str(uuid.uuid4())), "id": event_id}
+    body, signature = stripe_signed(padded(json.dumps(event).encode(), size), WEBHOOK_SECRET)
+    return event_id, body, {"Content-Type": "application/json", "Stripe-Signature": signature}
 
 
 async def test_s6_callback_of_100_mb_is_refused_unread_and_one_under_the_limit_is_served(services) -> None:

@@ -66,13 +66,13 @@ def fuzz_stack(migrated_dsn: Callable[[str, Path | None], str], kafka_bootstrap:
     ports = {name: free_port() for name in APIS}
     urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     common = {**dsns, "APP_ENV": "dev", "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REDIS_URL": redis_url,
-              "JWT_SECRET": env("JWT_SECRET"), "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET,
+              "JWT_SECRET": env("JWT_SECRET"), "STRIPE_WEBHOOK_SECRET": WEBHOOK_SECRET,
               "KAFKA_GROUP_PREFIX": f"fuzz-{uuid.uuid4().hex[:8]}-",
               # Fuzzing sends far more than 5 holds a minute per customer; 429 is S4's subject, not S3's.
               **UNLIMITED_HOLDS,
               "HOLD_SERVICE_URL": urls["hold-service"], "VOUCHER_SERVICE_URL": urls["voucher-service"],
-              "GATEWAY_URL": urls["gateway-simulator"],
-              "PUBLIC_CALLBACK_URL": f"{urls['payment-service']}/payments/callback",
+              "STRIPE_API_BASE": urls["gateway-simulator"],
+              "SIM_WEBHOOK_URL": f"{urls['payment-service']}/payments/callback",
               "GATEWAY_SIMULATOR_PORT": str(ports["gateway-simulator"]),
               "GATEWAY_PUBLIC_URL": urls["gateway-simulator"]}
     LOGS.mkdir(parents=True, exist_ok=True)

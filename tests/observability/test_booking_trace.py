@@ -16,7 +16,6 @@ record, read from the topic: other runs share the topic, and their events must n
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -34,13 +33,12 @@ from hold_service.entrypoints.consumer import payment_consumer
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 from payment_service.config import Settings as PaymentSettings
-from payment_service.domain.signature import sign
 from payment_service.entrypoints.api.app import get_application as payment_application
 from ticketing import tracing
 from ticketing.auth import issue_token
 from ticketing.events import BOOKING_EVENTS
 from ticketing.relay import OutboxRelay, RelayConfig
-from ticketing_testing import free_port, service_process
+from ticketing_testing import free_port, service_process, stripe_event, stripe_signed
 
 from ..e2e.saga.offsets import KafkaView
 
@@ -59,7 +57,7 @@ def simulator() -> Iterator[str]:
     port = free_port()
     LOGS.mkdir(parents=True, exist_ok=True)
     env = {"GATEWAY_SIMULATOR_PORT": str(port), "GATEWAY_PUBLIC_URL": f"http://127.0.0.1:{port}",
-           "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET}
+           "STRIPE_WEBHOOK_SECRET": WEBHOOK_SECRET, "SIM_WEBHOOK_URL": "http://127.0.0.1:9/none"}  # events: by hand
     with service_process(["-m", "gateway_simulator"], env, ready_url=f"http://127.0.0.1:{port}/healthz",
                          log_path=LOGS / "booking-trace-simulator.log"):
         yield f"http://127.0.0.1:{port}"
@@ -114,9 +112,8 @@ async def test_one_booking_is_one_trace_across_services_and_kafka(  # type: igno
                                  hold_rate_limit_per_ip_per_minute=10**9)
     payment_settings = PaymentSettings(
         database_url=migrated_dsn("PAYMENT_DATABASE_URL", PAYMENT_MIGRATIONS), jwt_secret=SECRET,
-        gateway_webhook_secret=WEBHOOK_SECRET, gateway_url=simulator, kafka_bootstrap_servers=kafka_bootstrap,
-        hold_service_url=f"http://127.0.0.1:{hold_port}", tracing_enabled=True,
-        public_callback_url=f"http://127.0.0.1:{payment_port}/payments/callback")
+        stripe_webhook_secret=WEBHOOK_SECRET, stripe_api_base=simulator, kafka_bootstrap_servers=kafka_bootstrap,
+        hold_service_url=f"http://127.0.0.1:{hold_port}", tracing_enabled=True)
     customer, showtime = 10**11 + uuid.uuid4().int % 10**11, 10**9 + uuid.uuid4().int % 10**12
     hold_app = hold_application(hold_settings)
     async with served(hold_app, hold_port) as hold_url, \
@@ -143,13 +140,10 @@ async def test_one_booking_is_one_trace_across_services_and_kafka(  # type: igno
             assert r.status_code == 200, r.text
 
             since = await view.end_offsets(BOOKING_EVENTS)
-            now = int(time.time())
-            body = json.dumps({"id": f"evt_{uuid.uuid4().hex}", "type": "payment.succeeded", "created": now,
-                               "data": {"sessionId": session_id, "reference": checkout["paymentId"],
-                                        "amountCents": checkout["amountCents"]}}).encode()
+            body, signature = stripe_signed(stripe_event(session_id, checkout["paymentId"],
+                                                         amount=checkout["amountCents"]), WEBHOOK_SECRET)
             r = await http.post(f"{payment_url}/payments/callback", content=body, headers={
-                **traced, "Content-Type": "application/json",
-                "Gateway-Signature": f"t={now},v1={sign(WEBHOOK_SECRET, body, now)}"})
+                **traced, "Content-Type": "application/json", "Stripe-Signature": signature})
             assert r.status_code == 200, r.text
 
         stop = asyncio.Event()

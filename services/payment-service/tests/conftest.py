@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 import pytest_asyncio
+import stripe
 import uvicorn
 from payment_service.config import Settings
-from payment_service.domain.signature import sign
 from payment_service.entrypoints.api.app import get_application
 from ticketing.auth import issue_token
 from ticketing_testing import free_port, import_path, service_process
@@ -38,15 +38,18 @@ def stocked_vouchers():  # type: ignore[no-untyped-def]
 
 
 def signed(body: dict[str, object], secret: str = WEBHOOK_SECRET, t: int | None = None) -> tuple[bytes, str]:
-    raw = json.dumps(body).encode()
-    ts = int(time.time()) if t is None else t
-    return raw, f"t={ts},v1={sign(secret, raw, ts)}"
+    """The body and its Stripe-Signature, made by the SDK's own test helper."""
+    raw = json.dumps(body)
+    return raw.encode(), stripe.WebhookSignature.generate_signature_header(raw, secret, timestamp=t)
 
 
-def callback_body(session_id: str, payment_id: str, kind: str = "payment.succeeded",
+def callback_body(session_id: str, payment_id: str, kind: str = "checkout.session.completed",
                   amount: int = 2400) -> dict[str, object]:
-    return {"id": f"evt_{uuid.uuid4().hex}", "type": kind, "created": int(time.time()),
-            "data": {"sessionId": session_id, "reference": payment_id, "amountCents": amount}}
+    """A Stripe event about a Checkout Session (only the ids matter: Stripe's current state decides)."""
+    return {"id": f"evt_{uuid.uuid4().hex}", "object": "event", "type": kind, "created": int(time.time()),
+            "livemode": False, "data": {"object": {"id": session_id, "object": "checkout.session",
+                                                   "client_reference_id": payment_id, "amount_total": amount,
+                                                   "metadata": {"paymentId": payment_id}}}}
 
 
 def unique_customer() -> int:
@@ -54,11 +57,18 @@ def unique_customer() -> int:
 
 
 @pytest.fixture(scope="session")
-def simulator_url() -> Iterator[str]:
+def payment_port() -> int:
+    """payment-service's port in these tests: known first, since the simulator sends its webhooks there."""
+    return free_port()
+
+
+@pytest.fixture(scope="session")
+def simulator_url(payment_port: int) -> Iterator[str]:
     port = free_port()
     LOGS.mkdir(parents=True, exist_ok=True)
     env = {"GATEWAY_SIMULATOR_PORT": str(port), "GATEWAY_PUBLIC_URL": f"http://127.0.0.1:{port}",
-           "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "CALLBACK_BACKOFF_INITIAL": "0.2"}
+           "STRIPE_WEBHOOK_SECRET": WEBHOOK_SECRET, "CALLBACK_BACKOFF_INITIAL": "0.2",
+           "SIM_WEBHOOK_URL": f"http://127.0.0.1:{payment_port}/payments/callback"}
     with service_process(["-m", "gateway_simulator"], env, ready_url=f"http://127.0.0.1:{port}/healthz",
                          log_path=LOGS / "gateway-simulator.log"):
         yield f"http://127.0.0.1:{port}"
@@ -86,11 +96,10 @@ class Api:
 
 
 @pytest_asyncio.fixture(scope="session")
-async def payment_api(migrated_dsn, simulator_url) -> AsyncIterator[Api]:  # type: ignore[no-untyped-def]
+async def payment_api(migrated_dsn, simulator_url, payment_port) -> AsyncIterator[Api]:  # type: ignore[no-untyped-def]
     dsn = migrated_dsn("PAYMENT_DATABASE_URL", MIGRATIONS)
-    port = free_port()
-    settings = Settings(database_url=dsn, gateway_webhook_secret=WEBHOOK_SECRET, gateway_url=simulator_url,
-                        public_callback_url=f"http://127.0.0.1:{port}/payments/callback",
+    port = payment_port
+    settings = Settings(database_url=dsn, stripe_webhook_secret=WEBHOOK_SECRET, stripe_api_base=simulator_url,
                         db_pool_max=15)
     holds, vouchers = fakes.FakeHoldDirectory(), stocked_vouchers()
     app = get_application(settings, holds=holds, vouchers=vouchers)

@@ -350,7 +350,8 @@ class Session:
 
 
 class FakeGateway(Gateway):
-    """A hosted-checkout gateway as the simulator keeps it. Switches: `down` (every call fails: 503),
+    """The payment provider as Stripe keeps Checkout Sessions: open until paid or expired by us (Stripe's own
+    expiry, 30 minutes at the least, is later than any of ours). Switches: `down` (every call fails: 503),
     `failing` (the names of calls that fail that way), `refusing` (the names of calls it refuses: 409),
     `forget()` (a restarted gateway: unknown sessions), `during_create` (runs while a session is being
     created, between the gateway and our database)."""
@@ -364,7 +365,7 @@ class FakeGateway(Gateway):
         self.during_create: Callable[[], Awaitable[None]] | None = None
         self._ids = itertools.count(1)
 
-    async def create_session(self, payment: Payment, callback_url: str) -> GatewaySession:
+    async def create_session(self, payment: Payment) -> GatewaySession:
         self._call("create_session")
         reference = str(payment.payment_id)
         session_id = next((sid for sid, s in self.sessions.items() if s.reference == reference), None)
@@ -412,8 +413,6 @@ class FakeGateway(Gateway):
         session = self.sessions.get(session_id)
         if session is None:
             raise GatewayRejected(f"gateway answered 404: unknown session {session_id}")
-        if session.status == "open" and self.clock.now() >= session.expires_at:
-            session.status = "expired"  # lazy expiry, as gateways report it
         return session
 
     def _state(self, session_id: str) -> GatewayState:

@@ -10,14 +10,18 @@ Cluster) and `containers` (the infrastructure from testcontainers, opt-in).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import importlib.util
 import itertools
+import json
 import os
 import random
 import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,11 +52,11 @@ def env(name: str, default: str = "") -> str:
 
 
 def merchant_auth() -> dict[str, str]:
-    """The header the gateway simulator wants on its merchant API: the GATEWAY_API_KEY its processes read
+    """The header the gateway simulator wants on its Stripe-shaped API: the STRIPE_API_KEY its processes read
     (the environment, else .env, else the dev default), the same one payment-service sends."""
     from ticketing.settings import DEV_DEFAULT_SECRET
 
-    return {"Authorization": f"Bearer {env('GATEWAY_API_KEY', DEV_DEFAULT_SECRET)}"}
+    return {"Authorization": f"Bearer {env('STRIPE_API_KEY', DEV_DEFAULT_SECRET)}"}
 
 
 def require(service: str, reachable: bool, detail: str = "") -> None:
@@ -227,3 +231,19 @@ def transactions_opened(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
     monkeypatch.setattr(Transaction, "start", counted)
     return opened
+
+
+def stripe_event(session_id: str, payment_id: str, kind: str = "checkout.session.completed",
+                 amount: int = 1200) -> dict[str, object]:
+    """A Stripe event about a Checkout Session, as Stripe sends it to payment-service's webhook endpoint."""
+    return {"id": f"evt_{uuid.uuid4().hex}", "object": "event", "type": kind, "created": int(time.time()),
+            "livemode": False, "data": {"object": {"id": session_id, "object": "checkout.session",
+                                                   "client_reference_id": payment_id, "amount_total": amount,
+                                                   "metadata": {"paymentId": payment_id}}}}
+
+
+def stripe_signed(event: Mapping[str, object] | bytes, secret: str, t: int | None = None) -> tuple[bytes, str]:
+    """The raw body and its `Stripe-Signature` (t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>)."""
+    raw = event if isinstance(event, bytes) else json.dumps(event).encode()
+    ts = int(time.time()) if t is None else t
+    return raw, f"t={ts},v1={hmac.new(secret.encode(), f'{ts}.'.encode() + raw, hashlib.sha256).hexdigest()}"

@@ -50,13 +50,14 @@ def page_stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[PageStack]:
     url = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     prefix = f"browser-{uuid.uuid4().hex[:8]}-"
     common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "KAFKA_GROUP_PREFIX": prefix, "REDIS_URL": redis_url,
-              "GATEWAY_WEBHOOK_SECRET": WEBHOOK_SECRET, "APP_ENV": "dev", "LOG_LEVEL": "WARNING"}
+              "STRIPE_WEBHOOK_SECRET": WEBHOOK_SECRET, "APP_ENV": "dev", "LOG_LEVEL": "WARNING"}
     hold = {**common, "HOLD_DATABASE_URL": dsn["HOLD_DATABASE_URL"], "PAYMENT_PUBLIC_URL": url["pay"],
             **UNLIMITED_HOLDS}
     pay = {**common, "PAYMENT_DATABASE_URL": dsn["PAYMENT_DATABASE_URL"], "HOLD_SERVICE_URL": url["hold"],
-           "GATEWAY_URL": url["sim"], "PUBLIC_CALLBACK_URL": f"{url['pay']}/payments/callback",
+           "STRIPE_API_BASE": url["sim"], "CHECKOUT_RETURN_URL": f"{url['hold']}/pages/showtimes/{{showtimeId}}",
            "CORS_ALLOWED_ORIGINS": url["hold"]}
-    sim = {**common, "GATEWAY_SIMULATOR_PORT": str(ports["sim"]), "GATEWAY_PUBLIC_URL": url["sim"]}
+    sim = {**common, "GATEWAY_SIMULATOR_PORT": str(ports["sim"]), "GATEWAY_PUBLIC_URL": url["sim"],
+           "SIM_WEBHOOK_URL": f"{url['pay']}/payments/callback"}
     LOGS.mkdir(parents=True, exist_ok=True)
     # The one consumer a booking needs (PaymentSucceeded) begins at the topic's end, not at its history.
     asyncio.run(start_at_end(kafka_bootstrap, {BOOKING_EVENTS: [f"{prefix}hold-service.payments"]}))

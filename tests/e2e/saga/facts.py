@@ -12,6 +12,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from email import policy
 from email.parser import BytesParser
 from pathlib import Path
@@ -142,7 +143,9 @@ async def read_topics(scope: Scope, sources: Sources, facts: Facts) -> None:
 
 
 async def read_gateway(sources: Sources, facts: Facts) -> None:
-    """The gateway's own view of every session of the scope's payments (what money really moved)."""
+    """The provider's own view of every session of the scope's payments (what money really moved): its Checkout
+    Session (Stripe's shape) and the simulator's record of when it was paid and refunded, in one summary:
+    status paid | failed | expired | open, amountCents, refundIds, paidAt and expiresAt (our session's end)."""
     references = set(facts.payments)
     async with httpx.AsyncClient(base_url=sources.sim_url, timeout=30, headers=merchant_auth()) as client:
         listed = (await client.get("/sim/sessions")).json()
@@ -150,8 +153,20 @@ async def read_gateway(sources: Sources, facts: Facts) -> None:
             if s["reference"] not in references:
                 facts.foreign_sessions += 1
                 continue
-            r = await client.get(f"/v1/sessions/{s['sessionId']}")
-            facts.sessions[s["sessionId"]] = r.json()
+            r = (await client.get(f"/v1/checkout/sessions/{s['sessionId']}", params={"expand[]": "payment_intent"}))
+            facts.sessions[s["sessionId"]] = _summary(r.json(), s, facts.payments[s["reference"]])
+
+
+def _summary(session: dict[str, Any], listed: dict[str, Any], payment: dict[str, Any]) -> dict[str, Any]:
+    intent = session.get("payment_intent") or {}
+    status = ("paid" if session["payment_status"] == "paid" else "expired" if session["status"] == "expired"
+              else "failed" if intent.get("status") == "requires_payment_method" else "open")
+    paid_at = listed.get("paidAt")
+    ends = payment.get("expires_at")
+    return {"sessionId": session["id"], "reference": session["client_reference_id"], "status": status,
+            "amountCents": session["amount_total"], "refundIds": listed["refundIds"],
+            "paidAt": datetime.fromtimestamp(paid_at, UTC).isoformat() if paid_at else None,
+            "expiresAt": ends.isoformat() if isinstance(ends, datetime) else ends}
 
 
 async def read_seat_maps(sources: Sources, facts: Facts) -> None:

@@ -1,4 +1,5 @@
-"""Webhook delivery in background tasks, retried with exponential backoff on non-2xx (as real gateways do).
+"""Webhook delivery in background tasks, as Stripe delivers events: signed (Stripe-Signature) at each send,
+retried with exponential backoff on non-2xx, to the one endpoint the merchant registered (SIM_WEBHOOK_URL).
 
 Modes: `normal` (once, retried until 2xx), `duplicate` (the same event id delivered twice), `delayed`
 (wait `delaySeconds` first), `never` (nothing is sent: the merchant must reconcile).
@@ -25,6 +26,7 @@ from gateway_simulator.signing import signature_header
 logger = logging.getLogger(__name__)
 
 Delivery = Literal["normal", "duplicate", "delayed", "never"]
+API_VERSION = "2025-09-30.clover"
 
 
 @dataclass
@@ -32,6 +34,13 @@ class Attempt:
     event_id: str
     status: int | None  # None = connection error
     at: float
+    type: str = ""
+
+
+def stripe_event(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    return {"id": f"evt_{secrets.token_hex(12)}", "object": "event", "api_version": API_VERSION,
+            "created": int(time.time()), "livemode": False, "pending_webhooks": 1, "type": kind,
+            "request": {"id": None, "idempotency_key": None}, "data": {"object": obj}}
 
 
 @dataclass
@@ -41,48 +50,46 @@ class Deliverer:
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     _client: httpx.AsyncClient | None = None
 
-    def event_for(self, session: Session) -> dict[str, Any]:
-        kind = "payment.succeeded" if session.status == "paid" else "payment.failed"
-        return {"id": f"evt_{secrets.token_hex(12)}", "type": kind, "created": int(time.time()),
-                "data": {"sessionId": session.session_id, "reference": session.reference,
-                         "amountCents": session.amount_cents}}
-
-    def schedule(self, session: Session, event: dict[str, Any], delivery: Delivery, delay: float) -> None:
+    def schedule(self, session: Session, kind: str, obj: dict[str, Any], delivery: Delivery, delay: float) -> str:
+        """Send an event of this type about this object; returns its id."""
+        event = stripe_event(kind, obj)
         if delivery == "never":
             log_action(logger, "sim.delivery_suppressed", session_id=session.session_id, event_id=event["id"])
-            return
+            return str(event["id"])
         copies = 2 if delivery == "duplicate" else 1
         wait = delay if delivery == "delayed" else 0.0
         task = asyncio.create_task(self._deliver(session, event, copies, wait))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return str(event["id"])
 
     async def _deliver(self, session: Session, event: dict[str, Any], copies: int, wait: float) -> None:
         await asyncio.sleep(wait)
         body = orjson.dumps(event)
         for _ in range(copies):
-            await self._until_accepted(session, event["id"], body)
+            await self._until_accepted(session, event, body)
 
-    async def _until_accepted(self, session: Session, event_id: str, body: bytes) -> None:
+    async def _until_accepted(self, session: Session, event: dict[str, Any], body: bytes) -> None:
         delay = self.settings.callback_backoff_initial
         for attempt in range(1, self.settings.callback_max_attempts + 1):
-            status = await self._post(session.callback_url, body)
-            self.attempts.setdefault(session.session_id, []).append(Attempt(event_id, status, time.time()))
-            log_action(logger, "sim.delivery_attempt", session_id=session.session_id, event_id=event_id,
-                       attempt=attempt, status=status)
+            status = await self._post(self.settings.sim_webhook_url, body)
+            self.attempts.setdefault(session.session_id, []).append(
+                Attempt(event["id"], status, time.time(), event["type"]))
+            log_action(logger, "sim.delivery_attempt", session_id=session.session_id, event_id=event["id"],
+                       event_type=event["type"], attempt=attempt, status=status)
             if status is not None and 200 <= status < 300:
                 return
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.settings.callback_backoff_max)
         log_action(logger, "sim.delivery_gave_up", level=logging.WARNING, session_id=session.session_id,
-                   event_id=event_id)
+                   event_id=event["id"])
 
     async def _post(self, url: str, body: bytes) -> int | None:
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=self.settings.callback_timeout_seconds, limits=http_pool.LIMITS)
         # Signed at send time, as Stripe does: every retry carries a fresh `t`.
-        headers = {"Content-Type": "application/json",
-                   "Gateway-Signature": signature_header(self.settings.gateway_webhook_secret, body)}
+        headers = {"Content-Type": "application/json; charset=utf-8", "User-Agent": "Stripe/1.0 (+simulator)",
+                   "Stripe-Signature": signature_header(self.settings.stripe_webhook_secret, body)}
         try:
             response = await self._client.post(url, content=body, headers=headers)
             return response.status_code

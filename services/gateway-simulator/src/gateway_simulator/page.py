@@ -14,7 +14,8 @@ def pay_page(session: Session) -> str:
     buttons = ('<button name="action" value="pay">Pay</button> '
                '<button name="action" value="decline">Decline</button>') if session.status == "open" else ""
     return (f"<!doctype html><html><head><title>Pay {amount}</title></head><body>"
-            f"<h1>Simulated checkout</h1><p>Amount: {amount}</p><p>Status: {escape(session.status)}</p>"
+            f"<h1>Simulated checkout</h1><p>Amount: {amount}</p><p>Status: {escape(session.status)}"
+            f" ({escape(session.payment_status)})</p>"
             f"<p>Expires at {expires}</p>"
             f'<form method="post" action="/pay/{escape(session.session_id)}">{buttons}</form>'
             "</body></html>")

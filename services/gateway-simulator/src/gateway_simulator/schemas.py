@@ -1,43 +1,30 @@
-"""Request and response bodies of the simulator (docs/api/gateway-simulator.openapi.json)."""
+"""Bodies of the simulator's test controls (its Stripe API answers Stripe's own shapes)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 
-class SessionCreate(BaseModel):
-    amountCents: int = Field(ge=0)
-    reference: str = Field(min_length=1, max_length=200)
-    callbackUrl: str
-    expiresAt: datetime
+class StripeErrorDetail(BaseModel):
+    type: str = Field(description="invalid_request_error | api_error | card_error")
+    code: str | None = Field(default=None, description="resource_missing, charge_already_refunded, ...")
+    message: str
 
 
-class SessionCreated(BaseModel):
-    sessionId: str
-    url: str
-    status: str
-    expiresAt: datetime
+class StripeErrorBody(BaseModel):
+    """Stripe's error shape, as its API (`/v1`) answers errors."""
+
+    error: StripeErrorDetail
 
 
-class SessionPublic(BaseModel):
-    sessionId: str
-    status: Literal["open", "paid", "failed", "expired"]
-    reference: str
-    amountCents: int
-    expiresAt: datetime
-    refundIds: list[str]
-    paidAt: datetime | None = None  # when the customer paid (or was declined); None while open or expired
-
-
-class RefundCreate(BaseModel):
-    amountCents: int | None = None
-
-
-class RefundCreated(BaseModel):
-    refundId: str
+STRIPE_ERRORS: dict[int | str, dict[str, object]] = {
+    status: {"model": StripeErrorBody, "description": text}
+    for status, text in ((400, "Stripe refuses the parameters or the state (the body says which)."),
+                         (401, "No valid secret key (Authorization: Bearer <STRIPE_API_KEY>)."),
+                         (402, "The refund was refused (the test control that refuses refunds)."),
+                         (404, "No such object."))}
 
 
 class RefuseRefunds(BaseModel):
@@ -45,7 +32,7 @@ class RefuseRefunds(BaseModel):
 
 
 class PayCommand(BaseModel):
-    outcome: Literal["succeeded", "failed"]
+    outcome: Literal["succeeded", "failed", "processing"]
     delivery: Literal["normal", "duplicate", "delayed", "never"] = "normal"
     delaySeconds: float = Field(default=0, ge=0, le=3600)
 

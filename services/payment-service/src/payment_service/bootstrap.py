@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import asyncpg
 from ticketing.db import create_pool
 
-from payment_service.adapters.gateway import HttpGateway
 from payment_service.adapters.hold_directory import HttpHoldDirectory
-from payment_service.adapters.http import ServiceClient, api_key, service_token
+from payment_service.adapters.http import ServiceClient, service_token
 from payment_service.adapters.repository import PgPaymentsUnitOfWork
+from payment_service.adapters.stripe_provider import StripeGateway
 from payment_service.adapters.vouchers import HttpVouchers
 from payment_service.config import Settings
 from payment_service.service_layer.ports import Deps, Gateway, HoldDirectory, Vouchers
@@ -30,6 +30,13 @@ class Service:
         await self.pool.close()
 
 
+def provider(settings: Settings, timeout: float) -> Gateway:
+    """The payment provider's adapter that PAYMENT_PROVIDER names (one today: Stripe Checkout)."""
+    if settings.payment_provider == "stripe":
+        return StripeGateway(settings, timeout=timeout)
+    raise ValueError(f"unknown PAYMENT_PROVIDER {settings.payment_provider!r}")
+
+
 async def bootstrap(settings: Settings, *, holds: HoldDirectory | None = None, vouchers: Vouchers | None = None,
                     gateway: Gateway | None = None) -> Service:
     """Real adapters by default; tests pass fakes for the ports they replace."""
@@ -40,10 +47,8 @@ async def bootstrap(settings: Settings, *, holds: HoldDirectory | None = None, v
     hold_client = ServiceClient(settings.hold_service_url, credentials=ours, timeout=timeout, name="hold-service")
     voucher_client = ServiceClient(settings.voucher_service_url, credentials=ours, timeout=timeout,
                                    name="voucher-service")
-    gateway_client = ServiceClient(settings.gateway_url, credentials=api_key(settings.gateway_api_key),
-                                   timeout=timeout * 2, name="gateway")
     deps = Deps(settings=settings, uow=lambda: PgPaymentsUnitOfWork(pool),
                 statements=lambda: PgPaymentsUnitOfWork(pool, transaction=False),
                 holds=holds or HttpHoldDirectory(hold_client), vouchers=vouchers or HttpVouchers(voucher_client),
-                gateway=gateway or HttpGateway(gateway_client))
-    return Service(deps=deps, pool=pool, clients=[hold_client, voucher_client, gateway_client])
+                gateway=gateway or provider(settings, timeout * 2))
+    return Service(deps=deps, pool=pool, clients=[hold_client, voucher_client])

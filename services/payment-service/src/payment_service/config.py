@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import AliasChoices, Field
 from ticketing.settings import DEV_DEFAULT_SECRET, TokenSettings
 
@@ -16,21 +18,26 @@ class Settings(TokenSettings):
     database_url: str = Field(default="postgresql://postgres@127.0.0.1:5432/ticketing",
                               validation_alias=AliasChoices("PAYMENT_DATABASE_URL", "DATABASE_URL"))
     """payment-service's database (its role sees only its own schema, `payment`)."""
-    gateway_webhook_secret: str = DEV_DEFAULT_SECRET
-    """The key the gateway signs its callbacks with (Gateway-Signature, HMAC-SHA256; a secret)."""
-    gateway_api_key: str = DEV_DEFAULT_SECRET
-    """The merchant's API key at the gateway, sent as a bearer token on every call to it (a secret)."""
+    payment_provider: Literal["stripe"] = "stripe"
+    """The payment provider's adapter: `stripe` (Stripe Checkout, through the official SDK; docs/payments.md)."""
+    stripe_api_key: str = DEV_DEFAULT_SECRET
+    """The merchant's secret API key at Stripe (`sk_test_...` or `sk_live_...`; a secret)."""
+    stripe_webhook_secret: str = DEV_DEFAULT_SECRET
+    """The signing secret of Stripe's webhook endpoint (`whsec_...`): Stripe-Signature, HMAC-SHA256; a
+    secret."""
+    stripe_api_base: str | None = None
+    """Where Stripe's API is reached: unset in production (Stripe itself); the simulator under `make up`."""
+    currency: str = Field(default="EUR", pattern=r"^[A-Z]{3}$")
+    """The currency of the amounts charged (ISO 4217, upper case); carried by the money events."""
+    checkout_return_url: str = "http://127.0.0.1:8001/pages/showtimes/{showtimeId}"
+    """Where the provider's hosted page sends the customer back, paid or not (`{showtimeId}` is replaced):
+    the seat-map page."""
     hold_service_url: str = "http://127.0.0.1:8001"
     """hold-service, asked for a hold before its checkout."""
     voucher_service_url: str = "http://127.0.0.1:8003"
     """voucher-service, where a checkout reserves its voucher use."""
-    gateway_url: str = "http://127.0.0.1:8010"
-    """The payment gateway's API (the simulator in dev and tests)."""
-    public_callback_url: str = "http://127.0.0.1:8002/payments/callback"
-    """Where the gateway sends its signed callbacks: this service's POST /payments/callback as the gateway
-    reaches it."""
     payment_session_ttl_seconds: int = Field(default=480, ge=1)
-    """How long a checkout's session at the gateway stays open for the customer to pay (at most: see
+    """How long a checkout's session at the provider stays open for the customer to pay (at most: see
     HOLD_MAX_SECONDS)."""
     hold_max_seconds: float = Field(default=1200, gt=0)
     """hold-service's HOLD_MAX_SECONDS: a session ends at min(now + PAYMENT_SESSION_TTL_SECONDS, the hold's
@@ -44,9 +51,9 @@ class Settings(TokenSettings):
     max_checkouts_per_hold: int = Field(default=3, ge=1)
     """Payment attempts of one hold (after declines); then 409 CHECKOUT_LIMIT."""
     reconcile_interval_seconds: float = Field(default=60, gt=0)
-    """How often the reconciler asks the gateway about payments still PENDING."""
+    """How often the reconciler asks the provider about payments still PENDING."""
     reconcile_after_seconds: int = Field(default=900, ge=0)
-    """A PENDING payment this old is settled from the gateway's session state (its callback is late or
+    """A PENDING payment this old is settled from the provider's session state (its callback is late or
     lost)."""
     callback_tolerance_seconds: int = Field(default=300, ge=1)
     """How far a callback's signed timestamp may be from now, either way; further: 401."""
@@ -58,9 +65,9 @@ class Settings(TokenSettings):
     housekeeping_interval_seconds: float = Field(default=3600, gt=0)
     """How often old callback ids and idempotency keys are deleted."""
     refund_interval_seconds: float = Field(default=1.0, gt=0)
-    """How often refunds due are looked for and sent to the gateway."""
+    """How often refunds due are looked for and sent to the provider."""
     refund_retry_first_seconds: float = Field(default=2.0, gt=0)
-    """A refund the gateway refused or could not take is tried again after this, then twice as long each
+    """A refund the provider refused or could not take is tried again after this, then twice as long each
     time."""
     refund_retry_max_seconds: float = Field(default=300.0, gt=0)
     """The longest wait between two tries of a refund."""
@@ -72,5 +79,5 @@ class Settings(TokenSettings):
     page at http://127.0.0.1:8001); none: behind one ingress the page and this API share an origin."""
 
     def secrets(self) -> dict[str, str]:
-        return {**super().secrets(), "GATEWAY_WEBHOOK_SECRET": self.gateway_webhook_secret,
-                "GATEWAY_API_KEY": self.gateway_api_key}
+        return {**super().secrets(), "STRIPE_WEBHOOK_SECRET": self.stripe_webhook_secret,
+                "STRIPE_API_KEY": self.stripe_api_key}

@@ -25,10 +25,10 @@ import pytest_asyncio
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from payment_service.adapters.gateway import HttpGateway
 from payment_service.adapters.hold_directory import HttpHoldDirectory
-from payment_service.adapters.http import ServiceClient, api_key, service_token
+from payment_service.adapters.http import ServiceClient, service_token
 from payment_service.adapters.repository import PgPaymentsUnitOfWork
+from payment_service.adapters.stripe_provider import StripeGateway
 from payment_service.adapters.vouchers import HttpVouchers
 from payment_service.config import Settings
 from payment_service.domain.errors import (
@@ -42,7 +42,7 @@ from payment_service.domain.model import Payment
 from payment_service.service_layer.ports import Gateway, HoldDirectory, PaymentsUnitOfWork, Vouchers
 from ticketing.auth import InvalidToken, verify_token
 from ticketing.db import create_pool
-from ticketing_testing import free_port
+from ticketing_testing import free_port, merchant_auth
 
 STAND_IN_SECRET = "stand-in-service-secret-0123456789abcdef"
 
@@ -218,10 +218,9 @@ async def _real(fakes: ModuleType, dsn: str, simulator: str, stand_in: tuple[str
     stand_in_url, app = stand_in
     app.state.holds, app.state.vouchers = fakes.FakeHoldDirectory(), fakes.FakeVouchers()
     pool = await create_pool(dsn, min_size=1, max_size=5)
-    key = api_key(Settings().gateway_api_key)  # what the simulator, started beside, reads too
-    clients = [ServiceClient(simulator, credentials=key, timeout=5, name="gateway"),
-               ServiceClient(stand_in_url, credentials=service_token(STAND_IN_SECRET), timeout=5, name="stand-in"),
-               ServiceClient(f"http://127.0.0.1:{free_port()}", credentials=key, timeout=5, name="gateway")]
+    key = merchant_auth()  # what the simulator, started beside, reads too
+    clients = [ServiceClient(simulator, credentials=lambda: key["Authorization"], timeout=5, name="simulator"),
+               ServiceClient(stand_in_url, credentials=service_token(STAND_IN_SECRET), timeout=5, name="stand-in")]
 
     async def pay(session_id: str, outcome: str) -> None:
         r = await clients[0].request("POST", f"/sim/sessions/{session_id}/pay",
@@ -233,9 +232,12 @@ async def _real(fakes: ModuleType, dsn: str, simulator: str, stand_in: tuple[str
                                 "ORDER BY id", str(booking_id))
         return [json.loads(r["e"]) for r in rows]
 
-    ports = Ports("real", lambda: PgPaymentsUnitOfWork(pool), HttpGateway(clients[0]), HttpHoldDirectory(clients[1]),
+    def at(base: str) -> StripeGateway:
+        return StripeGateway(Settings(stripe_api_base=base), timeout=5)
+
+    ports = Ports("real", lambda: PgPaymentsUnitOfWork(pool), at(simulator), HttpHoldDirectory(clients[1]),
                   HttpVouchers(clients[1]), app.state.holds, app.state.vouchers, lambda: datetime.now(UTC),
-                  asyncio.sleep, pay, outbox, lambda: HttpGateway(clients[2]))
+                  asyncio.sleep, pay, outbox, lambda: at(f"http://127.0.0.1:{free_port()}"))
     try:
         yield ports
         await ports.close_refunds()

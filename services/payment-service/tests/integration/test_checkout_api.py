@@ -126,7 +126,7 @@ async def test_too_late_in_the_hold_is_409_and_a_fourth_checkout_is_checkout_lim
         assert ok.status_code == 201 and ok.json()["discountCents"] == 500  # the voucher comes back each time
         async with httpx.AsyncClient() as c:
             session = ok.json()["redirectUrl"].rsplit("/", 1)[1]
-            await c.post(f"{payment_api.settings.gateway_url}/sim/sessions/{session}/pay",
+            await c.post(f"{payment_api.settings.stripe_api_base}/sim/sessions/{session}/pay",
                          json={"outcome": "failed", "delivery": "never"})
     limit = await checkout(payment_api, hold.hold_id, customer, "try3", {"voucherCode": "TEN"})
     assert (limit.status_code, limit.json()["error"]) == (409, "CHECKOUT_LIMIT")

@@ -222,7 +222,7 @@ async def _report(ports, bound: float = 0.05):  # type: ignore[no-untyped-def]
 
 async def test_housekeeping_keeps_what_is_younger_than_the_retention(ports) -> None:
     event_id, customer = f"evt_{uuid.uuid4().hex}", 10**11 + uuid.uuid4().int % 10**11
-    await ports.change(lambda uow: uow.callbacks.record(event_id, "payment.succeeded", None))
+    await ports.change(lambda uow: uow.callbacks.record(event_id, "checkout.session.completed", None))
     await ports.change(lambda uow: uow.keys.claim(customer, "k", "h", uuid.uuid4()))
     events, keys = await ports.change(lambda uow: uow.payments.purge(3 * 86400, 86400))
     assert events.startswith("DELETE") and keys.startswith("DELETE")
@@ -246,8 +246,8 @@ async def test_a_callback_event_is_recorded_once(ports) -> None:
     event_id = f"evt_{uuid.uuid4().hex}"
     async with ports.uow() as uow:
         assert not await uow.callbacks.seen(event_id)
-        assert await uow.callbacks.record(event_id, "payment.succeeded", "cs_1") is True
-        assert await uow.callbacks.record(event_id, "payment.succeeded", "cs_1") is False
+        assert await uow.callbacks.record(event_id, "checkout.session.completed", "cs_1") is True
+        assert await uow.callbacks.record(event_id, "checkout.session.completed", "cs_1") is False
         await uow.commit()
     async with ports.uow() as uow:
         assert await uow.callbacks.seen(event_id)

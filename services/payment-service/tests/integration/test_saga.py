@@ -13,10 +13,10 @@ import httpx
 import pytest
 import pytest_asyncio
 from aiokafka import ConsumerRecord
-from payment_service.adapters.gateway import HttpGateway
-from payment_service.adapters.http import ServiceClient, api_key
 from payment_service.adapters.repository import PgPaymentsUnitOfWork
+from payment_service.adapters.stripe_provider import StripeGateway
 from payment_service.bootstrap import Service, bootstrap
+from payment_service.config import Settings
 from payment_service.domain.commands import (
     EndPaymentOfReleasedHold,
     GatewayCallback,
@@ -38,18 +38,19 @@ from ticketing_testing import merchant_auth
 pytestmark = pytest.mark.integration
 
 
-class ControlledGateway(HttpGateway):
-    """The simulator's API, with a pause after a session is created and refunds refused on demand."""
+class ControlledGateway(StripeGateway):
+    """The Stripe adapter on the simulator, with a pause after a session is created and refunds refused on
+    demand."""
 
-    def __init__(self, client: ServiceClient) -> None:
-        super().__init__(client)
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings, timeout=5)
         self.session_created = asyncio.Event()
         self.go_on = asyncio.Event()
         self.go_on.set()
         self.refusals = 0
 
-    async def create_session(self, payment: Payment, callback_url: str) -> GatewaySession:
-        session = await super().create_session(payment, callback_url)
+    async def create_session(self, payment: Payment) -> GatewaySession:
+        session = await super().create_session(payment)
         self.session_created.set()
         await self.go_on.wait()
         return session
@@ -64,19 +65,23 @@ class ControlledGateway(HttpGateway):
 @pytest_asyncio.fixture
 async def saga(payment_api, kit) -> AsyncIterator[tuple[Service, ControlledGateway]]:  # type: ignore[no-untyped-def]
     settings = payment_api.settings.model_copy(update={"refund_retry_first_seconds": 0.2, "reconcile_after_seconds": 0})
-    gateway = ControlledGateway(ServiceClient(settings.gateway_url, credentials=api_key(settings.gateway_api_key),
-                                              timeout=5, name="gateway"))
+    gateway = ControlledGateway(settings)
     service = await bootstrap(settings, holds=payment_api.holds, vouchers=kit.stocked_vouchers(), gateway=gateway)
     yield service, gateway
     await service.close()
 
 
 async def sim(settings, path: str, **body):  # type: ignore[no-untyped-def]
-    url = f"{settings.gateway_url}{path}"
+    url = f"{settings.stripe_api_base}{path}"
     async with httpx.AsyncClient(headers=merchant_auth()) as c:
         r = await (c.post(url, json=body) if body else c.get(url))
     assert r.status_code == 200, r.text
     return r.json()
+
+
+async def refunds_of(settings: Settings, payment: Payment) -> list[str]:
+    listed = await sim(settings, "/sim/sessions")
+    return next(s["refundIds"] for s in listed if s["sessionId"] == payment.session_id)  # type: ignore[no-any-return]
 
 
 async def events(service: Service, payment: Payment) -> list[str]:
@@ -131,7 +136,7 @@ async def test_a_hold_released_while_its_session_is_created_is_never_left_payabl
     async with service.deps.uow() as uow:
         (payment,) = await uow.payments.of_hold(hold.hold_id)
     assert payment.status == "EXPIRED"
-    assert (await sim(service.deps.settings, f"/v1/sessions/{payment.session_id}"))["status"] == "expired"
+    assert (await sim(service.deps.settings, f"/v1/checkout/sessions/{payment.session_id}"))["status"] == "expired"
     assert await events(service, payment) == ["CheckoutStarted", "PaymentFailed"]
 
 
@@ -145,14 +150,14 @@ async def test_paid_at_the_gateway_after_being_settled_unpaid_is_refunded(saga, 
     async with service.deps.uow() as uow:  # as if a cancel had settled it just before the customer paid
         await uow.payments.settle(payment.payment_id, "EXPIRED")
         await uow.commit()
-    cmd = GatewayCallback(event_id=f"evt_{uuid.uuid4().hex}", event_type="payment.succeeded",
+    cmd = GatewayCallback(event_id=f"evt_{uuid.uuid4().hex}", event_type="checkout.session.completed",
                           session_id=payment.session_id or "", reference=str(payment.payment_id))
     assert await handle_callback(cmd, service.deps) == "applied"
     assert await money.issue_refunds(service.deps) == 1
     refunded = await reload(service, payment)
     assert (refunded.status, refunded.refund_reason) == ("REFUNDED", "PAID_AFTER_SETTLEMENT")
     assert await events(service, payment) == ["CheckoutStarted", "RefundIssued"]
-    assert len((await sim(service.deps.settings, f"/v1/sessions/{payment.session_id}"))["refundIds"]) == 1
+    assert len(await refunds_of(service.deps.settings, payment)) == 1
 
 
 async def test_a_refund_the_gateway_refuses_is_retried_until_accepted(saga, payment_api, kit) -> None:
@@ -197,7 +202,7 @@ async def test_a_late_failure_of_an_earlier_attempt_changes_nothing_of_the_paid_
         await reactions.record_booking(RecordBooking(second.payment_id), uow)
         await reactions.refund_failed_booking(RefundFailedBooking(second.payment_id, "HOLD_EXPIRED"), uow)
         await reactions.refund_failed_booking(RefundFailedBooking(first.payment_id, "HOLD_EXPIRED"), uow)
-    late = GatewayCallback(event_id=f"evt_{uuid.uuid4().hex}", event_type="payment.failed",
+    late = GatewayCallback(event_id=f"evt_{uuid.uuid4().hex}", event_type="checkout.session.async_payment_failed",
                            session_id=first.session_id or "", reference=str(first.payment_id))
     await handle_callback(late, service.deps)
     assert await money.issue_refunds(service.deps) == 0
@@ -279,7 +284,7 @@ async def test_a_showtime_s_cancelled_bookings_are_refunded_once_while_the_gatew
     assert {p.refund_reason for p in refunded} == {"SHOWTIME_CANCELLED"}
     for payment in payments:
         assert await events(service, payment) == ["CheckoutStarted", "PaymentSucceeded", "RefundIssued"]
-        assert len((await sim(service.deps.settings, f"/v1/sessions/{payment.session_id}"))["refundIds"]) == 1
+        assert len(await refunds_of(service.deps.settings, payment)) == 1
     amounts = await service.pool.fetch(
         "SELECT (convert_from(payload, 'UTF8')::jsonb->'data'->>'amountCents')::int AS a FROM outbox "
         "WHERE convert_from(payload, 'UTF8')::jsonb->>'type' = 'RefundIssued' "
@@ -302,5 +307,5 @@ async def test_a_hold_released_with_its_cancelled_showtime_leaves_no_payment_pen
                                                          "reason": "SHOWTIME_CANCELLED", "seatMapVersion": 4})
     assert await consumer.inbox.apply(released) == "applied"
     assert (await reload(service, payment)).status == "EXPIRED"
-    assert (await sim(service.deps.settings, f"/v1/sessions/{payment.session_id}"))["status"] == "expired"
+    assert (await sim(service.deps.settings, f"/v1/checkout/sessions/{payment.session_id}"))["status"] == "expired"
     assert await events(service, payment) == ["CheckoutStarted", "PaymentFailed"]

@@ -18,7 +18,7 @@ async def started(world):  # type: ignore[no-untyped-def]
     return await start_checkout(StartCheckout(hold.hold_id, 7, "k1", None), world.deps)
 
 
-def callback(payment, kind: str = "payment.succeeded", event_id: str | None = None,  # type: ignore[no-untyped-def]
+def callback(payment, kind: str = "checkout.session.completed", event_id: str | None = None,  # type: ignore[no-untyped-def]
              reference: str | None = None) -> GatewayCallback:
     return GatewayCallback(event_id=event_id or f"evt_{uuid.uuid4().hex}", event_type=kind,
                            session_id=payment.session_id, reference=reference or str(payment.payment_id))
@@ -35,7 +35,7 @@ async def test_a_decided_session_settles_the_payment_once(kit, outcome: str, sta
     world = kit.fakes.fake_deps()
     payment = await started(world)
     world.gateway.pay(payment.session_id, outcome)
-    cmd = callback(payment, "payment.succeeded")  # the callback's type does not matter: the session decides
+    cmd = callback(payment, "checkout.session.completed")  # the callback's type does not matter: the session decides
     assert await handle_callback(cmd, world.deps) == "applied"
     assert await handle_callback(cmd, world.deps) == "duplicate"
     assert await handle_callback(callback(payment), world.deps) == "applied"  # another event id: nothing new
@@ -70,7 +70,7 @@ async def test_a_callback_pairing_a_payment_with_another_payments_session_is_ign
     other_hold = world.holds.add(8)
     other = await start_checkout(StartCheckout(other_hold.hold_id, 8, "k1", None), world.deps)
     world.gateway.pay(other.session_id)
-    cmd = GatewayCallback(event_id="evt_1", event_type="payment.succeeded", session_id=other.session_id,
+    cmd = GatewayCallback(event_id="evt_1", event_type="checkout.session.completed", session_id=other.session_id,
                           reference=str(payment.payment_id))
     assert await handle_callback(cmd, world.deps) == "unknown"
     assert world.row(payment.payment_id).payment.status == "PENDING"

@@ -20,7 +20,7 @@ async def test_records_older_than_their_retention_go_and_younger_ones_stay(kit) 
     world = kit.fakes.fake_deps(callback_event_retention_seconds=3 * DAY, idempotency_retention_seconds=DAY)
     for age, then in (("old", 2 * DAY), ("young", DAY / 2)):
         async with world.deps.uow() as uow:
-            await uow.callbacks.record(f"evt_{age}", "payment.succeeded", None)
+            await uow.callbacks.record(f"evt_{age}", "checkout.session.completed", None)
             await uow.keys.claim(7, age, "h", uuid.uuid4())
             await uow.commit()
         world.clock.advance(then)

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Literal
 
 from ticketing.envelope import BookingEnvelope, Model
+from ticketing.events.fields import currency
 
 
 class CheckoutStartedData(Model):
@@ -17,6 +18,7 @@ class CheckoutStartedData(Model):
     discountCents: int
     voucherCode: str | None
     expiresAt: datetime
+    currency: str | None = currency()
 
 
 class PaymentSucceededData(Model):
@@ -24,6 +26,7 @@ class PaymentSucceededData(Model):
 
     paymentId: uuid.UUID
     amountCents: int
+    currency: str | None = currency()
 
 
 class PaymentFailedData(Model):
@@ -39,6 +42,7 @@ class RefundIssuedData(Model):
     paymentId: uuid.UUID
     amountCents: int
     refundId: str
+    currency: str | None = currency()
 
 
 class CheckoutStarted(BookingEnvelope):

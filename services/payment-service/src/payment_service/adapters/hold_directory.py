@@ -29,7 +29,8 @@ class HttpHoldDirectory(HoldDirectory):
                     customer_id=int(body["customerId"]), showtime_id=int(body["showtimeId"]),
                     status=body["status"], expires_at=datetime.fromisoformat(body["expiresAt"]),
                     amount_cents=int(body["amountCents"]),
-                    created_at=datetime.fromisoformat(created) if created else None)
+                    created_at=datetime.fromisoformat(created) if created else None,
+                    currency=body.get("currency"))
 
     async def extend(self, hold_id: uuid.UUID, customer_id: int, until: datetime) -> datetime:
         body = {"until": until.astimezone(UTC).isoformat(), "customerId": customer_id}

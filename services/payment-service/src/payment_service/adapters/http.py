@@ -19,12 +19,6 @@ def service_token(secret: str) -> Credentials:
     return lambda: f"Bearer {issue_token(secret, sub='0', role='service', ttl_seconds=300)}"
 
 
-def api_key(key: str) -> Credentials:
-    """The payment gateway: the merchant's API key (GATEWAY_API_KEY) as a bearer token, on every call."""
-    header = f"Bearer {key}"
-    return lambda: header
-
-
 class ServiceClient:
     def __init__(self, base_url: str, *, credentials: Credentials | None, timeout: float, name: str) -> None:
         self.name = name

@@ -25,7 +25,7 @@ QUERIES = Queries.load(Path(__file__).resolve().parents[1] / "sql" / "payments.s
 
 _PAYMENT_FIELDS = ("payment_id", "hold_id", "booking_id", "customer_id", "showtime_id", "amount_cents",
                    "discount_cents", "voucher_code", "status", "expires_at", "session_id", "redirect_url",
-                   "refund_id", "refund_reason", "refund_attempts")
+                   "refund_id", "refund_reason", "refund_attempts", "currency")
 
 
 def _payment(row: asyncpg.Record | None) -> Payment | None:
@@ -43,7 +43,7 @@ class PgPaymentRepository(PaymentRepository):
     async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> None:
         await self.conn.execute(QUERIES.insert_payment, p.payment_id, p.hold_id, p.booking_id, p.customer_id,
                                 p.showtime_id, p.amount_cents, p.discount_cents, p.voucher_code,
-                                idempotency_key, p.expires_at, max_attempts)
+                                idempotency_key, p.expires_at, max_attempts, p.currency)
 
     async def get(self, payment_id: uuid.UUID) -> Payment | None:
         return _payment(await self.conn.fetchrow(QUERIES.get_payment, payment_id))

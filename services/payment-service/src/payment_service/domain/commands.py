@@ -16,10 +16,15 @@ class StartCheckout:
 
 @dataclass(frozen=True)
 class GatewayCallback:
+    """A verified provider event: a Checkout Session's (session_id), a refund's (refund_id), or another."""
+
     event_id: str
     event_type: str
     session_id: str
-    reference: str
+    reference: str  # our paymentId, as the provider carries it
+    refund_id: str = ""
+    refund_status: str = ""
+    ignored: bool = False  # a type we do not act on: 200 and nothing
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ class Hold:
     expires_at: datetime
     amount_cents: int
     created_at: datetime | None = None  # None: a hold-service that does not say (no extension past expires_at)
+    currency: str | None = None  # the showtime's; None: a hold-service that does not say (CURRENCY then)
 
     @property
     def active(self) -> bool:
@@ -94,6 +95,7 @@ class Payment:
     refund_id: str | None = None
     refund_reason: str | None = None
     refund_attempts: int = 0
+    currency: str = "EUR"  # ISO 4217, upper case
 
     @property
     def refunded_for_cancellation(self) -> bool:

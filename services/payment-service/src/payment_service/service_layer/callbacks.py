@@ -1,4 +1,9 @@
-"""`handle_callback`: a verified gateway callback, de-duplicated by event id, settled by session state."""
+"""`handle_callback`: a verified provider event, de-duplicated by event id, settled by the session's state.
+
+Checkout Session events are settled by the session's current state at the provider (never the event's type
+or order). Refund events confirm a refund: a payment whose refund is due becomes REFUNDED with its
+RefundIssued, once. Other types are acknowledged and change nothing.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +15,18 @@ from ticketing.logs import log_action
 from payment_service.domain.commands import GatewayCallback
 from payment_service.domain.errors import GatewayRejected
 from payment_service.service_layer.ports import Deps
-from payment_service.service_layer.settlement import apply_gateway_state
+from payment_service.service_layer.settlement import apply_gateway_state, refund_issued
 
 logger = logging.getLogger(__name__)
 
 
 async def handle_callback(cmd: GatewayCallback, deps: Deps) -> str:
-    """Returns "duplicate", "unknown", "pending" or "applied"; every one of them is a 200 for the gateway.
-    Raises DependencyUnavailable (503: the gateway retries) when the gateway cannot be asked."""
+    """Returns "ignored", "duplicate", "unknown", "pending" or "applied"; every one of them is a 200 for the
+    provider. Raises DependencyUnavailable (503: the provider retries) when the provider cannot be asked."""
+    if cmd.ignored:
+        return "ignored"
+    if cmd.refund_id:
+        return await _refund_event(cmd, deps)
     async with deps.statements() as uow:
         if await uow.callbacks.seen(cmd.event_id):  # cheap early exit for replays, no gateway call
             return "duplicate"
@@ -47,6 +56,22 @@ async def handle_callback(cmd: GatewayCallback, deps: Deps) -> str:
         await apply_gateway_state(uow, payment.payment_id, state)
         await uow.commit()
     return "applied"
+
+
+async def _refund_event(cmd: GatewayCallback, deps: Deps) -> str:
+    payment_id = _uuid(cmd.reference)
+    async with deps.uow() as uow:
+        if not await uow.callbacks.record(cmd.event_id, cmd.event_type, cmd.refund_id):
+            return "duplicate"
+        refunded = None
+        if payment_id is not None and cmd.refund_status == "succeeded":
+            refunded = await uow.payments.mark_refunded(payment_id, cmd.refund_id)
+            if refunded is not None:  # the refund call's answer was lost; the event says it was made
+                await uow.publish(refund_issued(refunded, cmd.refund_id))
+        await uow.commit()
+    log_action(logger, "callback.refund", event_id=cmd.event_id, refund_id=cmd.refund_id,
+               status=cmd.refund_status, payment_id=cmd.reference, applied=refunded is not None)
+    return "applied" if refunded is not None else "unknown"
 
 
 def _uuid(reference: str) -> uuid.UUID | None:

@@ -64,7 +64,7 @@ async def start_checkout(cmd: StartCheckout, deps: Deps) -> Payment:
             raise errors.CheckoutLimit(_LIMIT.format(len(attempts)))
         recorded = await _record_pending(cmd, payment_id, hold, _window(hold, deps).session_ends_at, deps)
     await _keep_hold_for(recorded, deps)
-    session = await deps.gateway.create_session(recorded, deps.settings.public_callback_url)
+    session = await deps.gateway.create_session(recorded)
     return await _finish(replace(recorded, session_id=session.session_id, redirect_url=session.url), deps)
 
 
@@ -145,7 +145,7 @@ async def _record_pending(cmd: StartCheckout, payment_id: uuid.UUID, hold: Hold,
     draft = Payment(payment_id=payment_id, hold_id=hold.hold_id, booking_id=hold.booking_id,
                     customer_id=cmd.customer_id, showtime_id=hold.showtime_id, amount_cents=amount,
                     discount_cents=applied, voucher_code=cmd.voucher_code, status="PENDING",
-                    expires_at=session_ends_at)
+                    expires_at=session_ends_at, currency=(hold.currency or deps.settings.currency).upper())
     limit = deps.settings.max_checkouts_per_hold
     async with deps.uow() as uow:
         await uow.payments.add(draft, cmd.idempotency_key, limit)
@@ -195,4 +195,4 @@ def checkout_started(p: Payment) -> object:
                          customer_id=p.customer_id,
                          data={"paymentId": p.payment_id, "amountCents": p.amount_cents,
                                "discountCents": p.discount_cents, "voucherCode": p.voucher_code,
-                               "expiresAt": p.expires_at})
+                               "expiresAt": p.expires_at, "currency": p.currency})

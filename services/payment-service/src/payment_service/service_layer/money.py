@@ -78,7 +78,9 @@ async def _gateway_state(pending: Pending, deps: Deps) -> GatewayState | None:
         # creating the session cancels it when it records it (checkout._finish).
         return expired if pending.past or pending.cancel_requested else None
     try:
-        if pending.cancel_requested:
+        if pending.cancel_requested or pending.past:
+            # Its hold ended, or our session's time is over while the provider's session (30 minutes at least
+            # at Stripe) is still open: we end it, asking again at each pass until the provider answers.
             return await deps.gateway.cancel_session(payment.session_id)
         return await deps.gateway.get_session(payment.session_id)
     except GatewayRejected:

@@ -162,15 +162,19 @@ class Vouchers(abc.ABC):
 
 
 class Gateway(abc.ABC):
+    """The payment provider (adapters/stripe_provider.py: Stripe Checkout). Every call that changes something
+    is idempotent on our own ids."""
+
     @abc.abstractmethod
-    async def create_session(self, payment: Payment, callback_url: str) -> GatewaySession:
-        """Idempotent on the payment id (the gateway reference)."""
+    async def create_session(self, payment: Payment) -> GatewaySession:
+        """The hosted checkout session of this payment; a retry gets the same session."""
 
     @abc.abstractmethod
     async def get_session(self, session_id: str) -> GatewayState: ...
 
     @abc.abstractmethod
-    async def cancel_session(self, session_id: str) -> GatewayState: ...
+    async def cancel_session(self, session_id: str) -> GatewayState:
+        """End the session now if the customer can still pay it; its state either way."""
 
     @abc.abstractmethod
     async def refund(self, session_id: str, payment_id: uuid.UUID, amount_cents: int) -> str:

@@ -47,6 +47,7 @@ def _event(p: Payment, event_type: str, reason: str | None) -> Any:
     data: dict[str, Any] = {"paymentId": p.payment_id}
     if event_type == "PaymentSucceeded":
         data["amountCents"] = p.amount_cents
+        data["currency"] = p.currency
     else:
         data["reason"] = reason
     return booking_event(event_type, source=SOURCE, booking_id=p.booking_id, showtime_id=p.showtime_id,
@@ -56,4 +57,5 @@ def _event(p: Payment, event_type: str, reason: str | None) -> Any:
 def refund_issued(p: Payment, refund_id: str) -> Any:
     return booking_event("RefundIssued", source=SOURCE, booking_id=p.booking_id, showtime_id=p.showtime_id,
                          customer_id=p.customer_id,
-                         data={"paymentId": p.payment_id, "amountCents": p.amount_cents, "refundId": refund_id})
+                         data={"paymentId": p.payment_id, "amountCents": p.amount_cents, "refundId": refund_id,
+                               "currency": p.currency})

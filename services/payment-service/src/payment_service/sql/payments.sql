@@ -3,8 +3,8 @@
 -- a retry with the same id changes nothing, and neither does a hold that had $11 payments already
 -- (MAX_CHECKOUTS_PER_HOLD; at most one of them live: payment_one_live_per_hold).
 INSERT INTO payment (payment_id, hold_id, booking_id, customer_id, showtime_id, amount_cents,
-                     discount_cents, voucher_code, idempotency_key, expires_at)
-SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+                     discount_cents, voucher_code, idempotency_key, expires_at, currency)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12
 WHERE (SELECT count(*) FROM payment WHERE hold_id = $2) < $11
 ON CONFLICT DO NOTHING;
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -32,17 +34,19 @@ class PaymentPublic(BaseModel):
     refundId: str | None
 
 
-class CallbackData(BaseModel):
-    sessionId: str
-    reference: str
-    amountCents: int
+class EventData(BaseModel):
+    object: dict[str, Any] = Field(description="The object the event is about: a Checkout Session (`id`, "
+                                   "`client_reference_id`, `metadata`), a Charge or a Refund (`metadata.paymentId`).")
 
 
 class CallbackEvent(BaseModel):
-    id: str = Field(min_length=1, max_length=200)
+    """A Stripe event, as Stripe sends it (only these fields are read)."""
+
+    id: str = Field(min_length=1, max_length=200, description="The event id (`evt_...`): a repeat is 200 and nothing.")
     type: str
     created: int
-    data: CallbackData
+    livemode: bool = False
+    data: EventData
 
 
 class CallbackAck(BaseModel):

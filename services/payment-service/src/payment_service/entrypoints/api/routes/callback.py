@@ -1,23 +1,20 @@
-"""`POST /payments/callback`: the gateway's signed webhook.
+"""`POST /payments/callback`: the payment provider's (Stripe's) signed webhooks.
 
-The signature is checked on the raw bytes before anything is parsed or stored: a bad or missing
-signature is a 401 and changes nothing. Only then is the event de-duplicated and settled.
+The signature is checked on the raw bytes, by the Stripe SDK, before anything is parsed or stored: a bad
+or missing signature is a 401 and changes nothing. Only then is the event de-duplicated and applied.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 from fastapi import APIRouter, Request
-from pydantic import ValidationError
 from ticketing.api.errors import ApiError
 from ticketing.logs import log_action
 
-from payment_service.domain.commands import GatewayCallback
+from payment_service.adapters.stripe_webhooks import BadSignature, parse, verify
 from payment_service.domain.errors import DependencyUnavailable
-from payment_service.domain.signature import BadSignature, verify
 from payment_service.entrypoints.api.deps import DepsDep
 from payment_service.entrypoints.api.errors import to_api_error
 from payment_service.entrypoints.api.schemas import CallbackAck, CallbackEvent
@@ -30,11 +27,11 @@ CALLBACK_PATH = "/payments/callback"
 
 CALLBACK_OPENAPI: dict[str, Any] = {
     "parameters": [{
-        "name": "Gateway-Signature", "in": "header", "required": True,
-        "description": "`t=<unix seconds>,v1=<hex HMAC-SHA256(GATEWAY_WEBHOOK_SECRET, \"<t>.<raw body>\")>`; several "
-                       "`v1` allowed (key rotation); `t` within 300 s of now. Checked on the raw bytes before "
-                       "anything is parsed: a bad or missing signature is 401 and changes nothing.",
-        "schema": {"type": "string", "pattern": r"^t=\d+(,v1=[0-9a-f]+)+$"}}],
+        "name": "Stripe-Signature", "in": "header", "required": True,
+        "description": "`t=<unix seconds>,v1=<hex HMAC-SHA256(STRIPE_WEBHOOK_SECRET, \"<t>.<raw body>\")>`; several "
+                       "`v1` allowed (a secret being rolled); `t` within 300 s of now. Checked on the raw bytes "
+                       "before anything is parsed: a bad or missing signature is 401 and changes nothing.",
+        "schema": {"type": "string", "pattern": r"^t=\d+(,v\d=[0-9a-f]+)+$"}}],
     "requestBody": {"required": True, "content": {"application/json": {"schema": CallbackEvent.model_json_schema()}}},
 }
 
@@ -45,20 +42,17 @@ async def gateway_callback(request: Request, deps: DepsDep) -> CallbackAck:
     raw = await request.body()
     settings = deps.settings
     try:
-        verify(settings.gateway_webhook_secret, request.headers.get("gateway-signature"), raw,
-               int(time.time()), settings.callback_tolerance_seconds)
+        verify(settings.stripe_webhook_secret, request.headers.get("stripe-signature"), raw,
+               settings.callback_tolerance_seconds)
     except BadSignature as exc:
         log_action(logger, "callback.bad_signature", str(exc), level=logging.WARNING)
-        raise ApiError(401, "UNAUTHORIZED", "invalid gateway signature") from exc
-    try:
-        event = CallbackEvent.model_validate_json(raw)
-    except ValidationError as exc:
-        raise ApiError(422, "VALIDATION_ERROR", "callback body is not valid") from exc
-    cmd = GatewayCallback(event_id=event.id, event_type=event.type, session_id=event.data.sessionId,
-                          reference=event.data.reference)
+        raise ApiError(401, "UNAUTHORIZED", "invalid Stripe-Signature") from exc
+    cmd = parse(raw)
+    if cmd is None:
+        raise ApiError(422, "VALIDATION_ERROR", "callback body is not a Stripe event")
     try:
         outcome = await handle_callback(cmd, deps)
-    except DependencyUnavailable as exc:  # 503: the gateway retries the delivery later
+    except DependencyUnavailable as exc:  # 503: Stripe retries the delivery later
         raise to_api_error(exc) from exc
-    log_action(logger, "callback.received", event_id=event.id, event_type=event.type, outcome=outcome)
+    log_action(logger, "callback.received", event_id=cmd.event_id, event_type=cmd.event_type, outcome=outcome)
     return CallbackAck(outcome=outcome)
