@@ -75,7 +75,7 @@ def error_format(ctx: Any, response: Any, case: Any) -> bool | None:
     except ValueError:
         body = None
     ok = isinstance(body, dict) and isinstance(body.get("error"), str) and isinstance(body.get("message"), str)
-    if str(getattr(case.operation, "path", "")).startswith("/v1/") and isinstance(body, dict):
+    if str(getattr(getattr(case, "operation", None), "path", "")).startswith("/v1/") and isinstance(body, dict):
         # The simulator's Stripe API answers Stripe's error shape (as Stripe does), except where the platform's
         # own layers answer first (431, 503, 413).
         detail = body.get("error")
