@@ -2,12 +2,15 @@
 retried with exponential backoff on non-2xx, to the one endpoint the merchant registered (SIM_WEBHOOK_URL).
 
 Modes: `normal` (once, retried until 2xx), `duplicate` (the same event id delivered twice), `delayed`
-(wait `delaySeconds` first), `never` (nothing is sent: the merchant must reconcile).
+(wait `delaySeconds` first), `never` (nothing is sent: the merchant must reconcile), `out_of_order` (held back
+until the session's next event has been delivered, e.g. the refund or the expiry that followed it, or until
+`delaySeconds`, OUT_OF_ORDER_WAIT when 0: Stripe does not promise to deliver events in the order they happened).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
@@ -25,8 +28,9 @@ from gateway_simulator.signing import signature_header
 
 logger = logging.getLogger(__name__)
 
-Delivery = Literal["normal", "duplicate", "delayed", "never"]
+Delivery = Literal["normal", "duplicate", "delayed", "never", "out_of_order"]
 API_VERSION = "2025-09-30.clover"
+OUT_OF_ORDER_WAIT = 30.0  # seconds an out-of-order event waits for the session's next one at most
 
 
 @dataclass
@@ -48,6 +52,7 @@ class Deliverer:
     settings: SimulatorSettings
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)  # session id -> attempts
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _delivered: dict[str, asyncio.Event] = field(default_factory=dict)  # session id -> one of its events delivered
     _client: httpx.AsyncClient | None = None
 
     def schedule(self, session: Session, kind: str, obj: dict[str, Any], delivery: Delivery, delay: float) -> str:
@@ -56,9 +61,14 @@ class Deliverer:
         if delivery == "never":
             log_action(logger, "sim.delivery_suppressed", session_id=session.session_id, event_id=event["id"])
             return str(event["id"])
-        copies = 2 if delivery == "duplicate" else 1
-        wait = delay if delivery == "delayed" else 0.0
-        task = asyncio.create_task(self._deliver(session, event, copies, wait))
+        if delivery == "out_of_order":
+            later = self._delivered.setdefault(session.session_id, asyncio.Event())
+            later.clear()
+            work = self._deliver_after(session, event, later, delay or OUT_OF_ORDER_WAIT)
+        else:
+            work = self._deliver(session, event, 2 if delivery == "duplicate" else 1,
+                                 delay if delivery == "delayed" else 0.0)
+        task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return str(event["id"])
@@ -68,6 +78,14 @@ class Deliverer:
         body = orjson.dumps(event)
         for _ in range(copies):
             await self._until_accepted(session, event, body)
+        if (later := self._delivered.get(session.session_id)) is not None:
+            later.set()  # an out-of-order event of this session held back for this one goes now
+
+    async def _deliver_after(self, session: Session, event: dict[str, Any], later: asyncio.Event,
+                             limit: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(later.wait(), limit)
+        await self._until_accepted(session, event, orjson.dumps(event))
 
     async def _until_accepted(self, session: Session, event: dict[str, Any], body: bytes) -> None:
         delay = self.settings.callback_backoff_initial

@@ -33,7 +33,7 @@ class RefuseRefunds(BaseModel):
 
 class PayCommand(BaseModel):
     outcome: Literal["succeeded", "failed", "processing"]
-    delivery: Literal["normal", "duplicate", "delayed", "never"] = "normal"
+    delivery: Literal["normal", "duplicate", "delayed", "never", "out_of_order"] = "normal"
     delaySeconds: float = Field(default=0, ge=0, le=3600)
 
 

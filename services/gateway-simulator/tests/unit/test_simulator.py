@@ -1,11 +1,14 @@
 """The simulator's Stripe-shaped rules, and its signatures verified by the Stripe SDK as payment-service does."""
 
+import asyncio
 import time
 
+import orjson
 import pytest
 from fastapi.testclient import TestClient
 from gateway_simulator.app import get_application
 from gateway_simulator.config import SimulatorSettings
+from gateway_simulator.delivery import Deliverer
 from gateway_simulator.form import parse_form
 from gateway_simulator.model import SessionStore, StripeError
 from gateway_simulator.signing import signature_header
@@ -139,3 +142,31 @@ def test_a_bank_debit_completes_the_session_unpaid_then_the_async_event_settles_
         "checkout.session.async_payment_succeeded", "paid", "succeeded")
     with pytest.raises(StripeError):
         store.pay(session.session_id, "failed")
+
+
+async def test_an_out_of_order_event_arrives_after_the_sessions_next_one() -> None:
+    """Stripe does not promise order: the payment's event held back comes after the refund's that followed it."""
+    sent: list[str] = []
+
+    class Recording(Deliverer):
+        async def _post(self, url: str, body: bytes) -> int | None:
+            sent.append(orjson.loads(body)["type"])
+            return 200
+
+    store = SessionStore()
+    deliverer = Recording(SimulatorSettings(stripe_webhook_secret="w" * 40, _env_file=None))
+    session, kind = store.pay(new(store), "succeeded")
+    deliverer.schedule(session, kind, session.to_stripe(), "out_of_order", 0)
+    await asyncio.sleep(0.05)
+    assert sent == []  # held back
+    refunded, refund, _ = store.refund({"payment_intent": session.intent_id}, "k")
+    deliverer.schedule(refunded, "charge.refunded", store.charge(refunded, refund), "normal", 0)
+    for _ in range(100):
+        if len(sent) == 2:
+            break
+        await asyncio.sleep(0.01)
+    assert sent == ["charge.refunded", "checkout.session.completed"]
+    deliverer.schedule(session, kind, session.to_stripe(), "out_of_order", 0.05)  # nothing follows: sent at its limit
+    await asyncio.sleep(0.3)
+    assert sent[-1] == "checkout.session.completed" and len(sent) == 3
+    await deliverer.close()
