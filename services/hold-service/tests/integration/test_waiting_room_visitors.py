@@ -20,6 +20,8 @@ async def test_a_visitor_waits_and_the_first_customer_to_sign_in_claims_his_plac
     async with start() as svc:
         sid = await svc.showtime()
         await rooms.configure(svc, sid, 1)
+        room = await svc.client.get(f"/showtimes/{sid}/waiting-room")  # no token: the page asks first
+        assert room.status_code == 200 and room.json()["enabled"] is True
         joined = await svc.client.post(f"/showtimes/{sid}/queue")  # no token
         assert joined.status_code == 202 and joined.json()["position"] == 1, joined.text
         ticket = joined.json()["ticket"]

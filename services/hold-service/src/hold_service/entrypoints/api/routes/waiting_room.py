@@ -9,10 +9,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import Response
 from ticketing.api.errors import ApiError
-from ticketing.api.security import Admin, AnyPrincipal, require_role
+from ticketing.api.security import Admin, current_principal, require_role
+from ticketing.auth import Principal
 
 from hold_service.domain.commands import ConfigureRoom, JoinQueue
 from hold_service.domain.errors import HoldError, RoomNotFound
@@ -90,13 +91,20 @@ async def waiting_room_admin(showtime_id: ShowtimeId, _: Admin, deps: DepsDep) -
         raise api_error(exc) from exc
 
 
-@router.get(STATUS_PATH, response_model=WaitingRoomStatus, name="waiting_room")
-async def waiting_room_status(showtime_id: ShowtimeId, who: AnyPrincipal, deps: DepsDep) -> WaitingRoomStatus:
+async def _anyone(request: Request) -> Principal | None:
+    """The caller if a token came (a bad one is 401), None for a visitor without one."""
+    return await current_principal(request) if _has_token(request) else None
+
+
+@router.get(STATUS_PATH, response_model=WaitingRoomStatus, name="waiting_room",
+            openapi_extra={"security": [{"bearer": []}, {}]})
+async def waiting_room_status(showtime_id: ShowtimeId, who: Annotated[Principal | None, Depends(_anyone)],
+                              deps: DepsDep) -> WaitingRoomStatus:
     """Whether customers go through the queue first (enabled false, also when there is no room, or it is off
-    now). The seat-map page asks once per visit: a customer's look counts as an arrival at the showtime, which
-    may open its automatic room."""
+    now); no token needed. The seat-map page asks once per visit: a customer's look counts as an arrival at the
+    showtime, which may open its automatic room."""
     try:
-        customer = who.customer_id if who.role == "customer" else None
+        customer = who.customer_id if who is not None and who.role == "customer" else None
         config, figures = await waiting_room.room_for_page(showtime_id, customer, deps)
     except RoomNotFound:
         return WaitingRoomStatus(showtimeId=showtime_id, enabled=False, opensAt=None, soldOut=False)
