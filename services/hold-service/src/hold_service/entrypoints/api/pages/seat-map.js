@@ -16,6 +16,7 @@ const state = {
   hold: JSON.parse(localStorage.getItem(`ticketing.hold.${showtimeId}`) || "null"),
   paymentUrl: "",
   admission: null,  // {admissionToken, expiresAt} once the waiting room let this customer in
+  entering: false,  // asking the waiting room, queueing or waiting in it
   mapStarted: false,
 };
 const live = new LiveSeatMap(showtimeId, { onSnapshot: drawMap, onChange: changed, onState: showState });
@@ -265,7 +266,15 @@ function signInAgain() {
 
 async function enter() {  // through the waiting room, if the showtime has one on (no account needed to queue)
   if (Auth.token() && room.pending()) return room.claim();  // admitted as a visitor, signed in since
-  if (await room.enter() === 401) signInAgain();
+  // Already on the way in (a visitor who signs in meanwhile): the calls carry his token from now on, and the
+  // place he queued for is claimed by it at his turn.
+  if (state.entering || room.busy()) return;
+  state.entering = true;
+  try {
+    if (await room.enter() === 401) signInAgain();
+  } finally {
+    state.entering = false;
+  }
 }
 
 // A visitor's turn came: he signs in (the ticket and his picked seats go through the provider and back), or on

@@ -18,7 +18,11 @@ class WaitingRoom {
     this.key = `ticketing.admission.${showtimeId}`;
     this.ticketKey = `ticketing.queue-ticket.${showtimeId}`;
     this.polling = false;
+    this.joining = false;
   }
+
+  // Joining or polling: a token given meanwhile goes with every later call, so the same place is his.
+  busy() { return this.joining || this.polling; }
 
   // The admission kept in this browser, while it is valid: {admissionToken, expiresAt}.
   admission() {
@@ -57,6 +61,15 @@ class WaitingRoom {
 
   async join() {
     this.forget();
+    this.joining = true;
+    try {
+      return await this.queueUp();
+    } finally {
+      this.joining = false;
+    }
+  }
+
+  async queueUp() {
     for (;;) {
       const r = await this.api(`/showtimes/${this.showtimeId}/queue`, { method: "POST" });
       if (r.status === 202) {
