@@ -182,7 +182,7 @@ def test_network_policies_allow_what_each_service_uses_and_nothing_else(helm: st
             else manifest["metadata"]["labels"]
         assert any(_selects(p["spec"]["podSelector"], labels) for p in policies.values()), manifest["metadata"]
     calls = {("payment-service", "hold-service", 8001), ("payment-service", "voucher-service", 8003),
-             ("voucher-service", "payment-service", 8002),
+             ("voucher-service", "payment-service", 8002), ("notifier", "hold-service", 8001),  # buyers' contacts
              *(("ticketing", s, port) for s, port in (("hold-service", 8001), ("payment-service", 8002),
                                                        ("voucher-service", 8003)))}
     egress, ingress = reachability(manifests)
