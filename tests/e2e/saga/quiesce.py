@@ -1,7 +1,9 @@
 """Waiting until the system is at rest before judging it.
 
 At rest means, for the scope: no hold still HELD (expired ones swept), no payment still PENDING (the
-reconciliation settled the missing callbacks), no outbox row of the scope unpublished, no e-mail pending,
+reconciliation settled the missing callbacks), no voucher use RESERVED for a payment that was never recorded (a
+checkout cut after its use was reserved, by a failover or a broker failing over: voucher-service's expiry
+releases it after VOUCHER_RESERVATION_TTL_SECONDS), no outbox row of the scope unpublished, no e-mail pending,
 and every consumer group past the end offsets read after all of that held. Checked twice in a row, so a
 state that only looked settled between two hops of the saga is not taken for rest.
 
@@ -32,6 +34,9 @@ PENDING = {
 KEYS = "SELECT booking_id::text FROM booking WHERE showtime_id = ANY($1::bigint[])"
 UNPUBLISHED = "SELECT count(*) FROM outbox WHERE published_at IS NULL AND message_key = ANY($1::text[])"
 UNSENT = "SELECT count(*) FROM email_outbox WHERE status = 'PENDING' AND booking_id = ANY($1::uuid[])"
+RESERVED = ("SELECT order_id FROM voucher_redemption WHERE status = 'RESERVED' "
+            "AND ($1::text[] IS NULL OR voucher_code = ANY($1::text[]))")
+RECORDED = "SELECT payment_id::text FROM payment WHERE payment_id::text = ANY($1::text[])"
 
 
 @dataclass
@@ -49,6 +54,24 @@ async def _count(dsn: str, sql: str, arg: list[object]) -> int:
         await conn.close()
 
 
+async def _uses_of_no_payment(scope: Scope, sources: Sources) -> int:
+    """RESERVED uses of the scope's vouchers whose orderId is no payment (yet: one being recorded counts once)."""
+    conn = await asyncpg.connect(sources.dsn["voucher"])
+    try:
+        codes = None if scope.vouchers is None else sorted(scope.vouchers)  # None: every voucher
+        orders = [r[0] for r in await conn.fetch(RESERVED, codes)]
+    finally:
+        await conn.close()
+    if not orders:
+        return 0
+    conn = await asyncpg.connect(sources.dsn["payment"])
+    try:
+        recorded = {r[0] for r in await conn.fetch(RECORDED, orders)}
+    finally:
+        await conn.close()
+    return len(set(orders) - recorded)
+
+
 async def _unsettled(scope: Scope, sources: Sources) -> dict[str, int]:
     dsn, showtimes = sources.dsn, sorted(scope.showtimes or ())
     conn = await asyncpg.connect(dsn["hold"])
@@ -64,6 +87,7 @@ async def _unsettled(scope: Scope, sources: Sources) -> dict[str, int]:
         "hold outbox unpublished": await _count(dsn["hold"], UNPUBLISHED, keys),
         "payment outbox unpublished": await _count(dsn["payment"], UNPUBLISHED, keys),
         "e-mails pending": await _count(dsn["notifier"], UNSENT, bookings),
+        "voucher uses of no payment": await _uses_of_no_payment(scope, sources),
     }
     return {k: v for k, v in counts.items() if v}
 
