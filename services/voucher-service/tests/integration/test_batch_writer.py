@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -11,7 +12,9 @@ from aiokafka import ConsumerRecord
 from ticketing.events import VOUCHER_RESERVED, VoucherReserved, outgoing
 from voucher_service.adapters.repository import QUERIES
 from voucher_service.config import VoucherSettings
+from voucher_service.domain import commands
 from voucher_service.entrypoints.consumer import joined, voucher_reserved_consumer
+from voucher_service.service_layer import outcomes, reactions
 from voucher_service.service_layer.flash_writer import write_reserved_batch
 from voucher_service.service_layer.ports import Deps
 from voucher_testkit import (
@@ -80,17 +83,17 @@ def _introspection(query: str) -> bool:
     return "set_config('jit'" in query or "pg_catalog.pg_type" in query
 
 
-async def test_a_batch_is_written_with_one_statement(deps: Deps, pool: asyncpg.Pool) -> None:
+async def test_a_batch_is_written_with_one_write_statement(deps: Deps, pool: asyncpg.Pool) -> None:
     code = await new_voucher(deps, limit=60, flash=True)
     events = _reservations(code, 50)
-    assert len(await _apply_counted(pool, deps, events)) == 1
+    assert len(await _apply_counted(pool, deps, events)) == 2  # the orders' turn, then one write
     assert await assert_invariant(pool, code) == 50
     rows = await pool.fetchval("SELECT count(*) FROM voucher_redemption WHERE voucher_code = $1 "
                                "AND status = 'RESERVED' AND slot = 0", code)
     assert rows == 50
     again = [VoucherReserved.new(code=e.code, customer_id=e.customerId, order_id=e.orderId, order_amount=1000)
              for e in events]  # new event ids: past the inbox, stopped by ON CONFLICT (order_id)
-    assert len(await _apply_counted(pool, deps, again)) == 1
+    assert len(await _apply_counted(pool, deps, again)) == 2
     assert await assert_invariant(pool, code) == 50
 
 
@@ -138,3 +141,35 @@ async def test_only_the_culprits_of_a_batch_reach_the_dlq(deps: Deps, pool: asyn
     written = await pool.fetchval("SELECT count(*) FROM voucher_redemption WHERE order_id = ANY($1)",
                                   [e.orderId for e in (first, ok1, ok2, no_slot, oversold)])
     assert written == 3
+
+
+@pytest.mark.parametrize("outcome", ["RELEASED", "CANCELLED"])
+async def test_an_outcome_that_comes_while_the_use_is_being_written_waits_for_it(
+        deps: Deps, pool: asyncpg.Pool, outcome: str) -> None:
+    """A payment that expired at once: its PaymentFailed (or its booking's cancellation) reached the consumer
+    while the writer's batch with the use was not committed yet. It waits for the batch and releases the
+    use; without the turn it found no use, parked its outcome where the writer no longer looked, and the use
+    stayed RESERVED."""
+    code = await new_voucher(deps, limit=5, flash=True)
+    (event,) = _reservations(code, 1)
+    async with pool.acquire() as writer, pool.acquire() as consumer:
+        writing = writer.transaction()
+        await writing.start()
+        await write_reserved_batch([event], joined(deps, writer))
+
+        async def settle() -> None:
+            async with consumer.transaction():
+                booking_deps = joined(deps, consumer)
+                if outcome == "CANCELLED":
+                    await outcomes.cancel_use(commands.CancelUse(event.orderId), booking_deps)
+                else:
+                    await reactions.settle_use(commands.SettleUse(event.orderId, outcome), booking_deps)
+
+        settling = asyncio.create_task(settle())
+        await asyncio.sleep(0.3)
+        assert not settling.done()  # it waits for the writer's turn
+        await writing.commit()
+        await asyncio.wait_for(settling, 10)
+    assert await pool.fetchval("SELECT status FROM voucher_redemption WHERE order_id = $1", event.orderId) == "RELEASED"
+    assert await pool.fetchval("SELECT count(*) FROM voucher_order_outcome WHERE order_id = $1", event.orderId) == 0
+    assert await assert_invariant(pool, code) == 0

@@ -126,6 +126,9 @@ class PgVoucherRepository(VoucherRepository):
         rows = await self.conn.fetch(QUERIES.known_orders, order_ids)
         return {r["order_id"]: r["status"] for r in rows}
 
+    async def lock_orders(self, order_ids: list[str]) -> None:
+        await self.conn.fetchval(QUERIES.lock_orders, order_ids)
+
     async def park_outcome(self, order_id: str, outcome: str) -> str:
         standing: str = await self.conn.fetchval(QUERIES.park_outcome, order_id, outcome)
         return standing

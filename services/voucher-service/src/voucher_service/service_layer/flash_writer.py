@@ -18,7 +18,7 @@ from ticketing.events import VoucherReserved
 from ticketing.logs import log_action
 
 from voucher_service.domain.errors import AlreadyUsed, RedemptionConflict
-from voucher_service.service_layer import flash
+from voucher_service.service_layer import flash, outcomes
 from voucher_service.service_layer.ports import Deps, VoucherRepository
 
 logger = logging.getLogger(__name__)
@@ -28,6 +28,7 @@ async def write_reserved_batch(events: list[VoucherReserved], deps: Deps) -> Non
     """`write_reserved` for each event in order, with the common case set-based."""
     simple, one_by_one = _split(events)
     rows = [(e.code, e.customerId, e.orderId, e.orderAmount) for e in simple]
+    await outcomes.take_turn(deps, [e.orderId for e in events])
     async with deps.uow() as uow:
         results = await uow.vouchers.write_reservations(rows)
         await uow.commit()
@@ -64,6 +65,7 @@ async def write_reserved(event: VoucherReserved, deps: Deps) -> None:
     message landed is applied now (CONFIRMED, or RELEASED or CANCELLED: a tombstone and the use given back). Raises
     OutOfStock when ck_used refuses the use (the gate let through more than the limit, e.g. after a Redis
     data loss), RedemptionConflict or AlreadyUsed when the customer has no free slot."""
+    await outcomes.take_turn(deps, [event.orderId])
     async with deps.uow() as uow:
         if not await _known(event.code, uow.vouchers, deps):
             _log_unknown(event)

@@ -27,6 +27,8 @@ SeatsReleased names no payment and is not consumed: payment-service ends the hol
 which yields PaymentFailed{EXPIRED} or (paid at that moment) PaymentSucceeded -> BookingFailed.
 An outcome for an order Postgres does not hold yet (a flash reservation still in flight) is parked under the
 order id, first outcome wins as above, and applied by the voucher-reserved writer when the use lands.
+The writer and the outcomes of an order take turns (`take_turn`, a transaction lock per order): an outcome
+that comes while the use's batch is being written waits for it and applies to the written use.
 """
 
 from __future__ import annotations
@@ -62,6 +64,13 @@ def release_after_confirm(order_id: str, code: str | None) -> ReservationConfirm
     return ReservationConfirmed(f"reservation {order_id} is confirmed; it can no longer be released")
 
 
+async def take_turn(deps: Deps, order_ids: list[str]) -> None:
+    """Wait for the flash writer or another outcome of these orders, and make them wait until the caller's
+    transaction (a consumer's: `deps.uow` joined to it) ends: what one wrote, the other then sees."""
+    async with deps.uow() as uow:
+        await uow.vouchers.lock_orders(order_ids)
+
+
 async def park(uow: VouchersUnitOfWork, order_id: str, outcome: str) -> None:
     """Park an outcome for an order not written yet; the first one parked stands."""
     standing = await uow.vouchers.park_outcome(order_id, outcome)
@@ -77,6 +86,7 @@ async def cancel_use(cmd: commands.CancelUse, deps: Deps) -> bool:
     """BookingCancelled: the cancelled booking's use, RESERVED or CONFIRMED, is RELEASED and given back to the
     voucher (and to the flash gate), once. False when Postgres holds no such use yet (a flash reservation in
     flight, or a booking without a voucher): CANCELLED is parked for the writer, over anything parked before."""
+    await take_turn(deps, [cmd.order_id])
     async with deps.uow() as uow:
         found = await uow.vouchers.redemption(cmd.order_id)
         if found is None:

@@ -103,6 +103,10 @@ class VoucherRepository(abc.ABC):
         """order id -> status, for the ids Postgres has."""
 
     @abc.abstractmethod
+    async def lock_orders(self, order_ids: list[str]) -> None:
+        """Until the transaction ends, the writer and the outcomes of these orders wait for this one."""
+
+    @abc.abstractmethod
     async def park_outcome(self, order_id: str, outcome: str) -> str:
         """The outcome parked for the order after this call: the first one parked stands."""
 

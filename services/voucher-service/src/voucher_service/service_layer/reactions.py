@@ -15,6 +15,7 @@ async def settle_use(cmd: commands.SettleUse, deps: Deps) -> bool:
     """Confirm or release the use. False when Postgres holds no such use yet (a flash reservation in
     flight): the outcome is parked, and the writer applies it when the use lands. A stale event raises
     ReservationReleased or ReservationConfirmed and changes nothing."""
+    await outcomes.take_turn(deps, [cmd.order_id])
     if cmd.outcome == "CONFIRMED":
         applied = await handlers.confirm_reservation(commands.ConfirmReservation(cmd.order_id), deps)
     else:

@@ -259,6 +259,17 @@ SELECT order_id, status FROM voucher_redemption WHERE order_id = ANY($1::varchar
 -- Flash vouchers still selling (warm-up at start, reconciliation).
 SELECT code FROM voucher WHERE flash_sale AND ends_at > now();
 
+-- name: lock_orders
+-- The flash writer and the booking outcomes of the same orders take turns: each takes these transaction
+-- locks before it looks (whether the use is written; whether an outcome is parked), so the second one sees
+-- what the first committed. Without them a writer whose statement began just before an outcome was parked
+-- wrote the use RESERVED, while the outcome, finding no use yet, was parked and never applied.
+-- Taken in one order (the keys sorted) so two batches never wait for each other in a circle.
+SELECT count(*) FROM (
+    SELECT pg_advisory_xact_lock(7002, k)
+    FROM (SELECT DISTINCT hashtext(o) AS k FROM unnest($1::text[]) AS o ORDER BY 1) AS keys
+) AS taken;
+
 -- name: park_outcome
 -- A booking outcome for an order (payment) no redemption knows yet. The first outcome stands (a CANCELLED one
 -- always: park_cancellation), as on the redemption itself (service_layer/outcomes.py); returns the outcome parked after this statement (the
