@@ -7,7 +7,8 @@ events it writes and the consumers that apply them, as one trace.
   outbox row (ticketing.outbox) written inside a span carries `traceparent` (and `tracestate`, if any): the
   relay publishes the row's headers as they are;
 - ticketing.inbox opens a CONSUMER span per applied event, the child of the event's `traceparent`; the events
-  its handler writes carry that span on.
+  its handler writes carry that span on;
+- every log line written in a span names its `trace_id` and `span_id` (ticketing.logs).
 
 Off (the default) nothing here imports the SDK and every function returns at its first line: a request pays
 one call that compares with None (docs/benchmarks.md: the cost with it on). One process is one service:
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiokafka import ConsumerRecord
 from opentelemetry import context, trace
-from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer, format_span_id, format_trace_id
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from ticketing.settings import ServiceSettings
@@ -121,6 +122,15 @@ def _consumer_span(tracer: Tracer, record: ConsumerRecord[Any, Any], consumer: s
     with tracer.start_as_current_span(f"process {record.topic}", context=_W3C.extract(headers),
                                       kind=SpanKind.CONSUMER, attributes=attributes):
         yield
+
+
+def log_ids() -> tuple[str, str] | None:
+    """(trace_id, span_id) of the current span, in hex as OpenTelemetry writes them, for a log line written in
+    it (ticketing.logs); None when tracing is off or no span is current."""
+    if _tracer is None:
+        return None
+    span = trace.get_current_span().get_span_context()
+    return (format_trace_id(span.trace_id), format_span_id(span.span_id)) if span.is_valid else None
 
 
 def propagation_headers() -> dict[str, str]:
