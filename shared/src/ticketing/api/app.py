@@ -79,7 +79,7 @@ def build_app(*, title: str, tokens: TokenVerifier | None, routers: list[APIRout
     else:
         LIMIT.labels(title).set(0)
     # Outermost of these (the Boundary and the Shedder wrap them): it sees every answer, the 413s included, but
-    # a shed request's 503 (http_requests_shed_total counts those).
+    # a shed request's 503 (ticketing_http_requests_shed_total counts those).
     app.add_middleware(RequestTelemetry, service=title, access_log=access_log)
     describe_errors(app)
     return app

@@ -1,6 +1,6 @@
 """Every request, hot paths included: its request id (in the logs, the response and the events it causes)
-and the RED metrics of its route: `http_requests_total{service,route,method,status}` and
-`http_request_duration_seconds{service,route,method}`; with TRACING_ENABLED, its request id on its
+and the RED metrics of its route: `ticketing_http_requests_total{service,route,method,status}` and
+`ticketing_http_request_duration_seconds{service,route,method}`; with TRACING_ENABLED, its request id on its
 OpenTelemetry server span (ticketing.tracing); and an access log line (action=http.request) for every
 request, but for the hot paths' routine answers (2xx, 4xx in under a second), which would cost more than
 the request itself under a sale: their metrics say how many there were.
@@ -27,8 +27,8 @@ from ticketing.logs import log_action
 
 logger = logging.getLogger("ticketing.access")
 
-REQUESTS = Counter("http_requests_total", "HTTP requests answered", ["service", "route", "method", "status"])
-DURATION = Histogram("http_request_duration_seconds", "HTTP request duration (first byte in, response out)",
+REQUESTS = Counter("ticketing_http_requests_total", "HTTP requests answered", ["service", "route", "method", "status"])
+DURATION = Histogram("ticketing_http_request_duration_seconds", "HTTP request duration (first byte in, response out)",
                      ["service", "route", "method"],
                      buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
 _HEADER = request_id.HEADER.encode()

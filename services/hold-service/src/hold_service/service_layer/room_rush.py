@@ -32,10 +32,13 @@ from hold_service.service_layer.room_steps import advance_room
 logger = logging.getLogger(__name__)
 MAX_ROOMS = 500  # open automatic rooms one run of the `rooms` role looks at
 
-OPEN = Gauge("waiting_rooms_open", "Waiting rooms on now (forced or opened by themselves), as the worker last counted",
+OPEN = Gauge("ticketing_waiting_rooms_open",
+             "Waiting rooms on now (forced or opened by themselves), as the worker last counted",
              multiprocess_mode="mostrecent")
-OPENED = Counter("waiting_room_opened_total", "Waiting rooms turned on by this process, by reason", ["reason"])
-CLOSED = Counter("waiting_room_closed_total", "Waiting rooms turned off by this process, by reason", ["reason"])
+OPENED = Counter("ticketing_waiting_room_opened_total", "Waiting rooms turned on by this process, by reason",
+                 ["reason"])
+CLOSED = Counter("ticketing_waiting_room_closed_total", "Waiting rooms turned off by this process, by reason",
+                 ["reason"])
 for _reason in ("ARRIVALS", "ACTIVE", "OPERATOR"):
     OPENED.labels(_reason)  # exported at 0 from the start: "none opened" reads as 0, not as missing
 for _reason in ("OPERATOR", "RUSH_OVER"):

@@ -18,7 +18,7 @@ from voucher_service.service_layer.expiry import payment_statuses
 from voucher_service.service_layer.ports import Deps
 
 logger = logging.getLogger(__name__)
-DRIFT = Gauge("voucher_gate_drift", "Redis remaining minus what Postgres says it should be", ["code"])
+DRIFT = Gauge("ticketing_voucher_gate_drift", "Redis remaining minus what Postgres says it should be", ["code"])
 RELOAD_WAIT_SECONDS = 15  # how long one reconcile run waits for the writer after a Redis loss
 GRACE_SECONDS = 60  # a Redis-only reservation (sent or pending) younger than TTL + grace may still land
 
