@@ -1,6 +1,9 @@
 """Prometheus metrics shared by the library's moving parts (the service name is a label)."""
 
+import warnings
+
 from prometheus_client import Counter, Gauge
+from prometheus_client.metrics import MetricWrapperBase
 
 OUTBOX_PUBLISHED = Counter("ticketing_outbox_published_total", "Outbox rows acknowledged by Kafka", ["service"])
 OUTBOX_PUBLISH_ERRORS = Counter("ticketing_outbox_publish_errors_total", "Failed relay batches", ["service"])
@@ -21,3 +24,15 @@ DEAD_LETTERED = Counter("ticketing_consumer_dead_lettered_total", "Messages a co
                         ["consumer", "topic"])
 ROLE_UP = Gauge("ticketing_role_up", "1 for each role this process runs (api, relay, consumer, sweeper, ...)",
                 ["service", "role"], multiprocess_mode="max")
+
+
+def forget(label: str, *metrics: MetricWrapperBase) -> None:
+    """The series of an entity that ended (a showtime's waiting room closed, a voucher no longer selling) taken off
+    `metrics`, each labelled by that entity alone: a label per showtime or voucher would otherwise grow the
+    process's /metrics for as long as it runs. prometheus_client cannot remove a series in its multiprocess mode
+    (PROMETHEUS_MULTIPROC_DIR: an API with several workers); there the series stays until the processes restart
+    (the client warns on every call; not repeated here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for metric in metrics:
+            metric.remove(label)

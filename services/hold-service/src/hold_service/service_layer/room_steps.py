@@ -27,6 +27,7 @@ from dataclasses import replace
 from prometheus_client import Counter, Gauge
 from ticketing.job_metrics import JobWatch
 from ticketing.logs import log_action
+from ticketing.metrics import forget
 from ticketing.transient import TRANSIENT_ERRORS
 
 from hold_service.domain.waiting_room import StepOutcome
@@ -79,6 +80,7 @@ async def advance_room(showtime_id: int, deps: Deps) -> StepOutcome | None:
 async def _step(showtime_id: int, deps: Deps) -> StepOutcome | None:
     facts = await deps.rooms.facts(showtime_id)
     if facts is None or not facts.config.enabled:
+        forget_room(showtime_id)  # closed since this process last stepped it
         return None
     if not facts.started:
         await deps.rooms.mark_started(showtime_id)  # before Redis has it: a later setup is then a rebuild
@@ -110,3 +112,8 @@ def _record(showtime_id: int, outcome: StepOutcome) -> None:
         DROPPED.labels(label).inc(outcome.dropped)
         log_action(logger, "room.stepped", showtime_id=showtime_id, admitted=outcome.admitted,
                    dropped=outcome.dropped, queued=outcome.queued, active=outcome.active)
+
+
+def forget_room(showtime_id: int) -> None:
+    """A closed room's series (per showtime: they would pile up with every showtime that ever had a room)."""
+    forget(str(showtime_id), QUEUED, ACTIVE, RATE, SOLD_OUT, ADMITTED, DROPPED)
