@@ -150,3 +150,17 @@ def test_a_service_with_tracing_off_never_loads_the_sdk(environment: dict[str, s
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == sdk_loaded
+
+
+def test_on_a_query_or_command_outside_any_span_is_not_a_trace_of_its_own(traced: tuple[Any, Any]) -> None:
+    """The relay's polls and the jobs' sweeps query outside any span: their CLIENT spans (asyncpg's, redis-py's)
+    would each start a trace; in a request's span they are its children."""
+    _, provider = traced
+    tracer = provider.get_tracer("a library")
+    with tracer.start_span("SELECT", kind=SpanKind.CLIENT) as alone:
+        assert not alone.is_recording()
+    with tracer.start_as_current_span("POST /showtimes/{showtime_id}/holds", kind=SpanKind.SERVER):
+        with tracer.start_span("SELECT", kind=SpanKind.CLIENT) as inside:
+            assert inside.is_recording()
+    with tracer.start_span("process booking-events", kind=SpanKind.CONSUMER) as consumer:
+        assert consumer.is_recording()  # a trace may start at a consumer (an event that carried no traceparent)
