@@ -312,12 +312,16 @@ def test_the_scoped_rules_pass_promtool_and_fire_only_for_the_release(helm: str,
         "input_series": [
             # Another team's target down and their 5xx in the same Prometheus: no alert of ours.
             {"series": f'up{{{theirs},instance="x:80"}}', "values": "0x20"},
-            {"series": f'http_requests_total{{{theirs},service="shop-api",status="500"}}', "values": "0+60x20"},
-            {"series": f'http_requests_total{{{theirs},service="shop-api",status="200"}}', "values": "0+60x20"},
+            {"series": f'ticketing_http_requests_total{{{theirs},service="shop-api",status="500"}}',
+             "values": "0+60x20"},
+            {"series": f'ticketing_http_requests_total{{{theirs},service="shop-api",status="200"}}',
+             "values": "0+60x20"},
             # Ours: hold-service answers 5 % 5xx; a worker's scrape fails.
             {"series": f'up{{{ours},instance="10.0.0.7:9100"}}', "values": "0x20"},
-            {"series": f'http_requests_total{{{ours},service="hold-service",status="503"}}', "values": "0+3x20"},
-            {"series": f'http_requests_total{{{ours},service="hold-service",status="200"}}', "values": "0+57x20"},
+            {"series": f'ticketing_http_requests_total{{{ours},service="hold-service",status="503"}}',
+             "values": "0+3x20"},
+            {"series": f'ticketing_http_requests_total{{{ours},service="hold-service",status="200"}}',
+             "values": "0+57x20"},
         ],
         "alert_rule_test": [
             {"eval_time": "10m", "alertname": "ScrapeTargetDown", "exp_alerts": [{

@@ -4,7 +4,8 @@ The same app (ticketing.api.app.build_app: RequestTelemetry outermost, as every 
 ASGI with a hold-sized POST on a hot route (HotPaths, as POST /showtimes/{id}/holds is served) and a GET on a
 FastAPI-routed one, under four settings of the process's tracer:
 - off: TRACING_ENABLED unset (the default);
-- on, exporter none: every request's server span made and ended, nothing exported;
+- on, exporter none: every request's server span (opentelemetry-instrumentation-asgi's middleware, outermost)
+  made and ended, nothing exported;
 - on, OTLP: spans batched and sent as protobuf over HTTP to a local sink (a process that answers 200),
   as to a collector; the batch is flushed inside the timed round, so its encoding and sending count;
 - on, OTLP, 1 % sampled (TRACING_SAMPLE_RATIO=0.01): what a sale would run with.
@@ -76,25 +77,33 @@ def app() -> FastAPI:
 
 
 @contextmanager
-def tracers(sink_port: int) -> Iterator[dict[str, tuple[object, object]]]:
-    """name -> (tracer, provider to flush) for each setting; `off` is None."""
-    made: dict[str, tuple[object, object]] = {"off": (None, None)}
+def tracers(sink_port: int) -> Iterator[dict[str, tuple[object, object, FastAPI]]]:
+    """name -> (tracer, provider to flush, the app built under it) for each setting; `off` has None, None. An app's
+    server span middleware is put in its stack when the stack is built, so each setting has its own app."""
+    made: dict[str, tuple[object, object, FastAPI]] = {"off": (None, None, built())}
     settings = {"on, exporter none": {"tracing_exporter": "none"},
                 "on, OTLP": {"tracing_exporter": "otlp"},
                 "on, OTLP, 1 % sampled": {"tracing_exporter": "otlp", "tracing_sample_ratio": 0.01}}
     for name, options in settings.items():
-        tracing._tracer = None  # configure() keeps a process's first tracer; the bench makes one per setting
+        tracing.reset()  # configure() keeps a process's first tracer; the bench makes one per setting
         provider = tracing.configure(ServiceSettings(
             tracing_enabled=True, service_name="bench", otel_exporter_otlp_endpoint=f"http://127.0.0.1:{sink_port}",
             **options))
-        made[name] = (tracing._tracer, provider)
-    tracing._tracer = None
+        made[name] = (tracing._tracer, provider, built())
+    tracing.reset()
     try:
         yield made
     finally:
-        for _, provider in made.values():
+        for _, provider, _ in made.values():
             if provider is not None:
                 provider.shutdown()  # type: ignore[attr-defined]
+
+
+def built() -> FastAPI:
+    """app(), its middleware stack built now, under the process's current tracer."""
+    asgi = app()
+    asgi.middleware_stack = asgi.build_middleware_stack()
+    return asgi
 
 
 def load() -> str:
@@ -103,7 +112,7 @@ def load() -> str:
 
 async def main(figures: dict[str, dict[str, dict[str, float]]]) -> None:
     """`figures[route][setting]`: best round (us of CPU a request) and the median difference to off."""
-    asgi, sink_port = app(), free_port()
+    sink_port = free_port()
     with service_process(["-c", SINK, str(sink_port)], {}, ready_url=f"http://127.0.0.1:{sink_port}/"), \
             tracers(sink_port) as settings:
         print(f"machine: {os.cpu_count()} cores, load average {load()}; {REQUESTS} requests x {ROUNDS} rounds "
@@ -114,14 +123,14 @@ async def main(figures: dict[str, dict[str, dict[str, float]]]) -> None:
             order = list(settings)
             for round_ in range(ROUNDS + 1):
                 for setting in order[round_ % len(order):] + order[:round_ % len(order)]:  # turns going first
-                    tracer, provider = settings[setting]
-                    tracing._tracer = tracer  # type: ignore[assignment]
+                    tracer, provider, asgi = settings[setting]
+                    tracing._tracer, tracing._provider = tracer, provider  # type: ignore[assignment]
                     # this process's CPU, the exporter's thread included; this round's spans sent within it
                     flush = getattr(provider, "force_flush", None)
                     figure = await per_request_us(asgi, path, method, time.process_time, flush)
                     if round_:  # the first round warms up every setting
                         rounds[setting].append(figure)
-            tracing._tracer = None
+            tracing._tracer = tracing._provider = None
             off = rounds["off"]
             print(f"\n{name}: us of CPU per request (best round; median difference to off)")
             for setting, measured in rounds.items():

@@ -1,11 +1,14 @@
 """The alert rules and the dashboard (deploy/observability) are valid PromQL (promtool, Prometheus' own
 checker), name only our metrics, and fire when they should (`promtool test rules`);
-tests/e2e/test_saga_journeys.py checks those metrics exist."""
+tests/e2e/test_saga_journeys.py checks those metrics exist. Every metric the code registers is named under
+`ticketing_` with a base unit."""
 
 import json
 import re
 import shutil
 import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import yaml
@@ -83,12 +86,44 @@ def test_every_dashboard_query_is_valid_promql(tmp_path: Path) -> None:
 
 
 def test_the_rules_and_panels_name_metrics() -> None:
-    assert metric_names('sum by (service) (rate(http_requests_total{status=~"5.."}[5m])) > 0.01') == \
-        {"http_requests_total"}
+    assert metric_names('sum by (service) (rate(ticketing_http_requests_total{status=~"5.."}[5m])) > 0.01') == \
+        {"ticketing_http_requests_total"}
     names = set().union(*map(metric_names, alert_expressions() + dashboard_expressions()))
-    assert {"outbox_oldest_unpublished_seconds", "consumer_lag_messages", "consumer_dead_lettered_total",
-            "payment_money_unresolved", "hold_decisions_total", "periodic_job_last_success_timestamp_seconds",
-            "periodic_job_interval_seconds", "periodic_job_runs_total", "voucher_gate_drift",
-            "ticketing_role_up"} <= names
+    assert {"ticketing_outbox_oldest_unpublished_seconds", "ticketing_consumer_lag_messages",
+            "ticketing_consumer_dead_lettered_total", "ticketing_payment_money_unresolved",
+            "ticketing_hold_decisions_total",
+            "ticketing_periodic_job_last_success_timestamp_seconds", "ticketing_periodic_job_interval_seconds",
+            "ticketing_periodic_job_runs_total", "ticketing_voucher_gate_drift", "ticketing_role_up"} <= names
     dashboard = json.loads((REPO_ROOT / "deploy" / "observability" / "grafana-dashboard.json").read_text())
     assert dashboard["uid"] and all(p["targets"] for p in dashboard["panels"])
+
+
+REGISTERED = textwrap.dedent("""
+    import importlib, pkgutil
+    from prometheus_client import GC_COLLECTOR, PLATFORM_COLLECTOR, PROCESS_COLLECTOR, REGISTRY
+
+    for default in (GC_COLLECTOR, PLATFORM_COLLECTOR, PROCESS_COLLECTOR):  # the client's own process_*, python_*
+        REGISTRY.unregister(default)
+    for name in ("ticketing", "hold_service", "payment_service", "voucher_service", "notifier", "gateway_simulator"):
+        package = importlib.import_module(name)
+        for module in pkgutil.walk_packages(package.__path__, f"{name}."):
+            if not module.name.endswith("__main__"):  # a process' entry point runs when imported
+                importlib.import_module(module.name)
+    for family in REGISTRY.collect():
+        print(family.type, family.name)
+""")
+
+
+def test_every_metric_the_code_registers_is_under_ticketing_with_a_base_unit() -> None:
+    """Every module of every service imported in a process of its own, then prometheus_client's registry listed
+    (its own process and platform collectors left out): one namespace for an operator's queries, seconds and
+    plain counts, never minutes or milliseconds (a counter's `_total` is added by the client)."""
+    done = subprocess.run([sys.executable, "-c", REGISTERED], cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    families = dict(reversed(line.split()) for line in done.stdout.splitlines())  # name -> type
+    assert {"ticketing_http_requests", "ticketing_consumer_events", "ticketing_notifier_emails_sent",
+            "ticketing_voucher_gate_drift", "ticketing_waiting_room_queue_length"} <= families.keys()
+    assert [name for name in families if not name.startswith("ticketing_")] == []
+    units = re.compile(r"_(minutes?|hours?|milliseconds?|ms|us|kb|mb|kilobytes|megabytes|per_minute)(_|$)")
+    assert [name for name in families if units.search(name)] == []

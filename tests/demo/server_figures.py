@@ -1,11 +1,11 @@
 """What the services measured of each step, read from their own /metrics, to set beside what customers saw.
 
-Every API exports `http_request_duration_seconds{service,route,method}` (ticketing.api.telemetry): a histogram
+Every API exports `ticketing_http_request_duration_seconds{service,route,method}` (ticketing.api.telemetry): a histogram
 of the time from a request's first byte in to its response out, inside the service. Read before and after the
 sale, the difference is the sale's requests (and the dashboard's few reads of the seat maps). A quantile of a
 histogram is known to its bucket only: p50 "<= 2.5 ms" says the bucket that holds the median ends at 2.5 ms.
 The mean (sum / count) is exact. hold-service also counts the requests its rate limits refused, by the limit
-(`hold_rate_limited_total{limit}`: customer or address): the demo's customers come from many addresses so that
+(`ticketing_hold_rate_limited_total{limit}`: customer or address): the demo's customers come from many addresses so that
 the per-address limit refuses none of them (addresses.py), and the closing table checks it did not.
 """
 
@@ -18,8 +18,8 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_incrementing
 
-METRIC = "http_request_duration_seconds"
-REFUSED = "hold_rate_limited_total"
+METRIC = "ticketing_http_request_duration_seconds"
+REFUSED = "ticketing_hold_rate_limited_total"
 # The customer's step (history `f`) -> the service (Platform.url key), method and route label that serve it.
 ROUTES = {
     "queue_join": ("hold", "POST", "/showtimes/{showtime_id}/queue"),

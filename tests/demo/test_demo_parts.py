@@ -347,7 +347,7 @@ async def test_a_metrics_page_that_does_not_answer_at_once_is_asked_again() -> N
         asked[request.url.host] += 1
         if request.url.host == "hold" and asked["hold"] == 1:
             raise httpx.ReadTimeout("busy", request=request)
-        return httpx.Response(200, text='hold_rate_limited_total{limit="address"} 0.0\n')
+        return httpx.Response(200, text='ticketing_hold_rate_limited_total{limit="address"} 0.0\n')
 
     urls = {"hold": "http://hold", "voucher": "http://voucher", "pay": "http://pay", "sim": "http://sim"}
     async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:

@@ -177,7 +177,7 @@ async def test_s7_one_mib_headers_get_431_unread(stack: dict[str, Any]) -> None:
         assert_flat(before, memory(stack["pid"][name]), f"20 x 1 MiB headers to {name}-service")
         async with client() as c:
             metrics = (await c.get(f"{stack['url'][name]}/metrics")).text
-        assert "http_headers_too_large_total 20.0" in metrics
+        assert "ticketing_http_headers_too_large_total 20.0" in metrics
     async with client() as c:
         seats = (await c.get(f"{stack['url']['hold']}/showtimes/{sid}/seats")).json()["seats"]
     assert {s["status"] for s in seats} == {"AVAILABLE"}  # no request behind those headers ran

@@ -88,10 +88,10 @@ async def test_the_metrics_operators_rely_on_exist_and_moved(saga_stack: Stack) 
         return sum(v for (n, ls), v in samples.items()
                    if n == name and all(dict(ls).get(k) == want for k, want in labels.items()))
 
-    assert total("http_requests_total", service="hold-service", route="/showtimes/{showtime_id}/holds") > 0
-    assert total("hold_decisions_total", decided_by="postgres", outcome="admitted") > 0
-    assert total("consumer_events_total", outcome="applied") > 0
-    assert total("outbox_published_total") > 0
-    assert total("payment_refunds_total", outcome="issued") > 0
-    assert total("notifier_emails_sent_total") > 0
-    assert total("voucher_reservations_total", outcome="Reserved") > 0
+    assert total("ticketing_http_requests_total", service="hold-service", route="/showtimes/{showtime_id}/holds") > 0
+    assert total("ticketing_hold_decisions_total", decided_by="postgres", outcome="admitted") > 0
+    assert total("ticketing_consumer_events_total", outcome="applied") > 0
+    assert total("ticketing_outbox_published_total") > 0
+    assert total("ticketing_payment_refunds_total", outcome="issued") > 0
+    assert total("ticketing_notifier_emails_sent_total") > 0
+    assert total("ticketing_voucher_reservations_total", outcome="Reserved") > 0

@@ -1,11 +1,14 @@
 """One booking as one OpenTelemetry trace (issue 16, TRACING_ENABLED): hold-service and payment-service
 in-process (each served by uvicorn on its own port, so every hop is a real HTTP call), the gateway
 simulator process, payment-service's real relay, Kafka, and hold-service's real consumer; spans collected
-by opentelemetry-sdk's InMemorySpanExporter.
+by opentelemetry-sdk's InMemorySpanExporter. The services' spans are the maintained instrumentations' (ASGI
+for requests, asyncpg for SQL, redis-py for Redis, httpx for calls): the hold's request span has its SQL and
+Redis commands as children.
 
-The customer's app is instrumented (a root span, its `traceparent` on each call): it holds seats, checks
-out (payment-service asks hold-service for the hold) and pays. The gateway's callback is delivered by the
-test with the booking's `traceparent`, as a gateway that propagates W3C trace context would; the
+The customer's app is instrumented (a root span; httpx's instrumentation, on in this process, makes each call
+a CLIENT span and sends its `traceparent`): it holds seats, checks out (payment-service asks hold-service for
+the hold) and pays. The gateway's callback is delivered by the test within the booking's trace, as a gateway
+that propagates W3C trace context would; the
 simulator, like most real gateways, sends none, and then the callback and what follows from it are a trace
 of their own (shown the same way by the callback -> consumer hop below). PaymentSucceeded goes through the
 outbox, the relay and Kafka, and is applied by hold-service's consumer: its span is the callback's child.
@@ -93,6 +96,22 @@ async def published(view: KafkaView, since: dict[TopicPartition, int], booking_i
     raise AssertionError(f"no {event_type} for booking {booking_id} on {BOOKING_EVENTS} within 30 s")
 
 
+def children(spans: list[ReadableSpan], parent: ReadableSpan) -> list[ReadableSpan]:
+    return [s for s in spans if s.parent is not None and s.parent.span_id == parent.context.span_id]
+
+
+def systems(spans: list[ReadableSpan], parent: ReadableSpan) -> set[str]:
+    """The databases the CLIENT spans under `parent` called (db.system: postgresql, redis)."""
+    return {str((s.attributes or {}).get("db.system")) for s in children(spans, parent) if s.kind == SpanKind.CLIENT}
+
+
+def caller(spans: list[ReadableSpan], server: ReadableSpan) -> ReadableSpan:
+    """The CLIENT span of the call that `server` answered."""
+    [client] = [s for s in spans if s.context.span_id == server.parent.span_id]  # type: ignore[union-attr]
+    assert client.kind == SpanKind.CLIENT, client.name
+    return client
+
+
 def one(spans: list[ReadableSpan], name: str) -> ReadableSpan:
     matching = [s for s in spans if s.name == name]
     assert len(matching) == 1, (name, [s.name for s in spans])
@@ -125,13 +144,12 @@ async def test_one_booking_is_one_trace_across_services_and_kafka(  # type: igno
         assert r.status_code == 201, r.text
 
         with provider.get_tracer("customer-app").start_as_current_span("book two seats") as root:
-            traced = tracing.propagation_headers()  # the customer's app sends its traceparent on each call
             r = await http.post(f"{hold_url}/showtimes/{showtime}/holds", json={"seats": ["A1", "A2"]},
-                                headers={**bearer(customer), **traced})
+                                headers=bearer(customer))
             assert r.status_code == 201, r.text
             hold = r.json()
             r = await http.post(f"{payment_url}/holds/{hold['holdId']}/checkout", json={},
-                                headers={**bearer(customer), **traced, "Idempotency-Key": uuid.uuid4().hex})
+                                headers={**bearer(customer), "Idempotency-Key": uuid.uuid4().hex})
             assert r.status_code == 201, r.text
             checkout = r.json()
             session_id = checkout["redirectUrl"].rsplit("/", 1)[1]
@@ -143,7 +161,7 @@ async def test_one_booking_is_one_trace_across_services_and_kafka(  # type: igno
             body, signature = stripe_signed(stripe_event(session_id, checkout["paymentId"],
                                                          amount=checkout["amountCents"]), WEBHOOK_SECRET)
             r = await http.post(f"{payment_url}/payments/callback", content=body, headers={
-                **traced, "Content-Type": "application/json", "Stripe-Signature": signature})
+                "Content-Type": "application/json", "Stripe-Signature": signature})
             assert r.status_code == 200, r.text
 
         stop = asyncio.Event()
@@ -170,22 +188,29 @@ async def test_one_booking_is_one_trace_across_services_and_kafka(  # type: igno
     # apply this booking's events too (their own groups): only this test's consumer is judged.
     spans = [s for s in exporter.get_finished_spans() if s.context.trace_id == trace_id
              and str((s.attributes or {}).get("messaging.consumer.group.name", group)).startswith(group)]
-    assert sorted(s.name for s in spans) == sorted([
-        "book two seats", "POST /showtimes/{showtime_id}/holds", "POST /holds/{hold_id}/checkout",
-        "GET /holds/{hold_id}", "POST /holds/{hold_id}/extend", "POST /payments/callback",
-        f"process {BOOKING_EVENTS}"])
-    holding = one(spans, "POST /showtimes/{showtime_id}/holds")
-    checking_out = one(spans, "POST /holds/{hold_id}/checkout")
-    asked = one(spans, "GET /holds/{hold_id}")  # hold-service, called by payment-service's checkout
-    callback = one(spans, "POST /payments/callback")
+    servers = [s for s in spans if s.kind == SpanKind.SERVER]
+    assert sorted(s.name for s in servers) == sorted([
+        "POST /showtimes/{showtime_id}/holds", "POST /holds/{hold_id}/checkout", "GET /holds/{hold_id}",
+        "POST /holds/{hold_id}/extend", "POST /payments/callback"])
+    holding = one(servers, "POST /showtimes/{showtime_id}/holds")
+    checking_out = one(servers, "POST /holds/{hold_id}/checkout")
+    asked = one(servers, "GET /holds/{hold_id}")  # hold-service, called by payment-service's checkout
+    extended = one(servers, "POST /holds/{hold_id}/extend")  # the checkout extends the hold before the session
+    callback = one(servers, "POST /payments/callback")
     applied = one(spans, f"process {BOOKING_EVENTS}")
+    # Every call is a CLIENT span (httpx's instrumentation, the customer's app's and the services'), the parent
+    # of the callee's SERVER span: the customer's three calls under the root, hold-service's two under checkout.
     root_id = root.get_span_context().span_id
-    assert [s.parent.span_id for s in (holding, checking_out, callback)] == [root_id] * 3  # type: ignore[union-attr]
-    assert asked.parent.span_id == checking_out.context.span_id  # type: ignore[union-attr]
-    extended = one(spans, "POST /holds/{hold_id}/extend")  # the checkout extends the hold before the session
-    assert extended.parent.span_id == checking_out.context.span_id  # type: ignore[union-attr]
+    assert [caller(spans, s).parent.span_id for s in (holding, checking_out, callback)] == [root_id] * 3  # type: ignore[union-attr]
+    assert [caller(spans, s).parent.span_id for s in (asked, extended)] == [checking_out.context.span_id] * 2  # type: ignore[union-attr]
+    # The hold's own work, children of its request's span: its SQL (asyncpg's instrumentation) and its Redis
+    # commands, the seat gate's Lua script among them (redis-py's).
+    assert {"postgresql", "redis"} <= systems(spans, holding)
+    assert any(s.name == "EVALSHA" for s in children(spans, holding))
+    # PaymentSucceeded, written by the callback, relayed later, joins the same trace through the row's
+    # `traceparent`: the consumer's span is the callback's child, and what it applies is in it.
     assert applied.parent.span_id == callback.context.span_id  # type: ignore[union-attr]
-    assert {s.kind for s in (holding, checking_out, asked, callback)} == {SpanKind.SERVER}
+    assert "postgresql" in systems(spans, applied)
     assert applied.kind == SpanKind.CONSUMER
     assert applied.attributes["cloudevents.event_type"] == "PaymentSucceeded"  # type: ignore[index]
     assert applied.attributes["messaging.consumer.group.name"].endswith("hold-service.payments")  # type: ignore

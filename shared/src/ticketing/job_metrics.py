@@ -2,11 +2,11 @@
 
 Every periodic job of the platform (ticketing.runtime.periodic, the relay's outbox retention, the waiting
 room's step) reports through a `JobWatch`:
-- periodic_job_last_success_timestamp_seconds{service, job_name}: unix time of its last successful run. It
+- ticketing_periodic_job_last_success_timestamp_seconds{service, job_name}: unix time of its last successful run. It
   starts at the time the job started to be watched, so a job that never succeeds raises the same alert as
   one that stopped succeeding, three intervals after its process started;
-- periodic_job_runs_total{service, job_name, outcome}: outcome `success` or `failure`;
-- periodic_job_interval_seconds{service, job_name, schedule}: how often it runs. `fixed`: every interval,
+- ticketing_periodic_job_runs_total{service, job_name, outcome}: outcome `success` or `failure`;
+- ticketing_periodic_job_interval_seconds{service, job_name, schedule}: how often it runs. `fixed`: every interval,
   whatever happens (the alert: no success for three intervals); `on_demand`: only while there is work (the
   waiting room steps while customers wait), so no success for a while is not a fault by itself (its alert
   also needs failed runs).
@@ -23,12 +23,14 @@ from typing import Literal
 
 from prometheus_client import Counter, Gauge
 
-LAST_SUCCESS = Gauge("periodic_job_last_success_timestamp_seconds", "Unix time of the job's last successful run "
-                     "(its start until then)", ["service", "job_name"], multiprocess_mode="max")
-RUNS = Counter("periodic_job_runs_total", "Runs of the periodic job by outcome (success, failure)",
+LAST_SUCCESS = Gauge("ticketing_periodic_job_last_success_timestamp_seconds",
+                     "Unix time of the job's last successful run (its start until then)", ["service", "job_name"],
+                     multiprocess_mode="max")
+RUNS = Counter("ticketing_periodic_job_runs_total", "Runs of the periodic job by outcome (success, failure)",
                ["service", "job_name", "outcome"])
-INTERVAL = Gauge("periodic_job_interval_seconds", "How often the periodic job runs (schedule: fixed | on_demand)",
-                 ["service", "job_name", "schedule"], multiprocess_mode="max")
+INTERVAL = Gauge("ticketing_periodic_job_interval_seconds",
+                 "How often the periodic job runs (schedule: fixed | on_demand)", ["service", "job_name", "schedule"],
+                 multiprocess_mode="max")
 
 Schedule = Literal["fixed", "on_demand"]
 

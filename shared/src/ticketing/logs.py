@@ -8,15 +8,18 @@ from typing import Any
 
 from pythonjsonlogger.json import JsonFormatter
 
-from ticketing import request_id
+from ticketing import request_id, tracing
 
 
-class _RequestId(logging.Filter):
-    """Every line written while a request or an event it caused is handled names its request id."""
+class _Context(logging.Filter):
+    """Every line written while a request or an event it caused is handled names its request id; with
+    TRACING_ENABLED, every line written in a span names its `trace_id` and `span_id` (nothing when off)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if (rid := request_id.current()) is not None:
             record.request_id = rid
+        if (ids := tracing.log_ids()) is not None:
+            record.trace_id, record.span_id = ids
         return True
 
 
@@ -27,7 +30,7 @@ def configure_logging(service: str, level: str = "INFO") -> None:
         rename_fields={"asctime": "ts", "levelname": "level", "name": "logger"},
         static_fields={"service": service},
     ))
-    handler.addFilter(_RequestId())
+    handler.addFilter(_Context())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -1,16 +1,21 @@
 """OpenTelemetry traces, off unless TRACING_ENABLED: one booking's request, the service calls it makes, the
 events it writes and the consumers that apply them, as one trace.
 
-- ticketing.api.telemetry opens a SERVER span per request (`POST /holds/{hold_id}/checkout`), the child of
-  the caller's W3C `traceparent` when it sent one;
-- every outgoing service call (payment-service's ServiceClient, voucher-service's HttpPayments) and every
-  outbox row (ticketing.outbox) written inside a span carries `traceparent` (and `tracestate`, if any): the
-  relay publishes the row's headers as they are;
+- every request is a SERVER span (`POST /holds/{hold_id}/checkout`, opentelemetry-instrumentation-asgi put
+  outermost by ticketing.api.app), the child of the caller's W3C `traceparent` when it sent one, with its
+  request id (ticketing.api.telemetry);
+- inside it, the maintained instrumentations make a CLIENT span of every query (asyncpg), Redis command
+  (redis-py) and call to another service (httpx, which sends the callee its `traceparent`):
+  ticketing.tracing_libraries, which also says why aiokafka's is not among them;
+- every outbox row (ticketing.outbox) written inside a span carries `traceparent` (and `tracestate`, if any):
+  the relay publishes the row's headers as they are, later, and outside any request;
 - ticketing.inbox opens a CONSUMER span per applied event, the child of the event's `traceparent`; the events
-  its handler writes carry that span on.
+  its handler writes carry that span on;
+- every log line written in a span names its `trace_id` and `span_id` (ticketing.logs).
 
-Off (the default) nothing here imports the SDK and every function returns at its first line: a request pays
-one call that compares with None (docs/benchmarks.md: the cost with it on). One process is one service:
+Off (the default) nothing here imports the SDK or an instrumentation, no library is patched, the app has no
+tracing layer, and every function returns at its first line: a request pays one call that compares with None
+(docs/benchmarks.md: the cost with it on). One process is one service:
 `configure` sets the process's tracer once, before the app or the worker is built. Events applied in a batch
 (Inbox.apply_batch) get no span.
 
@@ -20,14 +25,15 @@ when its queue is full (OTEL_BSP_MAX_QUEUE_SIZE, 2048); a request never waits fo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from aiokafka import ConsumerRecord
-from opentelemetry import context, trace
-from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Tracer, format_span_id, format_trace_id
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from starlette.types import ASGIApp
 
 from ticketing.settings import ServiceSettings
 
@@ -36,6 +42,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
 
 _tracer: Tracer | None = None  # None: tracing is off
+_provider: TracerProvider | None = None
 _W3C = TraceContextTextMapPropagator()
 _FIELDS = frozenset(f.encode() for f in _W3C.fields)  # traceparent, tracestate
 REQUEST_ID = "ticketing.request_id"
@@ -45,22 +52,34 @@ def configure(settings: ServiceSettings, exporter: SpanExporter | None = None) -
     """With TRACING_ENABLED, this process's tracer (service.name = SERVICE_NAME), exporting to TRACING_EXPORTER
     (`exporter` instead: tests); its provider. None: tracing is off, or the process has its tracer already
     (the first call wins: one process is one service; a test configures it before building the apps)."""
-    global _tracer
+    global _tracer, _provider
     if not settings.tracing_enabled or _tracer is not None:
         return None
     # Imported here: a process with tracing off never loads the SDK.
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
-    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    from ticketing.tracing_libraries import instrument, sampler
 
     provider = TracerProvider(resource=Resource.create({"service.name": settings.service_name}),
-                              sampler=ParentBased(TraceIdRatioBased(settings.tracing_sample_ratio)))
+                              sampler=sampler(settings.tracing_sample_ratio))
     exporter = exporter or _exporter(settings)
     if exporter is not None:
         provider.add_span_processor(BatchSpanProcessor(exporter))
-    _tracer = provider.get_tracer("ticketing")
+    instrument(provider)
+    _tracer, _provider = provider.get_tracer("ticketing"), provider
     return provider
+
+
+def reset() -> None:
+    """Tracing off again in this process, the libraries' instrumentation taken off (tests)."""
+    global _tracer, _provider
+    if _tracer is not None:
+        from ticketing.tracing_libraries import uninstrument
+
+        uninstrument()
+    _tracer = _provider = None
 
 
 def _exporter(settings: ServiceSettings) -> SpanExporter | None:
@@ -77,29 +96,27 @@ def _exporter(settings: ServiceSettings) -> SpanExporter | None:
     return None  # "none": spans are made and propagated, never exported
 
 
-class ServerSpan:
-    """The span of one HTTP request, current while the request is handled."""
+def server_middleware(app: ASGIApp) -> ASGIApp:
+    """`app` inside OpenTelemetry's ASGI middleware (opentelemetry-instrumentation-asgi) when tracing is on: a
+    SERVER span per request, the child of the caller's `traceparent`, named after its route template; `app`
+    itself when off (not even a layer). ServiceApp puts it outermost, so a shed request has its span too."""
+    if _tracer is None or _provider is None:
+        return app
+    from ticketing.tracing_libraries import server_middleware as traced
 
-    def __init__(self, tracer: Tracer, method: str, headers: Iterable[tuple[bytes, bytes]], rid: str) -> None:
-        parent = _W3C.extract({k.decode("latin-1"): v.decode("latin-1") for k, v in headers if k in _FIELDS})
-        self.method = method
-        self.span = tracer.start_span(method, context=parent, kind=SpanKind.SERVER,
-                                      attributes={"http.request.method": method, REQUEST_ID: rid})
-        self._token = context.attach(trace.set_span_in_context(self.span))
-
-    def end(self, route: str, status: int) -> None:
-        """Named after the route's template (bounded, as the metrics' label), once routing has found it."""
-        if self.span.is_recording():  # a span sampled out keeps nothing: skip the work
-            self.span.update_name(f"{self.method} {route}")
-            self.span.set_attributes({"http.route": route, "http.response.status_code": status})
-            if status >= 500:
-                self.span.set_status(Status(StatusCode.ERROR))
-        self.span.end()
-        context.detach(self._token)
+    return traced(app, _provider)
 
 
-def server_span(method: str, headers: Iterable[tuple[bytes, bytes]], rid: str) -> ServerSpan | None:
-    return None if _tracer is None else ServerSpan(_tracer, method, headers, rid)
+def enabled() -> bool:
+    return _tracer is not None
+
+
+def name_request(method: str, route: str, rid: str) -> None:
+    """The current request's span named after its route's template (bounded, as the metrics' label), once
+    routing has found it, with its request id (ticketing.api.telemetry, as the answer starts)."""
+    if (span := trace.get_current_span()).is_recording():
+        span.update_name(f"{method} {route}")
+        span.set_attributes({"http.route": route, REQUEST_ID: rid})
 
 
 def consumer_span(record: ConsumerRecord[Any, Any], consumer: str, rid: str | None) -> AbstractContextManager[Any]:
@@ -121,6 +138,15 @@ def _consumer_span(tracer: Tracer, record: ConsumerRecord[Any, Any], consumer: s
     with tracer.start_as_current_span(f"process {record.topic}", context=_W3C.extract(headers),
                                       kind=SpanKind.CONSUMER, attributes=attributes):
         yield
+
+
+def log_ids() -> tuple[str, str] | None:
+    """(trace_id, span_id) of the current span, in hex as OpenTelemetry writes them, for a log line written in
+    it (ticketing.logs); None when tracing is off or no span is current."""
+    if _tracer is None:
+        return None
+    span = trace.get_current_span().get_span_context()
+    return (format_trace_id(span.trace_id), format_span_id(span.span_id)) if span.is_valid else None
 
 
 def propagation_headers() -> dict[str, str]:

@@ -114,7 +114,7 @@ async def topic_size(bootstrap: str, topic: str) -> int:
 
 
 def quarantined_total() -> float:
-    return REGISTRY.get_sample_value("outbox_quarantined_total", {"service": "platform-test"}) or 0.0
+    return REGISTRY.get_sample_value("ticketing_outbox_quarantined_total", {"service": "platform-test"}) or 0.0
 
 
 async def running(dsn: str, bootstrap: str, **overrides):
@@ -224,7 +224,8 @@ async def test_a_topic_missing_for_a_while_is_retried_never_quarantined(db, plat
     present = await new_topic(kafka_bootstrap)
     missing = f"platform-test-{uuid.uuid4().hex[:10]}"
     out = Outbox(db, present)
-    errors_before = REGISTRY.get_sample_value("outbox_publish_errors_total", {"service": "platform-test"}) or 0.0
+    errors_before = REGISTRY.get_sample_value("ticketing_outbox_publish_errors_total",
+                                              {"service": "platform-test"}) or 0.0
     await out.write("a", 0)
     await out.write("a", 1)
     await out.write("b", 0, topic=missing)
@@ -234,7 +235,7 @@ async def test_a_topic_missing_for_a_while_is_retried_never_quarantined(db, plat
         await read_topic(kafka_bootstrap, present, {out.ids[("a", 1)]}, timeout=30)
 
         async def retried_twice() -> bool:
-            errors = REGISTRY.get_sample_value("outbox_publish_errors_total", {"service": "platform-test"})
+            errors = REGISTRY.get_sample_value("ticketing_outbox_publish_errors_total", {"service": "platform-test"})
             return (errors or 0.0) - errors_before >= 2
 
         await eventually(retried_twice, timeout=30)

@@ -35,11 +35,11 @@ async def test_a_periodic_job_counts_its_runs_by_outcome_and_stamps_its_last_suc
     started = time.time()
     await asyncio.wait_for(periodic(name, 0.01, job, service=service)(stop), 5)
     labels = {"service": service, "job_name": name}
-    assert sample("periodic_job_runs_total", **labels, outcome="success") == 2
-    assert sample("periodic_job_runs_total", **labels, outcome="failure") == 1
-    assert sample("periodic_job_interval_seconds", **labels, schedule="fixed") == 0.01
-    assert calls[2] <= sample("periodic_job_last_success_timestamp_seconds", **labels) <= time.time()
-    assert sample("periodic_job_last_success_timestamp_seconds", **labels) >= started
+    assert sample("ticketing_periodic_job_runs_total", **labels, outcome="success") == 2
+    assert sample("ticketing_periodic_job_runs_total", **labels, outcome="failure") == 1
+    assert sample("ticketing_periodic_job_interval_seconds", **labels, schedule="fixed") == 0.01
+    assert calls[2] <= sample("ticketing_periodic_job_last_success_timestamp_seconds", **labels) <= time.time()
+    assert sample("ticketing_periodic_job_last_success_timestamp_seconds", **labels) >= started
 
 
 async def test_a_job_that_never_succeeds_keeps_its_start_as_its_last_success() -> None:
@@ -52,8 +52,8 @@ async def test_a_job_that_never_succeeds_keeps_its_start_as_its_last_success() -
 
     await asyncio.wait_for(periodic("reconcile", 0.01, broken, service=service)(stop), 5)
     labels = {"service": service, "job_name": "reconcile"}
-    assert before <= sample("periodic_job_last_success_timestamp_seconds", **labels) <= time.time()
-    assert sample("periodic_job_runs_total", **labels, outcome="success") == 0
+    assert before <= sample("ticketing_periodic_job_last_success_timestamp_seconds", **labels) <= time.time()
+    assert sample("ticketing_periodic_job_runs_total", **labels, outcome="success") == 0
 
 
 def test_healthz_answers_from_the_loops_last_beat() -> None:

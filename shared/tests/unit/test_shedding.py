@@ -127,13 +127,13 @@ async def test_a_read_the_process_answers_from_memory_is_served_at_the_limit() -
 
 async def test_shed_requests_are_counted_by_service_priority_and_route() -> None:
     labels = {"service": "shed-test", "priority": "browse", "route": "/showtimes/{sid}/seats"}
-    before = REGISTRY.get_sample_value("http_requests_shed_total", labels) or 0.0
+    before = REGISTRY.get_sample_value("ticketing_http_requests_shed_total", labels) or 0.0
     async with client(limit=2) as c:
         slow = await in_flight(c, 1, "POST", "/payments/callback")
         assert (await c.get("/showtimes/5/seats")).status_code == 503
         gate.set()
         await asyncio.gather(*slow)
-    assert REGISTRY.get_sample_value("http_requests_shed_total", labels) == before + 1
+    assert REGISTRY.get_sample_value("ticketing_http_requests_shed_total", labels) == before + 1
 
 
 async def test_the_queue_hands_a_freed_slot_to_the_most_important_waiter() -> None:

@@ -143,16 +143,20 @@ async def pg_connect() -> AsyncIterator[Callable[[str], object]]:
 
 
 @pytest.fixture
-def traced(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any]]:
+def traced() -> Iterator[tuple[Any, Any]]:
     """Tracing on in this process for one test, its spans in memory: (InMemorySpanExporter, TracerProvider).
-    Configured before any app is built, so the apps' own `tracing.configure` keeps it; off again afterwards."""
+    Configured before any app is built, so the apps' own `tracing.configure` keeps it; off again afterwards,
+    the libraries' instrumentation (asyncpg, redis, httpx) taken off with it."""
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from ticketing import tracing
     from ticketing.settings import ServiceSettings
 
-    monkeypatch.setattr(tracing, "_tracer", None)
+    tracing.reset()
     exporter = InMemorySpanExporter()
     provider = tracing.configure(ServiceSettings(tracing_enabled=True, service_name="traced-test"), exporter)
     assert provider is not None
-    yield exporter, provider
-    provider.shutdown()
+    try:
+        yield exporter, provider
+    finally:
+        provider.shutdown()
+        tracing.reset()

@@ -104,7 +104,8 @@ async def test_a_payment_applied_after_the_first_expiry_within_the_extension_boo
 
 
 def decisions() -> dict[str, float]:
-    return {by: REGISTRY.get_sample_value("hold_decisions_total", {"decided_by": by, "outcome": "refused"}) or 0.0
+    return {by: REGISTRY.get_sample_value("ticketing_hold_decisions_total",
+                                          {"decided_by": by, "outcome": "refused"}) or 0.0
             for by in ("redis", "postgres")}
 
 

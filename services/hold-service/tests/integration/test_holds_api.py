@@ -82,7 +82,7 @@ async def test_s4_rate_limit_429_with_retry_after_and_others_unaffected(start, d
 async def test_refusals_are_counted_by_the_limit_that_made_them(start, h) -> None:
     def refused(metrics: str) -> dict[str, float]:
         return {s.labels["limit"]: s.value for family in text_string_to_metric_families(metrics)
-                for s in family.samples if s.name == "hold_rate_limited_total"}
+                for s in family.samples if s.name == "ticketing_hold_rate_limited_total"}
 
     async with start(hold_rate_limit_per_minute=2, hold_rate_limit_per_ip_per_minute=4,
                      max_seats_held_per_customer_showtime=100) as svc:

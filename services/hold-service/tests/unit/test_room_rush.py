@@ -12,7 +12,9 @@ from hold_service.domain.room_rush import Crowd, RoomLoad, Thresholds, enabled_a
 from hold_service.domain.waiting_room import RoomFigures
 from hold_service.service_layer.holds import hold_seats
 from hold_service.service_layer.room_rush import watch_rooms
+from hold_service.service_layer.room_steps import advance_room
 from hold_service.service_layer.waiting_room import configure_room
+from prometheus_client import REGISTRY
 
 LOW = {"waiting_room_auto_open_at_arrivals_per_minute": 10, "waiting_room_auto_open_at_active": 20,
        "waiting_room_auto_close_after_seconds": 60}
@@ -41,6 +43,10 @@ def test_forced_modes_win_and_auto_keeps_the_state_it_found() -> None:
 
 def ask(sid: int, customer: int, *seats: str) -> HoldSeats:
     return HoldSeats(showtime_id=sid, customer_id=customer, seats=list(seats))
+
+
+def queue_length(sid: int) -> float | None:
+    return REGISTRY.get_sample_value("ticketing_waiting_room_queue_length", {"showtime": str(sid)})
 
 
 def room_events(world) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
@@ -92,6 +98,10 @@ async def test_forced_off_never_opens_and_forced_on_never_closes(fakes) -> None:
         world.clock.advance(120)
     assert (await world.deps.rooms.config(on)).enabled
     assert room_events(world) == [("WaitingRoomOpened", "OPERATOR")]
+    await advance_room(on, world.deps)  # a step, as a poll takes it: the room's series
+    assert queue_length(on) == 0
+    await configure_room(ConfigureRoom(on, False, 5, None, mode="off"), world.deps)  # the operator closes it
+    assert queue_length(on) is None
 
 
 async def test_the_deployment_may_turn_the_automatic_default_off(fakes) -> None:
@@ -128,8 +138,10 @@ async def test_it_closes_once_the_rush_has_been_over_for_a_while(fakes) -> None:
     await watch_rooms(world.deps)  # over, since now
     world.clock.advance(59)
     assert await watch_rooms(world.deps) == 0 and (await world.deps.rooms.config(sid)).enabled
+    assert queue_length(sid) == 0  # the room's series, per showtime, while it is open (nobody queued)
     world.clock.advance(1)
     assert await watch_rooms(world.deps) == 1
+    assert queue_length(sid) is None  # closed: gone from /metrics (a series per showtime would pile up)
     assert await watch_rooms(world.deps) == 0
     room = await world.deps.rooms.config(sid)
     assert not room.enabled and room.mode == "auto" and room.changed_reason == "RUSH_OVER"

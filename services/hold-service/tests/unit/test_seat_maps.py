@@ -108,25 +108,26 @@ def _metric(name: str, **labels: str) -> float:
 
 async def test_operators_see_streams_feed_gaps_and_why_streams_ended() -> None:
     source = FakeSource(seats=60)
-    before = {"streams": _metric("seat_map_streams"), "gaps": _metric("seat_map_resets_total", cause="gap"),
-              "slow": _metric("seat_map_streams_ended_total", reason="slow"),
-              "reset": _metric("seat_map_streams_ended_total", reason="reset")}
+    before = {"streams": _metric("ticketing_seat_map_streams"),
+              "gaps": _metric("ticketing_seat_map_resets_total", cause="gap"),
+              "slow": _metric("ticketing_seat_map_streams_ended_total", reason="slow"),
+              "reset": _metric("ticketing_seat_map_streams_ended_total", reason="reset")}
     live = maps(source, stream_buffer_bytes=4096)
-    assert _metric("seat_map_feed_up") == 1
+    assert _metric("ticketing_seat_map_feed_up") == 1
     slow, other = await live.subscribe(SID, ADDRESS), await live.subscribe(SID, ADDRESS)
     assert slow is not None and other is not None
-    assert _metric("seat_map_streams") == before["streams"] + 2
+    assert _metric("ticketing_seat_map_streams") == before["streams"] + 2
     for n in range(60):  # `slow` never reads: dropped
         live.apply(source.commit("HELD", f"A{n + 1}"))
         await other.next()
-    assert _metric("seat_map_streams_ended_total", reason="slow") == before["slow"] + 1
+    assert _metric("ticketing_seat_map_streams_ended_total", reason="slow") == before["slow"] + 1
     source.commit("AVAILABLE", "A1")
     live.apply(source.commit("AVAILABLE", "A2"))  # a version missed
-    assert _metric("seat_map_resets_total", cause="gap") == before["gaps"] + 1
-    assert _metric("seat_map_streams_ended_total", reason="reset") == before["reset"] + 1
-    assert _metric("seat_map_streams") == before["streams"]
+    assert _metric("ticketing_seat_map_resets_total", cause="gap") == before["gaps"] + 1
+    assert _metric("ticketing_seat_map_streams_ended_total", reason="reset") == before["reset"] + 1
+    assert _metric("ticketing_seat_map_streams") == before["streams"]
     live.feed_down()
-    assert _metric("seat_map_feed_up") == 0
+    assert _metric("ticketing_seat_map_feed_up") == 0
 
 
 async def test_subscribers_get_each_version_once_in_order_then_heartbeats() -> None:

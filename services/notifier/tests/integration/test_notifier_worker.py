@@ -166,8 +166,8 @@ async def test_an_unrenderable_email_keeps_the_credit_and_never_reaches_the_dlq(
                                                events[1].bookingId), timeout=30)
         async with httpx.AsyncClient(timeout=10) as http:
             metrics = (await http.get(f"{worker.url}/metrics")).text
-    assert _sample(metrics, 'notifier_emails_failed_total{reason="invalid_address"}') >= 1
-    assert _sample(metrics, "notifier_emails_sent_total") >= 1
+    assert _sample(metrics, 'ticketing_notifier_emails_failed_total{reason="invalid_address"}') >= 1
+    assert _sample(metrics, "ticketing_notifier_emails_sent_total") >= 1
     for e in events:
         assert await conn.fetchval("SELECT points FROM loyalty_points WHERE booking_id = $1", e.bookingId) == 24
     failed = await conn.fetchrow("SELECT status, failure_reason, last_error, message FROM email_outbox"

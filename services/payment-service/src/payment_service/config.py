@@ -73,7 +73,7 @@ class Settings(TokenSettings):
     """The longest wait between two tries of a refund."""
     refund_alert_seconds: float = Field(default=900.0, gt=0)
     """Money due back (or paid and neither booked nor due back) for this long is reported to operators
-    (payment_money_unresolved, log action=money.unresolved)."""
+    (ticketing_payment_money_unresolved, log action=money.unresolved)."""
     cors_allowed_origins: str = ""
     """Web pages of other origins that may call this API from a browser, comma-separated (dev: the seat-map
     page at http://127.0.0.1:8001); none: behind one ingress the page and this API share an origin."""

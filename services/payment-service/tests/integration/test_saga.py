@@ -180,7 +180,7 @@ async def test_a_refund_the_gateway_refuses_is_retried_until_accepted(saga, paym
     await asyncio.sleep(0.01)
     report = await money.report_unresolved(type(service.deps)(**{**vars(service.deps), "settings": strict}))
     assert report.refunds_overdue >= 1
-    assert REGISTRY.get_sample_value("payment_money_unresolved", {"kind": "refunds_overdue"}) >= 1
+    assert REGISTRY.get_sample_value("ticketing_payment_money_unresolved", {"kind": "refunds_overdue"}) >= 1
     assert await money.issue_refunds(service.deps) == 1
     refunded = await reload(service, payment)
     assert (refunded.status, refunded.refund_attempts) == ("REFUNDED", 3)

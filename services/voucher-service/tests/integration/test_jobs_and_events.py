@@ -10,6 +10,7 @@ import asyncpg
 import pytest
 import redis.asyncio as aioredis
 from flash_fakes import FakePayments
+from prometheus_client import REGISTRY
 from ticketing.events import VoucherReserved
 from ticketing_testing import eventually
 from voucher_service.adapters.gate import keys
@@ -17,7 +18,7 @@ from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.domain.commands import ReserveVoucher
 from voucher_service.service_layer.expiry import expire_reservations
 from voucher_service.service_layer.handlers import reserve_voucher
-from voucher_service.service_layer.jobs import DRIFT, reconcile
+from voucher_service.service_layer.jobs import DRIFT, reconcile, reconcile_all
 from voucher_service.service_layer.ports import Deps
 from voucher_testkit import (
     EXPIRY_TTL,
@@ -139,3 +140,15 @@ async def test_booking_outcome_before_the_reservation_lands(flash_deps: Deps, po
     await eventually(applied, timeout=30)
     assert await assert_invariant(pool, code) == 1
     assert await gate.remaining(code) == 4  # the failed order's use went back to the gate
+
+
+async def test_a_voucher_that_ended_loses_its_drift_series(flash_deps: Deps, pool: asyncpg.Pool) -> None:
+    """A series per flash voucher while it sells; once it has ended, the next run takes it off /metrics (a code
+    per voucher would otherwise pile up for as long as the worker runs)."""
+    code = await new_voucher(flash_deps, limit=3, flash=True)
+    drift = {"code": code}
+    assert code in await reconcile_all(flash_deps)
+    assert REGISTRY.get_sample_value("ticketing_voucher_gate_drift", drift) == 0
+    await pool.execute("UPDATE voucher SET ends_at = now() WHERE code = $1", code)
+    assert code not in await reconcile_all(flash_deps)
+    assert REGISTRY.get_sample_value("ticketing_voucher_gate_drift", drift) is None

@@ -12,6 +12,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.telemetry import TelemetryConfig
 from starlette.types import ASGIApp
 
+from ticketing import tracing
 from ticketing.api.body_limit import BodyLimit
 from ticketing.api.boundary import Boundary
 from ticketing.api.errors import install_error_handlers
@@ -39,7 +40,8 @@ class ServiceApp(FastAPI):
 
     def build_middleware_stack(self) -> ASGIApp:
         stack = Boundary(super().build_middleware_stack(), self.max_header_bytes)
-        return stack if self.shedder is None else self.shedder(stack)
+        # With TRACING_ENABLED, every request's server span, outermost (ticketing.tracing); off, no layer at all.
+        return tracing.server_middleware(stack if self.shedder is None else self.shedder(stack))
 
 
 def build_app(*, title: str, tokens: TokenVerifier | None, routers: list[APIRouter], max_body_bytes: int,
@@ -53,8 +55,8 @@ def build_app(*, title: str, tokens: TokenVerifier | None, routers: list[APIRout
     `load`: the settings whose SHED_* say how much work this process takes in (shedding.py; None or
     SHED_MAX_IN_FLIGHT=0: no shedding); `shed_routes`: the priority of the service's routes (the others:
     HOLD), hot or not."""
-    # Metrics are Prometheus (/metrics); we set up no OpenTelemetry. FastAPI's native telemetry would
-    # still look up the global OTel providers on every request, a cost on every request under load.
+    # Metrics are Prometheus (/metrics), traces ticketing.tracing's. FastAPI's native telemetry would still
+    # look up the global OTel providers on every request, a cost on every request under load.
     limiter = Limiter(load.shed_max_in_flight, load.shed_queue_timeout_ms) if load and load.shed_max_in_flight else None
     lifespan = frozen_after_startup(lifespan if limiter is None else sampling(lifespan, limiter, title))
     app = ServiceApp(title=title, version=version, lifespan=lifespan, telemetry=NO_OTEL)
@@ -77,7 +79,7 @@ def build_app(*, title: str, tokens: TokenVerifier | None, routers: list[APIRout
     else:
         LIMIT.labels(title).set(0)
     # Outermost of these (the Boundary and the Shedder wrap them): it sees every answer, the 413s included, but
-    # a shed request's 503 (http_requests_shed_total counts those).
+    # a shed request's 503 (ticketing_http_requests_shed_total counts those).
     app.add_middleware(RequestTelemetry, service=title, access_log=access_log)
     describe_errors(app)
     return app

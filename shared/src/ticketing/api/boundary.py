@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ticketing.api.errors import ApiError
 
 NOSNIFF = (b"x-content-type-options", b"nosniff")
-REFUSED_HEADS = Counter("http_headers_too_large_total", "Requests refused with 431: request line and headers "
+REFUSED_HEADS = Counter("ticketing_http_headers_too_large_total", "Requests refused with 431: request line and headers "
                         "over MAX_HEADER_BYTES")
 
 

@@ -52,11 +52,14 @@ from ticketing.api.errors import ApiError
 from ticketing.api.hot_path import template_regex
 from ticketing.api.limiter import Limiter, Priority
 
-SHED_REQUESTS = Counter("http_requests_shed_total", "Requests refused with 503 because the process was at its "
-                        "limit of work in flight", ["service", "priority", "route"])
-IN_FLIGHT = Gauge("http_requests_in_flight", "Requests in flight counted by the shedder: the highest of the last "
-                  "second, summed over the processes", ["service"], multiprocess_mode="livesum")
-LIMIT = Gauge("http_requests_in_flight_limit", "The limit of requests in flight (SHED_MAX_IN_FLIGHT), summed "
+SHED_REQUESTS = Counter("ticketing_http_requests_shed_total",
+                        "Requests refused with 503 because the process was at its limit of work in flight",
+                        ["service", "priority", "route"])
+IN_FLIGHT = Gauge("ticketing_http_requests_in_flight",
+                  "Requests in flight counted by the shedder: the highest of the last second, summed over the "
+                  "processes",
+                  ["service"], multiprocess_mode="livesum")
+LIMIT = Gauge("ticketing_http_requests_in_flight_limit", "The limit of requests in flight (SHED_MAX_IN_FLIGHT), summed "
               "over the processes; 0: shedding off", ["service"], multiprocess_mode="livesum")
 
 
@@ -114,7 +117,7 @@ class Shedder:
     """`Shedder(app, limiter=..., routes=RouteTable(...), service="hold-service")`, the outermost layer of a
     service (build_app): a request refused costs no more than finding its route, and its body is never read.
     So its 503 carries what the layers inside would have added (nosniff) but no request id, and the RED
-    metrics (telemetry.py) do not see it: http_requests_shed_total counts it."""
+    metrics (telemetry.py) do not see it: ticketing_http_requests_shed_total counts it."""
 
     def __init__(self, app: ASGIApp, limiter: Limiter, routes: RouteTable, service: str,
                  retry_after_seconds: int = 1) -> None:

@@ -1,9 +1,9 @@
 """Every request, hot paths included: its request id (in the logs, the response and the events it causes)
-and the RED metrics of its route: `http_requests_total{service,route,method,status}` and
-`http_request_duration_seconds{service,route,method}`; with TRACING_ENABLED, its OpenTelemetry server span
-(ticketing.tracing); and an access log line (action=http.request) for every request, but for the hot paths'
-routine answers (2xx, 4xx in under a second), which would cost more than the request itself under a sale:
-their metrics say how many there were.
+and the RED metrics of its route: `ticketing_http_requests_total{service,route,method,status}` and
+`ticketing_http_request_duration_seconds{service,route,method}`; with TRACING_ENABLED, its request id on its
+OpenTelemetry server span (ticketing.tracing); and an access log line (action=http.request) for every
+request, but for the hot paths' routine answers (2xx, 4xx in under a second), which would cost more than
+the request itself under a sale: their metrics say how many there were.
 
 The outermost middleware build_app adds, so it sees what the others answer (413s, the hot paths). The
 route label is the route's template (`/holds/{hold_id}`), never the raw path (bounded cardinality); a
@@ -27,8 +27,8 @@ from ticketing.logs import log_action
 
 logger = logging.getLogger("ticketing.access")
 
-REQUESTS = Counter("http_requests_total", "HTTP requests answered", ["service", "route", "method", "status"])
-DURATION = Histogram("http_request_duration_seconds", "HTTP request duration (first byte in, response out)",
+REQUESTS = Counter("ticketing_http_requests_total", "HTTP requests answered", ["service", "route", "method", "status"])
+DURATION = Histogram("ticketing_http_request_duration_seconds", "HTTP request duration (first byte in, response out)",
                      ["service", "route", "method"],
                      buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
 _HEADER = request_id.HEADER.encode()
@@ -50,7 +50,6 @@ class RequestTelemetry:
         offered = next((v.decode("latin-1") for k, v in scope["headers"] if k == _HEADER), None)
         rid = request_id.accept(offered)
         token = request_id.CURRENT.set(rid)
-        span = tracing.server_span(scope["method"], scope["headers"], rid)  # None unless TRACING_ENABLED
         status = 500
 
         async def send_with_id(message: Message) -> None:
@@ -58,22 +57,26 @@ class RequestTelemetry:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 message["headers"] = [*message.get("headers", ()), (_HEADER, rid.encode())]
+                if tracing.enabled():  # its server span (ServiceApp's, outside this one) ends with the body
+                    tracing.name_request(scope["method"], _route(scope), rid)
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
+        except BaseException:  # ServerErrorMiddleware, outside this one, answers 500 after this
+            if tracing.enabled():
+                tracing.name_request(scope["method"], _route(scope), rid)
+            raise
         finally:
             seconds = time.perf_counter() - started
             route = self._record(scope, status, seconds)
-            if span is not None:
-                span.end(route, status)
             if self.access_log and (HOT_ROUTE not in scope or status >= 500 or seconds >= 1.0):
                 log_action(logger, "http.request", method=scope["method"], route=route, path=scope["path"],
                            status=status, ms=round(seconds * 1000, 2))
             request_id.CURRENT.reset(token)
 
     def _record(self, scope: Scope, status: int, seconds: float) -> str:
-        route = scope.get(HOT_ROUTE) or getattr(scope.get("route"), "path", None) or "unmatched"
+        route = _route(scope)
         method = scope["method"]
         counter = self._counters.get((route, method, status))
         if counter is None:
@@ -85,3 +88,7 @@ class RequestTelemetry:
         counter.inc()
         timer.observe(seconds)
         return route
+
+
+def _route(scope: Scope) -> str:
+    return scope.get(HOT_ROUTE) or getattr(scope.get("route"), "path", None) or "unmatched"

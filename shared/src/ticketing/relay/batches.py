@@ -4,7 +4,7 @@ Kafka refuses a row for good (over the producer's max_request_size, refused at e
 max.message.bytes, refused by the broker; a topic name Kafka cannot have; headers that are not [name, text]
 pairs): no retry can fix it, and before quarantine it stopped the relay for good. The row is quarantined:
 kept unpublished with its error and time (`quarantined_at`, `quarantine_error`), logged as
-action=outbox.quarantined at ERROR, counted in outbox_quarantined_total, and skipped; the rows around it are
+action=outbox.quarantined at ERROR, counted in ticketing_outbox_quarantined_total, and skipped; the rows around it are
 marked as usual, so none is sent twice. `ticketing outbox replay` puts it back in line once the cause is
 fixed (a topic limit raised, the row mended); it then goes out before the rows held behind it. Only the
 refusals in REFUSED_FOR_GOOD quarantine; anything else, unknown errors included, is a retry.

@@ -7,7 +7,7 @@ Postgres and still holds. Per customer, the moving window of lua/rate_limit.lua 
 the limit, 5 a minute); per address, the sliding-window counter of lua/address_rate_limit.lua, O(1) at any
 limit, since one address (a NAT, an office) may carry many customers and a high limit. The route finds the
 address (entrypoints/api/client_address.py). Every refusal is counted by the limit that made it
-(`hold_rate_limited_total{limit}`): refusals by address while few by customer mean many customers behind one
+(`ticketing_hold_rate_limited_total{limit}`): refusals by address while few by customer mean many customers behind one
 address (a NAT, an office, a proxy not in TRUSTED_PROXIES), not one customer hammering.
 
 The Lua scripts go in ONE network round trip (redis_script.run_together), and the requests for one showtime
@@ -46,8 +46,8 @@ from hold_service.service_layer.ports import Admission, Admitted, Ended, GateSea
 logger = logging.getLogger(__name__)
 MAX_REMEMBERED = 10_000  # refused customers and addresses remembered per process
 WINDOW_MS = 60_000  # the rate limits' window
-REFUSED = Counter("hold_rate_limited_total", "Hold requests and queue joins refused, by the limit that refused them",
-                  ["limit"])
+REFUSED = Counter("ticketing_hold_rate_limited_total",
+                  "Hold requests and queue joins refused, by the limit that refused them", ["limit"])
 for _limit in ("customer", "address"):
     REFUSED.labels(_limit)  # exported at 0 from the start: "none refused" reads as 0, not as missing
 Request = tuple[int, list[str], uuid.UUID, str | None, AdmissionPass | None]  # customer, seats, hold, address, slot

@@ -37,11 +37,11 @@ logger = logging.getLogger(__name__)
 MAX_MISSING = 10_000  # unknown showtimes remembered (404 from memory)
 
 # Summed over the API processes of a pod (uvicorn workers share /metrics: prometheus_client multiprocess).
-STREAMS = Gauge("seat_map_streams", "Seat-map streams open", multiprocess_mode="livesum")
-FEED_UP = Gauge("seat_map_feed_up", "1 while the process follows the seat changes (its LISTEN is up)",
+STREAMS = Gauge("ticketing_seat_map_streams", "Seat-map streams open", multiprocess_mode="livesum")
+FEED_UP = Gauge("ticketing_seat_map_feed_up", "1 while the process follows the seat changes (its LISTEN is up)",
                 multiprocess_mode="livemin")
-RESETS = Counter("seat_map_resets_total", "Seat maps dropped and their streams ended, by cause", ["cause"])
-STREAMS_ENDED = Counter("seat_map_streams_ended_total", "Seat-map streams ended, by why", ["reason"])
+RESETS = Counter("ticketing_seat_map_resets_total", "Seat maps dropped and their streams ended, by cause", ["cause"])
+STREAMS_ENDED = Counter("ticketing_seat_map_streams_ended_total", "Seat-map streams ended, by why", ["reason"])
 
 
 class FeedDown(ConnectionError):

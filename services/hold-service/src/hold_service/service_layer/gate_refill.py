@@ -32,7 +32,8 @@ from hold_service.service_layer.ports import Deps, GateSeat
 logger = logging.getLogger(__name__)
 MARK_SECONDS = 86400.0  # how long a refilled gate (and a BOOKED seat's key) lasts before the next refill
 RETRY_SECONDS = 1.0  # after a refill that failed (Postgres or Redis down), the next one waits this long
-REFILLS = Counter("seat_gate_refills_total", "Refills of a showtime's seat gate after Redis lost it", ["outcome"])
+REFILLS = Counter("ticketing_seat_gate_refills_total", "Refills of a showtime's seat gate after Redis lost it",
+                  ["outcome"])
 _running: set[asyncio.Task[None]] = set()  # referenced until done (the loop keeps only weak references)
 
 

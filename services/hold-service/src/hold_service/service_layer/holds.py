@@ -34,7 +34,8 @@ from hold_service.service_layer.waiting_room import admission_for, end_slot
 
 # Who decided each hold request: the rate limiter, the Redis gate (an early "taken"), or Postgres (the
 # conditional UPDATE, which writes or refuses). A gate that admits everything shows as Postgres' refusals.
-DECISIONS = Counter("hold_decisions_total", "Hold requests by who decided them and how", ["decided_by", "outcome"])
+DECISIONS = Counter("ticketing_hold_decisions_total", "Hold requests by who decided them and how",
+                    ["decided_by", "outcome"])
 
 
 async def hold_seats(cmd: HoldSeats, deps: Deps) -> Hold:

@@ -25,10 +25,11 @@ from hold_service.service_layer.ports import Backlog, Deps, HoldsUnitOfWork
 
 logger = logging.getLogger(__name__)
 # Refreshed by the sweeper after each sweep; several sweepers read the same table: the rules take the max.
-BACKLOG_HOLDS = Gauge("hold_expired_backlog_holds", "Holds whose time has passed still HELD (the sweeper's "
+BACKLOG_HOLDS = Gauge("ticketing_hold_expired_backlog_holds", "Holds whose time has passed still HELD (the sweeper's "
                       "backlog), at the last sweep", multiprocess_mode="max")
-BACKLOG_OLDEST = Gauge("hold_expired_backlog_oldest_seconds", "Seconds since the oldest hold of the sweeper's "
-                       "backlog expired (0: none), at the last sweep", multiprocess_mode="max")
+BACKLOG_OLDEST = Gauge("ticketing_hold_expired_backlog_oldest_seconds",
+                       "Seconds since the oldest hold of the sweeper's backlog expired (0: none), at the last sweep",
+                       multiprocess_mode="max")
 
 
 async def extend_hold(cmd: ExtendHold, deps: Deps) -> datetime:
@@ -89,7 +90,7 @@ async def _sweep_batch(deps: Deps, size: int) -> int:
 
 
 async def expired_backlog(deps: Deps) -> Backlog:
-    """The expired holds still HELD now, also set on the gauges hold_expired_backlog_* (the alert
+    """The expired holds still HELD now, also set on the gauges ticketing_hold_expired_backlog_* (the alert
     ExpiredHoldsBacklog reads them)."""
     async with deps.statements() as uow:
         backlog = await uow.holds.expired_backlog()

@@ -27,15 +27,18 @@ from hold_service.config import HoldSettings
 from hold_service.domain.room_rush import RoomLoad, Thresholds, opening_reason, rush_over
 from hold_service.domain.waiting_room import RoomConfig
 from hold_service.service_layer.ports import Deps
-from hold_service.service_layer.room_steps import advance_room
+from hold_service.service_layer.room_steps import advance_room, forget_room
 
 logger = logging.getLogger(__name__)
 MAX_ROOMS = 500  # open automatic rooms one run of the `rooms` role looks at
 
-OPEN = Gauge("waiting_rooms_open", "Waiting rooms on now (forced or opened by themselves), as the worker last counted",
+OPEN = Gauge("ticketing_waiting_rooms_open",
+             "Waiting rooms on now (forced or opened by themselves), as the worker last counted",
              multiprocess_mode="mostrecent")
-OPENED = Counter("waiting_room_opened_total", "Waiting rooms turned on by this process, by reason", ["reason"])
-CLOSED = Counter("waiting_room_closed_total", "Waiting rooms turned off by this process, by reason", ["reason"])
+OPENED = Counter("ticketing_waiting_room_opened_total", "Waiting rooms turned on by this process, by reason",
+                 ["reason"])
+CLOSED = Counter("ticketing_waiting_room_closed_total", "Waiting rooms turned off by this process, by reason",
+                 ["reason"])
 for _reason in ("ARRIVALS", "ACTIVE", "OPERATOR"):
     OPENED.labels(_reason)  # exported at 0 from the start: "none opened" reads as 0, not as missing
 for _reason in ("OPERATOR", "RUSH_OVER"):
@@ -98,6 +101,7 @@ async def _watch(config: RoomConfig, deps: Deps) -> int:
     if (done := await deps.rooms.close_automatically(sid, settings.waiting_room_auto_close_after_seconds)) is None:
         return 0
     CLOSED.labels("RUSH_OVER").inc()
+    forget_room(sid)
     log_action(logger, "room.closed", showtime_id=sid, reason="RUSH_OVER", active_limit=done.active_limit,
                arrivals_per_minute=crowd.arrivals_per_minute, active=crowd.active, sold_out=figures.sold_out)
     return 1
@@ -106,5 +110,7 @@ async def _watch(config: RoomConfig, deps: Deps) -> int:
 def operator_changed(config: RoomConfig) -> None:
     """An operator's configuration turned the room on or off (its event written with it)."""
     (OPENED if config.enabled else CLOSED).labels("OPERATOR").inc()
+    if not config.enabled:
+        forget_room(config.showtime_id)
     log_action(logger, "room.opened" if config.enabled else "room.closed", showtime_id=config.showtime_id,
                reason="OPERATOR", active_limit=config.active_limit)

@@ -27,6 +27,7 @@ from dataclasses import replace
 from prometheus_client import Counter, Gauge
 from ticketing.job_metrics import JobWatch
 from ticketing.logs import log_action
+from ticketing.metrics import forget
 from ticketing.transient import TRANSIENT_ERRORS
 
 from hold_service.domain.waiting_room import StepOutcome
@@ -36,16 +37,17 @@ logger = logging.getLogger(__name__)
 LEASE_SLOTS = 1.25  # how far one extension of the lease reaches, in slot lengths
 MAX_RUNS = 100  # script runs in one step: an opening of 100 chunks (adapters/room_queue.py) fits in one
 
-QUEUED = Gauge("waiting_room_queue_length", "Customers waiting in a room's queue (at its last step)", ["showtime"],
+QUEUED = Gauge("ticketing_waiting_room_queue_length", "Customers waiting in a room's queue (at its last step)",
+               ["showtime"], multiprocess_mode="mostrecent")
+ACTIVE = Gauge("ticketing_waiting_room_active", "Customers choosing seats (admitted, slot not over)", ["showtime"],
               multiprocess_mode="mostrecent")
-ACTIVE = Gauge("waiting_room_active", "Customers choosing seats (admitted, slot not over)", ["showtime"],
+RATE = Gauge("ticketing_waiting_room_admission_rate_per_second", "Admissions per second over the last minute",
+             ["showtime"],
               multiprocess_mode="mostrecent")
-RATE = Gauge("waiting_room_admission_rate_per_minute", "Admissions over the last minute", ["showtime"],
+SOLD_OUT = Gauge("ticketing_waiting_room_sold_out", "1 once every seat of the showtime is booked", ["showtime"],
               multiprocess_mode="mostrecent")
-SOLD_OUT = Gauge("waiting_room_sold_out", "1 once every seat of the showtime is booked", ["showtime"],
-              multiprocess_mode="mostrecent")
-ADMITTED = Counter("waiting_room_admitted_total", "Customers admitted by this process's steps", ["showtime"])
-DROPPED = Counter("waiting_room_dropped_total", "Queued or admitted customers dropped for not coming back",
+ADMITTED = Counter("ticketing_waiting_room_admitted_total", "Customers admitted by this process's steps", ["showtime"])
+DROPPED = Counter("ticketing_waiting_room_dropped_total", "Queued or admitted customers dropped for not coming back",
                   ["showtime"])
 
 
@@ -78,6 +80,7 @@ async def advance_room(showtime_id: int, deps: Deps) -> StepOutcome | None:
 async def _step(showtime_id: int, deps: Deps) -> StepOutcome | None:
     facts = await deps.rooms.facts(showtime_id)
     if facts is None or not facts.config.enabled:
+        forget_room(showtime_id)  # closed since this process last stepped it
         return None
     if not facts.started:
         await deps.rooms.mark_started(showtime_id)  # before Redis has it: a later setup is then a rebuild
@@ -102,10 +105,15 @@ def _record(showtime_id: int, outcome: StepOutcome) -> None:
     label = str(showtime_id)
     QUEUED.labels(label).set(outcome.queued)
     ACTIVE.labels(label).set(outcome.active)
-    RATE.labels(label).set(outcome.rate_per_minute)
+    RATE.labels(label).set(outcome.rate_per_minute / 60)
     SOLD_OUT.labels(label).set(int(outcome.sold_out))
     if outcome.admitted or outcome.dropped:
         ADMITTED.labels(label).inc(outcome.admitted)
         DROPPED.labels(label).inc(outcome.dropped)
         log_action(logger, "room.stepped", showtime_id=showtime_id, admitted=outcome.admitted,
                    dropped=outcome.dropped, queued=outcome.queued, active=outcome.active)
+
+
+def forget_room(showtime_id: int) -> None:
+    """A closed room's series (per showtime: they would pile up with every showtime that ever had a room)."""
+    forget(str(showtime_id), QUEUED, ACTIVE, RATE, SOLD_OUT, ADMITTED, DROPPED)

@@ -58,7 +58,7 @@ ORDER BY r.showtime_id
 LIMIT $1;
 
 -- name: rooms_on
--- How many rooms are on now (forced or opened by the platform): the `waiting_rooms_open` gauge.
+-- How many rooms are on now (forced or opened by the platform): the `ticketing_waiting_rooms_open` gauge.
 SELECT count(*) FROM waiting_room WHERE enabled;
 
 -- name: note_room_quiet

@@ -63,7 +63,8 @@ async def test_past_the_limit_reads_and_holds_get_503_and_the_payment_path_is_se
         for path in ("/healthz", "/readyz?check=postgres", "/metrics"):
             assert (await c.get(path)).status_code == 200, path
         shed = (await c.get("/metrics")).text
-        assert 'http_requests_shed_total{priority="browse",route="/showtimes",service="hold-service"} 1.0' in shed
+        assert ('ticketing_http_requests_shed_total{priority="browse",route="/showtimes",service="hold-service"} 1.0'
+                in shed)
 
         assert sorted([await finish(*h) for h in held]) == [201, 201, 201]
         assert (await c.get("/showtimes")).status_code == 200

@@ -5,7 +5,8 @@ queued e-mail are one atomic fact; nothing here talks to SMTP (the sender does, 
 
 The address: the operators' directory first (an override, or an import), else the buyer's contact that his
 identity provider stated (hold-service's GET /buyer-contacts/{bookingId}, docs/sign-in.md). An event with no
-address anywhere is recorded (`customers missing` lists it) and counted (notifier_bookings_without_address_total).
+address anywhere is recorded (`customers missing` lists it) and counted
+(ticketing_notifier_bookings_without_address_total).
 
 Each e-mail is in the customer's language (the contact's locale; English when we have no catalogue for it),
 with times in the cinema's time zone. A cancelled booking gets one cancellation e-mail that tells of its

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-from ticketing import http_pool, request_id, tracing
+from ticketing import http_pool, request_id
 from ticketing.auth import issue_token
 
 from payment_service.domain.errors import DependencyUnavailable
@@ -31,7 +31,6 @@ class ServiceClient:
             headers["Authorization"] = self._credentials()
         if (rid := request_id.current()) is not None:  # one booking followed across the services
             headers[request_id.HEADER] = rid
-        headers.update(tracing.propagation_headers())  # the callee's span is a child of ours
         return headers
 
     async def request(self, method: str, path: str, *, json: Any = None,

@@ -29,8 +29,8 @@ from payment_service.service_layer.settlement import apply_gateway_state, refund
 
 logger = logging.getLogger(__name__)
 REFUND_LEASE_SECONDS = 60.0
-REFUNDS = Counter("payment_refunds_total", "Refund attempts at the gateway", ["outcome"])
-UNRESOLVED = Gauge("payment_money_unresolved", "Money an operator must look at", ["kind"])
+REFUNDS = Counter("ticketing_payment_refunds_total", "Refund attempts at the gateway", ["outcome"])
+UNRESOLVED = Gauge("ticketing_payment_money_unresolved", "Money an operator must look at", ["kind"])
 
 
 async def reconcile(deps: Deps) -> Unresolved:

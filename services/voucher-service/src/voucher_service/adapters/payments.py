@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 import httpx
-from ticketing import http_pool, request_id, tracing
+from ticketing import http_pool, request_id
 from ticketing.auth import issue_token
 
 from voucher_service.domain.errors import PaymentsUnavailable
@@ -31,7 +31,6 @@ class HttpPayments(Payments):
             headers = {"Authorization": f"Bearer {token}"}
             if (rid := request_id.current()) is not None:
                 headers[request_id.HEADER] = rid
-            headers.update(tracing.propagation_headers())
             response = await self._client.get(f"/payments/{canonical}", headers=headers)
         except httpx.HTTPError as exc:  # refused, timed out, reset
             raise PaymentsUnavailable(f"payment-service: {type(exc).__name__}: {exc}") from exc

@@ -26,7 +26,7 @@ from voucher_service.service_layer.terms import voucher_terms
 
 logger = logging.getLogger(__name__)
 # Reservation answers by mode: Reserved, or the refusal (OutOfStock, AlreadyUsed, NotEligible, GateUnavailable...).
-RESERVATIONS = Counter("voucher_reservations_total", "Voucher reservation answers", ["mode", "outcome"])
+RESERVATIONS = Counter("ticketing_voucher_reservations_total", "Voucher reservation answers", ["mode", "outcome"])
 ATTEMPTS = 3
 
 

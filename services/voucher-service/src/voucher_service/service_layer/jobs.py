@@ -9,6 +9,7 @@ import time
 
 from prometheus_client import Gauge
 from ticketing.logs import log_action
+from ticketing.metrics import forget
 
 from voucher_service.domain.errors import GateRecovering, PaymentsUnavailable
 from voucher_service.domain.gate import GateOrder
@@ -18,14 +19,21 @@ from voucher_service.service_layer.expiry import payment_statuses
 from voucher_service.service_layer.ports import Deps
 
 logger = logging.getLogger(__name__)
-DRIFT = Gauge("voucher_gate_drift", "Redis remaining minus what Postgres says it should be", ["code"])
+DRIFT = Gauge("ticketing_voucher_gate_drift", "Redis remaining minus what Postgres says it should be", ["code"])
 RELOAD_WAIT_SECONDS = 15  # how long one reconcile run waits for the writer after a Redis loss
 GRACE_SECONDS = 60  # a Redis-only reservation (sent or pending) younger than TTL + grace may still land
 
 
+_DRIFTING: set[str] = set()  # the codes DRIFT has a series for in this process
+
+
 async def reconcile_all(deps: Deps) -> dict[str, int]:
+    """Every flash voucher still selling; the drift series of those that ended (or stopped being flash) go."""
     async with deps.uow() as uow:
         codes = await uow.vouchers.flash_codes()
+    for ended in _DRIFTING.difference(codes):
+        forget(ended, DRIFT)
+    _DRIFTING.intersection_update(codes)
     return {code: await reconcile(code, deps) for code in codes}
 
 
@@ -47,6 +55,7 @@ async def reconcile(code: str, deps: Deps) -> int:
     redis_only = [o for o in held if o.order_id not in known]
     drift = remaining - (voucher.total_limit - voucher.used_count - len(redis_only))
     DRIFT.labels(code).set(drift)
+    _DRIFTING.add(code)
     if drift:
         log_action(logger, "voucher.reconcile_drift", f"gate and database disagree on {code}",
                    level=logging.ERROR, code=code, drift=drift, redis_remaining=remaining,

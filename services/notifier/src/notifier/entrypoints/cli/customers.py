@@ -9,8 +9,8 @@ The directory lives in the notifier schema (table `customer`); it uses NOTIFIER_
 the language of the customer's e-mails (en, es, vi; any other locale gets English) and the form of its numbers.
 The directory is an override and an import: a customer with no row here gets his e-mails at the address his
 identity provider stated (hold-service's buyer contacts, docs/sign-in.md). An event with no address anywhere is
-processed without e-mail, counted (notifier_bookings_without_address_total) and listed by `missing`; points are
-still credited. What is not an address is refused with the reason (nothing is written);
+processed without e-mail, counted (ticketing_notifier_bookings_without_address_total) and listed by `missing`;
+points are still credited. What is not an address is refused with the reason (nothing is written);
 internationalized addresses (`josé@exämple.com`, IDN domains) are accepted and stored normalized.
 """
 
