@@ -17,6 +17,7 @@ const state = {
   paymentUrl: "",
   admission: null,  // {admissionToken, expiresAt} once the waiting room let this customer in
   entering: false,  // asking the waiting room, queueing or waiting in it
+  signedInMeanwhile: false,  // a token given while entering (enter)
   mapStarted: false,
 };
 const live = new LiveSeatMap(showtimeId, { onSnapshot: drawMap, onChange: changed, onState: showState });
@@ -267,24 +268,33 @@ function signInAgain() {
 async function enter() {  // through the waiting room, if the showtime has one on (no account needed to queue)
   if (Auth.token() && room.pending()) return room.claim();  // admitted as a visitor, signed in since
   // Already on the way in (a visitor who signs in meanwhile): the calls carry his token from now on, and the
-  // place he queued for is claimed by it at his turn.
-  if (state.entering || room.busy()) return;
+  // place he queued for is claimed by it at his turn (turnToSignIn). A look that found no room is asked again
+  // with the token: a customer's look is an arrival at the showtime (its automatic room counts him).
+  if (state.entering || room.busy()) {
+    state.signedInMeanwhile = Boolean(Auth.token());
+    return;
+  }
   state.entering = true;
   try {
-    if (await room.enter() === 401) signInAgain();
+    do {
+      state.signedInMeanwhile = false;
+      if (await room.enter() === 401) signInAgain();
+    } while (state.signedInMeanwhile && document.body.dataset.stage === "map" && !state.admission);
   } finally {
     state.entering = false;
   }
 }
 
 // A visitor's turn came: he signs in (the ticket and his picked seats go through the provider and back), or on
-// the dev path pastes his token; his token then claims the turn (enter).
+// the dev path pastes his token; his token then claims the turn (enter). Signed in while the poll that brought
+// his turn was on its way: his token claims it at once.
 async function turnToSignIn(ticket) {
+  if (Auth.token()) return room.claim();
   stage("queue");
   $("queue-note").textContent = _("It is your turn: sign in to choose your seats.");
   say(_("It is your turn: sign in to choose your seats."));
   const picked = { showtimeId, ticket, picked: [...state.picked], types: [...state.types] };
-  if (!await Auth.signIn(picked)) {
+  if (!await Auth.signIn(picked) && !Auth.token()) {
     say(_("It is your turn: paste your token to choose your seats."));
     $("token-box").hidden = false;
   }

@@ -100,6 +100,7 @@ class WaitingRoom {
         if (s && s.soldOut) return this.handlers.onSoldOut();
         if (s && s.admitted && s.signIn) {  // a visitor's turn: signing in claims it
           this.keep(ticket);
+          this.polling = false;  // before onSignIn: a token given meanwhile claims the turn at once (claim)
           return this.handlers.onSignIn(ticket, s);
         }
         if (s && s.admitted) {
