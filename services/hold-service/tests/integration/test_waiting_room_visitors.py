@@ -7,9 +7,15 @@ from __future__ import annotations
 import random
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from ticketing_testing import eventually
 
 pytestmark = pytest.mark.integration
+
+
+def refusals(metrics: str) -> dict[str, float]:
+    return {s.labels["limit"]: s.value for family in text_string_to_metric_families(metrics)
+            for s in family.samples if s.name == "hold_rate_limited_total"}
 
 
 def address() -> str:
@@ -63,10 +69,13 @@ async def test_joins_without_a_token_have_their_own_limit_per_address(start, h, 
         sid = await svc.showtime()
         await rooms.configure(svc, sid, 1)
         client = svc.client_from(address())
+        before = refusals((await svc.client.get("/metrics")).text)
         codes = [(await client.post(f"/showtimes/{sid}/queue")).status_code for _ in range(5)]
         assert codes == [202, 202, 202, 429, 429]
         refused = await client.post(f"/showtimes/{sid}/queue")
         assert refused.json()["error"] == "RATE_LIMITED" and int(refused.headers["Retry-After"]) >= 1
+        after = refusals((await svc.client.get("/metrics")).text)
+        assert {k: after[k] - before[k] for k in after} == {"customer": 0, "address": 0, "anonymous": 3}
         tickets = {(await client.post(f"/showtimes/{sid}/queue", headers=h.auth(h.new_id()))).status_code
                    for _ in range(3)}
         assert tickets == {202}  # customers behind the same address are not pushed out by the flood
@@ -90,3 +99,19 @@ async def test_a_customers_ticket_is_still_his_own(start, h, rooms) -> None:
         assert held.status_code == 201, held.text
         staff = await svc.client.post(f"/showtimes/{sid}/queue", headers=h.auth(9, "staff"))
         assert staff.status_code == 403  # a token of the wrong kind is refused, not taken for a visitor
+
+
+async def test_a_visitor_is_let_through_when_the_room_is_turned_off(start, h, rooms) -> None:
+    async with start() as svc:
+        sid = await svc.showtime()
+        await rooms.configure(svc, sid, 1)
+        await rooms.join(svc.client, sid, h.new_id())  # let in first: the visitor waits behind him
+        ticket = (await svc.client.post(f"/showtimes/{sid}/queue")).json()["ticket"]
+        await rooms.configure(svc, sid, 1, enabled=False)
+
+        async def through() -> dict | None:
+            r = await svc.client.get(f"/queue/{ticket}")
+            assert r.status_code == 200, r.text
+            return r.json() if r.json()["admitted"] else None
+        seen = await eventually(through, timeout=10, interval=0.05)
+        assert seen["admissionToken"] is None and "signIn" not in seen  # no room: the map, no sign-in asked

@@ -121,7 +121,7 @@ async def queue_status(text: str, customer_id: int | None, deps: Deps) -> QueueS
         raise TicketNotFound("no such ticket")  # another customer's ticket too: no oracle
     config = await deps.rooms.config(ticket.showtime_id)
     if config is None or not config.enabled:
-        return QueueStatus(admitted=True, sign_in=customer_id is None)  # no room (any more): holds need no token
+        return QueueStatus(admitted=True)  # no room (any more): holds need no token, nor a visitor a sign-in
     if visitor and (claimed := await claim_visitor(ticket, customer_id, deps)) is not None:
         return _status(claimed, ticket, config, deps, customer_id)
     opens_at = to_ms(config.opens_at)
