@@ -4,12 +4,15 @@ Redis (tests/integration/test_room_rush.py)."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hold_service.domain.commands import ConfigureRoom
 from hold_service.domain.errors import AdmissionRequired
 from hold_service.domain.model import HoldSeats
 from hold_service.domain.room_rush import Crowd, RoomLoad, Thresholds, enabled_after, opening_reason, rush_over
-from hold_service.domain.waiting_room import RoomFigures
+from hold_service.domain.waiting_room import RoomFigures, StepOutcome
+from hold_service.service_layer import room_steps
 from hold_service.service_layer.holds import hold_seats
 from hold_service.service_layer.room_rush import watch_rooms
 from hold_service.service_layer.room_steps import advance_room
@@ -192,3 +195,16 @@ async def test_redis_unable_to_tell_keeps_the_room_open(fakes) -> None:
     world.deps.queue.up = False
     world.clock.advance(600)
     assert await watch_rooms(world.deps) == 0 and (await world.deps.rooms.config(sid)).enabled
+
+
+def test_a_room_this_process_stopped_stepping_leaves_its_series_after_a_while() -> None:
+    """Another process steps it now, or it closed where this one never saw it: its old figures go from here at
+    this process's next step of any room."""
+    quiet, busy = random.randint(10**6, 10**9), random.randint(10**6, 10**9)
+    figures = StepOutcome(admitted=0, dropped=0, queued=3, active=1, rate_per_minute=0, sold_out=False)
+    room_steps._record(quiet, figures, now=1000.0)
+    room_steps._record(busy, figures, now=1000.0 + room_steps.STALE_SECONDS - 1)
+    assert queue_length(quiet) == 3
+    room_steps._record(busy, figures, now=1000.0 + room_steps.STALE_SECONDS + 1)
+    assert queue_length(quiet) is None and queue_length(busy) == 3
+    room_steps.forget_room(busy)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from dataclasses import replace
 
 from prometheus_client import Counter, Gauge
@@ -52,6 +53,10 @@ DROPPED = Counter("ticketing_waiting_room_dropped_total", "Queued or admitted cu
 
 
 _WATCHES: dict[str, JobWatch] = {}  # per service name: one job, whichever rooms it steps
+# A room this process has not stepped for this long has its series taken off here (at the next step of any
+# room): its figures are old, another process steps it or it has closed where this one never saw it.
+STALE_SECONDS = 300.0
+_STEPPED: dict[int, float] = {}  # showtime -> when this process last recorded its step (monotonic)
 
 
 def _watch(deps: Deps) -> JobWatch:
@@ -101,7 +106,11 @@ async def _step(showtime_id: int, deps: Deps) -> StepOutcome | None:
     return None
 
 
-def _record(showtime_id: int, outcome: StepOutcome) -> None:
+def _record(showtime_id: int, outcome: StepOutcome, now: float | None = None) -> None:
+    now = time.monotonic() if now is None else now
+    for stale in [sid for sid, at in _STEPPED.items() if at < now - STALE_SECONDS]:
+        forget_room(stale)
+    _STEPPED[showtime_id] = now
     label = str(showtime_id)
     QUEUED.labels(label).set(outcome.queued)
     ACTIVE.labels(label).set(outcome.active)
@@ -116,4 +125,5 @@ def _record(showtime_id: int, outcome: StepOutcome) -> None:
 
 def forget_room(showtime_id: int) -> None:
     """A closed room's series (per showtime: they would pile up with every showtime that ever had a room)."""
+    _STEPPED.pop(showtime_id, None)
     forget(str(showtime_id), QUEUED, ACTIVE, RATE, SOLD_OUT, ADMITTED, DROPPED)
