@@ -455,8 +455,8 @@ class FakeAdmission(Admission):
             self._keys.update({(showtime_id, s): (hold_id, now + timedelta(seconds=ttl_seconds)) for s in seats})
         return Admitted(None, taken, gate_lost=self._marks.get(showtime_id, now) <= now)
 
-    async def address_wait(self, address: str, *, anonymous: bool = False) -> int | None:
-        return self._count(f"anonymous {address}" if anonymous else address, self.per_address)
+    async def address_wait(self, address: str) -> int | None:
+        return self._count(address, self.per_address)
 
     def _count(self, who: int | str, per_minute: int) -> int | None:
         """Seconds to wait, or None and this request counted."""
@@ -639,9 +639,6 @@ class FakeRoomQueue(RoomQueue):
         raise NotImplementedError("the queue is tested on Redis")
 
     async def poll(self, ticket: Ticket, opens_at_ms: int) -> QueueView | None:
-        raise NotImplementedError("the queue is tested on Redis")
-
-    async def claim(self, ticket: Ticket, customer_id: int | None) -> tuple[str, int] | None:
         raise NotImplementedError("the queue is tested on Redis")
 
     async def step(self, facts: RoomFacts, slot_seconds: float) -> StepOutcome | str | None:
