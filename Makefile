@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap bench-overload bench-checkout browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster bench-pg-path \
+        bench-seatmap bench-overload bench-checkout browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster bench-pg-path bench-granted \
         version idp-up idp-down test-idp
 
 help: ## list the targets
@@ -44,8 +44,8 @@ infra-status: ## whether PostgreSQL, Redis and Kafka run and answer
 migrate: ## apply every service's migrations to the dev database
 	@deploy/local/migrate.sh
 
-migrate-test: ## recreate the test database ticketing_test from the migrations (--fresh)
-	@deploy/local/migrate.sh --fresh ticketing_test
+migrate-test: ## recreate the test database (TICKETING_TEST_DATABASE, default ticketing_test) from the migrations (--fresh)
+	@deploy/local/migrate.sh --fresh $(or $(TICKETING_TEST_DATABASE),ticketing_test)
 
 topics: ## create the Kafka topics (idempotent)
 	@.venv/bin/ticketing topics
@@ -79,7 +79,7 @@ test: infra topics migrate-test contract-tools browser ## infra (idempotent) + l
 # each worker on a copy of the test database of its own, made from it as the workers start; then the serial
 # tests alone (they restart Redis, Kafka or PostgreSQL under everyone, or read what the whole run published).
 # Both phases run to the end; the run fails if either does. The parallel phase ends with its 15 slowest tests
-# (docs/benchmarks.md, "What make test costs the machine").
+# (docs/testing.md, "What make test costs the machine").
 TEST_WORKERS ?= 2
 test-suite: ## the main suite alone (after make migrate-test): in parallel, then the serial tests
 	@export TICKETING_RUN_STARTED_AT=$$(date +%s); rc=0; \
@@ -115,7 +115,7 @@ test-cluster: infra ## the cluster fault run alone (R16, R20): cluster up on por
 test-deploy: infra ## the deployment tests alone: images, compose smoke journey, chart checks and runs, cluster faults
 	@deploy/tests/background.sh start >/dev/null && deploy/tests/background.sh wait
 
-images: venv ## container images from Debian packages with podman (app, postgres, redis, kafka)
+images: venv ## container images from Debian packages with podman (app, app-dev, postgres, redis, kafka)
 	@deploy/images/build.sh
 
 compose-up: images env ## the whole platform in containers (podman-compose here, docker compose elsewhere)
@@ -170,7 +170,8 @@ demo: venv ## a flash sale with a live dashboard and a checked table (after make
 bench: ## every benchmark and the report against the physical limits (var/bench/; not pass/fail)
 	@rm -f var/bench/*.json
 	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry \
-	  bench-tracing bench-selloff bench-seatmap bench-queue bench-checkins bench-wave bench-sweeper bench-cluster bench-overload
+	  bench-tracing bench-selloff bench-seatmap bench-queue bench-checkins bench-wave bench-sweeper bench-cluster bench-overload \
+	  bench-granted
 	@$(MAKE) --no-print-directory bench-report
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
@@ -189,6 +190,9 @@ bench-cluster: infra migrate-test bench-tools ## holds/s through HAProxy to one 
 bench-pg-path: infra migrate-test bench-tools ## holds/s on one PostgreSQL, a Patroni primary direct and via HAProxy, statement cache off
 	@deploy/local/cluster.sh tools
 	$(PY) tests/bench/bench_pg_path.py
+
+bench-granted: infra migrate-test bench-tools limit-tools ## granted holds/s of the service beside pgbench replaying one hold's statements and a bare UPDATE; DB CPU per hold
+	$(PY) tests/bench/bench_granted.py
 
 bench-overload: infra migrate-test bench-tools ## L4: holds offered 0.5x-4x their capacity, shedding on, signed callbacks beside the 4x
 	$(PY) tests/bench/bench_overload.py
@@ -211,7 +215,7 @@ bench-telemetry: venv ## CPU per request of RequestTelemetry (RED metrics, reque
 bench-tracing: venv ## CPU per request of OpenTelemetry tracing (off, on, OTLP to a local sink, 1 % sampled), in-process
 	$(PY) tests/bench/bench_tracing.py
 
-bench-wave: infra migrate-test ## a wave of holds' batch statement (take_seats_together), custom vs generic plan
+bench-wave: infra migrate-test ## a wave of holds' batch statement (take_seats), custom vs generic plan
 	$(PY) tests/bench/bench_wave.py
 
 bench-best: infra migrate-test ## best-available holds beside picked holds on one showtime: holds granted/s and 409s per granted hold

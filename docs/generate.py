@@ -192,7 +192,8 @@ def settings_classes() -> list[type[BaseSettings]]:
     return sorted(set(found), key=lambda c: (c.__module__, c.__name__))
 
 
-PACKAGES = {"ticketing", "hold_service", "payment_service", "voucher_service", "notifier", "gateway_simulator"}
+PACKAGES = {"ticketing", "hold_service", "payment_service", "voucher_service", "notifier", "gateway_simulator",
+            "smtp_sink"}
 
 
 def configuration() -> str:

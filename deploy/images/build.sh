@@ -2,8 +2,11 @@
 # Builds the container images with podman, from Debian packages (no registry is needed):
 #
 #   localhost/ticketing-base:<key>      mmdebstrap bookworm minbase + python3 + ca-certificates
-#   localhost/ticketing-app:<key>       every service and role (app/Containerfile), also tagged :local and
-#                                       :<VERSION> (the release's version, the chart's appVersion)
+#   localhost/ticketing-app:<key>       every service and role (app/Containerfile, target production), also
+#                                       tagged :local and :<VERSION> (the release's version, the chart's appVersion)
+#   localhost/ticketing-app-dev:<key>   the same and the dev tools (target dev: the gateway simulator, the SMTP
+#                                       sink), also :local and :<VERSION>; built in the same podman build, from
+#                                       the same cached layers
 #   localhost/ticketing-postgres:<key>  PostgreSQL 15, provisioned like deploy/local     (also :local)
 #   localhost/ticketing-redis:<key>     Redis 7                                            (also :local)
 #   localhost/ticketing-kafka:<key>     Kafka 4.0.2 from deploy/local's Maven jars         (also :local)
@@ -93,19 +96,26 @@ build() { # name key context containerfile [podman build options...]
       "$@" "$context" >"$LOGS/$name.log" 2>&1 || { tail -n 40 "$LOGS/$name.log" >&2; die "$name failed"; }
   fi
   podman tag "$image" "localhost/ticketing-$name:local"
-  [[ "$name" != app ]] || podman tag "$image" "localhost/ticketing-app:$(<"$REPO/VERSION")"  # the chart's appVersion
-  echo "${name^^}_IMAGE=$image"
+  [[ "$name" != app* ]] || podman tag "$image" "localhost/ticketing-$name:$(<"$REPO/VERSION")"  # the chart's appVersion
+  local var="${name^^}"
+  echo "${var//-/_}_IMAGE=$image"
 }
 
 app_image() {
-  local cacert=() uv_cache files
+  local cacert=() uv_cache files key name target
   mapfile -t files < <(source_files)
   [[ -s /etc/ssl/certs/ca-certificates.crt ]] && cacert=(--secret id=cacert,src=/etc/ssl/certs/ca-certificates.crt)
   uv_cache="${UV_CACHE_DIR:-$HOME/.cache/uv}"
   mkdir -p "$uv_cache"
-  build app "$(image_key "$HERE/app/Containerfile" "${files[@]}")" "$REPO" "$HERE/app/Containerfile" \
-    --build-arg "UV_IMAGE=$UV_IMAGE" \
-    "${cacert[@]}" --volume "$uv_cache:/root/.cache/uv"
+  key="$(image_key "$HERE/app/Containerfile" "${files[@]}")"
+  # One after the other: the dev target reuses the production build's layers (podman --layers), so it costs
+  # only its own uv sync of the dev tools.
+  for name in app app-dev; do
+    target=production
+    [[ "$name" == app ]] || target=dev
+    build "$name" "$key" "$REPO" "$HERE/app/Containerfile" --target "$target" \
+      --build-arg "UV_IMAGE=$UV_IMAGE" "${cacert[@]}" --volume "$uv_cache:/root/.cache/uv"
+  done
 }
 
 postgres_image() {

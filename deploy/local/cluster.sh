@@ -6,7 +6,8 @@
 # beside the single-node stack (`make up`) without touching it.
 #
 #   cluster.sh up | down | status | env | clean
-#   cluster.sh tools                             install what it runs (redis-server, haproxy, java) if missing
+#   cluster.sh tools [haproxy-only]              install what it runs (redis-server, haproxy, java) if missing
+#   cluster.sh haproxy-config                    write (and check) the APIs' HAProxy configuration alone
 #   cluster.sh redis-up | redis-down             the Redis Cluster alone (integration tests)
 #   cluster.sh kafka-kill N | kafka-start N      broker N (1-3): SIGKILL, start again
 #   cluster.sh redis-kill PORT | redis-start PORT
@@ -53,10 +54,11 @@ source "$HERE/common.sh"
 
 # ---------------------------------------------------------------- packages
 
-ensure_packages() { # [redis-only]
+ensure_packages() { # [redis-only | haproxy-only]
   local missing=()
-  command -v redis-server >/dev/null || missing+=(redis-server)
-  if [[ "${1:-}" != redis-only ]]; then
+  [[ "${1:-}" == haproxy-only ]] || command -v redis-server >/dev/null || missing+=(redis-server)
+  [[ "${1:-}" != haproxy-only ]] || command -v haproxy >/dev/null || missing+=(haproxy)
+  if [[ -z "${1:-}" ]]; then
     command -v haproxy >/dev/null || missing+=(haproxy)
     command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
     [[ -x /usr/bin/patroni ]] || missing+=(patroni)
@@ -164,7 +166,8 @@ case "${1:-}" in
   clean) cmd_clean ;;
   status) cmd_status ;;
   env) cmd_env ;;
-  tools) ensure_packages ;;
+  tools) ensure_packages "${2:-}" ;;
+  haproxy-config) ensure_packages haproxy-only && haproxy_render && echo "$DIR/haproxy.cfg" ;;
   redis-up) ensure_packages redis-only && redis_up ;;
   redis-down) redis_down; rm -rf "$DIR/redis" ;;
   kafka-kill) kafka_node_kill "${2:?broker number}" ;;

@@ -24,7 +24,8 @@ STACK = "deploy/compose/stack.sh"
 def stack(images: dict[str, str]) -> Iterator[dict[str, str]]:
     ports = {name: str(free_port()) for name in ("HOLD", "PAYMENT", "VOUCHER", "NOTIFIER", "GATEWAY")}
     env = {"COMPOSE_PROJECT_NAME": f"tkt{uuid.uuid4().hex[:8]}", "READY_TIMEOUT": "420",
-           "TICKETING_APP_IMAGE": images["APP_IMAGE"], "TICKETING_POSTGRES_IMAGE": images["POSTGRES_IMAGE"],
+           "TICKETING_APP_IMAGE": images["APP_IMAGE"], "TICKETING_APP_DEV_IMAGE": images["APP_DEV_IMAGE"],
+           "TICKETING_POSTGRES_IMAGE": images["POSTGRES_IMAGE"],
            "TICKETING_REDIS_IMAGE": images["REDIS_IMAGE"], "TICKETING_KAFKA_IMAGE": images["KAFKA_IMAGE"],
            **{f"{name}_PORT": port for name, port in ports.items()}}
     try:

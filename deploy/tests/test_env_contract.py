@@ -103,7 +103,7 @@ def test_compose_sets_only_what_services_read_and_all_they_need() -> None:
     checked = 0
     for name, service in compose["services"].items():
         command = service.get("command") or []
-        if command[:1] != ["ticketing-run"] or command[2] == "smtp-sink":
+        if command[:1] != ["ticketing-run"] or command[1] == "smtp-sink":
             continue  # infrastructure images; the SMTP sink takes its argv only
         check(f"compose {name}", command[1], command[2], set(service.get("environment") or {}))
         checked += 1

@@ -5,7 +5,8 @@ and no API token in any pod; a deadline on every Job and a NOTES.txt that matche
 nameOverride/fullnameOverride rename everything consistently; image.digest pins every container; the
 NetworkPolicies let each service reach exactly what it uses; the `helm test` Pod's check passes and fails as
 it should; the alert rules are scoped to the release and fire for it, not for another team's series; the
-database connection budget stops the render when the HPAs could exceed it."""
+database connection budget stops the render when the HPAs could exceed it; the dev tools are off by default,
+run from the dev image when on, and refused with appEnv production."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ OPTIONS = {
     "names": ["--set", "fullnameOverride=shop"],
     "no-tests-no-accounts": ["--set", "tests.enabled=false", "--set", "serviceAccount.create=false"],
     "budget": ["--set", "database.maxConnections=2000"],
+    "dev-tools": ["--set", "devTools.enabled=true", "--set", "appEnv=test"],
     "external-all": ["-f", str(EXTERNAL_VALUES), "--set", "networkPolicy.enabled=true",
                      "--set", "monitoring.podMonitor.enabled=true", "--set", "monitoring.prometheusRule.enabled=true",
                      "--set", "monitoring.grafanaDashboard.enabled=true"],
@@ -137,6 +139,28 @@ def test_a_digest_pins_every_container(helm: str) -> None:
         assert [c["image"] for c in pod["containers"]] == [f"ghcr.io/example/ticketing-app@{DIGEST}"]
     proc = run([helm, "template", "t", str(CHART), *BASE, "--set", "image.digest=latest"], check=False)
     assert proc.returncode != 0 and "/image/digest" in proc.stderr
+
+
+def test_the_dev_tools_are_off_by_default_and_run_from_the_dev_image_when_on(helm: str) -> None:
+    default = by_kind(render(helm, *BASE), "Deployment")
+    assert not {"ticketing-gateway-simulator", "ticketing-smtp-sink"} & set(default)
+    manifests = render(helm, *BASE, *OPTIONS["dev-tools"])
+    deployments = by_kind(manifests, "Deployment")
+    version = yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"]
+    for name, deployment in deployments.items():
+        [container] = deployment["spec"]["template"]["spec"]["containers"]
+        dev = name in ("ticketing-gateway-simulator", "ticketing-smtp-sink")
+        assert container["image"] == f"ghcr.io/example/ticketing-app{'-dev' if dev else ''}:{version}", name
+    simulator = deployments["ticketing-gateway-simulator"]["spec"]["template"]["spec"]["containers"][0]
+    sink = deployments["ticketing-smtp-sink"]["spec"]["template"]["spec"]["containers"][0]
+    assert simulator["args"] == ["ticketing-run", "gateway-simulator", "api"]
+    assert sink["args"][:3] == ["ticketing-run", "smtp-sink", "serve"]
+    env = {e["name"]: e for e in simulator["env"]}
+    assert env["SIM_WEBHOOK_URL"]["value"] == "http://ticketing-payment-service-api:8002/payments/callback"
+    assert {"STRIPE_API_KEY", "STRIPE_WEBHOOK_SECRET"} <= set(env) and "JWT_SECRET" not in env
+    assert {"ticketing-gateway-simulator", "ticketing-smtp-sink"} <= set(by_kind(manifests, "Service"))
+    refused = run([helm, "template", "t", str(CHART), *BASE, "--set", "devTools.enabled=true"], check=False)
+    assert refused.returncode != 0 and "never production" in refused.stderr
 
 
 # --- NetworkPolicies ---------------------------------------------------------------------------------------

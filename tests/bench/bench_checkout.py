@@ -57,7 +57,7 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 CHECKOUTS = int(os.environ.get("BENCH_CHECKOUTS", "200"))
 CONCURRENCY = int(os.environ.get("BENCH_CONCURRENCY", "8"))
 KEY = "bench-checkout-"  # the Idempotency-Keys of its checkouts: what it wrote is deleted by them at the end
-fakes = import_path(ROOT / "services/payment-service/tests/fakes.py", "payment_bench_fakes")
+fakes = import_path(ROOT / "services/payment-service/tests/fakes", "payment_bench_fakes")
 
 
 class AsyncSdk(StripeGateway):

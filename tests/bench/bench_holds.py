@@ -143,13 +143,14 @@ def _lua_string(raw: bytes) -> str:
     return '"' + text.replace("\r", "\\r").replace("\n", "\\n") + '"'
 
 
-def wrk_capacity(port: int, requests: list[bytes], seconds: float, lua: str = "") -> Stats:
+def wrk_capacity(port: int, requests: list[bytes], seconds: float, lua: str = "",
+                 connections: int = WRK_CONNECTIONS) -> Stats:
     """Closed loop, as fast as the server answers: responses/s is the capacity (latency is queueing). `lua`
     comes after WRK_SCRIPT (KEYED_REQUEST)."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
         script.write("reqs = {" + ",\n".join(_lua_string(r) for r in requests) + "}\n" + WRK_SCRIPT + lua)
         script.flush()
-        out = subprocess.run(["wrk", "-t1", f"-c{WRK_CONNECTIONS}", f"-d{round(seconds)}s", "--timeout", "10s",
+        out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{round(seconds)}s", "--timeout", "10s",
                               "-s", script.name, f"http://127.0.0.1:{port}"],
                              capture_output=True, text=True)
     if out.returncode:

@@ -85,13 +85,15 @@ class Changer:
                 seat = f"{self.rng.choice(ROWS)}{self.rng.randint(1, 20)}"
                 if seat in self.held:
                     row = await conn.fetchrow(Q.release_hold, self.held.pop(seat), "CANCELLED", FORM, "[]")
+                    version = None if row is None else row["version"]
                 else:
                     hold = uuid.uuid4()
-                    row = await conn.fetchrow(Q.take_seats, self.sid, [seat], hold, self.rng.randint(1, 10**9),
-                                              600.0, uuid.uuid4(), 8, "[]", FORM, ["ADULT"], 0)  # no cause headers
+                    row = await conn.fetchrow(Q.take_seats, self.sid, 600.0, 8, [hold], [self.rng.randint(1, 10**9)],
+                                              [uuid.uuid4()], [1], [seat], ["[]"], FORM, ["ADULT"], 0, False)
                     self.held[seat] = hold
-                if row is not None and row["version"] is not None:
-                    self.committed[row["version"]] = time.perf_counter()
+                    version = None if row is None else row["last_version"]
+                if version is not None:
+                    self.committed[version] = time.perf_counter()
                     made += 1
                 await asyncio.sleep(max(0.0, start + made / rate - time.perf_counter()))
         finally:

@@ -2,7 +2,7 @@
 at once, and the backlog of expired holds still HELD over time until it is zero.
 
 A burst: BURST (10,000) holds of 1-4 adjacent seats over 300-seat showtimes (~125 holds each, so ~80 showtimes),
-written by the hold path's own batch statement (sql take_seats_together) with TTLs that make every one of them
+written by the hold path's own batch statement (sql take_seats) with TTLs that make every one of them
 expire at the same instant, and never paid. Just after it the sweepers start, each in its own process wired as the
 worker wires it (hold_service.bootstrap) and running the worker's sweep (service_layer/lifecycle.py sweep_expired:
 its batch statement, then the gate's keys in Redis) sweep after sweep, back to back, until one finds nothing and no
@@ -58,11 +58,11 @@ async def burst(conn: asyncpg.Connection, holds: int, rng: random.Random) -> tup
     while made < holds:
         sids.append(sid := await new_showtime(conn))
         groups = split(rng)[:holds - made]
-        rows = await conn.fetch(Q.take_seats_together, sid, expiry - time.time(), 8, [uuid.uuid4() for _ in groups],
+        rows = await conn.fetch(Q.take_seats, sid, expiry - time.time(), 8, [uuid.uuid4() for _ in groups],
                                 [rng.randint(1, 10**12) for _ in groups], [uuid.uuid4() for _ in groups],
                                 [n for n, seats in enumerate(groups, 1) for _ in seats],
                                 [s for seats in groups for s in seats], ["[]" for _ in groups], FORM,
-                                ["ADULT" for seats in groups for _ in seats], 0)
+                                ["ADULT" for seats in groups for _ in seats], 0, False)
         made += sum(r["written"] for r in rows)
     return sids, expiry
 

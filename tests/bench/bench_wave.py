@@ -1,4 +1,4 @@
-"""make bench-wave: the statement that writes a wave of holds (sql take_seats_together), timed with each plan
+"""make bench-wave: the statement that writes a wave of holds (sql take_seats), timed with each plan
 Postgres may run it with.
 
 A wave: a 300-seat showtime held by ~125 holds of 1-4 adjacent seats whose time has passed (still HELD in
@@ -36,11 +36,11 @@ PLANS = ("force_custom_plan", "force_generic_plan")
 async def take(conn: asyncpg.Connection, sid: int, holds: list[list[str]], rng: random.Random) -> tuple[int, float]:
     """One batch statement, its own transaction: (holds written, ms including COMMIT)."""
     started = time.perf_counter()
-    rows = await conn.fetch(Q.take_seats_together, sid, TTL_SECONDS, 8, [uuid.uuid4() for _ in holds],
+    rows = await conn.fetch(Q.take_seats, sid, TTL_SECONDS, 8, [uuid.uuid4() for _ in holds],
                             [rng.randint(1, 10**9) for _ in holds], [uuid.uuid4() for _ in holds],
                             [n for n, seats in enumerate(holds, 1) for _ in seats],
                             [s for seats in holds for s in seats], ["[]" for _ in holds], FORM,
-                            ["ADULT" for seats in holds for _ in seats], 0)
+                            ["ADULT" for seats in holds for _ in seats], 0, False)
     return sum(r["written"] for r in rows), (time.perf_counter() - started) * 1000
 
 

@@ -63,6 +63,9 @@ class OpenLoop:
         self.classify = classify
         self.answers: list[Answer] = []  # recorded after the run: a histogram insert costs more than this
         self.intended: list[float] = []  # each answer's intended send time, seconds from the start
+        # how late the generator itself noticed each request was due (its loop's turn came late: it shares the
+        # cores with what it measures), seconds; a wait for a free connection comes after and is not in it
+        self.send_lag: list[float] = []
         self.start = 0.0
         self.cpu = self.seconds = 0.0  # the generator's own CPU (cores) and the run's length
         self.free: list[_Connection] = []
@@ -103,19 +106,22 @@ class OpenLoop:
         else:
             self.backlog.append((intended, request))
 
-    async def run(self, host: str, port: int, connections: int, rate: float, seconds: float,
+    async def run(self, host: str, port: int | Sequence[int], connections: int, rate: float, seconds: float,
                   requests: Sequence[bytes], until: Callable[[], bool] | None = None) -> list[Answer]:
-        """`until()`, checked every millisecond, ends the sending early (what was sent is still awaited)."""
+        """`until()`, checked every millisecond, ends the sending early (what was sent is still awaited). Several
+        ports (one server process each): the connections are opened to them in turn."""
         loop = asyncio.get_running_loop()
-        for _ in range(connections):
-            _, protocol = await loop.create_connection(lambda: _Connection(self), host, port)
+        ports = [port] if isinstance(port, int) else list(port)
+        for n in range(connections):
+            _, protocol = await loop.create_connection(lambda: _Connection(self), host, ports[n % len(ports)])
             self.free.append(protocol)
             await asyncio.sleep(0.001)  # opened all at once, most would go to one server worker
         cpu0, start, sent = time.process_time(), time.perf_counter(), 0
         self.start = start
         while (now := time.perf_counter()) - start < seconds and not (until is not None and until()):
-            while start + sent / rate <= now:
-                self._submit(start + sent / rate, requests[sent % len(requests)])
+            while (intended := start + sent / rate) <= now:
+                self.send_lag.append(now - intended)
+                self._submit(intended, requests[sent % len(requests)])
                 sent += 1
             await asyncio.sleep(0.001)
         if self.in_flight or self.backlog:

@@ -19,6 +19,7 @@ from notifier.entrypoints.consumer import booking_events_processor
 from payment_service.config import Settings as PaymentSettings
 from payment_service.entrypoints.consumer import booking_events_consumer as payment_events
 from ticketing.consumer import IdempotentConsumer
+from ticketing.envelope import headers_of
 from ticketing.events import BOOKING_EVENTS, booking_event, outgoing, showtime_event
 from voucher_service.config import VoucherSettings
 from voucher_service.entrypoints.consumer import booking_events_consumer as voucher_events
@@ -71,3 +72,23 @@ async def test_every_consumer_skips_hold_extended_and_types_it_does_not_know(ser
 def test_booking_cancelled_is_consumed_by_payments_vouchers_and_the_notifier() -> None:
     handling = {name for name, consumer in consumers().items() if "BookingCancelled" in consumer.config.handlers}
     assert handling == {"payment-service", "voucher-service", "notifier"}
+
+
+@pytest.mark.parametrize("service", sorted(consumers()))
+async def test_every_consumer_skips_by_the_type_header_without_reading_the_value(service: str) -> None:
+    """The producers' own headers name the type: a consumer that has nothing to do with it never decodes the
+    value (here unreadable) and never opens a transaction (it has no pool)."""
+    consumer = consumers()[service]
+    headers = headers_of({"eventId": uuid.uuid4(), "type": "SeatsHeld", "source": "hold-service",
+                          "occurredAt": "2031-01-01T19:00:00Z"})
+    assert "SeatsHeld" not in consumer.config.handlers
+    unreadable = ConsumerRecord(BOOKING_EVENTS, 0, 0, 0, 0, b"k", b"\x00", None, 0, 1, headers)
+    assert await consumer.inbox.apply(unreadable) == "skipped"
+
+
+def test_consumers_whose_effects_are_local_apply_a_partition_batch_in_one_transaction() -> None:
+    """hold-service and voucher-service write only their database and Redis: one transaction (one WAL flush) per
+    partition batch. payment-service may call the gateway for a released hold's open payment and the notifier
+    sends e-mail: a transaction per event, so no batch holds rows while it waits on the network."""
+    batched = {name for name, consumer in consumers().items() if consumer.config.batch_transactions}
+    assert batched == {"hold-service", "voucher-service"}

@@ -83,15 +83,28 @@ def _rows(seats: int) -> dict[str, int]:
     return rows
 
 
+async def _created(client: httpx.AsyncClient, url: str, admin: dict[str, str], body: dict[str, Any]) -> None:
+    """POST an operator's creation as an operator's tool would under a fault run: a 503 (a dependency down, e.g.
+    the database's primary lost) is retried for up to a minute, and a 409 after such a retry means the earlier
+    attempt was committed before its answer was lost."""
+    deadline, retried = time.monotonic() + 60, False
+    while True:
+        r = await client.post(url, headers=admin, json=body)
+        if r.status_code == 201 or (retried and r.status_code == 409):
+            return
+        assert r.status_code == 503 and time.monotonic() < deadline, r.text
+        retried = True
+        await asyncio.sleep(float(r.headers.get("Retry-After", "1")))
+
+
 async def open_wave(shop: Shop, admin: dict[str, str], tag: str, base: int, number: int,
                     cfg: RunConfig) -> Catalogue:
     wave = Catalogue()
     for k in range(cfg.showtimes):
         showtime = base + number * 100 + k
-        r = await shop.client.post(f"{shop.url['hold']}/admin/showtimes", headers=admin, json={
+        await _created(shop.client, f"{shop.url['hold']}/admin/showtimes", admin, {
             "showtimeId": showtime, "title": f"journey {tag} wave {number}", "startsAt": "2031-01-01T20:00:00Z",
             "priceCents": PRICE_CENTS, "rows": _rows(cfg.seats)})
-        assert r.status_code == 201, r.text
         wave.showtimes[showtime] = [f"{row}{n}" for row, count in _rows(cfg.seats).items()
                                     for n in range(1, count + 1)]
     now = datetime.now(UTC)
@@ -99,8 +112,7 @@ async def open_wave(shop: Shop, admin: dict[str, str], tag: str, base: int, numb
         body = {"code": f"J{tag}W{number}{suffix}", "discountAmount": discount, "minOrderAmount": 0,
                 "totalLimit": limit, "perUserLimit": 1, "startsAt": (now - timedelta(hours=1)).isoformat(),
                 "endsAt": (now + timedelta(days=1)).isoformat(), "flashSale": flash}
-        r = await shop.client.post(f"{shop.url['voucher']}/admin/vouchers", headers=admin, json=body)
-        assert r.status_code == 201, r.text
+        await _created(shop.client, f"{shop.url['voucher']}/admin/vouchers", admin, body)
         wave.vouchers[body["code"]] = body
     shop.waves.append(wave)
     shop.wave = wave

@@ -188,7 +188,7 @@ def _plan(s: Stack, ports: dict[str, int], logs: Path) -> list[Proc]:
         return Proc(name, args, env, ready, logs / f"{name}.log")
 
     plan = {
-        "smtp": [proc("smtp-sink", ["-m", "notifier.entrypoints.cli.smtp_sink", "--port", str(ports["smtp"]),
+        "smtp": [proc("smtp-sink", ["-m", "smtp_sink", "--port", str(ports["smtp"]),
                                     "--dir", str(s.mail_dir)], {}, None)],
         "sim": [proc("simulator", ["-m", "gateway_simulator"], sim, f"{url['sim']}/healthz")],
         "hold": [proc("hold-api", _uvicorn("hold_service.entrypoints.api.app:get_application", ports["hold"]),

@@ -40,6 +40,8 @@ UNAUTHENTICATED_EXAMPLES = 5
 OPS_PATHS = {"/healthz", "/readyz", "/metrics"}
 PUBLIC_PATHS = {"/showtimes", "/showtimes/{showtime_id}/seats", "/showtimes/{showtime_id}/seats/stream",
                 "/tickets/public-key"}  # no token
+# Fuzzed with a customer's token, but a visitor may call them without one (docs/waiting-room.md): not 401.
+TOKEN_OPTIONAL_PATHS = {"/showtimes/{showtime_id}/waiting-room", "/showtimes/{showtime_id}/queue"}
 DOOR_PATHS = {"/checkins", "/checkins/batch", "/showtimes/{showtime_id}/checkins"}  # door scanners (role staff)
 # A successful Server-Sent Events response never ends, so it cannot be fuzzed as request and response: such an
 # operation is fuzzed on generated ids (404, 422, answered at once) but not on the seeded showtime; its
@@ -121,7 +123,7 @@ def needs_auth(service: str, path: str) -> bool:
     # The gateway callback is authenticated by its signature: without one it must be 401 too.
     if service == "gateway-simulator":
         return path not in OPS_PATHS | SIMULATOR_PUBLIC_PATHS
-    return path not in OPS_PATHS | PUBLIC_PATHS
+    return path not in OPS_PATHS | PUBLIC_PATHS | TOKEN_OPTIONAL_PATHS
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Fixtures for every hold-service test: `fakes`, the in-memory ports of tests/fakes.py."""
+"""Fixtures for every hold-service test: `fakes`, the in-memory ports of the tests/fakes package."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from types import ModuleType
 import pytest
 from ticketing_testing import import_path
 
-FAKES = import_path(Path(__file__).with_name("fakes.py"), "hold_service_test_fakes")
+FAKES = import_path(Path(__file__).with_name("fakes"), "hold_fakes")
 
 
 @pytest.fixture(scope="session")
 def fakes() -> ModuleType:
-    """tests/fakes.py (test modules cannot import it under --import-mode=importlib)."""
+    """tests/fakes (test modules cannot import it by its folder's name under --import-mode=importlib)."""
     return FAKES

@@ -1,25 +1,22 @@
 """Shared helpers for the notifier tests: QR extraction from an .eml, a fixed test signing key, and the fakes
-(`notifier_fakes`, importable by name)."""
+(the tests/fakes package, as the `fakes` fixture and importable by name: `from notifier_fakes import ...`)."""
 
 from __future__ import annotations
 
 import base64
 import io
-import sys
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 
 import pytest
 import zxingcpp
 from PIL import Image
+from ticketing_testing import import_path
 
-# `notifier_fakes` by name. Its own folder, not this one: a folder holding a conftest.py on sys.path would
-# shadow another suite's `from conftest import ...`.
-sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
-
+FAKES = import_path(Path(__file__).with_name("fakes"), "notifier_fakes")
 TEST_SEED = base64.b64encode(b"notifier-test-seed-32-bytes-long").decode()
 
 
@@ -40,6 +37,12 @@ def qr_texts(msg: EmailMessage) -> list[str]:
             texts += [r.text for r in found]
     # zxing may report one QR code more than once (found at two scales): distinct texts, in order.
     return list(dict.fromkeys(texts))
+
+
+@pytest.fixture(scope="session")
+def fakes() -> ModuleType:
+    """tests/fakes (also importable by name: `from notifier_fakes import ...`)."""
+    return FAKES
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
-"""Shared helpers for payment-service tests (the `kit` fixture): the fakes of tests/fakes.py, signed callbacks,
-the simulator."""
+"""Shared helpers for payment-service tests (the `kit` fixture): the fakes of the tests/fakes package (also the
+`fakes` fixture), signed callbacks, the simulator."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import httpx
@@ -26,7 +27,7 @@ from ticketing_testing import free_port, import_path, service_process
 MIGRATIONS = Path(__file__).resolve().parents[1] / "src" / "payment_service" / "sql" / "migrations"
 WEBHOOK_SECRET = "whsec_tests_only_0123456789abcdef0123"
 LOGS = Path(__file__).resolve().parents[3] / "var" / "log" / "tests"
-fakes = import_path(Path(__file__).with_name("fakes.py"), "payment_service_test_fakes")  # tests: kit.fakes
+fakes = import_path(Path(__file__).with_name("fakes"), "payment_fakes")  # tests: the `fakes` fixture, or kit.fakes
 
 
 def stocked_vouchers():  # type: ignore[no-untyped-def]
@@ -117,6 +118,12 @@ async def payment_api(migrated_dsn, simulator_url, payment_port) -> AsyncIterato
     yield Api(url=url, settings=settings, holds=holds, vouchers=vouchers, app=app)
     server.should_exit = True
     await task
+
+
+@pytest.fixture(scope="session", name="fakes")
+def fakes_fixture() -> ModuleType:
+    """tests/fakes (test modules cannot import it by its folder's name under --import-mode=importlib)."""
+    return fakes
 
 
 @pytest.fixture(scope="session")

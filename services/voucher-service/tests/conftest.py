@@ -6,9 +6,11 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from types import ModuleType
 
 import asyncpg
 import httpx
+import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
 
@@ -20,6 +22,7 @@ from ticketing.events import BOOKING_EVENTS
 from ticketing.kafka import idempotent_producer
 from ticketing.redis_client import redis_client
 from ticketing.settings import ServiceSettings
+from ticketing_testing import import_path
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.config import VoucherSettings
@@ -27,7 +30,15 @@ from voucher_service.entrypoints.consumer import booking_events_consumer, vouche
 from voucher_service.service_layer.ports import Deps
 from voucher_testkit import MIGRATIONS, TEST_PREFIX, make_deps, skip_backlog
 
+# The fakes (tests/fakes) as `voucher_fakes`: a name of their own, as each service's fakes package has.
+FAKES = import_path(Path(__file__).with_name("fakes"), "voucher_fakes")
 SEND_TIMEOUT = 5.0  # the publisher's ack wait, hence the gate-recovery fence
+
+
+@pytest.fixture(scope="session")
+def fakes() -> ModuleType:
+    """tests/fakes (also importable by name: `from voucher_fakes import ...`)."""
+    return FAKES
 
 
 @pytest_asyncio.fixture(scope="session")

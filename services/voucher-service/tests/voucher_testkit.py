@@ -217,3 +217,19 @@ async def age(pool: asyncpg.Pool, codes: list[str]) -> None:
     """Make these vouchers' uses older than EXPIRY_TTL."""
     await pool.execute("UPDATE voucher_redemption SET created_at = now() - interval '31 days' "
                        "WHERE voucher_code = ANY($1::varchar[])", codes)
+
+
+@contextlib.asynccontextmanager
+async def watched_statements(dsn: str, size: int = 1) -> AsyncIterator[tuple[asyncpg.Pool, list[str]]]:
+    """A pool whose connections record every statement they run."""
+    statements: list[str] = []
+
+    async def logged(conn: asyncpg.Connection) -> None:
+        conn.add_query_logger(lambda record: statements.append(record.query))
+
+    watched = await asyncpg.create_pool(dsn, min_size=size, max_size=size, init=logged)
+    try:
+        statements.clear()
+        yield watched, statements
+    finally:
+        await watched.close()

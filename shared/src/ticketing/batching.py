@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -43,6 +43,15 @@ class TickBatcher(Generic[K, V, R]):
     async def add(self, key: K, item: V) -> R | None:
         """`item`'s result once the flush holding it is done (None if flush returned None); raises what
         that flush raised. A caller that is cancelled leaves the flush to the others."""
+        return await self._join(key, item)
+
+    def post(self, key: K, item: V) -> None:
+        """`add` without waiting: the item joins the open batch and nobody awaits its flush (a write whose
+        outcome the caller need not hold a request for). The flush should handle its own errors: one it
+        raises is only retrieved here, so that asyncio does not report it as never retrieved."""
+        self._join(key, item).add_done_callback(_retrieved)
+
+    def _join(self, key: K, item: V) -> asyncio.Future[R | None]:
         batch = self._open.get(key)
         if batch is None:
             batch = self._open[key] = ([], [])
@@ -51,7 +60,7 @@ class TickBatcher(Generic[K, V, R]):
         future: asyncio.Future[R | None] = asyncio.get_running_loop().create_future()
         batch[0].append(item)
         batch[1].append(future)
-        return await future
+        return future
 
     def _start(self, key: K) -> None:
         task = asyncio.get_running_loop().create_task(self._run(key))
@@ -83,3 +92,8 @@ class TickBatcher(Generic[K, V, R]):
                 self._running.discard(key)
                 if key in self._open:
                     self._start(key)
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()

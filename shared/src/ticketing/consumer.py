@@ -18,6 +18,7 @@ message costs one replay, reaches the DLQ alone and never takes its neighbours w
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,12 +26,14 @@ from dataclasses import dataclass, field
 import asyncpg
 from aiokafka import AIOKafkaConsumer, ConsumerRecord
 from aiokafka.errors import KafkaError
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_fixed
 
 from ticketing.dead_letter import DeadLetters
 from ticketing.inbox import BatchHandler, Event, Handler, Inbox, PoisonMessage
 from ticketing.kafka import client_options
 from ticketing.logs import log_action
 from ticketing.metrics import CONSUMED, CONSUMER_LAG, CONSUMER_RETRIES, DEAD_LETTERED
+from ticketing.retries import backoff, until_stopped
 from ticketing.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
@@ -94,20 +97,26 @@ class IdempotentConsumer:
         await self.dead_letters.stop()
 
     async def run(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            consumer = self._consumer()
-            try:
-                await consumer.start()
-                await self.open()
-                log_action(logger, "consumer.started", consumer=self.config.name, topics=list(self.config.topics))
-                await self._loop(consumer, stop)
-            except KafkaError as exc:
-                log_action(logger, "consumer.kafka_error", str(exc), level=logging.WARNING,
-                           consumer=self.config.name)
-                await asyncio.sleep(1.0)
-            finally:
-                await consumer.stop()
-                await self.close()
+        """Consumes until stopped; a Kafka error costs a new consumer a second later."""
+        async for attempt in until_stopped(stop, retry=retry_if_exception_type(KafkaError), wait=wait_fixed(1.0),
+                                           after=self._kafka_failed):
+            with attempt:
+                await self._consume(stop)
+
+    async def _consume(self, stop: asyncio.Event) -> None:
+        consumer = self._consumer()
+        try:
+            await consumer.start()
+            await self.open()
+            log_action(logger, "consumer.started", consumer=self.config.name, topics=list(self.config.topics))
+            await self._loop(consumer, stop)
+        finally:
+            await consumer.stop()
+            await self.close()
+
+    def _kafka_failed(self, state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        log_action(logger, "consumer.kafka_error", str(exc), level=logging.WARNING, consumer=self.config.name)
 
     async def _loop(self, consumer: AIOKafkaConsumer, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -133,25 +142,32 @@ class IdempotentConsumer:
 
     async def process(self, record: ConsumerRecord) -> None:
         """Apply one record exactly once (or park it in the DLQ); returns when it may be committed."""
-        attempt, delay = 0, self.config.backoff_initial
-        while True:
-            attempt += 1
-            try:
-                CONSUMED.labels(self.config.name, await self.inbox.apply(record)).inc()
-                return
-            except TRANSIENT_ERRORS as exc:
-                CONSUMER_RETRIES.labels(self.config.name).inc()
-                log_action(logger, "consumer.retry_transient", str(exc), level=logging.WARNING,
-                           consumer=self.config.name, offset=record.offset, error=type(exc).__name__)
-            except Exception as exc:  # poison candidates: anything not known to be transient
-                CONSUMER_RETRIES.labels(self.config.name).inc()
-                if isinstance(exc, PoisonMessage) or attempt >= self.config.max_attempts:
-                    await self.dead_letters.send(record, exc)
-                    CONSUMED.labels(self.config.name, "dead_lettered").inc()
-                    DEAD_LETTERED.labels(self.config.name, record.topic).inc()
-                    return
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, self.config.backoff_max)
+        wait = backoff(self.config.backoff_initial, self.config.backoff_max)
+        retrying = AsyncRetrying(stop=self._poisoned, wait=wait, after=functools.partial(self._failed, record),
+                                 retry_error_callback=_last_error)
+        poison: BaseException | None = await retrying(self._apply, record)
+        if poison is not None:
+            await self.dead_letters.send(record, poison)
+            CONSUMED.labels(self.config.name, "dead_lettered").inc()
+            DEAD_LETTERED.labels(self.config.name, record.topic).inc()
+
+    async def _apply(self, record: ConsumerRecord) -> None:
+        CONSUMED.labels(self.config.name, await self.inbox.apply(record)).inc()
+
+    def _poisoned(self, state: RetryCallState) -> bool:
+        """A transient error never is (the message is fine: it waits for its dependency for as long as it
+        takes); a PoisonMessage at once; anything else not known to be transient after `max_attempts` attempts
+        (transient ones included)."""
+        exc = state.outcome.exception() if state.outcome else None
+        return not isinstance(exc, TRANSIENT_ERRORS) and (
+            isinstance(exc, PoisonMessage) or state.attempt_number >= self.config.max_attempts)
+
+    def _failed(self, record: ConsumerRecord, state: RetryCallState) -> None:
+        CONSUMER_RETRIES.labels(self.config.name).inc()
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, TRANSIENT_ERRORS):
+            log_action(logger, "consumer.retry_transient", str(exc), level=logging.WARNING,
+                       consumer=self.config.name, offset=record.offset, error=type(exc).__name__)
 
     async def process_batch(self, records: list[ConsumerRecord]) -> None:
         try:
@@ -164,3 +180,8 @@ class IdempotentConsumer:
             return
         for outcome in ("applied", "duplicate", "skipped"):
             CONSUMED.labels(self.config.name, outcome).inc(outcomes.count(outcome))
+
+
+def _last_error(state: RetryCallState) -> BaseException | None:
+    """What a retrying call answers when it gives up: the error of its last attempt."""
+    return state.outcome.exception() if state.outcome else None

@@ -45,13 +45,15 @@ class BookingEnvelope(Envelope):
     customerId: int
 
 
+TYPE_HEADER = "ce_type"  # the event's type, readable without decoding the value
+
 # The headers of every message, in order: Debezium's `id`, then CloudEvents' binary mode. A value in braces
 # is the envelope's field of that name (as in the JSON value), any other value is itself.
 HEADERS: tuple[tuple[str, str], ...] = (
     ("id", "{eventId}"),
     ("ce_specversion", "1.0"),
     ("ce_id", "{eventId}"),
-    ("ce_type", "{type}"),
+    (TYPE_HEADER, "{type}"),
     ("ce_source", "{source}"),
     ("ce_time", "{occurredAt}"),
     ("content-type", "application/json"),

@@ -14,7 +14,8 @@ from __future__ import annotations
 import itertools
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import asyncpg
@@ -22,6 +23,7 @@ import orjson
 from aiokafka import ConsumerRecord
 
 from ticketing import request_id, tracing
+from ticketing.envelope import TYPE_HEADER
 from ticketing.logs import log_action
 from ticketing.outbox import QUERIES
 
@@ -53,12 +55,22 @@ class Inbox:
     async def apply(self, record: ConsumerRecord) -> str:
         """"applied", "duplicate" or "skipped" (a type this consumer does not handle). The event's request
         id (its `x-request-id` header) is the current one meanwhile: in the logs, and on the events its
-        effect writes; with tracing on, so is a consumer span, the child of the event's `traceparent`."""
+        effect writes; with tracing on, so is a consumer span, the child of the event's `traceparent`.
+        A record whose type header names a type this consumer does not handle is skipped before anything
+        else: no decoding, no span, no transaction."""
+        if not self.wanted(record):
+            return "skipped"
+        with self._caused_by(record):
+            return await self._apply(record)
+
+    @contextmanager
+    def _caused_by(self, record: ConsumerRecord) -> Iterator[None]:
+        """The record's request id as the current one and, with tracing on, its consumer span."""
         rid = _header(record, request_id.HEADER)
         token = request_id.CURRENT.set(rid)
         try:
             with tracing.consumer_span(record, self.consumer, rid):
-                return await self._apply(record)
+                yield
         finally:
             request_id.CURRENT.reset(token)
 
@@ -82,20 +94,28 @@ class Inbox:
         return "applied"
 
     async def apply_batch(self, records: list[ConsumerRecord]) -> list[str]:
-        """One outcome per record; raises on any failure (nothing of the batch is then written)."""
-        events = [self._decoded(record.value) for record in records]  # ValueError: the replay DLQs it
+        """One outcome per record; raises on any failure (nothing of the batch is then written). Records of a
+        type this consumer does not handle (by their type header) are skipped undecoded."""
+        events = [self._decoded(r.value) if self.wanted(r) else None for r in records]  # ValueError: replay DLQs it
         wanted = [e for e in events if e is not None and e.type in self.handlers]
+        origin = {id(e): r for e, r in zip(events, records, strict=True) if e is not None}
         fresh: list[Event] = []
         if wanted:
             async with self.pool.acquire() as conn, conn.transaction():
                 fresh = await self._mark(conn, wanted)  # type: ignore[arg-type]
                 for event_type, run in itertools.groupby(fresh, key=lambda e: e.type):
-                    await self._apply_run(conn, event_type, list(run))  # type: ignore[arg-type]
+                    await self._apply_run(conn, event_type, [(e, origin[id(e)]) for e in run])  # type: ignore[arg-type]
         outcomes = ["applied"] * len(fresh) + ["duplicate"] * (len(wanted) - len(fresh))
         outcomes += ["skipped"] * (len(events) - len(wanted))
         log_action(logger, "consumer.batch_applied", consumer=self.consumer, size=len(records),
                    applied=len(fresh), duplicates=len(wanted) - len(fresh), skipped=len(events) - len(wanted))
         return outcomes
+
+    def wanted(self, record: ConsumerRecord) -> bool:
+        """False when the record's type header names a type without a handler here; a record without the
+        header (an older producer) is decoded to find out."""
+        kind = _header(record, TYPE_HEADER)
+        return kind is None or kind in self.handlers
 
     def _decoded(self, value: bytes) -> Event | None:
         """The event; None for one this consumer has no handler for and cannot decode (a type added to the
@@ -128,13 +148,17 @@ class Inbox:
                 log_action(logger, "consumer.duplicate", consumer=self.consumer, event_id=str(event_id))
         return fresh
 
-    async def _apply_run(self, conn: asyncpg.Connection, event_type: str, events: list[Event]) -> None:
+    async def _apply_run(self, conn: asyncpg.Connection, event_type: str,
+                         run: list[tuple[Event, ConsumerRecord]]) -> None:
+        """A batch handler takes the run in one call; otherwise each event is applied as `apply` would, its own
+        request id current (the events its effect writes carry it) and its own consumer span."""
         batch_handler = self.batch_handlers.get(event_type)
         if batch_handler is not None:
-            await batch_handler(conn, events)
+            await batch_handler(conn, [event for event, _ in run])
             return
-        for event in events:
-            await self.handlers[event_type](conn, event)
+        for event, record in run:
+            with self._caused_by(record):
+                await self.handlers[event_type](conn, event)
 
 
 def _header(record: ConsumerRecord, name: str) -> str | None:

@@ -46,7 +46,8 @@ def client_options(bootstrap: str, settings: KafkaSettings | None = None) -> dic
     return options
 
 
-def idempotent_producer(bootstrap: str, *, client_id: str, linger_ms: int = 5) -> AIOKafkaProducer:
+def idempotent_producer(bootstrap: str, *, client_id: str, linger_ms: int = 5,
+                        max_batch_size: int = 16384) -> AIOKafkaProducer:
     # aiokafka is not idempotent by default; enable_idempotence forces acks=all and keeps per-partition
     # order across the producer's own retries.
     return AIOKafkaProducer(
@@ -55,6 +56,7 @@ def idempotent_producer(bootstrap: str, *, client_id: str, linger_ms: int = 5) -
         enable_idempotence=True,
         acks="all",
         linger_ms=linger_ms,
+        max_batch_size=max_batch_size,
         request_timeout_ms=15000,
         retry_backoff_ms=200,
     )
@@ -129,6 +131,17 @@ async def align_topic_configs(admin: AIOKafkaAdminClient, names: list[str], sett
             if error:
                 raise KafkaError(f"alter configs of {name}: {message} ({error})")
     return [c.name for c in changed]
+
+
+async def topic_partitions(bootstrap: str, topic: str) -> list[int]:
+    """The topic's partition ids, sorted, from one metadata request (a consumer learns them only lazily)."""
+    admin = AIOKafkaAdminClient(**client_options(bootstrap))
+    await admin.start()
+    try:
+        described = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    return sorted(p["partition"] for t in described for p in t["partitions"])
 
 
 async def kafka_reachable(bootstrap: str, timeout: float = 2.0) -> bool:

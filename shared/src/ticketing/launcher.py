@@ -4,20 +4,23 @@
     ticketing-run hold-service worker --roles relay     worker roles (each service's worker module lists them)
     ticketing-run hold-service migrate                  shared + service migrations (yoyo), then sql/schema.sql
     ticketing-run notifier worker --roles sender        the notifier (faust) worker; ops pages on HTTP_PORT
-    ticketing-run notifier smtp-sink --dir /data/mail   the dev SMTP sink
-    ticketing-run gateway-simulator api                 the dev payment gateway (HOST, GATEWAY_SIMULATOR_PORT)
     ticketing-run kafka topics                          create the topics (after waiting for the broker)
+    ticketing-run smtp-sink serve --dir /data/mail      dev: the SMTP sink
+    ticketing-run gateway-simulator api                 dev: the payment gateway (HOST, GATEWAY_SIMULATOR_PORT)
 
 `api` and `worker` replace this process with the real one (exec), so signals from the container runtime
 reach uvicorn or the worker directly. `migrate` and `topics` first wait for their dependency (a
 Kubernetes Job or a compose one-shot may start before the database or broker answers), then exit 0.
 Components are named here as strings and never imported: the shared library depends on no service.
+The dev components (services/dev-tools) are only in the dev image (ticketing-app-dev) and the dev venv: in the
+production image (ticketing-app) a dev role stops with one line and exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import os
 import sys
 import time
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 import asyncpg
 import psycopg
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, retry_if_result, wait_fixed
 
 from ticketing.cli import main as ticketing_cli
 from ticketing.migrations import apply_migrations, package_migrations, shared_migrations
@@ -38,16 +42,22 @@ class Component:
     package: str
     roles: tuple[str, ...]
     http_port: int = 0  # the API's default port (docs/api)
+    dev: bool = False  # a dev tool (services/dev-tools), absent from the production image
 
 
 COMPONENTS: dict[str, Component] = {
     "hold-service": Component("hold_service", ("api", "worker", "migrate"), 8001),
     "payment-service": Component("payment_service", ("api", "worker", "migrate"), 8002),
     "voucher-service": Component("voucher_service", ("api", "worker", "migrate"), 8003),
-    "notifier": Component("notifier", ("worker", "migrate", "smtp-sink")),
-    "gateway-simulator": Component("gateway_simulator", ("api",)),
+    "notifier": Component("notifier", ("worker", "migrate")),
     "kafka": Component("ticketing", ("topics",)),
+    "gateway-simulator": Component("gateway_simulator", ("api",), dev=True),
+    "smtp-sink": Component("smtp_sink", ("serve",), dev=True),
 }
+
+# The exit status of a dev role asked of an image without the dev tools: not 1, so a supervisor or a test
+# tells "wrong image" from a component that failed.
+NOT_IN_THIS_IMAGE = 2
 
 
 # How every API is served, wherever it runs (`make up`, compose, the chart all go through here):
@@ -81,8 +91,8 @@ def command(component: str, role: str, args: list[str]) -> list[str]:
                 "--host", s.http_host, "--port", str(s.http_port or c.http_port), *API_SERVER_OPTIONS, *args]
     if role == "worker":
         return [sys.executable, "-m", f"{c.package}.entrypoints.worker", *args]
-    if role == "smtp-sink":
-        return [sys.executable, "-m", "notifier.entrypoints.cli.smtp_sink", *args]
+    if role == "serve" and component == "smtp-sink":
+        return [sys.executable, "-m", "smtp_sink", *args]
     raise ValueError(f"{component} {role} is not a long-running role")
 
 
@@ -90,18 +100,18 @@ def migrate(package: str, wait_seconds: float) -> int:
     dsn = ServiceSettings().database_url
     deadline = time.monotonic() + wait_seconds
     wait_for(f"postgres ({_host_of(dsn)})", lambda: _postgres_answers(dsn), wait_seconds)
-    while True:
-        # yoyo opens a new connection per migration; one that fails (a container network's DNS answering
-        # "temporary failure" for a moment, the server restarting) is retried: each migration is one
-        # transaction, recorded as applied in it, so a retry applies only what is still missing.
-        try:
+
+    def retrying(state: RetryCallState) -> None:
+        error = str(state.outcome.exception() if state.outcome else "").strip()
+        print(f"ticketing-run: {package} migrations: {error}; retrying", file=sys.stderr, flush=True)
+
+    # yoyo opens a new connection per migration; one that fails (a container network's DNS answering
+    # "temporary failure" for a moment, the server restarting) is retried until the deadline: each migration
+    # is one transaction, recorded as applied in it, so a retry applies only what is still missing.
+    for attempt in Retrying(retry=retry_if_exception_type(psycopg.OperationalError), wait=wait_fixed(1),
+                            stop=lambda _: time.monotonic() > deadline, before_sleep=retrying, reraise=True):
+        with attempt:
             apply_migrations(dsn, shared_migrations(), package_migrations(package))
-            break
-        except psycopg.OperationalError as e:
-            if time.monotonic() > deadline:
-                raise
-            print(f"ticketing-run: {package} migrations: {str(e).strip()}; retrying", file=sys.stderr, flush=True)
-            time.sleep(1)
     print(f"ticketing-run: {package} migrations applied", flush=True)
     return 0
 
@@ -114,10 +124,12 @@ def topics(wait_seconds: float) -> int:
 
 def wait_for(what: str, answers: Callable[[], bool], timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while not answers():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"ticketing-run: {what} did not answer within {timeout:.0f}s")
-        time.sleep(1)
+
+    def late(_: RetryCallState) -> None:
+        raise SystemExit(f"ticketing-run: {what} did not answer within {timeout:.0f}s")
+
+    Retrying(retry=retry_if_result(lambda answered: not answered), wait=wait_fixed(1),
+             stop=lambda _: time.monotonic() > deadline, retry_error_callback=late)(answers)
 
 
 def _postgres_answers(dsn: str) -> bool:
@@ -146,6 +158,10 @@ def main(argv: list[str] | None = None) -> int:
     component = COMPONENTS[args.component]
     if args.role not in component.roles:
         parser.error(f"{args.component} has roles {', '.join(component.roles)}, not {args.role}")
+    if component.dev and importlib.util.find_spec(component.package) is None:
+        print(f"ticketing-run: {args.component} is a dev tool, not in this image: run it from the dev image "
+              "(ticketing-app-dev) or the dev venv", file=sys.stderr, flush=True)
+        return NOT_IN_THIS_IMAGE
     if args.role == "migrate":
         return migrate(component.package, args.wait)
     if args.role == "topics":

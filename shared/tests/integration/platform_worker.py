@@ -44,8 +44,8 @@ class CrashingRelay(OutboxRelay):
         super().__init__(config)
         self.crash_p = crash_p
 
-    async def _send(self, producer, rows):  # type: ignore[no-untyped-def]
-        outcome = await super()._send(producer, rows)
+    async def send_batch(self, producer, rows):  # type: ignore[no-untyped-def]
+        outcome = await super().send_batch(producer, rows)
         if self.crash_p and random.random() < self.crash_p:
             os._exit(86)  # the exit code R6's test counts
         return outcome

@@ -9,6 +9,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, ConsumerRecord
 from platform_worker import TestEvent as WireEvent
 from platform_worker import apply_effect
+from ticketing import request_id
 from ticketing.consumer import ConsumerConfig, IdempotentConsumer, PoisonMessage
 from ticketing.db import create_pool
 from ticketing.kafka import create_topics
@@ -16,8 +17,8 @@ from ticketing.kafka import create_topics
 pytestmark = pytest.mark.integration
 
 
-def record(topic: str, offset: int, value: bytes) -> ConsumerRecord:
-    return ConsumerRecord(topic, 0, offset, 0, 0, b"k", value, None, 0, len(value), ())
+def record(topic: str, offset: int, value: bytes, headers: tuple[tuple[str, bytes], ...] = ()) -> ConsumerRecord:
+    return ConsumerRecord(topic, 0, offset, 0, 0, b"k", value, None, 0, len(value), headers)
 
 
 def event(seq: int, event_type: str = "TestEvent", event_id: uuid.UUID | None = None) -> bytes:
@@ -116,6 +117,41 @@ async def test_a_type_this_consumer_cannot_decode_nor_handles_is_skipped_not_dea
     broken = orjson.dumps({"eventId": str(uuid.uuid4()), "type": "TestEvent", "data": {}})
     with pytest.raises(PoisonMessage):
         await runner.inbox.apply(record(topic, 4, broken))
+
+
+async def test_a_type_named_in_the_headers_without_a_handler_is_skipped_undecoded(db, pool, topic) -> None:
+    """The type header says the record is not for this consumer: skipped before decoding (even a value no
+    decoder could read) and before any transaction; a record of a handled type, or without the header, is
+    decoded as before."""
+    batch = Recorder()
+    runner = consumer(pool, topic, batch)
+    decoded: list[bytes] = []
+    decode = runner.inbox.decode
+    runner.inbox.decode = lambda value: decoded.append(value) or decode(value)
+    foreign = (("ce_type", b"SeatsHeld"),)
+    garbage = b"\x00 not an event at all"
+    assert await runner.inbox.apply(record(topic, 0, garbage, foreign)) == "skipped"
+    await runner.process_batch([record(topic, 1, event(0), (("ce_type", b"TestEvent"),)),
+                                record(topic, 2, garbage, foreign), record(topic, 3, event(1))])
+    assert batch.calls == [[0, 1]] and await effects(db) == [0, 1]
+    assert garbage not in decoded and len(decoded) == 2
+    with pytest.raises(PoisonMessage):  # the same value under a handled type is read, and is poison
+        await runner.inbox.apply(record(topic, 4, garbage, (("ce_type", b"TestEvent"),)))
+
+
+async def test_each_event_of_a_batch_is_handled_under_its_own_request_id(db, pool, topic) -> None:
+    """A per-event handler in a batch transaction runs with its record's x-request-id current, as alone: the
+    events its effect writes name their own cause, not their neighbour's or none."""
+    seen: list[tuple[int, str | None]] = []
+
+    async def handler(conn: asyncpg.Connection, e: WireEvent) -> None:
+        seen.append((e.seq, request_id.current()))
+    runner = consumer(pool, topic, Recorder(), Other=handler)
+    records = [record(topic, n, event(n, "Other"), ((request_id.HEADER, f"rid-{n}".encode()),) if n != 1 else ())
+               for n in range(3)]
+    await runner.process_batch(records)
+    assert seen == [(0, "rid-0"), (1, None), (2, "rid-2")]
+    assert request_id.current() is None
 
 
 async def dead_letters(bootstrap: str, dlq: str, expected: int) -> list[int]:

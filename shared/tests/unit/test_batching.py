@@ -50,6 +50,25 @@ async def test_a_cancelled_caller_does_not_cancel_the_others() -> None:
     assert flushed == [[1, 2]]
 
 
+async def test_a_posted_item_joins_the_turns_flush_and_nobody_waits_for_it(
+        caplog: pytest.LogCaptureFixture) -> None:
+    flushed: list[list[int]] = []
+
+    async def flush(key: str, items: list[int]) -> None:
+        flushed.append(items)
+        if 0 in items:
+            raise ConnectionError("redis is down")
+
+    batcher: TickBatcher[str, int, None] = TickBatcher(flush, serial=True)
+    batcher.post("k", 1)  # returns at once: no flush has run yet
+    assert flushed == []
+    await batcher.add("k", 2)
+    assert flushed == [[1, 2]]
+    batcher.post("k", 0)  # its flush fails: retrieved, not reported as an error never retrieved
+    await asyncio.sleep(0.01)
+    assert flushed[-1] == [0] and "never retrieved" not in caplog.text
+
+
 async def test_each_caller_gets_its_own_items_result() -> None:
     runs: list[list[int]] = []
 

@@ -5,8 +5,14 @@ limit and the app is never called."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import inspect
+import re
+import tomllib
 from collections.abc import AsyncIterator
+from importlib.metadata import version
+from pathlib import Path
 
 import orjson
 import pytest
@@ -14,10 +20,13 @@ import uvicorn
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 from fastapi.testclient import TestClient
+from ticketing import launcher
+from ticketing.api import server as head_limit
 from ticketing.api.app import build_app
 from ticketing.api.errors import ApiError
 from ticketing.api.server import HeadLimitedHttpTools
 from ticketing_testing import free_port
+from uvicorn.protocols.http import httptools_impl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 LIMIT = 4096
@@ -106,7 +115,7 @@ class LimitedCounting(HeadLimitedHttpTools, Counting):
     pass
 
 
-async def _serve(protocol: type) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
+async def _serve(protocol: type | str) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app(), port=port, http=protocol, log_level="warning", lifespan="off"))
     task = asyncio.ensure_future(server.serve())
@@ -129,8 +138,11 @@ async def _exchange(port: int, head: bytes, piece: int = 16384) -> bytes:
         writer.close()
 
 
-@pytest.mark.parametrize("protocol", [LimitedCounting, Counting])
-async def test_a_one_mib_header_is_refused_while_it_is_read(protocol: type) -> None:
+SERVED_BY_THE_LAUNCHER = launcher.API_SERVER_OPTIONS[launcher.API_SERVER_OPTIONS.index("--http") + 1]
+
+
+@pytest.mark.parametrize("protocol", [LimitedCounting, Counting, SERVED_BY_THE_LAUNCHER])
+async def test_a_one_mib_header_is_refused_while_it_is_read(protocol: type | str) -> None:
     Counting.fed, calls[:] = [], []
     server, task, port = await _serve(protocol)
     try:
@@ -144,7 +156,7 @@ async def test_a_one_mib_header_is_refused_while_it_is_read(protocol: type) -> N
         assert calls == []
         if protocol is LimitedCounting:
             assert max(Counting.fed) <= LIMIT + 1  # the parser never saw more of the head than the limit
-        else:
+        elif protocol is Counting:
             assert max(Counting.fed) >= 2**20  # plain httptools reads and parses it whole (then the app refuses)
     finally:
         server.should_exit = True
@@ -180,3 +192,30 @@ async def test_a_large_head_pipelined_behind_a_small_request_is_refused_too() ->
     finally:
         server.should_exit = True
         await task
+
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_uvicorn_and_httptools_are_the_versions_the_head_limit_was_written_for() -> None:
+    """HeadLimitedHttpTools subclasses uvicorn's private protocol class: an upgrade of either (the pin, the lock,
+    what is installed) fails here until the tests of this module have passed on it and WRITTEN_FOR says so."""
+    locked = tomllib.loads((ROOT / "uv.lock").read_text())["package"]
+    assert {p["name"]: p["version"] for p in locked if p["name"] in head_limit.WRITTEN_FOR} == head_limit.WRITTEN_FOR
+    assert {name: version(name) for name in head_limit.WRITTEN_FOR} == head_limit.WRITTEN_FOR
+    pinned = re.findall(r'"uvicorn\[standard\]==([^"]+)"', (ROOT / "shared/pyproject.toml").read_text())
+    assert pinned == [head_limit.WRITTEN_FOR["uvicorn"]]
+
+
+def test_the_head_limit_overrides_uvicorns_hooks_and_keeps_clear_of_its_names() -> None:
+    """A hook uvicorn renames would leave its override never called, silently; an attribute of ours that uvicorn
+    starts to use for its own would be overwritten (or overwrite uvicorn's)."""
+    ours = {name for name, value in vars(HeadLimitedHttpTools).items()
+            if inspect.isfunction(value) and not name.startswith("_")}
+    assert ours and {name for name in ours if not hasattr(HttpToolsProtocol, name)} == set()
+    tree = ast.parse(inspect.getsource(head_limit))
+    set_by_us = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+                 and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"}
+    defined_by_us = {name for name in vars(HeadLimitedHttpTools) if name.startswith("_") and not name.startswith("__")}
+    uvicorns = inspect.getsource(httptools_impl)
+    assert set_by_us and {name for name in set_by_us | defined_by_us if f".{name}" in uvicorns} == set()

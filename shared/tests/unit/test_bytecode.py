@@ -11,7 +11,8 @@ import sys
 
 # What the long-running processes import: each API's app and each worker.
 ENTRYPOINTS = [f"{service}.entrypoints.{role}" for service in ("hold_service", "payment_service", "voucher_service")
-               for role in ("api.app", "worker")] + ["notifier.entrypoints.worker", "gateway_simulator"]
+               for role in ("api.app", "worker")] + ["notifier.entrypoints.worker", "gateway_simulator",
+                                                                     "smtp_sink.server"]
 
 # Run in a process of its own, as the services run (PYTHONDONTWRITEBYTECODE: nothing it imports may write a
 # cache file and so hide one the install did not write): the installed modules it loaded whose cached bytecode

@@ -60,6 +60,23 @@ def test_launcher_runs_the_real_entrypoints(monkeypatch: pytest.MonkeyPatch) -> 
         "-m", "voucher_service.entrypoints.worker", "--roles", "expiry"]
     with pytest.raises(SystemExit):
         main(["notifier", "api"])  # the notifier has no API role
+    assert command("smtp-sink", "serve", ["--dir", "/data/mail"])[1:] == ["-m", "smtp_sink", "--dir", "/data/mail"]
+    assert command("gateway-simulator", "api", [])[1:] == ["-m", "gateway_simulator"]
+
+
+def test_launcher_refuses_a_dev_role_where_the_dev_tools_are_not_installed(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from ticketing import launcher
+
+    # The production image: the dev tools' packages cannot be found; every other package can.
+    real_find_spec = launcher.importlib.util.find_spec
+    monkeypatch.setattr(launcher.importlib.util, "find_spec",
+                        lambda name: None if name in ("gateway_simulator", "smtp_sink") else real_find_spec(name))
+    monkeypatch.setattr(launcher.os, "execvp", lambda *a: pytest.fail(f"exec {a}"))
+    for argv in (["gateway-simulator", "api"], ["smtp-sink", "serve", "--dir", "/data/mail"]):
+        assert main(argv) == launcher.NOT_IN_THIS_IMAGE == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{argv[0]} is a dev tool, not in this image" in err
 
 
 def test_readyz_checks_only_what_the_probe_names() -> None:
@@ -105,6 +122,18 @@ def test_migrate_retries_a_connection_that_fails_until_its_deadline(monkeypatch:
     failures[:] = [psycopg.OperationalError("still down")] * 3
     with pytest.raises(psycopg.OperationalError):  # past the deadline the error is the command's answer
         launcher.migrate("hold_service", wait_seconds=-1)
+
+
+def test_the_launcher_waits_for_a_dependency_until_it_answers_or_its_time_is_up(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ticketing import launcher
+
+    monkeypatch.setattr(launcher.time, "sleep", lambda s: None)
+    answers = [False, False, True]
+    launcher.wait_for("postgres", lambda: answers.pop(0), 60)
+    assert answers == []
+    with pytest.raises(SystemExit, match="postgres did not answer within 0s"):
+        launcher.wait_for("postgres", lambda: False, 0)
 
 
 def test_make_up_serves_every_api_through_the_launcher() -> None:

@@ -76,11 +76,17 @@ def test_dsn(dsn: str) -> str:
 
 
 def import_path(path: Path, name: str) -> ModuleType:
-    """A helper module of a tests folder, by its path: under --import-mode=importlib a test cannot
-    `import fakes`, so a conftest loads it with this and hands it out as a fixture."""
+    """A helper module or package of a tests folder, by its path, registered as `name`: under
+    --import-mode=importlib a test cannot `import fakes`, so a conftest loads it with this and hands it out as
+    a fixture (a test module may then also `from <name> import ...`). A folder is loaded as a package: its
+    `__init__.py`, whose relative imports find the folder's modules."""
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
+    if path.is_dir():
+        spec = importlib.util.spec_from_file_location(name, path / "__init__.py",
+                                                      submodule_search_locations=[str(path)])
+    else:
+        spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # before it runs: its dataclasses look their module up by name

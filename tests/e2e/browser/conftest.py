@@ -9,7 +9,7 @@ import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,8 @@ import pytest_asyncio
 from ticketing.events import BOOKING_EVENTS
 from ticketing_testing import REPO_ROOT, env, free_port, require, service_process, start_at_end, wait_http_ok
 from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
+
+from .diagnostics import WatchedBrowser, machine_pressure, python_stacks
 
 LOGS = REPO_ROOT / "var" / "log" / "tests" / "browser"
 SCREENSHOTS = REPO_ROOT / "var" / "screenshots"
@@ -31,6 +33,7 @@ class PageStack:
     hold_url: str
     pay_url: str
     jwt_secret: str
+    pids: dict[str, int] = field(default_factory=dict)  # process name -> pid (a failed test's stacks)
 
 
 def _worker(package: str, roles: str) -> list[str]:
@@ -61,20 +64,21 @@ def page_stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[PageStack]:
     LOGS.mkdir(parents=True, exist_ok=True)
     # The one consumer a booking needs (PaymentSucceeded) begins at the topic's end, not at its history.
     asyncio.run(start_at_end(kafka_bootstrap, {BOOKING_EVENTS: [f"{prefix}hold-service.payments"]}))
+    pids = {}
     with ExitStack() as procs:
         for name, args, env_ in (("simulator", ["-m", "gateway_simulator"], sim),
                                  ("hold-api", _api("hold_service", ports["hold"]), hold),
                                  ("hold-worker", _worker("hold_service", "relay,consumer"), hold),
                                  ("pay-api", _api("payment_service", ports["pay"]), pay),
                                  ("pay-worker", _worker("payment_service", "relay"), pay)):
-            procs.enter_context(service_process(args, env_, log_path=LOGS / f"{name}.log"))  # started together
+            pids[name] = procs.enter_context(service_process(args, env_, log_path=LOGS / f"{name}.log")).pid
         for name in ("sim", "hold", "pay"):
             wait_http_ok(f"{url[name]}/healthz", 90)
-        yield PageStack(hold_url=url["hold"], pay_url=url["pay"], jwt_secret=env("JWT_SECRET"))
+        yield PageStack(hold_url=url["hold"], pay_url=url["pay"], jwt_secret=env("JWT_SECRET"), pids=pids)
 
 
 @pytest_asyncio.fixture(scope="session")
-async def browser() -> AsyncIterator[Any]:
+async def chromium_browser() -> AsyncIterator[Any]:
     chromium = shutil.which("chromium")
     require("Chromium", chromium is not None, "no chromium on PATH; run `make browser`")
     from playwright.async_api import async_playwright
@@ -83,6 +87,39 @@ async def browser() -> AsyncIterator[Any]:
         launched = await playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         yield launched
         await launched.close()
+
+
+@pytest_asyncio.fixture
+async def browser(chromium_browser) -> AsyncIterator[WatchedBrowser]:  # type: ignore[no-untyped-def]
+    """The session's chromium, its contexts watched for a failure's report and closed after the test."""
+    watched = WatchedBrowser(chromium_browser)
+    yield watched
+    await watched.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):  # type: ignore[no-untyped-def]
+    """A browser test that failed: its pages' unfinished requests and journal, and its processes'
+    Python stacks, then."""
+    outcome = yield
+    report = outcome.get_result()
+    watched = item.funcargs.get("browser") if hasattr(item, "funcargs") else None
+    if report.when != "call" or not report.failed or not isinstance(watched, WatchedBrowser):
+        return
+    report.sections.append(("the pages' unfinished requests", watched.unfinished()))
+    report.sections.append(("the pages' journal (seconds into the test)", watched.journal_text()))
+    pids = {name: pid for value in item.funcargs.values() for name, pid in _pids(value).items()}
+    report.sections.append(("the stack's Python stacks (py-spy)", python_stacks(pids)))
+    report.sections.append(("the machine", machine_pressure()))
+
+
+def _pids(stack: Any) -> dict[str, int]:
+    if isinstance(stack, PageStack):
+        return stack.pids
+    procs = getattr(stack, "procs", None)  # tests/e2e/stack.py's Stack
+    if isinstance(procs, dict):
+        return {name: proc.popen.pid for name, proc in procs.items() if getattr(proc, "popen", None)}
+    return {}
 
 
 @pytest.fixture(scope="session")

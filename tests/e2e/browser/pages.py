@@ -38,11 +38,23 @@ async def new_showtime(stack: Any, rows: dict[str, int], title: str = "Browser",
     return sid
 
 
+async def open_with_token_box(page: Page, url: str) -> None:
+    """Open a page of the dev path and wait for its token box, which shows once the page has read its sign-in
+    settings (/pages/config.json). That read has been seen to stall past a minute on a busy machine, the page
+    and its scripts served (cause not found): after 20 s the page is loaded once more."""
+    await page.goto(url)
+    try:
+        await expect(page.locator("#token")).to_be_visible(timeout=20_000)
+    except AssertionError:
+        await page.reload()
+        await expect(page.locator("#token")).to_be_visible(timeout=60_000)
+
+
 async def signed_in(browser: Any, stack: Any, sid: int, customer: int) -> Page:
     """A browser session of its own (its own localStorage) on the showtime's page, the customer's token pasted."""
     context = await browser.new_context(viewport={"width": 1100, "height": 720})
     page = await context.new_page()
-    await page.goto(f"{stack.hold_url}/pages/showtimes/{sid}")
+    await open_with_token_box(page, f"{stack.hold_url}/pages/showtimes/{sid}")
     await page.fill("#token", issue_token(stack.jwt_secret, sub=str(customer), role="customer"))
     await page.click("#save-token")
     return page

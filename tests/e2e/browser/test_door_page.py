@@ -20,7 +20,7 @@ import pytest
 from playwright.async_api import Page, expect
 from ticketing.auth import issue_token
 
-from .pages import Link, booked, soon_showtime, staff
+from .pages import Link, booked, open_with_token_box, soon_showtime, staff
 
 pytestmark = pytest.mark.e2e
 CATALOGUE_CACHE_SECONDS = 2.0  # hold-service's default, as the page stack runs it
@@ -33,7 +33,7 @@ async def door_page(browser: Any, stack: Any, sid: int, door: str, init_script: 
     if init_script:
         await context.add_init_script(init_script)
     page = await context.new_page()
-    await page.goto(f"{url or stack.hold_url}/pages/door?showtime={sid}&door={door}")
+    await open_with_token_box(page, f"{url or stack.hold_url}/pages/door?showtime={sid}&door={door}")
     await page.fill("#token", staff(stack))
     await page.click("#save-token")
     await expect(page.locator("#showtime")).to_have_value(str(sid))
@@ -73,7 +73,9 @@ async def test_a_ticket_is_admitted_once_and_refused_at_the_next_door(browser, p
 
     door_b = await door_page(browser, page_stack, sid, "B")
     await expect(door_b.locator("#admitted")).to_have_text("1")  # the counter is the showtime's, not the door's
-    async with door_b.expect_response(lambda r: r.url.endswith("/checkins")) as answered:
+    # The scan's answer (POST), not the counter's poll (GET /showtimes/{id}/checkins) that may come between.
+    async with door_b.expect_response(lambda r: r.url.endswith("/checkins")
+                                      and r.request.method == "POST") as answered:
         await scan(door_b, group["ticket"])
     refused = await (await answered.value).json()
     assert (refused["error"], refused["door"]) == ("ALREADY_CHECKED_IN", "A")

@@ -91,7 +91,8 @@ async def bootstrap(settings: HoldSettings) -> Service:
 
 def _admission(settings: HoldSettings, guard: RedisGuard) -> RedisAdmission:
     """The rate limits and the seat gate in one round trip; SEAT_GATE_ENABLED=false: a gate that names no seat."""
-    limits = RateLimits(guard, settings.hold_rate_limit_per_minute, settings.hold_rate_limit_per_ip_per_minute)
+    limits = RateLimits(guard, settings.hold_rate_limit_per_minute, settings.hold_rate_limit_per_ip_per_minute,
+                        settings.waiting_room_anonymous_joins_per_ip_per_minute)
     return RedisAdmission(guard, limits, SeatGate(guard, enabled=settings.seat_gate_enabled))
 
 

@@ -116,6 +116,9 @@ class HoldSettings(TokenSettings):
     again (the catalogue may be this stale)."""
     hold_rate_limit_per_ip_per_minute: int = Field(default=120, ge=1)
     """Hold requests and queue joins per client address per minute; past it 429."""
+    waiting_room_anonymous_joins_per_ip_per_minute: int = Field(default=10, ge=1)
+    """Queue joins without a customer's token (a visitor not signed in yet) per client address per minute,
+    counted apart from and on top of HOLD_RATE_LIMIT_PER_IP_PER_MINUTE; past it 429."""
     trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Peers whose X-Forwarded-For is believed, addresses or CIDRs, comma-separated; none: the TCP peer is the
     client's address."""

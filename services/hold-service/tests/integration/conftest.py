@@ -11,7 +11,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -24,6 +24,7 @@ from hold_service.adapters import repository
 from hold_service.adapters.admission import RateLimits, RedisAdmission
 from hold_service.adapters.redis_guard import RedisGuard
 from hold_service.adapters.repository import PgHoldsUnitOfWork
+from hold_service.adapters.room_store import PgRoomStore
 from hold_service.adapters.seat_gate import SeatGate
 from hold_service.adapters.seat_map_feed import PgSeatMapFeed
 from hold_service.adapters.seat_map_source import PgSeatMapSource
@@ -37,6 +38,7 @@ from hold_service.domain.model import Hold, TakeSeats, Verdict
 from hold_service.entrypoints.api.app import get_application
 from hold_service.service_layer.lifecycle import confirm_booking
 from hold_service.service_layer.ports import Admission, HoldsUnitOfWork, HoldWriter
+from hold_service.service_layer.room_ports import RoomStore
 from hold_service.service_layer.seat_map_ports import SeatMaps
 from ticketing.auth import issue_token
 from ticketing.db import create_pool
@@ -186,15 +188,19 @@ class Ports:
     seat_maps: SeatMaps
     elapse: Callable[[float], Awaitable[None]]
     events: Callable[[uuid.UUID], Awaitable[list[dict[str, Any]]]]
+    now: Callable[[], datetime] = lambda: datetime.now(UTC)  # the fakes' clock, or Postgres' (the wall clock)
+    rooms: RoomStore | None = None
 
     async def showtime(self, seats: int = 6, price_cents: int = 1200, layout: list[dict[str, Any]] | None = None,
-                       prices: Prices | None = None) -> int:
+                       prices: Prices | None = None, starts_in: timedelta | None = None,
+                       cinema: str | None = None) -> int:
         """A new showtime with seats A1..A<seats> at one ADULT price (or the hall's `layout` with its `prices`),
-        created through the repository."""
+        created through the repository; on 1 Jan 2031, or `starts_in` from now."""
         sid = new_id()
+        starts_at = datetime(2031, 1, 1, tzinfo=UTC) if starts_in is None else self.now() + starts_in
         async with self.uow() as uow:
-            details = ShowtimeDetails(sid, "Contract", datetime(2031, 1, 1, tzinfo=UTC),
-                                      prices or {"STANDARD": {"ADULT": price_cents}})
+            details = ShowtimeDetails(sid, "Contract", starts_at, prices or {"STANDARD": {"ADULT": price_cents}},
+                                      cinema=cinema)
             places = layout_hall(layout) if layout is not None else rows_hall({"A": seats})
             assert await uow.holds.add_showtime(details, places)
             await uow.commit()
@@ -202,11 +208,13 @@ class Ports:
 
     @staticmethod
     def request(showtime_id: int, seats: list[str], customer: int | None = None, ttl: float = 600,
-                cap: int = 8, hold_id: uuid.UUID | None = None, types: dict[str, str] | None = None) -> TakeSeats:
+                cap: int = 8, hold_id: uuid.UUID | None = None, types: dict[str, str] | None = None,
+                close_minutes: float = 0) -> TakeSeats:
         codes = sorted(seats)
         return TakeSeats(showtime_id=showtime_id, seats=codes, hold_id=hold_id or uuid.uuid4(),
                          customer_id=customer or new_id(), ttl_seconds=ttl, booking_id=uuid.uuid4(), cap=cap,
-                         ticket_types=tuple((types or {}).get(c, "ADULT") for c in codes))
+                         ticket_types=tuple((types or {}).get(c, "ADULT") for c in codes),
+                         close_minutes=close_minutes)
 
     async def take(self, showtime_id: int, seats: list[str], **kw: Any) -> tuple[TakeSeats, Verdict]:
         request = self.request(showtime_id, seats, **kw)
@@ -216,11 +224,27 @@ class Ports:
         async with self.uow() as uow:
             return await uow.holds.get(hold_id)
 
+    async def booked(self, showtime_id: int, seats: list[str]) -> TakeSeats:
+        """A hold of `seats`, confirmed (paid 1000 cents)."""
+        request, _ = await self.take(showtime_id, seats)
+        async with self.uow() as uow:
+            assert await uow.holds.confirm(request.hold_id, uuid.uuid4(), 1000) is not None
+            await uow.commit()
+        return request
+
+
+@pytest_asyncio.fixture(params=["fake", "real"])
+async def ports(request: pytest.FixtureRequest, fakes: ModuleType, hold_dsn: str,
+                redis_url: str) -> AsyncIterator[Ports]:
+    """The contract tests' subject: every port as a fake, then as the real adapter (test_contract_*.py)."""
+    async with open_ports(request.param, fakes, hold_dsn, redis_url) as opened:
+        yield opened
+
 
 @asynccontextmanager
 async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
                      per_minute: int = 3, per_address: int = 10**6, cluster_nodes: str = "") -> AsyncIterator[Ports]:
-    """`kind`: "fake" (tests/fakes.py), "real" (Postgres and Redis, wired as bootstrap.py wires them, the gate
+    """`kind`: "fake" (tests/fakes/), "real" (Postgres and Redis, wired as bootstrap.py wires them, the gate
     on), "real-cluster" (the same on the Redis Cluster `cluster_nodes`) or "real-gate-off" (the gate off)."""
     if kind == "fake":
         world = fakes.fake_deps(hold_rate_limit_per_minute=per_minute, hold_rate_limit_per_ip_per_minute=per_address)
@@ -232,7 +256,7 @@ async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
             return [e.model_dump(mode="json") for e in world.outbox() if e.bookingId == booking_id]
 
         d = world.deps
-        yield Ports(kind, d.uow, d.writer, d.admission, d.seat_maps, advance, recorded)
+        yield Ports(kind, d.uow, d.writer, d.admission, d.seat_maps, advance, recorded, world.clock.now, d.rooms)
         return
     pool = await create_pool(dsn, min_size=1, max_size=8)
     guard = RedisGuard(redis_client(ServiceSettings(redis_url=redis_url, redis_cluster_nodes=cluster_nodes), 2.0),
@@ -253,7 +277,7 @@ async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
         yield Ports(kind, lambda: PgHoldsUnitOfWork(pool), PostgresHoldWriter(pool),
                     RedisAdmission(guard, RateLimits(guard, per_minute, per_address),
                                    SeatGate(guard, enabled=kind != "real-gate-off")),
-                    seat_maps, asyncio.sleep, outbox)
+                    seat_maps, asyncio.sleep, outbox, rooms=PgRoomStore(pool, cache_seconds=0))
     finally:
         stop.set()
         await following
@@ -326,8 +350,8 @@ def rooms() -> type[Rooms]:
 
 @pytest.fixture
 def statements(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """Records every statement that decides holds: ("together", holds in the batch) for
-    take_seats_together, ("alone", 1) for take_seats."""
+    """Records every run of the statement that decides holds (sql take_seats): ("together", holds in the
+    batch) for a batch of the writer, ("alone", 1) for a hold asked on its own."""
     seen: list[tuple[str, int]] = []
     together, alone = repository.take_together, repository.take
 

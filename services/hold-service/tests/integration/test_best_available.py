@@ -213,8 +213,9 @@ async def test_seat_runs_says_a_run_strands_exactly_when_lone_seats_does(start, 
 
 
 async def test_under_the_rule_picked_holds_arriving_together_are_decided_one_by_one(start, db, h) -> None:
-    """A batch of picked holds (take_seats_together) on a showtime under the rule writes none of them itself: each
-    is asked again alone (take_seats, which checks the rule), so pairs side by side are all granted."""
+    """A batch of picked holds (sql take_seats) on a showtime under the rule writes none of them itself: each
+    is asked again alone (the same statement, which checks the rule for a hold alone), so pairs side by side are
+    all granted."""
     async with start(hold_rate_limit_per_minute=1000) as svc:
         sid = await svc.showtime_of(layout=hall("AB"), noLoneSeat=True)
         pairs = [[f"{r}{n}", f"{r}{n + 1}"] for r in "AB" for n in range(1, 10, 2)]

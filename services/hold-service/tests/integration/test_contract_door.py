@@ -1,4 +1,4 @@
-"""The contract of DoorRepository, run against the fake (tests/fakes.py) and the real adapter on Postgres: one
+"""The contract of DoorRepository, run against the fake (tests/fakes/) and the real adapter on Postgres: one
 admission per booked booking, an earlier offline scan taking the place of a later one, and the counts."""
 
 from __future__ import annotations
@@ -7,24 +7,9 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-import pytest_asyncio
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2031, 1, 1, 19, 30, tzinfo=UTC)
-
-
-@pytest_asyncio.fixture(params=["fake", "real"])
-async def ports(request, h, fakes, hold_dsn, redis_url):  # type: ignore[no-untyped-def]
-    async with h.open_ports(request.param, fakes, hold_dsn, redis_url) as opened:
-        yield opened
-
-
-async def booked(ports, sid: int, seats: list[str]):  # type: ignore[no-untyped-def]
-    request, _ = await ports.take(sid, seats)
-    async with ports.uow() as uow:
-        assert await uow.holds.confirm(request.hold_id, uuid.uuid4(), 1000) is not None
-        await uow.commit()
-    return request
 
 
 async def admit(ports, booking_id: uuid.UUID, at: datetime, door: str, offline: bool = False) -> bool:  # type: ignore[no-untyped-def]
@@ -41,7 +26,7 @@ async def at_door(ports, booking_id: uuid.UUID):  # type: ignore[no-untyped-def]
 
 async def test_a_booked_booking_is_admitted_once_and_remembers_when_and_where(ports) -> None:
     sid = await ports.showtime()
-    request = await booked(ports, sid, ["A1", "A2"])
+    request = await ports.booked(sid, ["A1", "A2"])
     before = await at_door(ports, request.booking_id)
     assert (before.status, before.seats, before.showtime_id, before.title, before.showtime_status) == (
         "BOOKED", ("A1", "A2"), sid, "Contract", "ON_SALE")
@@ -55,7 +40,7 @@ async def test_a_booked_booking_is_admitted_once_and_remembers_when_and_where(po
 
 async def test_an_earlier_offline_scan_takes_the_place_of_a_later_admission(ports) -> None:
     sid = await ports.showtime()
-    request = await booked(ports, sid, ["A3"])
+    request = await ports.booked(sid, ["A3"])
     assert await admit(ports, request.booking_id, T0, "B", offline=True)
     assert not await admit(ports, request.booking_id, T0 + timedelta(seconds=1), "C", offline=True)
     assert not await admit(ports, request.booking_id, T0, "C", offline=True)  # not earlier: the first stays
@@ -74,7 +59,7 @@ async def test_only_a_booked_booking_is_admitted(ports) -> None:
 
 async def test_an_admission_left_uncommitted_is_not_one(ports) -> None:
     sid = await ports.showtime()
-    request = await booked(ports, sid, ["A5"])
+    request = await ports.booked(sid, ["A5"])
     async with ports.uow() as uow:
         assert await uow.door.admit(request.booking_id, T0, "A", False)
     assert await admit(ports, request.booking_id, T0, "B")
@@ -82,7 +67,7 @@ async def test_an_admission_left_uncommitted_is_not_one(ports) -> None:
 
 async def test_the_counts_are_booked_against_admitted(ports) -> None:
     sid = await ports.showtime()
-    first, _second = await booked(ports, sid, ["A1", "A2"]), await booked(ports, sid, ["A3"])
+    first, _second = await ports.booked(sid, ["A1", "A2"]), await ports.booked(sid, ["A3"])
     await ports.take(sid, ["A6"])  # a hold is not expected at the door
     assert await admit(ports, first.booking_id, T0, "A")
     async with ports.uow() as uow:

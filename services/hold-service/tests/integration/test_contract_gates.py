@@ -1,4 +1,4 @@
-"""The contracts of Admission (rate limit + seat gate) and SeatMaps, run against the fakes (tests/fakes.py)
+"""The contracts of Admission (rate limit + seat gate) and SeatMaps, run against the fakes (tests/fakes/)
 and the real adapters on Postgres and Redis, one node and a Redis Cluster."""
 
 from __future__ import annotations

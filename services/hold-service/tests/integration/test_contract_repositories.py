@@ -1,5 +1,5 @@
 """The contracts of HoldsUnitOfWork, HoldRepository and IdempotencyRepository, run against the fakes
-(tests/fakes.py) and the real adapters on Postgres."""
+(tests/fakes/) and the real adapters on Postgres."""
 
 from __future__ import annotations
 
@@ -7,17 +7,10 @@ import uuid
 from datetime import UTC, datetime
 
 import pytest
-import pytest_asyncio
 from hold_service.domain.hall import ShowtimeDetails, rows_hall
 from hold_service.service_layer.events import booking_failed
 
 pytestmark = pytest.mark.integration
-
-
-@pytest_asyncio.fixture(params=["fake", "real"])
-async def ports(request, h, fakes, hold_dsn, redis_url):  # type: ignore[no-untyped-def]
-    async with h.open_ports(request.param, fakes, hold_dsn, redis_url) as opened:
-        yield opened
 
 
 async def held(ports, seats=("A1", "A2"), **kw):  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""The HoldWriter port's contract, run against the fake (tests/fakes.py) and the real writer on Postgres
+"""The HoldWriter port's contract, run against the fake (tests/fakes/) and the real writer on Postgres
 (one statement per batch of holds of a showtime, as bootstrap.py wires it)."""
 
 from __future__ import annotations
@@ -7,17 +7,10 @@ import asyncio
 from datetime import datetime
 
 import pytest
-import pytest_asyncio
 from hold_service.domain.errors import InvalidSeats, SeatsUnavailable, TooManySeatsHeld
 from hold_service.domain.model import Ticket
 
 pytestmark = pytest.mark.integration
-
-
-@pytest_asyncio.fixture(params=["fake", "real"])
-async def ports(request, h, fakes, hold_dsn, redis_url):  # type: ignore[no-untyped-def]
-    async with h.open_ports(request.param, fakes, hold_dsn, redis_url) as opened:
-        yield opened
 
 
 async def test_free_seats_are_taken_all_together(ports) -> None:

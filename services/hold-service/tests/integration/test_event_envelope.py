@@ -40,7 +40,7 @@ async def test_sql_and_python_writers_share_one_envelope_and_its_headers(h, fake
         token = request_id.CURRENT.set("envelope-test-1")
         try:
             with provider.get_tracer("test").start_as_current_span("hold") as span:
-                request, verdict = await ports.take(sid, ["A1", "A2"])  # SQL: take_seats_together / take_seats
+                request, verdict = await ports.take(sid, ["A1", "A2"])  # SQL: take_seats, batched or alone
                 python_made = booking_event("SeatsHeld", source="hold-service", booking_id=uuid.uuid4(),
                                             showtime_id=sid, customer_id=request.customer_id,
                                             data={"holdId": request.hold_id, "seats": request.seats,

@@ -1,5 +1,5 @@
 """Holds the gate lets through together are decided and written by one statement
-(adapters/writer.py, sql take_seats_together), and each still gets its own verdict."""
+(adapters/writer.py, sql take_seats), and each still gets its own verdict."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ async def test_holds_admitted_together_are_written_by_one_statement(start, db, h
 async def test_each_hold_of_a_batch_gets_its_own_verdict(start, db, h, statements) -> None:
     """In one batch: free seats (201), a seat Postgres knows is held but the gate forgot (409, as after
     a Redis flush), an unknown seat (422) and a customer over the cap (429). The batch writes the
-    first and refuses the next two as take_seats would; the last is asked again on its own (the cap is
+    first and refuses the next two itself; the last is asked again on its own (the cap is
     checked at COMMIT). The three refused write nothing and free their gate keys."""
     async with start(hold_rate_limit_per_minute=1000, max_seats_held_per_customer_showtime=8) as svc:
         sid = await svc.showtime({"F": 20})

@@ -88,7 +88,7 @@ async def test_refusals_are_counted_by_the_limit_that_made_them(start, h) -> Non
                      max_seats_held_per_customer_showtime=100) as svc:
         sid = await svc.showtime({"F": 20})
         before = refused((await svc.client.get("/metrics")).text)
-        assert set(before) == {"customer", "address"}  # exported before the first refusal
+        assert set(before) == {"customer", "address", "anonymous"}  # exported before the first refusal
         office = svc.client_from(f"100.{random.randint(64, 127)}.{random.randint(0, 255)}.9")  # this test's own
         eager = h.new_id()
 
@@ -104,6 +104,7 @@ async def test_refusals_are_counted_by_the_limit_that_made_them(start, h) -> Non
         after = refused((await svc.client.get("/metrics")).text)
         await office.aclose()
     assert (after["customer"] - before["customer"], after["address"] - before["address"]) == (1, 2)
+    assert after["anonymous"] == before["anonymous"]  # holds never count against the joins without a token
 
 
 async def test_denial_of_inventory_cap_per_customer_and_showtime(start, db, h) -> None:

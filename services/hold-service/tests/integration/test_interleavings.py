@@ -243,7 +243,7 @@ async def test_a_payment_applied_as_its_showtime_is_cancelled_releases_the_hold(
     assert kinds == [("SeatsHeld", ["F1", "F2"]), ("SeatsReleased", ["F1", "F2"])]  # never booked
 
 
-@pytest.mark.parametrize("statement", ["take_seats", "take_seats_together"])
+@pytest.mark.parametrize("statement", ["take", "take_together"])
 async def test_a_hold_waiting_on_a_seat_being_released_gets_all_its_seats(start, db, two, statement: str) -> None:
     """A releases hold X and stays open; B's hold of X's seat and a free one starts (its snapshot still shows the
     seat HELD) and waits for the seat's lock; A commits. B decides on the rows it locked, which show the seat free,
@@ -256,11 +256,11 @@ async def test_a_hold_waiting_on_a_seat_being_released_gets_all_its_seats(start,
     again = take(sid, ["F1", "F2"])
     async with a, b:
         assert await PgHoldRepository(a.conn).release(x.hold_id, "CANCELLED") is not None
-        step = (repository.take(b.conn, again) if statement == "take_seats" else
+        step = (repository.take(b.conn, again) if statement == "take" else
                 repository.take_together(b.conn, sid, [(again, "[]")]))
         outcome = await blocked_then(db, b, step, a.tx.commit)
         await b.tx.commit()
-    verdict = outcome if statement == "take_seats" else outcome[again.hold_id]
+    verdict = outcome if statement == "take" else outcome[again.hold_id]
     assert verdict is not None and verdict.expires_at is not None
     assert [await owner(db, sid, s) for s in ("F1", "F2")] == [("HELD", again.hold_id)] * 2
     assert [(t, s) for t, s, _ in await events(db, sid)] == [("SeatsHeld", ["F1"]), ("SeatsReleased", ["F1"]),

@@ -58,8 +58,12 @@ async def test_every_script_runs_on_redis_cluster(redis_cluster) -> None:  # typ
     crowd = crowd_keys(sid)
     assert {client.keyslot(k) for k in crowd} == {client.keyslot(keys[0])}  # the crowd's keys beside the room's
     assert await script["room_arrive"](crowd, [180_000, customer, 8]) == [2, 2]
+    claims = [*keys, room_key(sid, "claims")]  # a visitor's place claimed: the claims beside the room's keys
+    assert {client.keyslot(k) for k in claims} == {client.keyslot(keys[0])}
+    assert await script["room_claim"](claims, [-5, customer, 60_000]) == ["none", 0]  # no such visitor admitted
     ran.update(("room_join", "room_step", "room_poll", "try_hold", "fill", "keep", "note", "release",
-                "room_leave", "rate_limit", "address_rate_limit", "stream_lease", "stream_renew", "room_arrive"))
+                "room_leave", "rate_limit", "address_rate_limit", "stream_lease", "stream_renew", "room_arrive",
+                "room_claim"))
     assert ran == set(script), f"scripts not run on the cluster: {set(script) - ran}"  # a new script joins here
     with pytest.raises(RedisClusterException, match="same key slot"):  # what a script over two slots meets
         await script["room_leave"]([*keys[:3], room_key(sid + 1, "active"), *keys[4:]], [customer])

@@ -42,9 +42,9 @@ async def test_a_hold_its_expiry_the_next_hold_and_a_release_update_the_seats_in
         before = await db.fetchrow(COUNTERS)
         live = uuid.uuid4()
         for hold, ttl in ((uuid.uuid4(), -1.0), (live, 60.0)):  # the second takes the seats of the first, expired
-            row = await db.fetchrow(Q.take_seats, sid, seats, hold, 7, ttl, uuid.uuid4(), 8, "[]", FORM,
-                                    ["ADULT"] * 2, 0, False)
-            assert row["version"] is not None, dict(row)
+            row = await db.fetchrow(Q.take_seats, sid, ttl, 8, [hold], [7], [uuid.uuid4()], [1, 1], seats, ["[]"],
+                                    FORM, ["ADULT"] * 2, 0, False)
+            assert row["last_version"] is not None, dict(row)
         assert (await db.fetchrow(Q.release_hold, live, "CANCELLED", FORM, "[]"))["freed"] == seats
         after = await db.fetchrow(COUNTERS)
     finally:

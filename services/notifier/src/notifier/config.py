@@ -6,8 +6,6 @@ from pydantic import AliasChoices, Field, model_validator
 from ticketing.settings import DEV_DEFAULT_SECRET, ServiceSettings
 from ticketing.tickets import DEV_QR_SIGNING_KEY
 
-from notifier.domain.delivery import RetryPolicy
-
 
 class NotifierSettings(ServiceSettings):
     """Each setting's docstring is its meaning in docs/configuration.md (generated from this class)."""
@@ -80,13 +78,6 @@ class NotifierSettings(ServiceSettings):
     """The address the worker's pages (/healthz, /readyz, /metrics) listen on."""
     http_port: int = 8004
     """The port of the worker's pages."""
-
-    @property
-    def retry_policy(self) -> RetryPolicy:
-        return RetryPolicy(base_seconds=self.email_retry_base_seconds,
-                           max_delay_seconds=self.email_retry_max_delay_seconds,
-                           max_attempts=self.email_max_attempts, max_age_seconds=self.email_max_age_seconds,
-                           max_pause_seconds=self.email_max_pause_seconds)
 
     @property
     def consumer_name(self) -> str:

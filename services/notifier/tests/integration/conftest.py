@@ -48,7 +48,7 @@ def mail_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def sink_process(port: int, mail_dir: Path, *options: str) -> Iterator[int]:
     """The SMTP sink as its own process (`options`: --no-smtputf8, --refuse-recipients REGEX ...)."""
     LOGS.mkdir(parents=True, exist_ok=True)
-    sink = ["-m", "notifier.entrypoints.cli.smtp_sink", "--port", str(port), "--dir", str(mail_dir), *options]
+    sink = ["-m", "smtp_sink", "--port", str(port), "--dir", str(mail_dir), *options]
     with service_process(sink, {}, log_path=LOGS / "itest-smtp-sink.log"):
         wait_port(port)
         yield port

@@ -7,7 +7,7 @@ from notifier.domain.delivery import DeliveryError, Failure
 from notifier.domain.messages import Contact, Envelope
 from notifier.domain.points import points_for
 from notifier.domain.showing import Showing
-from notifier.entrypoints.cli.smtp_sink import file_name
+from smtp_sink.server import file_name
 from ticketing.tickets import (
     TicketPayload,
     private_key_from_seed,

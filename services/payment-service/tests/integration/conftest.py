@@ -1,4 +1,4 @@
-"""`open_ports`: every port of service_layer/ports.py as a fake (tests/fakes.py) or as the real adapter, for
+"""`open_ports`: every port of service_layer/ports.py as a fake (tests/fakes/) or as the real adapter, for
 the contract tests (test_contract_*.py): Postgres for the repositories and the unit of work, the gateway
 simulator process for the gateway, and for hold-service and voucher-service a stand-in HTTP server.
 
@@ -253,9 +253,3 @@ async def ports(request: pytest.FixtureRequest, fakes: ModuleType, kit: ModuleTy
     dsn = migrated_dsn("PAYMENT_DATABASE_URL", kit.MIGRATIONS)
     async with open_ports(request.param, fakes, dsn, simulator_url, stand_in) as opened:
         yield opened
-
-
-@pytest.fixture(scope="session")
-def fakes(kit: ModuleType) -> ModuleType:
-    return kit.fakes  # type: ignore[no-any-return]
-

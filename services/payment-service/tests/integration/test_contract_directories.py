@@ -1,5 +1,5 @@
 """The contracts of HoldDirectory (hold-service) and Vouchers (voucher-service), run against the fakes
-(tests/fakes.py) and the HTTP adapters talking to a stand-in server over a real socket (conftest.py says
+(tests/fakes/) and the HTTP adapters talking to a stand-in server over a real socket (conftest.py says
 why a stand-in)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The payment provider port's contract, run against the fake (tests/fakes.py) and StripeGateway (the stripe
+"""The payment provider port's contract, run against the fake (tests/fakes/) and StripeGateway (the stripe
 SDK) on the Stripe-shaped simulator process."""
 
 from __future__ import annotations

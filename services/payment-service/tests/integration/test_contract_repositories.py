@@ -1,5 +1,5 @@
 """The contracts of PaymentsUnitOfWork, PaymentRepository, IdempotencyRepository and CallbackEventRepository,
-run against the fakes (tests/fakes.py) and the real adapters on Postgres. Counts the real database holds
+run against the fakes (tests/fakes/) and the real adapters on Postgres. Counts the real database holds
 for every test (unresolved money, refunds due) are compared before and after, never as absolutes."""
 
 from __future__ import annotations

@@ -41,9 +41,10 @@ class VoucherSettings(TokenSettings):
     """How long a flash reservation waits for Kafka to acknowledge its VoucherReserved; past it the request
     fails, and a use the message did not carry stays reserved in Redis only (undersold, never oversold) until
     the reconciliation gives it back."""
-    flash_linger_ms: int = Field(default=5, ge=0)
-    """How long the flash producer waits to batch VoucherReserved messages: a request waits this plus one
-    acknowledgement, and the broker gets one request per batch instead of one per handful."""
+    flash_linger_ms: int = Field(default=0, ge=0)
+    """How long the flash producer waits before it sends a batch of VoucherReserved messages, added to every
+    flash request's wait. 0: none; the batches form anyway, one per voucher of the reservations the gate
+    answered together, and, while one is sent, of all that come meanwhile (one request in flight to a broker)."""
     gate_recovery_fence_seconds: float | None = Field(default=None, ge=0)
     """After Redis lost a gate: wait this long (at least the send timeout) before reading the end offset the
     writer must reach to rebuild it; unset: KAFKA_SEND_TIMEOUT_SECONDS."""

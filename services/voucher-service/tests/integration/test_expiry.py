@@ -1,5 +1,5 @@
 """Issue 11 case 7: the reservation expiry never releases a use whose payment succeeded, whatever the event
-lag. Real Postgres, Redis and Kafka; payment-service is a stand-in over real HTTP (tests/payments_stub.py)."""
+lag. Real Postgres, Redis and Kafka; payment-service is a stand-in over real HTTP (tests/fakes/payments_server.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
 from api_kit import SECRET
-from payments_stub import PaymentStub, payment_stub
 from ticketing_testing import eventually
+from voucher_fakes import PaymentStub, payment_stub
 from voucher_service.adapters.payments import HttpPayments
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.domain.commands import ConfirmReservation, ReserveVoucher

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import replace
 
 import asyncpg
 import pytest
 from ticketing.events import VoucherReserved, outgoing
 from ticketing_testing import eventually
 from voucher_service.adapters.publisher import KafkaPublisher
+from voucher_service.adapters.repository import PgVouchersUnitOfWork
+from voucher_service.adapters.reservations import PgNormalReservations
 from voucher_service.domain.commands import ConfirmReservation, ReleaseReservation, ReserveVoucher
 from voucher_service.service_layer.handlers import (
     confirm_reservation,
@@ -24,6 +27,7 @@ from voucher_testkit import (
     new_voucher,
     try_reserve,
     unique_customer,
+    watched_statements,
 )
 
 pytestmark = pytest.mark.integration
@@ -55,6 +59,26 @@ async def test_r3_flash_at_limit_minus_one_500_at_once(flash_deps: Deps, pool: a
     outcomes = await asyncio.gather(*(try_reserve(flash_deps, c) for c in cmds))
     assert outcomes.count("ok") == 1
     await settled(pool, code, limit)
+
+
+async def test_a_flash_reservation_makes_no_postgres_statement_on_its_path(
+        flash_deps: Deps, pool: asyncpg.Pool, voucher_dsn: str) -> None:
+    """Redis decides, Kafka carries, the writer persists: once the voucher's terms are cached, reservations
+    (new, retried and refused at the sell-out) run no statement on the API's connections; every use still
+    reaches Postgres, through the writer."""
+    code = await new_voucher(flash_deps, limit=40, flash=True)
+    async with watched_statements(voucher_dsn, size=2) as (watched, statements):
+        api = replace(flash_deps, uow=lambda: PgVouchersUnitOfWork(watched),
+                      reservations=PgNormalReservations(watched))
+        first = ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000)
+        assert await try_reserve(api, first) == "ok"  # reads the terms (cached from here on)
+        statements.clear()
+        cmds = [ReserveVoucher(code, unique_customer(), str(uuid.uuid4()), 1000) for _ in range(60)]
+        outcomes = await asyncio.gather(*(try_reserve(api, c) for c in [*cmds, first]))
+        assert outcomes.count("ok") == 40 and outcomes[-1] == "ok"  # 39 new ones, and the retry
+        assert await try_reserve(api, cmds[0]) in ("ok", "OutOfStock")  # after the sell-out: the cache
+        assert statements == []
+    await settled(pool, code, 40)
 
 
 async def test_flash_retries_and_per_user_limit(flash_deps: Deps, pool: asyncpg.Pool) -> None:

@@ -10,9 +10,9 @@ import uuid
 import asyncpg
 import pytest
 import redis.asyncio as aioredis
-from flash_fakes import FakePayments
 from ticketing.events import VoucherReserved
 from ticketing_testing import eventually
+from voucher_fakes import FakePayments
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.adapters.writer_lag import KafkaWriterLag
 from voucher_service.domain.commands import ReserveVoucher

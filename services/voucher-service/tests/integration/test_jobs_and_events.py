@@ -9,10 +9,10 @@ from dataclasses import replace
 import asyncpg
 import pytest
 import redis.asyncio as aioredis
-from flash_fakes import FakePayments
 from prometheus_client import REGISTRY
 from ticketing.events import VoucherReserved
 from ticketing_testing import eventually
+from voucher_fakes import FakePayments
 from voucher_service.adapters.gate import keys
 from voucher_service.adapters.publisher import KafkaPublisher
 from voucher_service.domain.commands import ReserveVoucher

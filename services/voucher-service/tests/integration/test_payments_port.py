@@ -10,9 +10,8 @@ from dataclasses import dataclass
 import pytest
 import pytest_asyncio
 from api_kit import SECRET
-from flash_fakes import FakePayments
-from payments_stub import PaymentStub, payment_stub
 from ticketing_testing import free_port
+from voucher_fakes import FakePayments, PaymentStub, payment_stub
 from voucher_service.adapters.payments import HttpPayments
 from voucher_service.domain.errors import PaymentsUnavailable
 from voucher_service.service_layer.ports import Payments

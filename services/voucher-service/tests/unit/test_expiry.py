@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from flash_fakes import FakeGate, FakePayments, FakePublisher, fake_deps
+from voucher_fakes import FakeGate, FakePayments, FakePublisher, fake_deps
 from voucher_service.domain.errors import PaymentsUnavailable
 from voucher_service.domain.model import may_expire
 from voucher_service.service_layer import expiry

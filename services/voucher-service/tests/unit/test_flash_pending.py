@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from flash_fakes import VOUCHER, FakeGate, FakePublisher, cmd, fake_deps
 from ticketing.events import VoucherReserved
+from voucher_fakes import VOUCHER, FakeGate, FakePublisher, cmd, fake_deps
 from voucher_service.domain.errors import AlreadyUsed, GateUnavailable, OutOfStock, SendRefused
 from voucher_service.entrypoints.api.errors import to_api_error
 from voucher_service.service_layer import flash

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from flash_fakes import NOW, VOUCHER, FakeGate, FakePublisher, cmd, fake_deps
+from voucher_fakes import NOW, VOUCHER, FakeGate, FakePublisher, cmd, fake_deps
 from voucher_service.domain.errors import AlreadyUsed, GateUnavailable, NotEligible, OutOfStock
 from voucher_service.domain.gate import GateOrder
 from voucher_service.entrypoints.api.errors import to_api_error

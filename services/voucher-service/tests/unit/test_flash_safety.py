@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from flash_fakes import VOUCHER, FakeGate, FakePublisher, cmd, fake_deps
+from voucher_fakes import VOUCHER, FakeGate, FakePublisher, cmd, fake_deps
 from voucher_service.domain.errors import GateRecovering, GateUnavailable
 from voucher_service.entrypoints.api.errors import to_api_error
 from voucher_service.service_layer import flash
@@ -42,6 +42,16 @@ async def test_published_reservation_is_marked_sent() -> None:
     gate = FakeGate(2)
     await flash.reserve(cmd(1, "o1"), VOUCHER, fake_deps(gate, FakePublisher()))
     assert gate.held["o1"] == ("R", 1)
+
+
+async def test_the_201_does_not_wait_for_the_sent_mark() -> None:
+    class SlowMarks(FakeGate):
+        async def mark_sent(self, code: str, order_id: str) -> None:
+            raise AssertionError("the request's path must not await the mark (note_sent posts it)")
+
+    gate = SlowMarks(2)
+    assert (await flash.reserve(cmd(1, "o1"), VOUCHER, fake_deps(gate, FakePublisher()))).order_id == "o1"
+    assert gate.noted == ["o1"]
 
 
 async def test_kafka_not_connected_answers_503_before_the_gate() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from flash_fakes import NOW, VOUCHER, FakeGate, FakePublisher, fake_deps
+from voucher_fakes import NOW, VOUCHER, FakeGate, FakePublisher, fake_deps
 from voucher_service.domain.commands import QuoteVoucher
 from voucher_service.domain.errors import QuotesLimited
 from voucher_service.domain.model import Quote

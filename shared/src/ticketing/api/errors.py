@@ -63,11 +63,22 @@ def install_error_handlers(app: FastAPI) -> None:
         code = _STATUS_CODES.get(exc.status_code, "HTTP_ERROR")
         return ApiError(exc.status_code, code, str(exc.detail)).response()
 
+    async def _dependency_down(request: Request, exc: Exception) -> Response:
+        """A dependency down or busy: 503, never a bare 500."""
+        log_action(logger, "http.dependency_down", str(exc), level=logging.WARNING,
+                   path=request.url.path, error=type(exc).__name__)
+        return unavailable("a dependency").response()
+
+    # Handlers of these classes run inside the middlewares (Starlette's ExceptionMiddleware), so the metrics and
+    # the access log count the 503 the client gets; a handler of Exception runs outside them all, where they have
+    # already counted a 500.
+    for transient in TRANSIENT_ERRORS:
+        if issubclass(transient, Exception):  # every one is; the tuple is typed for `except`
+            app.add_exception_handler(transient, _dependency_down)
+
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> Response:
-        if isinstance(exc, TRANSIENT_ERRORS):  # a dependency down or busy: 503, never a bare 500
-            log_action(logger, "http.dependency_down", str(exc), level=logging.WARNING,
-                       path=request.url.path, error=type(exc).__name__)
-            return unavailable("a dependency").response()
+        if isinstance(exc, TRANSIENT_ERRORS):  # raised outside the routes (a middleware): still a 503
+            return await _dependency_down(request, exc)
         logger.exception("unexpected error", extra={"action": "http.unexpected", "path": request.url.path})
         return ApiError(500, "INTERNAL", "unexpected error; it has been logged").response()

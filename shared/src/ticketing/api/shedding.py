@@ -14,7 +14,7 @@ because:
   shrinks to its floor under an ordinary mix; per-route limits would cost more on every request;
 - what a process runs out of under a rush is its event loop's one core, whose worth in requests in flight
   is stable and measurable on the hot path (the hold), and the balancer in front must agree with it
-  (HAProxy's per-server maxconn, deploy/local/cluster/apps.sh): a fixed number can be written in both.
+  (HAProxy's per-server maxconn, ticketing_testing.balancer): a fixed number can be written in both.
 The queue is there for the bursts of random arrivals near the limit: a request past its share waits up to
 SHED_QUEUE_TIMEOUT_MS for a slot (the most important waiter first) before its 503, so that a process below
 its capacity refuses nothing; with as many waiting as the limit, the next is refused at once.

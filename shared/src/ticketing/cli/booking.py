@@ -20,7 +20,7 @@ from aiokafka.partitioner import DefaultPartitioner
 
 from ticketing.db import Queries
 from ticketing.events import BOOKING_EVENTS
-from ticketing.kafka import client_options
+from ticketing.kafka import client_options, topic_partitions
 from ticketing.settings import OperatorSettings, ServiceSettings
 
 Q = Queries.load(Path(__file__).resolve().parents[1] / "sql" / "story.sql")
@@ -56,13 +56,10 @@ async def _vouchers(payments: list[str]) -> list[Line]:
 
 
 async def _topic(bootstrap: str, booking_id: uuid.UUID, since: datetime) -> list[Line]:
+    partitions = await topic_partitions(bootstrap, BOOKING_EVENTS)
     consumer = AIOKafkaConsumer(**client_options(bootstrap), enable_auto_commit=False)
     await consumer.start()
     try:
-        partitions = sorted(consumer.partitions_for_topic(BOOKING_EVENTS) or ())
-        if not partitions:
-            await consumer._client.force_metadata_update()  # the topic's metadata is fetched lazily
-            partitions = sorted(consumer.partitions_for_topic(BOOKING_EVENTS) or ())
         tp = TopicPartition(BOOKING_EVENTS, DefaultPartitioner()(str(booking_id).encode(), partitions, partitions))
         consumer.assign([tp])
         start = (await consumer.offsets_for_times({tp: int(since.timestamp() * 1000)}))[tp]

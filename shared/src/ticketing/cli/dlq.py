@@ -15,11 +15,10 @@ import json
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import OffsetAndMetadata
 
 from ticketing.events import BOOKING_EVENTS, VOUCHER_RESERVED, dlq_of
-from ticketing.kafka import client_options, idempotent_producer
+from ticketing.kafka import client_options, idempotent_producer, topic_partitions
 from ticketing.settings import ServiceSettings
 
 REPLAY_GROUP = "ticketing.dlq-replay"
@@ -43,13 +42,7 @@ def describe(record: ConsumerRecord) -> str:
 
 async def read(bootstrap: str, dlq: str, group: str | None = None) -> list[ConsumerRecord]:
     """Every dead letter of `dlq` (after the group's committed offsets, when a group is given)."""
-    admin = AIOKafkaAdminClient(**client_options(bootstrap))
-    await admin.start()
-    try:
-        (described,) = await admin.describe_topics([dlq])
-    finally:
-        await admin.close()
-    parts = [TopicPartition(dlq, p["partition"]) for p in described["partitions"]]
+    parts = [TopicPartition(dlq, p) for p in await topic_partitions(bootstrap, dlq)]
     consumer = AIOKafkaConsumer(**client_options(bootstrap), group_id=group, enable_auto_commit=False,
                                 auto_offset_reset="earliest")
     await consumer.start()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import asyncpg
 from aiokafka.errors import KafkaError
+from tenacity import RetryCallState, retry_if_exception_type
 
 from ticketing.logs import log_action
 from ticketing.metrics import OUTBOX_PUBLISH_ERRORS
@@ -23,9 +24,11 @@ from ticketing.relay.batches import BatchOutcome, settle
 from ticketing.relay.housekeeping import Housekeeping
 from ticketing.relay.pump import RelayBatchError, pump
 from ticketing.relay.sending import send, started_producer
+from ticketing.retries import backoff, sleep_or_stop, until_stopped
 from ticketing.transient import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
+RELAY_ERRORS = (*TRANSIENT_ERRORS, asyncpg.PostgresError, KafkaError, RelayBatchError)
 
 
 @dataclass(frozen=True)
@@ -45,17 +48,16 @@ class OutboxRelay:
         self._wake = asyncio.Event()
 
     async def run(self, stop: asyncio.Event) -> None:
-        backoff = 0.5
-        while not stop.is_set():
-            try:
+        """Leads (or waits to) until stopped; a failure costs a new connection after 0.5 s doubling up to 10 s."""
+        async for attempt in until_stopped(stop, retry=retry_if_exception_type(RELAY_ERRORS), wait=backoff(0.5, 10.0),
+                                           after=self._failed):
+            with attempt:
                 await self._lead(stop)
-                backoff = 0.5
-            except (*TRANSIENT_ERRORS, asyncpg.PostgresError, KafkaError, RelayBatchError) as exc:
-                OUTBOX_PUBLISH_ERRORS.labels(self.config.service).inc()
-                log_action(logger, "outbox.relay_error", str(exc), level=logging.WARNING,
-                           error=type(exc).__name__)
-                await _sleep_or_stop(stop, backoff)
-                backoff = min(backoff * 2, 10.0)
+
+    def _failed(self, state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        OUTBOX_PUBLISH_ERRORS.labels(self.config.service).inc()
+        log_action(logger, "outbox.relay_error", str(exc), level=logging.WARNING, error=type(exc).__name__)
 
     async def _lead(self, stop: asyncio.Event) -> None:
         # Named with its process: an operator (and the fault run) finds the leader's process in pg_stat_activity,
@@ -64,7 +66,7 @@ class OutboxRelay:
             "application_name": f"{self.config.service} outbox relay pid {os.getpid()}"})
         try:
             while not await conn.fetchval(QUERIES.try_relay_lock):
-                if await _sleep_or_stop(stop, self.config.poll_interval * 2):
+                if await sleep_or_stop(stop, self.config.poll_interval * 2):
                     return
             schema = await conn.fetchval(QUERIES.current_schema)
             await conn.add_listener(f"{schema}_outbox", lambda *_: self._wake.set())
@@ -76,7 +78,7 @@ class OutboxRelay:
         finally:
             await conn.close(timeout=2)
 
-    async def _send(self, producer: object, rows: list[asyncpg.Record]) -> BatchOutcome:
+    async def send_batch(self, producer: object, rows: list[asyncpg.Record]) -> BatchOutcome:
         """Send a batch and sort its rows by the broker's answers (the fault tests crash right after it)."""
         return settle(rows, await send(producer, rows, self.config.send_timeout))
 
@@ -96,12 +98,3 @@ async def _wait_any(event: asyncio.Event, stop: asyncio.Event, timeout: float) -
     finally:
         for w in waiters:
             w.cancel()
-
-
-async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> bool:
-    """Sleep unless stopped; True when stopped."""
-    try:
-        await asyncio.wait_for(stop.wait(), seconds)
-        return True
-    except TimeoutError:
-        return False

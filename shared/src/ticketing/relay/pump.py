@@ -13,21 +13,42 @@ every poll interval, and after every pass that left the relay idle.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import asyncpg
 
 from ticketing.relay import batches
-
-if TYPE_CHECKING:
-    from ticketing.relay.leadership import OutboxRelay
+from ticketing.relay.housekeeping import Housekeeping
 
 
 class RelayBatchError(Exception):
     """The broker did not acknowledge the whole batch."""
 
 
-async def pump(relay: OutboxRelay, conn: asyncpg.Connection, producer: object, stop: asyncio.Event) -> None:
+class BatchSettings(Protocol):
+    @property
+    def service(self) -> str: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def poll_interval(self) -> float: ...
+
+
+class Leader(Protocol):
+    """What the pump needs of the leading relay (`leadership.OutboxRelay`), declared here so that the pump
+    never imports the module that calls it."""
+
+    @property
+    def config(self) -> BatchSettings: ...
+    @property
+    def housekeeping(self) -> Housekeeping: ...
+
+    async def send_batch(self, producer: object, rows: list[asyncpg.Record]) -> batches.BatchOutcome: ...
+    def expect_work(self) -> None: ...
+    async def wait_for_work(self, stop: asyncio.Event) -> None: ...
+
+
+async def pump(relay: Leader, conn: asyncpg.Connection, producer: object, stop: asyncio.Event) -> None:
     """Batches until stopped or until the producer must be renewed; RelayBatchError after a failed batch."""
     size, service, loop = relay.config.batch_size, relay.config.service, asyncio.get_running_loop()
     marks: list[int] = []  # acknowledged rows of the batch before, not marked yet
@@ -61,11 +82,11 @@ async def pump(relay: OutboxRelay, conn: asyncpg.Connection, producer: object, s
     await batches.mark(conn, service, marks, [])
 
 
-async def _in_flight(relay: OutboxRelay, conn: asyncpg.Connection, producer: object, rows: list[asyncpg.Record],
+async def _in_flight(relay: Leader, conn: asyncpg.Connection, producer: object, rows: list[asyncpg.Record],
                      marking: list[int] | None) -> tuple[batches.BatchOutcome, list[asyncpg.Record] | None]:
     """Send the batch; while the broker answers, claim the next one with the statement that marks `marking`
     (None: no claim ahead, `marking` stays unmarked)."""
-    sending = asyncio.ensure_future(relay._send(producer, rows))
+    sending = asyncio.ensure_future(relay.send_batch(producer, rows))
     try:
         ahead = None
         if marking is not None:

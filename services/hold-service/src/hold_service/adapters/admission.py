@@ -48,7 +48,7 @@ MAX_REMEMBERED = 10_000  # refused customers and addresses remembered per proces
 WINDOW_MS = 60_000  # the rate limits' window
 REFUSED = Counter("ticketing_hold_rate_limited_total",
                   "Hold requests and queue joins refused, by the limit that refused them", ["limit"])
-for _limit in ("customer", "address"):
+for _limit in ("customer", "address", "anonymous"):
     REFUSED.labels(_limit)  # exported at 0 from the start: "none refused" reads as 0, not as missing
 Request = tuple[int, list[str], uuid.UUID, str | None, AdmissionPass | None]  # customer, seats, hold, address, slot
 # The customer's limiter's wait in ms, the address's (0: admitted), the gate's answer, whether Redis lost the gate.
@@ -58,8 +58,10 @@ Answer = tuple[int, int, GateAnswer, bool]
 class RateLimits:
     """The rate-limit scripts' calls; each answers the wait in ms (0: admitted)."""
 
-    def __init__(self, guard: RedisGuard, per_minute: int, per_address_per_minute: int) -> None:
+    def __init__(self, guard: RedisGuard, per_minute: int, per_address_per_minute: int,
+                 anonymous_per_address_per_minute: int = 10) -> None:
         self.per_minute, self.per_address_per_minute = per_minute, per_address_per_minute
+        self.anonymous_per_address_per_minute = anonymous_per_address_per_minute
         self.script = LuaScript(guard.client, "rate_limit.lua")
         self.address_script = LuaScript(guard.client, "address_rate_limit.lua")
 
@@ -68,6 +70,11 @@ class RateLimits:
 
     def address(self, address: str) -> Call:
         return self.address_script, [f"ratelimit:address:{{{address}}}"], [self.per_address_per_minute, WINDOW_MS]
+
+    def anonymous(self, address: str) -> Call:
+        """Queue joins without a customer's token, by address: their own, lower, limit."""
+        return self.address_script, [f"ratelimit:anonymous:{{{address}}}"], [self.anonymous_per_address_per_minute,
+                                                                              WINDOW_MS]
 
 
 class RedisAdmission(Admission):
@@ -99,12 +106,13 @@ class RedisAdmission(Admission):
             return Admitted(None, [], slot_ended=True, gate_lost=lost)
         return Admitted(None, [seats[int(i) - 1] for i in gate], gate_lost=lost)
 
-    async def address_wait(self, address: str) -> int | None:
-        now = time.monotonic()
-        if (wait := self._remembered(address, now)) is not None:
+    async def address_wait(self, address: str, *, anonymous: bool = False) -> int | None:
+        now, who = time.monotonic(), f"anonymous {address}" if anonymous else address
+        if (wait := self._remembered(who, now)) is not None:
             return wait
-        got = await self.guard.call("ratelimit.address", self._run_together([self.limits.address(address)]))
-        return self._refuse(address, int(got[0]), now) if got else None
+        call = self.limits.anonymous(address) if anonymous else self.limits.address(address)
+        got = await self.guard.call("ratelimit.address", self._run_together([call]))
+        return self._refuse(who, int(got[0]), now) if got else None
 
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:
         await self.gate.release(showtime_id, seats, hold_id)
@@ -160,8 +168,10 @@ class RedisAdmission(Admission):
 
 
 def count_refusal(who: int | str) -> None:
-    """One refusal by the customer's limit (`who` an id) or the address's (`who` an address)."""
-    REFUSED.labels("customer" if isinstance(who, int) else "address").inc()
+    """One refusal by the customer's limit (`who` an id), the address's (`who` an address) or the anonymous
+    joins' ("anonymous <address>")."""
+    limit = "customer" if isinstance(who, int) else "anonymous" if who.startswith("anonymous ") else "address"
+    REFUSED.labels(limit).inc()
 
 
 def log_refusal(who: int | str, wait_ms: int) -> int:

@@ -16,7 +16,7 @@ from hold_service.domain.model import DEFAULT_TICKET_TYPE, BestSeats, TakeSeats,
 async def take_best(conn: Conn, request: TakeSeats, best: BestSeats, cause: str = "[]",
                     tries: int = 50) -> tuple[TakeSeats, Verdict]:
     """Best available in one transaction: sql choose_seats chooses and locks the seats (trying at most `tries`
-    runs, and under the no-lone-seat rule the seats beside them), then take_seats takes them as a picked hold
+    runs, and under the no-lone-seat rule the seats beside them), then sql take_seats takes them as a picked hold
     (the same verdict, events and cap at COMMIT)."""
     try:
         async with conn.transaction():

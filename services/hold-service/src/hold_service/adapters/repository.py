@@ -56,11 +56,11 @@ def _tickets(records: str | None) -> tuple[Ticket, ...]:
     return tuple(Ticket.from_record(t) for t in orjson.loads(records or "[]") if t["priceCents"] is not None)
 
 
-def _verdict(row: asyncpg.Record, expires_at: datetime | None, earlier: bool = False) -> Verdict:
+def _verdict(row: asyncpg.Record) -> Verdict:
     return Verdict(amount_cents=row["amount_cents"], found=frozenset(row["found"]), taken=list(row["taken"]),
-                   expires_at=expires_at, earlier=earlier, tickets=_tickets(row["tickets"]),
-                   unpriced=tuple(row["unpriced"]), closed=row["closed"],
-                   lone=tuple(row.get("lone") or ()), suggested=tuple(row.get("suggested") or ()))
+                   expires_at=row["expires_at"], earlier=row["earlier"], tickets=_tickets(row["tickets"]),
+                   unpriced=tuple(row["unpriced"]), closed=row["closed"], lone=tuple(row["lone"]),
+                   suggested=tuple(row["suggested"] or ()))
 
 
 def _released(hold_id: uuid.UUID, row: asyncpg.Record | None) -> Released | None:
@@ -84,50 +84,46 @@ def cap_refusal(exc: asyncpg.PostgresError) -> TooManySeatsHeld | ShowtimeClosed
 
 
 async def take(conn: Conn, request: TakeSeats, cause: str = "[]", beside_locked: bool = False) -> Verdict:
-    """One hold (sql take_seats), its events with the `cause` headers (JSON); TooManySeatsHeld if the cap refuses at
-    COMMIT. Under the no-lone-seat rule, unless `beside_locked`, it first locks the seats beside (sql lock_beside)."""
-    args = (request.showtime_id, request.seats, request.hold_id, request.customer_id, request.ttl_seconds,
-            request.booking_id, request.cap, cause, FORM, request.types(), request.close_minutes)
+    """One hold (sql take_seats, alone), its events with the `cause` headers (JSON); TooManySeatsHeld if the cap
+    refuses at COMMIT. Under the no-lone-seat rule, unless `beside_locked`, it first locks the seats beside (sql
+    lock_beside)."""
     try:
-        row = await conn.fetchrow(Q.take_seats, *args, beside_locked)
-        if row is not None and row["unlocked"]:
+        row, = await _take_seats(conn, request.showtime_id, [(request, cause)], beside_locked)
+        if row["unlocked"]:
             async with conn.transaction():
                 await conn.execute(Q.lock_beside, request.showtime_id, request.seats)
-                row = await conn.fetchrow(Q.take_seats, *args, True)
+                row, = await _take_seats(conn, request.showtime_id, [(request, cause)], True)
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
         raise
-    assert row is not None  # the statement always returns its one verdict row
-    return _verdict(row, row["expires_at"], row["earlier"])
+    return _verdict(row)
 
 
 async def take_together(conn: Conn, showtime_id: int,
                         requests: list[tuple[TakeSeats, str]]) -> dict[uuid.UUID, Verdict | None]:
-    """Several holds of one showtime (with their cause headers) in one statement (sql take_seats_together):
-    per hold its verdict, or None when the statement could not decide it (take() then does). Raises like
-    take()."""
-    first = requests[0][0]
+    """Several holds of one showtime (with their cause headers) in the same statement (sql take_seats): per hold
+    its verdict, or None when the statement could not decide it together with the others (take() then does).
+    Raises like take()."""
     try:
-        rows = await conn.fetch(
-            Q.take_seats_together, showtime_id, first.ttl_seconds, first.cap, [r.hold_id for r, _ in requests],
-            [r.customer_id for r, _ in requests], [r.booking_id for r, _ in requests],
-            [n for n, (r, _) in enumerate(requests, 1) for _ in r.seats], [s for r, _ in requests for s in r.seats],
-            [c for _, c in requests], FORM, [t for r, _ in requests for t in r.types()], first.close_minutes)
+        rows = await _take_seats(conn, showtime_id, requests, False)
     except asyncpg.PostgresError as exc:
         if (refused := cap_refusal(exc)) is not None:
             raise refused from exc
         raise
-    seats = {r.hold_id: r.seats for r, _ in requests}
-    return {row["hold_id"]: _batch_verdict(row, seats[row["hold_id"]]) for row in rows}
+    return {row["hold_id"]: _verdict(row) if row["settled"] else None for row in rows}
 
 
-def _batch_verdict(row: asyncpg.Record, seats: list[str]) -> Verdict | None:
-    """The hold's verdict when the batch wrote it or a row refused it; None when it lost to the batch."""
-    verdict = _verdict(row, row["expires_at"] if row["written"] else None)
-    refused = (verdict.amount_cents is None or verdict.closed or len(verdict.found) < len(seats) or verdict.taken
-               or verdict.unpriced)
-    return verdict if row["written"] or (refused and not row["earlier"]) else None
+async def _take_seats(conn: Conn, showtime_id: int, requests: list[tuple[TakeSeats, str]],
+                      beside_locked: bool) -> list[asyncpg.Record]:
+    """sql take_seats on holds of one showtime; the TTL, cap and sales' close are the first hold's."""
+    first = requests[0][0]
+    return await conn.fetch(
+        Q.take_seats, showtime_id, first.ttl_seconds, first.cap, [r.hold_id for r, _ in requests],
+        [r.customer_id for r, _ in requests], [r.booking_id for r, _ in requests],
+        [n for n, (r, _) in enumerate(requests, 1) for _ in r.seats], [s for r, _ in requests for s in r.seats],
+        [c for _, c in requests], FORM, [t for r, _ in requests for t in r.types()], first.close_minutes,
+        beside_locked)
 
 
 class PgHoldRepository(HoldRepository):

@@ -5,7 +5,8 @@ each script's keys are in one Redis Cluster slot, with the seat keys too. What t
 state (hash: the room's flags and figures), pre (zset: who joined before the opening), queue (zset: who
 waits, by place), active (zset: who is choosing seats, by the end of his slot), tickets (hash: each
 customer's current ticket), seen (zset: when each waiting customer last polled), pickup (zset: admitted
-customers who have not come for their token yet), admits (list: admissions of the last minute).
+customers who have not come for their token yet), admits (list: admissions of the last minute), claims (hash:
+which customer claimed a visitor's place, room_claim.lua).
 All of it may be lost: the room then rebuilds itself (room_step.lua, room_poll.lua) and Postgres keeps what
 must survive (sql/migrations/0005_waiting_room.sql).
 Beside the queue, the showtime's crowd for the automatic mode (room_arrive.lua): present (zset: who was seen
@@ -59,7 +60,7 @@ class RedisRoomQueue(RoomQueue):
         self._cluster = is_cluster(client)
         self._join, self._poll = LuaScript(client, "room_join.lua"), LuaScript(client, "room_poll.lua")
         self._step, self._leave = LuaScript(client, "room_step.lua"), LuaScript(client, "room_leave.lua")
-        self._arrive = LuaScript(client, "room_arrive.lua")
+        self._arrive, self._claim = LuaScript(client, "room_arrive.lua"), LuaScript(client, "room_claim.lua")
         # Polls of one showtime arriving in the same loop turn go to Redis in one round trip (as holds do,
         # admission.py): at an opening, thousands of customers poll the same room.
         self._polls: TickBatcher[int, list[Any], list[Any]] = TickBatcher(self._poll_many)
@@ -87,6 +88,12 @@ class RedisRoomQueue(RoomQueue):
                          slot_ms=int(value) if what == "admitted" else 0, sold_out=bool(sold_out),
                          rate_per_minute=float(rate), paused_until_ms=int(paused_until), now_ms=int(now),
                          step_due=bool(due))
+
+    async def claim(self, ticket: Ticket, customer_id: int | None) -> tuple[str, int] | None:
+        keys = [*room_keys(ticket.showtime_id), room_key(ticket.showtime_id, "claims")]
+        got = await self.guard.call("room.claim", self._run(self._claim, keys,
+                                                            [ticket.customer_id, customer_id or 0, KEEP_MS]))
+        return None if got is None else (str(got[0]), int(got[1]))
 
     async def _poll_many(self, showtime_id: int, polls: list[list[Any]]) -> list[list[Any]] | None:
         keys = room_keys(showtime_id)

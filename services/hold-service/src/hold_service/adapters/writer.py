@@ -4,13 +4,13 @@ statement.
 Each hold is all-or-nothing and Postgres decides it, in one statement that is its own transaction (a unit of
 work's BEGIN and COMMIT would add two round trips, one of them with the showtime's version row locked). The
 holds of one showtime that arrive in the same turn of the event loop (ticketing.batching) share that
-statement (sql take_seats_together; alone, sql take_seats): one pool checkout, one round trip and one COMMIT
-(a WAL flush, with the showtime's version row locked) for all of them. One batch per showtime is under way at
-a time in a process; holds that arrive meanwhile form the next one (group commit), so in a wave batches grow
-instead of statements queueing on the version row.
+statement (sql take_seats, the one that takes seats for a hold alone too): one pool checkout, one round trip
+and one COMMIT (a WAL flush, with the showtime's version row locked) for all of them. One batch per showtime is
+under way at a time in a process; holds that arrive meanwhile form the next one (group commit), so in a wave
+batches grow instead of statements queueing on the version row.
 
-The batch writes a hold only if it surely may, and refuses one whose seats are taken or unknown as take_seats
-would; a hold it cannot decide (it lost to an earlier hold of the batch, or to the cap) is asked again on its
+The batch writes a hold only if it surely may, and refuses one whose seats are taken or unknown as it would
+alone; a hold it cannot decide (it lost to an earlier hold of the batch, or to the cap) is asked again on its
 own. If the batch fails as a whole (the commit-time cap check, a deadlock) nothing of it is written and every
 hold is asked on its own.
 

@@ -78,5 +78,5 @@ class ConfigureRoom:
 @dataclass(frozen=True)
 class JoinQueue:
     showtime_id: int
-    customer_id: int
+    customer_id: int | None  # None: a visitor, not signed in (docs/waiting-room.md, "Before signing in")
     address: str | None  # the client's address, for the per-address rate limit (None: not limited)

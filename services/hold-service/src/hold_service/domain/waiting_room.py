@@ -69,6 +69,11 @@ class RoomFacts:
         return self.available == 0 and self.held == 0
 
 
+def is_visitor(customer_id: int) -> bool:
+    """A ticket joined without a customer's token carries a random negative id of its own (a visitor)."""
+    return customer_id < 0
+
+
 @dataclass(frozen=True)
 class Ticket:
     """A customer's place in a room's queue. Handed out signed (adapters), so it is unguessable and carries
@@ -117,6 +122,8 @@ class QueueStatus:
     expires_at: datetime | None = None
     sold_out: bool = False
     opens_at: datetime | None = None
+    sign_in: bool = False  # admitted, but the ticket is a visitor's: a customer's token claims it
+
 
 
 @dataclass(frozen=True)

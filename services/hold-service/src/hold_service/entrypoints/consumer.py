@@ -47,4 +47,4 @@ def payment_consumer(settings: HoldSettings, pool: asyncpg.Pool, deps: Deps) -> 
                                 "SeatsReleased": on_seats_released(deps)}
     return IdempotentConsumer(ConsumerConfig(
         name=consumer_name(settings), topics=[BOOKING_EVENTS], bootstrap=settings.kafka_bootstrap_servers,
-        decode=decode_booking_event, handlers=handlers), pool)
+        decode=decode_booking_event, handlers=handlers, batch_transactions=True), pool)

@@ -43,8 +43,9 @@ class Admission(abc.ABC):
         """`address` None: no per-address limit; `slot`: the customer's admission while the room is on."""
 
     @abc.abstractmethod
-    async def address_wait(self, address: str) -> int | None:
-        """The per-address limit alone (joining a queue): seconds to wait, None = go on (and counted)."""
+    async def address_wait(self, address: str, *, anonymous: bool = False) -> int | None:
+        """The per-address limit alone (joining a queue): seconds to wait, None = go on (and counted).
+        `anonymous`: the stricter limit of joins without a customer's token, counted apart."""
 
     @abc.abstractmethod
     async def release(self, showtime_id: int, seats: list[str], hold_id: uuid.UUID) -> None:

@@ -1,4 +1,4 @@
-"""What the door needs from Postgres (adapters/door.py; tests/fakes.py for unit tests)."""
+"""What the door needs from Postgres (adapters/door.py; tests/fakes/door.py for unit tests)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Admission's port (and its Admitted, Ended, GateSeat) lives in admission_ports.py and is named here too.
 
 Adapters (adapters/) implement these with Postgres and Redis; unit tests subclass them with in-memory
-fakes (tests/fakes.py). The service layer imports nothing else of the outside world (an import-linter
+fakes (tests/fakes/). The service layer imports nothing else of the outside world (an import-linter
 contract says so).
 """
 

@@ -84,6 +84,11 @@ class RoomQueue(abc.ABC):
         """Where the ticket stands; a ticket the room lost (Redis lost it) gets its place back."""
 
     @abc.abstractmethod
+    async def claim(self, ticket: Ticket, customer_id: int | None) -> tuple[str, int] | None:
+        """A visitor's ticket: ("mine", slot's end ms, 0: over) when `customer_id` owns its place (claimed now,
+        if admitted, or before), ("taken", 0) when another customer does, ("none", 0) otherwise (None: look only)."""
+
+    @abc.abstractmethod
     async def step(self, facts: RoomFacts, slot_seconds: float) -> StepOutcome | str | None:
         """One admission step; "need_seed" / "need_lease" when Postgres must decide that first."""
 

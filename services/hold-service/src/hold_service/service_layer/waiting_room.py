@@ -40,6 +40,7 @@ from hold_service.domain.waiting_room import (
     Ticket,
     estimated_wait,
     from_ms,
+    is_visitor,
     to_ms,
 )
 from hold_service.service_layer.ports import Deps
@@ -90,29 +91,39 @@ async def open_room(showtime_id: int, deps: Deps) -> RoomConfig:
 
 
 async def join_queue(cmd: JoinQueue, deps: Deps) -> tuple[str, Joined]:
-    """The signed ticket and where it stands. Joining twice gives the same ticket while it is live. A joiner
-    is an arrival at the showtime (its automatic room counts him)."""
-    await note_arrival(cmd.showtime_id, cmd.customer_id, deps)
+    """The signed ticket and where it stands. Joining twice gives the same ticket while it is live (a
+    customer's; a visitor, with no token, gets a new place each time). A joiner is an arrival at the showtime
+    (its automatic room counts him)."""
+    customer = cmd.customer_id if cmd.customer_id is not None else -1 - secrets.randbits(62)  # a visitor's own
+    await note_arrival(cmd.showtime_id, customer, deps)
     config = await open_room(cmd.showtime_id, deps)
     if not config.on_sale(datetime.now(UTC), deps.settings.sales_close_minutes_before_start):
         raise ShowtimeClosed("sales of this showtime are closed")
-    if cmd.address is not None and (wait := await deps.admission.address_wait(cmd.address)) is not None:
-        raise RateLimited(wait)
-    offer = Ticket(cmd.showtime_id, cmd.customer_id, nonce=secrets.token_hex(8), joined_us=0)
+    if cmd.address is not None:
+        if cmd.customer_id is None and (wait := await deps.admission.address_wait(cmd.address, anonymous=True)):
+            raise RateLimited(wait)
+        if (wait := await deps.admission.address_wait(cmd.address)) is not None:
+            raise RateLimited(wait)
+    offer = Ticket(cmd.showtime_id, customer, nonce=secrets.token_hex(8), joined_us=0)
     joined = await deps.queue.join(offer, to_ms(config.opens_at))
     if joined is None:
         raise QueueUnavailable("the waiting room is unavailable, try again shortly")
     return deps.credentials.ticket(joined.ticket), replace(joined, opens_at=config.opens_at)
 
 
-async def queue_status(text: str, customer_id: int, deps: Deps) -> QueueStatus:
-    """GET /queue/{ticket}: one Redis call; the poll that falls due also takes the room's next step."""
+async def queue_status(text: str, customer_id: int | None, deps: Deps) -> QueueStatus:
+    """GET /queue/{ticket}: one Redis call; the poll that falls due also takes the room's next step. A
+    visitor's ticket is shown to anyone holding it; once admitted, the first customer whose token comes with
+    it claims its place (claim_visitor)."""
     ticket = deps.credentials.read_ticket(text)
-    if ticket is None or ticket.customer_id != customer_id:
+    visitor = ticket is not None and is_visitor(ticket.customer_id)
+    if ticket is None or (not visitor and ticket.customer_id != customer_id):
         raise TicketNotFound("no such ticket")  # another customer's ticket too: no oracle
     config = await deps.rooms.config(ticket.showtime_id)
     if config is None or not config.enabled:
-        return QueueStatus(admitted=True)  # no room (any more): holds need no token
+        return QueueStatus(admitted=True)  # no room (any more): holds need no token, nor a visitor a sign-in
+    if visitor and (claimed := await claim_visitor(ticket, customer_id, deps)) is not None:
+        return _status(claimed, ticket, config, deps, customer_id)
     opens_at = to_ms(config.opens_at)
     view = await deps.queue.poll(ticket, opens_at)
     if view is not None and view.step_due:
@@ -120,14 +131,36 @@ async def queue_status(text: str, customer_id: int, deps: Deps) -> QueueStatus:
         view = await deps.queue.poll(ticket, opens_at)
     if view is None:
         raise QueueUnavailable("the waiting room is unavailable, try again shortly")
-    return _status(view, ticket, config, deps)
+    if visitor and view.state == "admitted" and customer_id is not None:
+        view = await claim_visitor(ticket, customer_id, deps) or replace(view, state="gone")
+    return _status(view, ticket, config, deps, customer_id)
 
 
-def _status(view: QueueView, ticket: Ticket, config: RoomConfig, deps: Deps) -> QueueStatus:
+async def claim_visitor(ticket: Ticket, customer_id: int | None, deps: Deps) -> QueueView | None:
+    """The visitor's place as the customer's (admitted, its slot moved to him) if he owns it, or None: nobody
+    claimed it yet (or it is not admitted yet). Another customer's claim: TicketNotFound, as a stranger's
+    ticket."""
+    got = await deps.queue.claim(ticket, customer_id)
+    if got is None:
+        raise QueueUnavailable("the waiting room is unavailable, try again shortly")
+    what, slot_ms = got
+    if what == "taken":
+        raise TicketNotFound("no such ticket")
+    if what == "none":
+        return None
+    return QueueView(state="admitted" if slot_ms else "gone", position=None, slot_ms=slot_ms, sold_out=False,
+                     rate_per_minute=0.0, paused_until_ms=0, now_ms=0, step_due=False)
+
+
+def _status(view: QueueView, ticket: Ticket, config: RoomConfig, deps: Deps,
+            customer_id: int | None) -> QueueStatus:
     if view.state == "gone":
         raise TicketNotFound("this ticket's place has ended; join the queue again")
     if view.state == "admitted":
-        token = deps.credentials.admission_token(AdmissionPass(ticket.customer_id, ticket.showtime_id, view.slot_ms))
+        if customer_id is None:  # a visitor's ticket: a customer's token claims it
+            return QueueStatus(admitted=True, expires_at=from_ms(view.slot_ms), sold_out=view.sold_out,
+                               sign_in=True)
+        token = deps.credentials.admission_token(AdmissionPass(customer_id, ticket.showtime_id, view.slot_ms))
         return QueueStatus(admitted=True, admission_token=token, expires_at=from_ms(view.slot_ms),
                            sold_out=view.sold_out)
     wait = estimated_wait(view, config, deps.settings.admission_token_ttl_seconds)

@@ -23,131 +23,33 @@ SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::int[
 SELECT CASE WHEN $4 THEN choose_seats($1, $2, $3, $5) ELSE choose_scattered_seats($1, $2, $3) END AS seats;
 
 -- name: take_seats
--- One hold in ONE statement, its own transaction: $1 showtime, $2 sorted seats, $3 hold id, $4 customer, $5 TTL s,
--- $6 booking id, $7 cap, $8 the cause headers its events carry, $9 the event form (ticketing.envelope), $10 each
--- seat's ticket type (in $2's order), $11 SALES_CLOSE_MINUTES_BEFORE_START (a showtime not on_sale: `closed`,
--- nothing written). The
--- seats are locked in seat-code order (every path does: no deadlock; FOR UPDATE returns the latest committed
--- version after a wait); the decision is made on those locked rows, the source of truth: every seat must exist
--- and be free (lazy expiry), else nothing is written (all-or-nothing). The booking's expires_at is the seats' (one clock:
--- Postgres' now()). The expired holds whose seats it takes are released first (SeatsReleased, lazy expiry),
--- then SeatsHeld: so a showtime's events in seatMapVersion order replay its seat map. The cap is checked at
--- COMMIT (check_customer_seat_cap, sql/schema.sql). Each seat costs the showtime's price of its category for
--- its ticket type, and the amount is their sum; a seat with no such price (`unpriced`) refuses the hold.
--- A retry under one Idempotency-Key reuses its hold id: `mine` (the seats already belong to it: a twin
--- wrote it meanwhile) and `earlier` (a hold with that id was written before this statement began) are
--- answers, and nothing is written. Under the showtime's no-lone-seat rule a hold that would strand a free seat
--- (`lone`: those seats) writes nothing, and `suggested` names the best run of as many seats of the first
--- seat's category that strands nobody (read from the snapshot: a hint, not a promise). Whether a seat is left
--- alone depends on the seats two places either side of the hold's, which this statement does not lock: under the
--- rule, unless $12 says the caller's transaction has locked them (lock_beside, choose_seats), it answers
--- `unlocked` and writes nothing, and the caller locks them and asks again in a new statement (a new snapshot).
-WITH showtime_row AS (
-    SELECT prices, on_sale(status, starts_at, $11) AS open, no_lone_seat AND NOT $12 AS unlocked,
-           CASE WHEN no_lone_seat AND $12 THEN lone_seats($1, $2::text[]) ELSE '{}' END AS lone
-    FROM showtime WHERE showtime_id = $1
-), earlier AS (
-    SELECT 1 FROM booking WHERE hold_id = $3
-), locked AS MATERIALIZED (
-    SELECT seat_code, status, hold_id, booking_id, customer_id, hold_expires_at, category,
-           seat_is_free(status, hold_expires_at) AS free
-    FROM show_seat
-    WHERE showtime_id = $1 AND seat_code = ANY($2::text[])
-    ORDER BY seat_code
-    FOR UPDATE
-), priced AS MATERIALIZED (
-    SELECT l.seat_code, l.category, r.ticket_type,
-           ((SELECT prices FROM showtime_row) -> l.category ->> r.ticket_type)::int AS price_cents
-    FROM locked l JOIN unnest($2::text[], $10::text[]) AS r(seat_code, ticket_type) USING (seat_code)
-), bill AS (
-    SELECT CASE WHEN EXISTS (SELECT 1 FROM showtime_row) THEN coalesce(sum(price_cents), 0)::int END AS amount_cents,
-           coalesce(jsonb_agg(jsonb_build_object('seat', seat_code, 'category', category, 'ticketType', ticket_type,
-                                                 'priceCents', price_cents) ORDER BY seat_code), '[]') AS tickets,
-           coalesce(array_agg(seat_code ORDER BY seat_code) FILTER (WHERE price_cents IS NULL), '{}') AS unpriced
-    FROM priced
-), verdict AS (
-    SELECT coalesce(array_agg(seat_code ORDER BY seat_code), '{}') AS found,
-           coalesce(array_agg(seat_code ORDER BY seat_code) FILTER (WHERE NOT free AND hold_id IS DISTINCT FROM $3),
-                    '{}') AS taken,
-           coalesce(EXISTS (SELECT 1 FROM showtime_row) AND NOT EXISTS (SELECT 1 FROM earlier)
-                    AND count(*) = cardinality($2::text[]) AND bool_and(free)
-                    AND (SELECT cardinality(unpriced) = 0 FROM bill) AND (SELECT open FROM showtime_row)
-                    AND (SELECT cardinality(lone) = 0 AND NOT unlocked FROM showtime_row), false) AS go,
-           coalesce(count(*) = cardinality($2::text[]) AND bool_and(hold_id = $3 AND status = 'HELD' AND NOT free),
-                    false) AS mine,
-           EXISTS (SELECT 1 FROM earlier) AS earlier,
-           min(hold_expires_at) AS mine_expires_at
-    FROM locked
-), seats AS (
-    UPDATE show_seat
-    SET status = 'HELD', hold_id = $3, customer_id = $4, hold_expires_at = now() + make_interval(secs => $5),
-        booking_id = $6
-    -- No test of the seat here: `go` was decided on the rows `locked` holds (their latest versions), while this
-    -- scan reads the statement's snapshot, where a seat released as this statement waited for its lock is HELD.
-    WHERE (SELECT go FROM verdict) AND showtime_id = $1 AND seat_code = ANY($2::text[])
-    RETURNING hold_expires_at
-), booking_row AS (
-    INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status,
-                         expires_at, seat_cap, tickets)
-    SELECT $3, $6, $4, $1, $2::text[], (SELECT amount_cents FROM bill), 'HELD', min(hold_expires_at), $7,
-           (SELECT tickets FROM bill)
-    FROM seats
-    HAVING count(*) = cardinality($2::text[])
-    RETURNING expires_at, amount_cents
-), released AS (
-    SELECT seat_map_change('SeatsReleased', booking_id, customer_id,
-                           jsonb_build_object('holdId', hold_id, 'seats', array_agg(seat_code ORDER BY seat_code),
-                                              'reason', 'EXPIRED'), $8::text::jsonb) AS change
-    FROM locked
-    WHERE status = 'HELD' AND EXISTS (SELECT 1 FROM booking_row)
-    GROUP BY hold_id, booking_id, customer_id
-), changes AS (
-    SELECT append_seat_map_events($1, ARRAY(SELECT change FROM released)
-               || seat_map_change('SeatsHeld', $6, $4,
-                      jsonb_build_object('holdId', $3, 'seats', $2::text[], 'expiresAt', iso_utc(expires_at),
-                                         'amountCents', amount_cents), $8::text::jsonb), $9::text::jsonb) AS version
-    FROM booking_row
-)
-SELECT bill.amount_cents, bill.tickets::text, bill.unpriced, coalesce((SELECT NOT open FROM showtime_row), false) AS closed,
-       verdict.found, verdict.taken, verdict.mine, verdict.earlier,
-       coalesce((SELECT expires_at FROM booking_row), CASE WHEN verdict.mine THEN verdict.mine_expires_at END)
-           AS expires_at,
-       (SELECT version FROM changes) AS version,
-       coalesce((SELECT lone FROM showtime_row), '{}') AS lone,
-       coalesce((SELECT unlocked FROM showtime_row), false) AS unlocked,
-       CASE WHEN (SELECT cardinality(lone) > 0 FROM showtime_row)
-            THEN (SELECT r.codes FROM seat_runs($1, cardinality($2::text[]),
-                                                (SELECT min(category) FROM locked), 20) r
-                  WHERE NOT r.strands LIMIT 1) END AS suggested,
-       must((SELECT count(*) FROM seats) IN (0, cardinality($2::text[])), 'a hold got part of its seats') AS checked
-FROM verdict, bill;
-
--- name: lock_beside
--- Under the no-lone-seat rule, before take_seats: $1 showtime, $2 the hold's seats. Locks, in seat-code order (as
--- every path locks: no deadlock), the seats of the same rows up to two places either side of each of them (their
--- latest versions, waiting for a transaction deciding them), so that no other hold can change whether a seat
--- beside this one is left alone until this transaction ends.
-SELECT count(*) FROM (
-    SELECT 1 FROM show_seat s
-    WHERE s.showtime_id = $1
-      AND EXISTS (SELECT 1 FROM show_seat a WHERE a.showtime_id = $1 AND a.seat_code = ANY($2::text[])
-                    AND a.row_name = s.row_name AND s.x BETWEEN a.x - 2 AND a.x + 2)
-    ORDER BY s.seat_code
-    FOR UPDATE) beside;
-
--- name: take_seats_together
--- Several holds of one showtime in ONE statement, its own transaction (the hold writer's batches; take_seats
--- for one): $1 showtime, $2 TTL s, $3 cap, $10 the event form; per hold, in arrival order: $4 hold ids,
--- $5 customers, $6 booking ids, $9 the cause headers its events carry; per requested seat: $7 its hold's
--- position (1-based), $8 its code, $11 its ticket type; $12 SALES_CLOSE_MINUTES_BEFORE_START. The decision of take_seats, made for each hold, and
--- conservatively: the showtime is on sale (else every hold is `closed`), every seat exists, has a price for its ticket type (`unpriced`: those without) and is free (all the batch's rows locked in seat-code order, as take_seats locks, so latest
--- versions), the customer stays within the cap, no hold was written before under the hold's id, and no seat
--- and no customer of the hold is in an earlier hold of the batch. The holds that pass are written (bookings
--- in customer order: the cap check's locks at COMMIT are then taken in one order) with their events (each
--- hold's SeatsReleased for the expired holds it takes, then its SeatsHeld, holds in arrival order).
--- One row per hold: `written`, or what refuses it as take_seats would (`found`: the seats that exist;
--- `taken`: the seats another hold has or booked); a hold refused by neither (it lost to an earlier hold of
--- the batch, the cap, or it was written before) wrote nothing, and the writer asks take_seats again.
+-- Holds of one showtime, one or several, in ONE statement, its own transaction: the hold writer's batches, a hold
+-- asked alone, a best-available choice (choose_seats, in the caller's transaction). $1 showtime, $2 TTL s, $3 cap,
+-- $10 the event form (ticketing.envelope), $12 SALES_CLOSE_MINUTES_BEFORE_START, $13 whether the caller's
+-- transaction has locked the seats beside the holds' (lock_beside, choose_seats); per hold, in arrival order: $4
+-- hold ids, $5 customers, $6 booking ids, $9 the cause headers its events carry; per requested seat, each hold's
+-- in seat-code order: $7 its hold's position (1-based), $8 its code, $11 its ticket type.
+-- Every requested seat is locked in seat-code order (every path does: no deadlock; FOR UPDATE returns the latest
+-- committed version after a wait) and each hold is decided on those locked rows, the source of truth, all or
+-- nothing: the showtime is on sale (else `closed`), every seat exists (`found`: those that do), has a price of
+-- its category for its ticket type (`unpriced`: those without) and is free (lazy expiry; `taken`: those another
+-- hold has or booked), and no hold was written before under its id. A retry under one Idempotency-Key reuses its
+-- hold id: `earlier` (a hold with that id was written before this statement began) and `mine` (its seats belong
+-- to it: a twin wrote it meanwhile) are answers, and nothing is written. The amount is the sum of the seats'
+-- prices; the booking's expires_at is its seats' (one clock: Postgres' now()). The holds that pass are written
+-- (bookings in customer order: the cap check's locks at COMMIT are then taken in one order) with their events:
+-- each hold's SeatsReleased for the expired holds whose seats it takes (lazy expiry), then its SeatsHeld, holds
+-- in arrival order, so a showtime's events in seatMapVersion order replay its seat map. The cap is checked at
+-- COMMIT (check_customer_seat_cap, sql/schema.sql), for all the holds at once.
+-- A hold of several is decided conservatively: it also passes only if no seat and no customer of it is in an
+-- earlier hold of the statement, its customer stays within the cap (a refusal at COMMIT would undo the others),
+-- and the showtime has no no-lone-seat rule (holds of one statement could strand a seat together). One that
+-- fails only those wrote nothing and is not `settled`: the writer asks for it again alone.
+-- Under the no-lone-seat rule a hold alone that would strand a free seat (`lone`: those seats) writes nothing,
+-- and `suggested` names the best run of as many seats of its first seat's category that strands nobody (read
+-- from the snapshot: a hint, not a promise). Whether a seat is left alone depends on the seats two places either
+-- side of the hold's, which this statement does not lock: unless $13, it answers `unlocked` and writes nothing,
+-- and the caller locks them and asks again in a new statement (a new snapshot).
 -- Every step reads the rows of the one before it and none joins two of them on a key: the planner guesses
 -- one row for a CTE (a new showtime has no statistics), so such a join is a nested loop, seats x holds, with
 -- the showtime's row locked behind it in a wave of expired holds. The plan that counts is the generic one
@@ -163,7 +65,7 @@ WITH req AS (
 ), showtime_row AS (
     SELECT prices, on_sale(status, starts_at, $12) AS open, no_lone_seat FROM showtime WHERE showtime_id = $1
 ), locked AS MATERIALIZED (
-    SELECT seat_code, status, hold_id, booking_id, customer_id, category,
+    SELECT seat_code, status, hold_id, booking_id, customer_id, hold_expires_at, category,
            seat_is_free(status, hold_expires_at) AS free
     FROM show_seat
     WHERE showtime_id = $1 AND seat_code = ANY($8::text[])
@@ -174,7 +76,7 @@ WITH req AS (
     SELECT s.n, s.seat_code, s.i, l.seat_code IS NOT NULL AS found, coalesce(l.free, false) AS free,
            min(s.n) OVER (PARTITION BY s.seat_code) = s.n AS first_asked,  -- by no earlier hold
            l.status = 'HELD' AS was_held, l.hold_id AS was_hold, l.booking_id AS was_booking,
-           l.customer_id AS was_customer, s.ticket_type, l.category,
+           l.customer_id AS was_customer, l.hold_expires_at AS was_expires_at, s.ticket_type, l.category,
            ((SELECT prices FROM showtime_row) -> l.category ->> s.ticket_type)::int AS price_cents
     FROM req_seat s LEFT JOIN locked l USING (seat_code)
 ), wanted AS MATERIALIZED (
@@ -184,24 +86,35 @@ WITH req AS (
            coalesce(array_agg(p.seat_code ORDER BY p.i)
                         FILTER (WHERE p.found AND NOT p.free AND p.was_hold IS DISTINCT FROM r.hold_id), '{}') AS taken,
            bool_and(p.free AND p.first_asked) AS seats_free,
+           coalesce(bool_and(p.found AND p.was_held AND p.was_hold = r.hold_id AND NOT p.free), false) AS mine,
+           min(p.was_expires_at) AS mine_expires_at,
+           min(p.category) FILTER (WHERE p.found) AS category,
            coalesce(sum(p.price_cents), 0)::int AS price_cents,
            jsonb_agg(jsonb_build_object('seat', p.seat_code, 'category', p.category, 'ticketType', p.ticket_type,
                                         'priceCents', p.price_cents) ORDER BY p.i) AS tickets,
            coalesce(array_agg(p.seat_code ORDER BY p.i) FILTER (WHERE p.found AND p.price_cents IS NULL), '{}')
                AS unpriced,
            min(r.n) OVER (PARTITION BY r.customer_id) = r.n AS first_of_customer,
-           seats_held(r.customer_id, $1) AS held,
            EXISTS (SELECT 1 FROM booking b WHERE b.hold_id = r.hold_id) AS earlier
     FROM req r JOIN per_seat p USING (n)
     GROUP BY r.n, r.hold_id, r.customer_id, r.booking_id, r.caused_by
-), decided AS MATERIALIZED (
-    SELECT *, coalesce((SELECT open FROM showtime_row), false) AND seats_free AND cardinality(unpriced) = 0 AND first_of_customer
-                  AND held + seats <= $3 AND NOT earlier
-                  -- under the no-lone-seat rule holds of one batch could strand a seat together: take_seats
-                  AND NOT coalesce((SELECT no_lone_seat FROM showtime_row), false) AS passes,
-           now() + make_interval(secs => $2) AS expires_at,
+), ruled AS MATERIALIZED (
+    SELECT *, cardinality($4::uuid[]) = 1 AS alone,
+           coalesce((SELECT no_lone_seat FROM showtime_row), false) AS rule,
+           coalesce((SELECT open FROM showtime_row), false) AS open,
            CASE WHEN EXISTS (SELECT 1 FROM showtime_row) THEN price_cents END AS amount_cents
     FROM wanted
+), judged AS MATERIALIZED (
+    SELECT *, rule AND alone AND NOT $13 AS unlocked,
+           CASE WHEN rule AND alone AND $13 THEN lone_seats($1, codes) ELSE '{}' END AS lone
+    FROM ruled
+), decided AS MATERIALIZED (
+    SELECT *, open AND seats_free AND cardinality(unpriced) = 0 AND NOT earlier
+                  AND CASE WHEN alone THEN NOT unlocked AND cardinality(lone) = 0
+                           ELSE first_of_customer AND NOT rule AND seats_held(customer_id, $1) + seats <= $3 END
+                  AS passes,
+           now() + make_interval(secs => $2) AS expires_at
+    FROM judged
 ), ok AS MATERIALIZED (
     SELECT * FROM decided WHERE passes
 ), ok_numbers AS (
@@ -215,8 +128,10 @@ WITH req AS (
         customer_id = ($5::bigint[])[(h.n_of ->> ss.seat_code)::int],
         booking_id = ($6::uuid[])[(h.n_of ->> ss.seat_code)::int],
         hold_expires_at = now() + make_interval(secs => $2)  -- ok's expires_at
+    -- No test of the seat here: `passes` was decided on the rows `locked` holds (their latest versions), while
+    -- this scan reads the statement's snapshot, where a seat released as this statement waited for its lock is HELD.
     FROM seat_holder h
-    WHERE ss.showtime_id = $1 AND ss.seat_code = ANY($8::text[]) AND h.n_of ? ss.seat_code  -- free: as take_seats
+    WHERE ss.showtime_id = $1 AND ss.seat_code = ANY($8::text[]) AND h.n_of ? ss.seat_code
     RETURNING 1
 ), booking_rows AS (
     INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, status,
@@ -248,11 +163,31 @@ WITH req AS (
                 'a hold got part of its seats') AS checked
     FROM ok_numbers o
 )
-SELECT d.hold_id, d.passes AS written, d.expires_at, d.amount_cents, d.tickets::text, d.unpriced, d.found, d.taken,
-       coalesce((SELECT NOT open FROM showtime_row), false) AS closed,
-       d.earlier,
+SELECT d.hold_id, d.passes AS written,
+       CASE WHEN d.passes THEN d.expires_at WHEN d.mine THEN d.mine_expires_at END AS expires_at,
+       d.amount_cents, d.tickets::text, d.unpriced, d.found, d.taken,
+       NOT d.open AND d.amount_cents IS NOT NULL AS closed, d.earlier, d.mine, d.lone, d.unlocked,
+       d.passes OR d.alone OR d.earlier OR d.mine OR d.amount_cents IS NULL OR NOT d.open
+           OR cardinality(d.found) < d.seats OR cardinality(d.taken) > 0 OR cardinality(d.unpriced) > 0 AS settled,
+       CASE WHEN cardinality(d.lone) > 0
+            THEN (SELECT r.codes FROM seat_runs($1, d.seats::int, d.category, 20) r WHERE NOT r.strands LIMIT 1)
+       END AS suggested,
        (SELECT last FROM versions) AS last_version, (SELECT checked FROM whole) AS checked
-FROM decided d;
+FROM decided d
+ORDER BY d.n;
+
+-- name: lock_beside
+-- Under the no-lone-seat rule, before take_seats: $1 showtime, $2 the hold's seats. Locks, in seat-code order (as
+-- every path locks: no deadlock), the seats of the same rows up to two places either side of each of them (their
+-- latest versions, waiting for a transaction deciding them), so that no other hold can change whether a seat
+-- beside this one is left alone until this transaction ends.
+SELECT count(*) FROM (
+    SELECT 1 FROM show_seat s
+    WHERE s.showtime_id = $1
+      AND EXISTS (SELECT 1 FROM show_seat a WHERE a.showtime_id = $1 AND a.seat_code = ANY($2::text[])
+                    AND a.row_name = s.row_name AND s.x BETWEEN a.x - 2 AND a.x + 2)
+    ORDER BY s.seat_code
+    FOR UPDATE) beside;
 
 -- name: get_booking
 -- One hold with its status as a customer sees it (EXPIRED when HELD and past its time: lazy expiry).

@@ -20,11 +20,18 @@ CREATE OR REPLACE FUNCTION seat_is_free(status TEXT, hold_expires_at TIMESTAMPTZ
     RETURN status = 'AVAILABLE' OR hold_expired(status, hold_expires_at);
 
 -- What the per-customer cap counts: the seats a customer holds now on a showtime.
+-- PL/pgSQL, not SQL: Postgres never inlines an SQL function whose body is a subquery, and parses and plans that
+-- body again in every statement that calls it (stringToNode, the planner), once per hold in the cap check at
+-- COMMIT, with the showtime's row locked (about 0.09 ms of 0.14 a call); PL/pgSQL plans it once per
+-- connection. Its callers run in the service's schema (the trigger sets it; take_seats is the service's own
+-- statement), where `booking` is this one's.
 CREATE OR REPLACE FUNCTION seats_held(customer BIGINT, showtime BIGINT) RETURNS INT
-    LANGUAGE sql STABLE PARALLEL SAFE
+    LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+BEGIN
     RETURN (SELECT coalesce(sum(cardinality(b.seats)), 0)::int FROM booking b
             WHERE b.customer_id = customer AND b.showtime_id = showtime AND b.status = 'HELD'
               AND NOT hold_expired(b.status, b.expires_at));
+END $$;
 
 -- The cap on the seats one customer holds at once on one showtime (denial of inventory), exact at COMMIT.
 -- A hold's statement checks the cap against a snapshot taken when it started, so two holds of one customer
@@ -81,8 +88,11 @@ BEGIN
 END $$;
 
 -- ISO-8601 UTC with microseconds, as the event catalogue reads times.
+-- STABLE, as to_char is: Postgres inlines an SQL function into the statement that calls it only when the body is
+-- no more volatile than the function says; declared IMMUTABLE it was parsed and planned again in every
+-- statement that called it (each hold's SeatsHeld, each batch of events). seat_map_change likewise.
 CREATE OR REPLACE FUNCTION iso_utc(t TIMESTAMPTZ) RETURNS TEXT
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
 
 -- --- Seat-map changes and their events ----------------------------------------------------------------
@@ -92,7 +102,7 @@ CREATE OR REPLACE FUNCTION iso_utc(t TIMESTAMPTZ) RETURNS TEXT
 -- ticketing.envelope.caused_by).
 CREATE OR REPLACE FUNCTION seat_map_change(event_type TEXT, booking UUID, customer BIGINT, data JSONB,
                                            caused_by JSONB) RETURNS JSONB
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE  -- as jsonb_build_object is (iso_utc says why)
     RETURN jsonb_build_object('type', event_type, 'booking', booking, 'customer', customer, 'data', data,
                               'causedBy', coalesce(caused_by, '[]'));
 

@@ -146,5 +146,8 @@ class SenderLoop:
 async def deliver_emails(deps: Deps) -> None:
     """The sender of this process, until cancelled."""
     s = deps.settings
-    await SenderLoop(deps.uow, deps.mailer, s.retry_policy, s.sender_batch_size, s.sender_interval_seconds,
+    policy = RetryPolicy(base_seconds=s.email_retry_base_seconds, max_delay_seconds=s.email_retry_max_delay_seconds,
+                         max_attempts=s.email_max_attempts, max_age_seconds=s.email_max_age_seconds,
+                         max_pause_seconds=s.email_max_pause_seconds)
+    await SenderLoop(deps.uow, deps.mailer, policy, s.sender_batch_size, s.sender_interval_seconds,
                      deps.wake_sender).run()

@@ -23,7 +23,6 @@ import uuid
 from typing import Any
 
 import stripe
-from stripe._base_address import BaseAddresses
 
 from payment_service.config import Settings
 from payment_service.domain.errors import DependencyUnavailable, GatewayRejected
@@ -61,13 +60,12 @@ def _intent_id(session: Any) -> str | None:
 
 class StripeGateway(Gateway):
     def __init__(self, settings: Settings, *, timeout: float) -> None:
-        base: BaseAddresses = {"api": settings.stripe_api_base} if settings.stripe_api_base else {}
         self.return_url = settings.checkout_return_url
         # Our own retries (the checkout's client, the reconciler) repeat a call with the same Idempotency-Key;
         # the SDK's one retry covers a connection dropped mid-call.
         self.client = stripe.StripeClient(
             settings.stripe_api_key,
-            base_addresses=base,
+            base_addresses={"api": settings.stripe_api_base} if settings.stripe_api_base else {},
             max_network_retries=1,
             http_client=stripe.HTTPXClient(timeout=timeout, allow_sync_methods=True),
         )

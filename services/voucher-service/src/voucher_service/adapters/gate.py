@@ -7,12 +7,14 @@ restart or SCRIPT FLUSH costs one extra round trip, not an error.
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from ticketing.batching import TickBatcher
+from ticketing.logs import log_action
 from ticketing.redis_client import REDIS_UNAVAILABLE, RedisClient, is_cluster
 
 from voucher_service.adapters.sold_out import SoldOut
@@ -21,6 +23,7 @@ from voucher_service.domain.gate import GateOrder, GateResult
 from voucher_service.service_layer.gate_ports import FlashGate
 
 _LUA = Path(__file__).resolve().parent / "lua"
+logger = logging.getLogger(__name__)
 
 
 T = TypeVar("T")
@@ -63,6 +66,7 @@ class RedisFlashGate(FlashGate):
         # load the runs grow instead of multiplying (a Redis call is a write and a read on a socket, about a
         # tenth of a flash request's CPU each; docs/benchmarks.md). A request waits at most one run more.
         self._sent_marks: TickBatcher[str, str, None] = TickBatcher(self._mark_sent, serial=True)
+        self._sent_notes: TickBatcher[str, str, None] = TickBatcher(self._note_sent, serial=True)
         self._reserves: TickBatcher[str, tuple[int, int, str, int], int] = TickBatcher(self._reserve_many,
                                                                                       serial=True)
         self._lookups: TickBatcher[str, str, GateOrder | None] = TickBatcher(self._orders_of, serial=True)
@@ -134,6 +138,18 @@ class RedisFlashGate(FlashGate):
     @_down_is_unavailable
     async def _mark_sent(self, code: str, order_ids: list[str]) -> None:
         await self._sent(keys=keys(code), args=order_ids)
+
+    def note_sent(self, code: str, order_id: str) -> None:
+        """`mark_sent` off the request's path: the 201 need not wait for it (flash_send.py says why), and a
+        flash request saves the two turns of a busy event loop that awaiting the script run costs."""
+        self._sent_notes.post(code, order_id)
+
+    async def _note_sent(self, code: str, order_ids: list[str]) -> None:
+        try:
+            await self._mark_sent(code, order_ids)
+        except GateUnavailable as exc:  # the uses are real (Kafka has them); the reconciliation marks them
+            log_action(logger, "voucher.gate_mark_sent_failed", str(exc), level=logging.WARNING, code=code,
+                       orders=len(order_ids))
 
     @_down_is_unavailable
     async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]],

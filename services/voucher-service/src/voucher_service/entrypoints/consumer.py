@@ -90,4 +90,4 @@ def booking_events_consumer(settings: VoucherSettings, pool: asyncpg.Pool, deps:
     return IdempotentConsumer(ConsumerConfig(
         name=f"{settings.kafka_group_prefix}voucher-service", topics=[BOOKING_EVENTS],
         bootstrap=settings.kafka_bootstrap_servers, decode=decode_booking_event,
-        handlers=booking_handlers(deps)), pool)
+        handlers=booking_handlers(deps), batch_transactions=True), pool)

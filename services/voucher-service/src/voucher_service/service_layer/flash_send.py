@@ -9,6 +9,11 @@ it is acknowledged. A pending order nobody retries is settled by the reconciliat
 if Postgres has it, else, after the grace period, tombstoned in Postgres first and then given back, so a
 late landing can never count.
 
+Once acknowledged the use is real, and the 201 does not wait for the gate to mark the order sent (P -> R,
+one script run per voucher for the acks that came together, `note_sent`): a retry meanwhile finds it pending
+and sends it again (absorbed as above), and a mark lost with Redis or the process is made by the
+reconciliation once Postgres has the use, as before when the mark failed.
+
 Only a send that surely never left (SendRefused: not connected, refused before it was queued) is forgotten
 at once, so that the retry may reserve afresh; and not once a retry has sent it again (state S: a copy may
 be in Kafka), which release.lua checks atomically.
@@ -54,11 +59,7 @@ async def send(cmd: commands.ReserveVoucher, deps: Deps, *, reserved_now: bool) 
                    code=cmd.code, order_id=cmd.order_id, error=type(exc).__name__)
         raise GateUnavailable(f"order {cmd.order_id}: the reservation is still being recorded; retry with "
                               "the same orderId") from exc
-    try:
-        await deps.gate.mark_sent(cmd.code, cmd.order_id)
-    except GateUnavailable as exc:  # the use is real (Kafka has it): 201; reconciliation marks it later
-        log_action(logger, "voucher.gate_mark_sent_failed", str(exc), level=logging.WARNING,
-                   code=cmd.code, order_id=cmd.order_id)
+    deps.gate.note_sent(cmd.code, cmd.order_id)  # the use is real (Kafka has it): 201 without waiting
 
 
 async def _forget(cmd: commands.ReserveVoucher, deps: Deps) -> None:

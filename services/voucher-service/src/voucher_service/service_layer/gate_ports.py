@@ -38,6 +38,11 @@ class FlashGate(abc.ABC):
         """The order's VoucherReserved was acknowledged: pending (P) -> reserved (R)."""
 
     @abc.abstractmethod
+    def note_sent(self, code: str, order_id: str) -> None:
+        """`mark_sent` without waiting for it (the request's path): done soon after, or, if Redis fails
+        meanwhile, by the reconciliation once Postgres has the use."""
+
+    @abc.abstractmethod
     async def record(self, code: str, mode: str, remaining: int, pairs: list[tuple[str, int]],
                      expire_at: int = 0) -> int:
         """Run the adopt script (mode 'warm' | 'more' | 'adopt'); see lua/adopt.lua. expire_at (epoch

@@ -251,6 +251,13 @@ WHERE voucher_code = $1 AND status IN ('RESERVED', 'CONFIRMED');
 SELECT voucher_code, customer_id, order_id, order_amount, status FROM voucher_redemption
 WHERE order_id = ANY($1::varchar[]);
 
+-- name: redemptions_of_voucher
+-- Normal mode at a sell-out: the voucher's redemptions (at most $2), kept by the process while it answers the
+-- crowd OUT_OF_STOCK from its sold-out cache, so that a retry of an order holding a use still gets its 201.
+SELECT voucher_code, customer_id, order_id, order_amount, status FROM voucher_redemption
+WHERE voucher_code = $1
+LIMIT $2;
+
 -- name: known_orders
 -- Warm-up and reconciliation: which of these order ids Postgres has (any status).
 SELECT order_id, status FROM voucher_redemption WHERE order_id = ANY($1::varchar[]);

@@ -86,3 +86,7 @@ class QueuePosition(BaseModel):
     expiresAt: datetime | None
     soldOut: bool
     opensAt: datetime | None
+    signIn: bool | None = Field(
+        default=None, description="Only on a visitor's ticket (joined without a token), admitted and polled "
+                                  "without a token: true, no admissionToken; poll again with a customer's token "
+                                  "to claim the place.")

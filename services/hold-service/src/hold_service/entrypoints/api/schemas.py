@@ -106,6 +106,11 @@ class ShowtimePublic(BaseModel):
     currency: str = Field(description="The prices' currency (ISO 4217, upper case).")
 
 
+# The path and header of POST /showtimes/{id}/holds, described once for its reader and its OpenAPI (hold_request.py).
+ShowtimeIdPath = Annotated[int, Field(ge=1, le=MAX_SHOWTIME_ID)]
+IdempotencyKeyHeader = Annotated[str, Field(min_length=1, max_length=200)]
+
+
 class SeatRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     code: str
@@ -127,6 +132,8 @@ class BestRequest(BaseModel):
                          together=self.together)
 
 
+# The one description of the body of POST /showtimes/{id}/holds: its OpenAPI is this model's JSON schema, and the
+# route's fast reader (hold_request.py) takes its rules from that schema.
 class HoldCreate(BaseModel):
     """Either `seats` (picked) or `best` (best available), not both."""
 

@@ -13,12 +13,7 @@
 -- throughout. A listener that was not (a reconnect) reloads its maps. A rolled-back transaction notifies
 -- nothing. A payload names one hold's seats, far under NOTIFY's 8000-byte limit.
 
--- The status a seat-map event gives the seats it names.
-CREATE FUNCTION seat_map_status(event_type TEXT) RETURNS TEXT
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN CASE event_type WHEN 'SeatsHeld' THEN 'HELD' WHEN 'SeatsReleased' THEN 'AVAILABLE'
-                           WHEN 'BookingConfirmed' THEN 'BOOKED' END;
-
+-- seat_map_status (the status a seat-map event gives the seats it names) is sql/schema.sql's.
 CREATE FUNCTION notify_seat_map_change() RETURNS trigger
     LANGUAGE plpgsql AS $$
 DECLARE

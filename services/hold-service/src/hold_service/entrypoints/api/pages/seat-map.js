@@ -16,10 +16,13 @@ const state = {
   hold: JSON.parse(localStorage.getItem(`ticketing.hold.${showtimeId}`) || "null"),
   paymentUrl: "",
   admission: null,  // {admissionToken, expiresAt} once the waiting room let this customer in
+  entering: false,  // asking the waiting room, queueing or waiting in it
+  signedInMeanwhile: false,  // a token given while entering (enter)
   mapStarted: false,
 };
 const live = new LiveSeatMap(showtimeId, { onSnapshot: drawMap, onChange: changed, onState: showState });
 const room = new WaitingRoom(showtimeId, api, { onQueued: queued, onAdmitted: admitted, onSoldOut: soldOut,
+  onSignIn: turnToSignIn,
                                                 onOpen: admitted });
 
 function uid() {  // crypto.randomUUID needs a secure context; http://<host> of a dev machine is not one
@@ -168,6 +171,7 @@ async function signInFirst() {
 
 function backFromSignIn(returned) {
   if (!returned || returned.showtimeId !== showtimeId) return;
+  if (returned.ticket) room.keep(returned.ticket);  // admitted before the sign-in: his token claims it
   for (const code of returned.picked || []) state.picked.add(code);
   for (const [code, type] of returned.types || []) state.types.set(code, type);
   say("You are signed in: your seats are still picked. Hold them.");
@@ -261,9 +265,39 @@ function signInAgain() {
   if (!Auth.withProvider) $("token-box").hidden = false;
 }
 
-async function enter() {  // through the waiting room, if the showtime has one on
-  if (!Auth.token()) return admitted(null);  // looking needs no account; a hold asks for the room if it is on
-  if (await room.enter() === 401) signInAgain();
+async function enter() {  // through the waiting room, if the showtime has one on (no account needed to queue)
+  if (Auth.token() && room.pending()) return room.claim();  // admitted as a visitor, signed in since
+  // Already on the way in (a visitor who signs in meanwhile): the calls carry his token from now on, and the
+  // place he queued for is claimed by it at his turn (turnToSignIn). A look that found no room is asked again
+  // with the token: a customer's look is an arrival at the showtime (its automatic room counts him).
+  if (state.entering || room.busy()) {
+    state.signedInMeanwhile = Boolean(Auth.token());
+    return;
+  }
+  state.entering = true;
+  try {
+    do {
+      state.signedInMeanwhile = false;
+      if (await room.enter() === 401) signInAgain();
+    } while (state.signedInMeanwhile && document.body.dataset.stage === "map" && !state.admission);
+  } finally {
+    state.entering = false;
+  }
+}
+
+// A visitor's turn came: he signs in (the ticket and his picked seats go through the provider and back), or on
+// the dev path pastes his token; his token then claims the turn (enter). Signed in while the poll that brought
+// his turn was on its way: his token claims it at once.
+async function turnToSignIn(ticket) {
+  if (Auth.token()) return room.claim();
+  stage("queue");
+  $("queue-note").textContent = _("It is your turn: sign in to choose your seats.");
+  say(_("It is your turn: sign in to choose your seats."));
+  const picked = { showtimeId, ticket, picked: [...state.picked], types: [...state.types] };
+  if (!await Auth.signIn(picked) && !Auth.token()) {
+    say(_("It is your turn: paste your token to choose your seats."));
+    $("token-box").hidden = false;
+  }
 }
 
 function tick() {

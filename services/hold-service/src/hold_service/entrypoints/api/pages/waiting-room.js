@@ -4,18 +4,25 @@
 // X-Admission-Token until it lapses (a hold refused 403 ADMISSION_REQUIRED sends him back to the queue). A
 // ticket the room no longer knows (404) joins again; while the room cannot answer (503) he keeps polling;
 // when every seat is booked the room says sold out. The token is kept in this browser for a reload.
+// A visitor not signed in queues too (no token): when he is admitted the room says signIn (onSignIn), his
+// ticket is kept in this tab, and after the sign-in `claim` polls it with his token for the admission token.
 "use strict";
 
 const POLL_MS = { min: 2000, max: 5000 };
 
 class WaitingRoom {
-  constructor(showtimeId, api, { onQueued, onAdmitted, onSoldOut, onOpen }) {
+  constructor(showtimeId, api, { onQueued, onAdmitted, onSoldOut, onOpen, onSignIn }) {
     this.showtimeId = showtimeId;
-    this.api = api;  // (url, options) -> {status, body}, with the customer's token
-    this.handlers = { onQueued, onAdmitted, onSoldOut, onOpen };
+    this.api = api;  // (url, options) -> {status, body}, with the customer's token if he signed in
+    this.handlers = { onQueued, onAdmitted, onSoldOut, onOpen, onSignIn };
     this.key = `ticketing.admission.${showtimeId}`;
+    this.ticketKey = `ticketing.queue-ticket.${showtimeId}`;
     this.polling = false;
+    this.joining = false;
   }
+
+  // Joining or polling: a token given meanwhile goes with every later call, so the same place is his.
+  busy() { return this.joining || this.polling; }
 
   // The admission kept in this browser, while it is valid: {admissionToken, expiresAt}.
   admission() {
@@ -24,6 +31,22 @@ class WaitingRoom {
   }
 
   forget() { localStorage.removeItem(this.key); }
+
+  // A visitor's ticket admitted before his sign-in, kept in this tab until his token claims it.
+  pending() { return sessionStorage.getItem(this.ticketKey); }
+
+  keep(ticket) {
+    if (ticket) sessionStorage.setItem(this.ticketKey, ticket);
+    else sessionStorage.removeItem(this.ticketKey);
+  }
+
+  // Signed in after the room admitted him as a visitor: his token claims the place (the poll answers the
+  // admission token, bound to him); a place taken or ended (404) joins again.
+  claim() {
+    const ticket = this.pending();
+    this.keep(null);
+    return ticket ? this.poll(ticket) : this.join();
+  }
 
   // Whether the showtime has a room on: queue for it, or go straight to the map (onOpen). The HTTP status when
   // the room could not be asked (401: the token was refused).
@@ -38,6 +61,15 @@ class WaitingRoom {
 
   async join() {
     this.forget();
+    this.joining = true;
+    try {
+      return await this.queueUp();
+    } finally {
+      this.joining = false;
+    }
+  }
+
+  async queueUp() {
     for (;;) {
       const r = await this.api(`/showtimes/${this.showtimeId}/queue`, { method: "POST" });
       if (r.status === 202) {
@@ -66,6 +98,11 @@ class WaitingRoom {
         }
         const s = r.status === 200 ? r.body : null;
         if (s && s.soldOut) return this.handlers.onSoldOut();
+        if (s && s.admitted && s.signIn) {  // a visitor's turn: signing in claims it
+          this.keep(ticket);
+          this.polling = false;  // before onSignIn: a token given meanwhile claims the turn at once (claim)
+          return this.handlers.onSignIn(ticket, s);
+        }
         if (s && s.admitted) {
           if (!s.admissionToken) return this.handlers.onOpen(null);  // the room was turned off
           const admission = { admissionToken: s.admissionToken, expiresAt: s.expiresAt };

@@ -9,15 +9,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import Response
 from ticketing.api.errors import ApiError
-from ticketing.api.security import Admin, AnyPrincipal, require_role
+from ticketing.api.security import Admin, current_principal, require_role
+from ticketing.auth import Principal
 
 from hold_service.domain.commands import ConfigureRoom, JoinQueue
 from hold_service.domain.errors import HoldError, RoomNotFound
 from hold_service.domain.model import MAX_SHOWTIME_ID
-from hold_service.domain.waiting_room import QueueStatus, RoomConfig, RoomFigures, from_ms
+from hold_service.domain.waiting_room import QueueStatus, RoomConfig, RoomFigures, from_ms, is_visitor
 from hold_service.entrypoints.api import hold_request
 from hold_service.entrypoints.api.deps import DepsDep
 from hold_service.entrypoints.api.errors import api_error
@@ -42,8 +43,9 @@ _SHOWTIME_PARAM = {"name": "showtime_id", "in": "path", "required": True,
                    "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SHOWTIME_ID}}
 _TICKET_PARAM = {"name": "ticket", "in": "path", "required": True,
                  "schema": {"type": "string", "minLength": 1, "maxLength": MAX_TICKET}}
-# A customer's token, checked in the route (no FastAPI dependency on a hot route), so /docs says it here.
-_CUSTOMER: list[dict[str, list[str]]] = [{"bearer": []}]
+# A customer's token, checked in the route (no FastAPI dependency on a hot route), so /docs says it here;
+# optional (`{}`): a visitor not signed in joins and polls without one (docs/waiting-room.md).
+_CUSTOMER: list[dict[str, list[str]]] = [{"bearer": []}, {}]
 
 
 def _iso(t: datetime | None) -> str | None:
@@ -89,13 +91,20 @@ async def waiting_room_admin(showtime_id: ShowtimeId, _: Admin, deps: DepsDep) -
         raise api_error(exc) from exc
 
 
-@router.get(STATUS_PATH, response_model=WaitingRoomStatus, name="waiting_room")
-async def waiting_room_status(showtime_id: ShowtimeId, who: AnyPrincipal, deps: DepsDep) -> WaitingRoomStatus:
+async def _anyone(request: Request) -> Principal | None:
+    """The caller if a token came (a bad one is 401), None for a visitor without one."""
+    return await current_principal(request) if _has_token(request) else None
+
+
+@router.get(STATUS_PATH, response_model=WaitingRoomStatus, name="waiting_room",
+            openapi_extra={"security": [{"bearer": []}, {}]})
+async def waiting_room_status(showtime_id: ShowtimeId, who: Annotated[Principal | None, Depends(_anyone)],
+                              deps: DepsDep) -> WaitingRoomStatus:
     """Whether customers go through the queue first (enabled false, also when there is no room, or it is off
-    now). The seat-map page asks once per visit: a customer's look counts as an arrival at the showtime, which
-    may open its automatic room."""
+    now); no token needed. The seat-map page asks once per visit: a customer's look counts as an arrival at the
+    showtime, which may open its automatic room."""
     try:
-        customer = who.customer_id if who.role == "customer" else None
+        customer = who.customer_id if who is not None and who.role == "customer" else None
         config, figures = await waiting_room.room_for_page(showtime_id, customer, deps)
     except RoomNotFound:
         return WaitingRoomStatus(showtimeId=showtime_id, enabled=False, opensAt=None, soldOut=False)
@@ -107,10 +116,11 @@ async def waiting_room_status(showtime_id: ShowtimeId, who: AnyPrincipal, deps: 
              responses={404: {}, 429: {}, 503: {}},
              openapi_extra={"security": _CUSTOMER, "parameters": [_SHOWTIME_PARAM]})
 async def join_queue(request: Request) -> Response:
-    """Join the showtime's queue (202); joining again gives the same ticket while it is live."""
-    who = await _customer(request)
+    """Join the showtime's queue (202); joining again gives the same ticket while it is live. Without a token:
+    a visitor's ticket (a new one each time, joins limited per address), claimed at admission by signing in."""
+    customer = (await _customer(request)).customer_id if _has_token(request) else None
     deps: Deps = request.app.state.deps
-    cmd = JoinQueue(hold_request.showtime_id(request), who.customer_id, request.app.state.client_address.of(request))
+    cmd = JoinQueue(hold_request.showtime_id(request), customer, request.app.state.client_address.of(request))
     try:
         ticket, joined = await waiting_room.join_queue(cmd, deps)
     except HoldError as exc:
@@ -122,19 +132,34 @@ async def join_queue(request: Request) -> Response:
 @router.get(POLL_PATH, response_model=QueuePosition, name="queue_position", responses={404: {}, 503: {}},
             openapi_extra={"security": _CUSTOMER, "parameters": [_TICKET_PARAM]})
 async def queue_position(request: Request) -> Response:
-    """Where the ticket stands, or the admission token once admitted. Cheap: poll it every few seconds."""
-    who = await _customer(request)
+    """Where the ticket stands, or the admission token once admitted. Cheap: poll it every few seconds. A
+    visitor's ticket needs no token until admitted (`signIn`); then a customer's token claims it, the first
+    one for good (another customer's gets 404)."""
     ticket: str = request.path_params["ticket"]
     if len(ticket) > MAX_TICKET:
         raise ApiError(404, "NOT_FOUND", "no such ticket")
+    deps: Deps = request.app.state.deps
+    customer: int | None = None
+    if _has_token(request) or not _visitors(ticket, deps):  # a customer's ticket: his token, as always
+        customer = (await _customer(request)).customer_id
     try:
-        status = await waiting_room.queue_status(ticket, who.customer_id, request.app.state.deps)
+        status = await waiting_room.queue_status(ticket, customer, deps)
     except HoldError as exc:
         return api_error(exc).response()
     return json_response(200, _position(status))
 
 
+def _has_token(request: Request) -> bool:
+    return "authorization" in request.headers
+
+
+def _visitors(text: str, deps: Deps) -> bool:
+    ticket = deps.credentials.read_ticket(text)
+    return ticket is not None and is_visitor(ticket.customer_id)
+
+
 def _position(s: QueueStatus) -> dict[str, Any]:
-    return {"admitted": s.admitted, "position": s.position, "estimatedWaitSeconds": s.estimated_wait_seconds,
+    body = {"admitted": s.admitted, "position": s.position, "estimatedWaitSeconds": s.estimated_wait_seconds,
             "admissionToken": s.admission_token, "expiresAt": _iso(s.expires_at), "soldOut": s.sold_out,
             "opensAt": _iso(s.opens_at)}
+    return {**body, "signIn": True} if s.sign_in else body  # a visitor admitted: sign in to claim it

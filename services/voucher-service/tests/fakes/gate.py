@@ -1,25 +1,10 @@
-"""In-memory fakes of the ports (flash gate, publisher, payment-service): real subclasses, no Mock."""
+"""FlashGate: the flash-mode Lua scripts of adapters/lua restated in memory (reserve, mark sent, release,
+the order's state), held to them by tests/integration/test_contract_gate.py."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
-from ticketing.events import VoucherReserved
-from voucher_service.domain.commands import ReserveVoucher
-from voucher_service.domain.errors import PaymentsUnavailable, SendRefused
 from voucher_service.domain.gate import GateOrder, GateResult
-from voucher_service.domain.model import NormalAttempt, Voucher
 from voucher_service.service_layer.gate_ports import FlashGate
-from voucher_service.service_layer.ports import (
-    Deps,
-    NormalReservations,
-    Payments,
-    Publisher,
-    VouchersUnitOfWork,
-)
-
-NOW = datetime(2030, 1, 1, tzinfo=UTC)
-VOUCHER = Voucher("FLASH", 700, 1000, 2, 0, 1, NOW - timedelta(hours=1), NOW + timedelta(hours=1), True)
 
 
 class FakeGate(FlashGate):
@@ -28,6 +13,7 @@ class FakeGate(FlashGate):
     def __init__(self, remaining: int) -> None:
         self.left, self.users, self.held = remaining, {}, {}  # type: ignore[var-annotated]
         self.calls, self.out_until = 0, False
+        self.noted: list[str] = []  # orders marked sent without waiting (the request's path)
 
     async def reserve(self, code: str, customer_id: int, per_user_limit: int, order_id: str,
                       order_amount: int) -> GateResult:
@@ -50,6 +36,11 @@ class FakeGate(FlashGate):
         return GateResult.RESERVED
 
     async def mark_sent(self, code: str, order_id: str) -> None:
+        if self.held.get(order_id, ("", 0))[0] in ("P", "S"):
+            self.held[order_id] = ("R", self.held[order_id][1])
+
+    def note_sent(self, code: str, order_id: str) -> None:
+        self.noted.append(order_id)
         if self.held.get(order_id, ("", 0))[0] in ("P", "S"):
             self.held[order_id] = ("R", self.held[order_id][1])
 
@@ -91,48 +82,3 @@ class FakeGate(FlashGate):
 
     def mark_sold_out(self, code: str) -> None:
         self.out_until = True
-
-
-class FakePublisher(Publisher):
-    """fail: None (acknowledged), "refused" (surely never left) or "unknown" (no ack: it may still land)."""
-
-    def __init__(self, fail: str | None = None) -> None:
-        self.sent: list[VoucherReserved] = []
-        self.fail = fail
-
-    async def publish(self, event: VoucherReserved) -> None:
-        if self.fail == "refused":
-            raise SendRefused("the producer refused the message")
-        if self.fail == "unknown":
-            raise TimeoutError("broker did not acknowledge")
-        self.sent.append(event)
-
-
-class FakePayments(Payments):
-    """payment-service in memory: payment id -> status; absent: never recorded; `down`: cannot tell."""
-
-    def __init__(self, statuses: dict[str, str] | None = None, down: bool = False) -> None:
-        self.statuses, self.down, self.asked = dict(statuses or {}), down, []  # type: ignore[var-annotated]
-
-    async def status(self, payment_id: str) -> str | None:
-        self.asked.append(payment_id)
-        if self.down:
-            raise PaymentsUnavailable("payment-service is down")
-        return self.statuses.get(payment_id)
-
-
-class NoNormalReservations(NormalReservations):
-    """Flash vouchers only: a normal-mode reservation here is a bug of the test or of the handler."""
-
-    async def reserve(self, code: str, customer_id: int, order_id: str, amount: int) -> NormalAttempt:
-        raise AssertionError("flash reserve must not take a normal-mode use")
-
-
-def fake_deps(gate: FakeGate, publisher: FakePublisher) -> Deps:
-    def no_db() -> VouchersUnitOfWork:
-        raise AssertionError("flash reserve must not touch Postgres")
-    return Deps(uow=no_db, gate=gate, reservations=NoNormalReservations(), publisher=publisher, clock=lambda: NOW)
-
-
-def cmd(customer: int, order: str) -> ReserveVoucher:
-    return ReserveVoucher("FLASH", customer, order, 5000)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import secrets
 import time
@@ -19,8 +20,10 @@ from typing import Any, Literal
 
 import httpx
 import orjson
+from tenacity import AsyncRetrying, RetryCallState, retry_if_result, stop_after_attempt
 from ticketing import http_pool
 from ticketing.logs import log_action
+from ticketing.retries import backoff
 
 from gateway_simulator.config import SimulatorSettings
 from gateway_simulator.model import Session
@@ -88,19 +91,24 @@ class Deliverer:
         await self._until_accepted(session, event, orjson.dumps(event))
 
     async def _until_accepted(self, session: Session, event: dict[str, Any], body: bytes) -> None:
-        delay = self.settings.callback_backoff_initial
-        for attempt in range(1, self.settings.callback_max_attempts + 1):
-            status = await self._post(self.settings.sim_webhook_url, body)
+        s, tries = self.settings, itertools.count(1)
+
+        async def deliver() -> int | None:
+            status = await self._post(s.sim_webhook_url, body)
             self.attempts.setdefault(session.session_id, []).append(
                 Attempt(event["id"], status, time.time(), event["type"]))
             log_action(logger, "sim.delivery_attempt", session_id=session.session_id, event_id=event["id"],
-                       event_type=event["type"], attempt=attempt, status=status)
-            if status is not None and 200 <= status < 300:
-                return
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, self.settings.callback_backoff_max)
-        log_action(logger, "sim.delivery_gave_up", level=logging.WARNING, session_id=session.session_id,
-                   event_id=event["id"])
+                       event_type=event["type"], attempt=next(tries), status=status)
+            return status
+
+        def gave_up(_: RetryCallState) -> None:
+            log_action(logger, "sim.delivery_gave_up", level=logging.WARNING, session_id=session.session_id,
+                       event_id=event["id"])
+
+        await AsyncRetrying(retry=retry_if_result(lambda status: status is None or not 200 <= status < 300),
+                            stop=stop_after_attempt(s.callback_max_attempts),
+                            wait=backoff(s.callback_backoff_initial, s.callback_backoff_max),
+                            retry_error_callback=gave_up)(deliver)
 
     async def _post(self, url: str, body: bytes) -> int | None:
         if self._client is None:

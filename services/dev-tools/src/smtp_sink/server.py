@@ -1,4 +1,4 @@
-"""The dev SMTP sink: `python -m notifier.entrypoints.cli.smtp_sink --port 1025 --dir var/mail`.
+"""The dev SMTP sink: `python -m smtp_sink --port 1025 --dir var/mail`.
 
 Each accepted message is written as `<dir>/<message-id>.eml` (tmp file + rename, so a reader never sees
 half a file), after two trace lines as a delivering server adds them: `Delivered-To: <recipient>` and

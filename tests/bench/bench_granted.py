@@ -1,0 +1,279 @@
+"""make bench-granted: granted holds at the speed of their SQL, in one run of interleaved rounds.
+
+Each round, on a showtime of its own each (fresh seats, HOLD_TTL_SECONDS=600 so nothing expires):
+  service  hold-service (2 uvicorn workers, the seat gate on, as bench-holds starts it) granting holds of one
+           fresh seat per request: wrk's closed loop (bench_holds.wrk_capacity), every request a seat of its own
+           and a customer of its own, so every answer the service can give is a 201;
+  replay   pgbench replaying exactly the statements one granted hold runs, as one pgbench transaction
+           (tests/bench/pgbench/granted_hold.sql: sql/holds.sql take_seats, then the pool's reset), a random seat
+           of a large pool per transaction;
+  bare     pgbench running a bare conditional UPDATE of one such seat (tests/bench/pgbench/granted_bare.sql).
+The order of the three turns every round. Each phase runs SECONDS + 2 s; the figures are those of its middle
+SECONDS: granted holds are the seats that became HELD (counted in the database, so a replay that drew a seat
+taken already is not one), and the database CPU is the user+system time (/proc) of the client backends of the
+test database over the same window (the WAL writer, autovacuum and other databases' backends are not in it:
+pg_stat_statements is not preloaded here). Prints per round and the medians: holds/s of each, service/replay
+(goal >= 0.5), replay/bare (goal: bare within 3x of the replay, i.e. >= 0.33), database CPU per granted hold of the
+service and of the replay, and the transactions per granted hold (pg_stat_database, approximate: backends flush
+their counters about once a second). Never fails on a figure. BENCH_GRANTED_SECONDS, BENCH_GRANTED_ROUNDS and
+BENCH_GRANTED_CLIENTS (pgbench's connections) change the defaults; a shared 2-core machine makes every absolute
+figure noisy, the ratios of one round are what compares.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import asyncpg
+import orjson
+import uvloop
+from bench_holds import DSN, MIGRATIONS, SECRET, forget_events, server, wrk_capacity
+from hold_service.adapters.repository import FORM, Q
+from results import Results
+from ticketing.auth import issue_token
+from ticketing_testing import apply_migrations, shared_migrations
+from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
+
+ROOT = Path(__file__).resolve().parents[2]
+PGBENCH = Path(__file__).parent / "pgbench"
+SECONDS = float(os.environ.get("BENCH_GRANTED_SECONDS", "6"))
+ROUNDS = int(os.environ.get("BENCH_GRANTED_ROUNDS", "3"))
+CLIENTS = int(os.environ.get("BENCH_GRANTED_CLIENTS", "16"))
+SERVICE_SEATS = int(os.environ.get("BENCH_GRANTED_SERVICE_SEATS", "30000"))  # one request per seat, cycled by wrk
+POOL_SEATS = int(os.environ.get("BENCH_GRANTED_POOL_SEATS", "150000"))  # pgbench's random draws
+WRK_CONNECTIONS = 64
+CAUSE = orjson.dumps([["x-request-id", "0123456789abcdef0123456789abcdef"]]).decode()
+FACTORY = "hold_service.entrypoints.api.app:get_application"
+PHASES = ("service", "replay", "bare")
+# Showtimes of 300 seats beside the bench's, for the run: the service plans its statements once per connection
+# (force_generic_plan), from the table's statistics. In a test database holding little but this bench's big
+# showtimes, an ANALYZE in the middle of the run sees a handful of showtimes and turns seat lookups into scans of
+# every seat (a 1000x slowdown); among many showtimes of a hall's size, as in a deployment, it does not.
+BACKGROUND_SHOWTIMES = int(os.environ.get("BENCH_GRANTED_BACKGROUND", "1000"))
+
+
+def seat_code(k: int) -> str:
+    """The k-th seat (from 0) of a bench showtime: rows AA, AB... of 1000 seats (the pgbench scripts number
+    them the same way)."""
+    row = k // 1000
+    return chr(65 + row // 26) + chr(65 + row % 26) + str(k % 1000 + 1)
+
+
+async def new_showtimes(conn: asyncpg.Connection, seats: int, count: int = 1) -> list[int]:
+    sids = [random.randint(10**15, 2**52) for _ in range(count)]
+    await conn.execute("INSERT INTO showtime (showtime_id, title, starts_at, price_cents, prices) "
+                       "SELECT sid, 'bench', now() + interval '1 day', 1000, '{\"STANDARD\": {\"ADULT\": 1000}}' "
+                       "FROM unnest($1::bigint[]) sid", sids)
+    await conn.execute("INSERT INTO show_seat (showtime_id, seat_code, row_name, x) "
+                       "SELECT sid, chr(65 + k / 1000 / 26) || chr(65 + k / 1000 % 26) || (k % 1000 + 1), "
+                       "chr(65 + k / 1000 / 26) || chr(65 + k / 1000 % 26), k % 1000 + 1 "
+                       "FROM unnest($1::bigint[]) sid, generate_series(0, $2 - 1) k", sids, seats)
+    return sids
+
+
+async def new_showtime(conn: asyncpg.Connection, seats: int) -> int:
+    return (await new_showtimes(conn, seats))[0]
+
+
+async def drop_showtimes(conn: asyncpg.Connection, sids: list[int]) -> None:
+    """The bench's rows gone (forget_events first: the outbox rows are found by their showtime)."""
+    await forget_events(conn, sids)
+    for table in ("booking", "show_seat", "showtime"):
+        await conn.execute(f"DELETE FROM {table} WHERE showtime_id = ANY($1::bigint[])", sids)
+
+
+def sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def replay_script(reset_query: str) -> str:
+    """granted_hold.sql with take_seats' text and asyncpg's reset query in place."""
+    template = (PGBENCH / "granted_hold.sql").read_text()
+    reset = "\\;".join(s.strip() for s in reset_query.split(";") if s.strip())
+    script = template.replace("AS TAKE_SEATS;", f"AS {Q.take_seats};").replace("\nRESET_QUERY;", f"\n{reset};")
+    assert "TAKE_SEATS;" not in script and "RESET_QUERY;" not in script
+    return script
+
+
+def holds_requests(sid: int, tokens: list[bytes]) -> list[bytes]:
+    """One request per seat of the showtime, each by a customer of its own, in a random order."""
+    order = list(range(SERVICE_SEATS))
+    random.shuffle(order)
+    out = []
+    for n, k in enumerate(order):
+        body = orjson.dumps({"seats": [seat_code(k)]})
+        out.append(b"POST /showtimes/%d/holds HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer %s\r\n"
+                   b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                   % (sid, tokens[n % len(tokens)], len(body), body))
+    return out
+
+
+def pgbench(script: str, sid: int, seconds: float, extra: list[str]) -> str:
+    with tempfile.NamedTemporaryFile("w", suffix=".sql") as f:
+        f.write(script)
+        f.flush()
+        out = subprocess.run(["pgbench", "-n", "-c", str(CLIENTS), "-j", "1", "-T", str(round(seconds)),
+                              "-D", f"sid={sid}", "-D", f"pool={POOL_SEATS}", *extra, "-f", f.name, DSN],
+                             capture_output=True, text=True,
+                             env={**os.environ, "PGOPTIONS": "-c plan_cache_mode=force_generic_plan"})
+    if out.returncode:
+        print(f"  pgbench failed: {(out.stderr or out.stdout)[-2000:]}", flush=True)
+    return out.stdout
+
+
+def backend_cpu(pids: list[int]) -> dict[int, float]:
+    """Seconds of CPU (user + system) of each process still there."""
+    tick, cpu = os.sysconf("SC_CLK_TCK"), {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        cpu[pid] = (int(fields[11]) + int(fields[12])) / tick
+    return cpu
+
+
+async def sample(conn: asyncpg.Connection, sid: int) -> dict:
+    pids = [r["pid"] for r in await conn.fetch(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' "
+        "AND pid <> pg_backend_pid()")]
+    return {"at": time.perf_counter(), "cpu": backend_cpu(pids),
+            "held": await conn.fetchval("SELECT count(*) FROM show_seat WHERE showtime_id = $1 AND status = 'HELD'",
+                                        sid),
+            "xacts": await conn.fetchval("SELECT xact_commit + xact_rollback FROM pg_stat_database "
+                                         "WHERE datname = current_database()")}
+
+
+async def phase(conn: asyncpg.Connection, sid: int, load) -> dict:  # type: ignore[no-untyped-def]
+    """`load(seconds)` in a thread for SECONDS + 2 s; the figures of its middle SECONDS."""
+    task = asyncio.create_task(asyncio.to_thread(load, SECONDS + 2))
+    await asyncio.sleep(1.0)
+    a = await sample(conn, sid)
+    await asyncio.sleep(SECONDS)
+    b = await sample(conn, sid)
+    result = await task
+    seconds = b["at"] - a["at"]
+    cpu = sum(v - a["cpu"].get(pid, 0.0) for pid, v in b["cpu"].items())
+    granted = b["held"] - a["held"]
+    return {"per_s": granted / seconds, "granted": granted, "db_cpu_ms_per_hold": 1000 * cpu / max(1, granted),
+            "db_cores": cpu / seconds, "xacts_per_hold": (b["xacts"] - a["xacts"]) / max(1, granted),
+            "result": result}
+
+
+async def main() -> dict:
+    if not shutil.which("wrk") or not shutil.which("pgbench"):
+        raise SystemExit("bench-granted needs wrk and pgbench (make bench-tools limit-tools)")
+    apply_migrations(DSN, shared_migrations(), MIGRATIONS)
+    tokens = [issue_token(SECRET, sub=str(random.randint(10**9, 2**40)), role="customer", ttl_seconds=7200).encode()
+              for _ in range(SERVICE_SEATS)]
+    conn = await asyncpg.connect(DSN)
+    replay = replay_script(conn.get_reset_query())
+    bare = (PGBENCH / "granted_bare.sql").read_text()
+    replay_args = ["-M", "simple", "-D", "prepared=0", "-D", f"cause={sql_literal(CAUSE)}",
+                   "-D", f"form={sql_literal(FORM)}"]
+    service_env = {"HOLD_DATABASE_URL": DSN, "HOLD_TTL_SECONDS": "600", **UNLIMITED_HOLDS, "LOG_LEVEL": "WARNING",
+                   "DB_POOL_MAX": "20", "APP_ENV": "dev", "SEAT_GATE_ENABLED": "true"}
+    background = await new_showtimes(conn, 300, BACKGROUND_SHOWTIMES)
+    await conn.execute("ANALYZE show_seat")
+    rounds, sids, double = [], [], 0
+    with ExitStack() as stack:
+        port = server(stack, FACTORY, service_env)
+        for n in range(ROUNDS):
+            got: dict[str, dict] = {}
+            order = PHASES[n % 3:] + PHASES[:n % 3]
+            for name in order:
+                sid = await new_showtime(conn, SERVICE_SEATS if name == "service" else POOL_SEATS)
+                if name == "service":
+                    sids.append(sid)
+                if name == "service":
+                    requests = holds_requests(sid, tokens)
+                    got[name] = await phase(conn, sid, lambda s, r=requests: wrk_capacity(
+                        port, r, s, connections=WRK_CONNECTIONS))
+                    got[name]["answers"] = got[name].pop("result").codes
+                else:
+                    script, extra = (replay, replay_args) if name == "replay" else (bare, ["-M", "prepared"])
+                    got[name] = await phase(conn, sid, lambda s, sc=script, sid=sid, ex=extra: pgbench(sc, sid, s, ex))
+                    got[name].pop("result")
+                    double += await held_twice(conn, sid)
+                    await drop_showtimes(conn, [sid])  # its many seats would weigh in the next ANALYZE
+                await asyncio.sleep(0.5)
+            r = {name: {k: round(v, 3) if isinstance(v, float) else v for k, v in got[name].items()} for name in PHASES}
+            r["order"] = list(order)
+            r["service_of_replay"] = round(got["service"]["per_s"] / max(1e-9, got["replay"]["per_s"]), 3)
+            r["replay_of_bare"] = round(got["replay"]["per_s"] / max(1e-9, got["bare"]["per_s"]), 3)
+            rounds.append(r)
+            print_round(n + 1, r)
+    for sid in sids:
+        double += await held_twice(conn, sid)
+    await drop_showtimes(conn, sids + background)
+    await conn.close()
+    return summary(rounds, double)
+
+
+async def held_twice(conn: asyncpg.Connection, sid: int) -> int:
+    return int(await conn.fetchval("SELECT count(*) FROM (SELECT seat FROM booking, unnest(seats) seat WHERE "
+                                   "showtime_id = $1 AND status = 'HELD' GROUP BY seat HAVING count(*) > 1) d", sid))
+
+
+def print_round(n: int, r: dict) -> None:
+    s, p, b = r["service"], r["replay"], r["bare"]
+    print(f"round {n} ({' -> '.join(r['order'])}): service {s['per_s']:7.0f} holds/s "
+          f"(DB CPU {s['db_cpu_ms_per_hold']:.2f} ms/hold, {s['xacts_per_hold']:.2f} xacts/hold; answers "
+          f"{s['answers']}); replay {p['per_s']:7.0f}/s (DB CPU {p['db_cpu_ms_per_hold']:.2f} ms/hold, "
+          f"{p['xacts_per_hold']:.2f} xacts/hold); bare {b['per_s']:7.0f}/s (DB CPU {b['db_cpu_ms_per_hold']:.2f} "
+          f"ms); service/replay {r['service_of_replay']:.2f}, replay/bare {r['replay_of_bare']:.2f}", flush=True)
+
+
+def summary(rounds: list[dict], double: int) -> dict:
+    def med(path: tuple[str, ...]) -> float:
+        values = []
+        for r in rounds:
+            v = r
+            for key in path:
+                v = v[key]
+            values.append(v)
+        return round(statistics.median(values), 3)
+
+    out = {"seconds": SECONDS, "rounds": rounds, "pgbench_clients": CLIENTS, "wrk_connections": WRK_CONNECTIONS,
+           "double_holds": double,
+           "median": {"service_per_s": med(("service", "per_s")), "replay_per_s": med(("replay", "per_s")),
+                      "bare_per_s": med(("bare", "per_s")), "service_of_replay": med(("service_of_replay",)),
+                      "replay_of_bare": med(("replay_of_bare",)),
+                      "service_db_cpu_ms_per_hold": med(("service", "db_cpu_ms_per_hold")),
+                      "replay_db_cpu_ms_per_hold": med(("replay", "db_cpu_ms_per_hold")),
+                      "bare_db_cpu_ms_per_hold": med(("bare", "db_cpu_ms_per_hold")),
+                      "service_xacts_per_hold": med(("service", "xacts_per_hold")),
+                      "replay_xacts_per_hold": med(("replay", "xacts_per_hold"))}}
+    m = out["median"]
+    print(f"\nmachine: {os.cpu_count()} cores (shared; absolute figures are noisy, compare the ratios of one run); "
+          f"{len(rounds)} interleaved rounds of {SECONDS:.0f} s per phase; wrk {WRK_CONNECTIONS} connections, "
+          f"pgbench {CLIENTS} clients; one fresh seat per hold")
+    print(f"median: service {m['service_per_s']:.0f} holds/s, replay {m['replay_per_s']:.0f} tx/s, "
+          f"bare UPDATE {m['bare_per_s']:.0f} tx/s")
+    print(f"  service/replay {m['service_of_replay']:.2f} (goal >= 0.5); replay/bare {m['replay_of_bare']:.2f} "
+          f"(goal >= 0.33: the bare UPDATE within 3x of the replay)")
+    print(f"  database CPU per granted hold: service {m['service_db_cpu_ms_per_hold']:.2f} ms, replay "
+          f"{m['replay_db_cpu_ms_per_hold']:.2f} ms, bare UPDATE {m['bare_db_cpu_ms_per_hold']:.2f} ms "
+          f"(client backends of the test database); transactions per granted hold: service "
+          f"{m['service_xacts_per_hold']:.2f}, replay {m['replay_xacts_per_hold']:.2f}")
+    print(f"  seats held twice: {double}")
+    return out
+
+
+async def run_and_save() -> None:
+    with Results("granted") as r:
+        r.data.update(await main())
+
+
+if __name__ == "__main__":
+    sys.exit(uvloop.run(run_and_save()))
