@@ -35,7 +35,8 @@ start() {
       .venv/bin/pytest -p no:cacheprovider --timeout 1800 -q -rA deploy/tests/test_images.py deploy/tests/test_compose.py \
         deploy/tests/test_testcontainers.py deploy/tests/test_env_contract.py deploy/tests/test_helm.py \
         deploy/tests/test_helm_trust.py deploy/tests/test_helm_commands.py deploy/tests/test_helm_options.py \
-        deploy/tests/test_helm_routes.py deploy/tests/test_helm_database.py deploy/tests/test_cluster_balancer.py || rc=$?
+        deploy/tests/test_helm_routes.py deploy/tests/test_helm_database.py deploy/tests/test_cluster_balancer.py \
+        deploy/tests/test_balancer_retries.py || rc=$?
     fi
     wait "$tools" || true
     echo "deploy-tests: finished in $((SECONDS - started)) s"

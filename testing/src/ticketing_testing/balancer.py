@@ -28,6 +28,11 @@ from ticketing.settings import ServiceSettings
 
 UNAVAILABLE_MESSAGE = "no instance of this service could take the request, try again shortly"
 
+# What may be sent twice: the methods HTTP calls idempotent, and a request carrying its Idempotency-Key (a
+# hold, a checkout: the service answers a second ask with the first one's result). A POST without a key that
+# an instance may have acted on before dying is answered the 503, never run again on the other instance.
+RETRYABLE = "{ method GET HEAD PUT DELETE OPTIONS } || { req.hdr(Idempotency-Key) -m found }"
+
 
 @dataclass(frozen=True)
 class Door:
@@ -76,7 +81,14 @@ def haproxy_config(doors: Sequence[Door], shedding: Shedding, errorfile: Path, *
     out += ["    log stdout format raw local0"] if log else []
     out += ["", "defaults", "    mode http"]
     out += ["    log global", "    option httplog"] if log else []
-    out += ["    option forwardfor", "    option redispatch", "    retries 3", "    retry-on conn-failure",
+    out += ["    option forwardfor", "    option redispatch", "    retries 3",
+            "    # A request an instance closed the connection on without answering (its keep-alive ran out as the",
+            "    # request came on a reused connection, or it died) is sent again on a new connection, where each",
+            "    # backend allows it (RETRYABLE). Else HAProxy drops the client's connection with no answer at all.",
+            "    retry-on conn-failure empty-response",
+            "    # the whole body before the request is sent, so that it can be sent again (and a slow client's",
+            "    # body never holds an instance's slot)",
+            "    option http-buffer-request",
             "    timeout connect 1s", "    timeout client 60s", "    timeout server 30s", "    timeout tunnel 1h",
             "    timeout http-request 10s", "    timeout check 3s",
             "    # As long as an instance lets a request wait for a slot (SHED_QUEUE_TIMEOUT_MS), then the 503 below.",
@@ -95,7 +107,8 @@ def haproxy_config(doors: Sequence[Door], shedding: Shedding, errorfile: Path, *
                 "", f"backend {door.name}", "    balance roundrobin", "    option httpchk GET /healthz",
                 "    http-check expect status 200",
                 # what the services answered below 500 is not logged (the hot path is mostly 409)
-                "    http-response set-log-level silent if { status lt 500 }"]
+                "    http-response set-log-level silent if { status lt 500 }",
+                f"    http-request disable-l7-retry unless {RETRYABLE}"]
         out += [f"    server {door.name}-{i} 127.0.0.1:{port} check{maxconn}" for i, port in enumerate(door.servers, 1)]
     return "\n".join(out) + "\n"
 
