@@ -1,11 +1,12 @@
-"""Best available in the sale: a share of the customers (--best-share) ask for the best N seats of a category
-side by side instead of picking seats from a seat map that may be two seconds old; the closing table puts their
-409s per booking beside the picking customers'.
+"""Best available in the sale: a share of the customers (--best-share) ask for the best N seats of a category side by
+side instead of picking seats from a seat map that may be two seconds old; the closing table puts their 409s per
+booking beside the picking customers'.
 
-A best-available customer asks for as many seats as a picking one (1-4) of a category drawn as a picked seat's
-would be (a random seat of the hall's); when none are free together (409 with `"together": false`) he asks again
-for the best seats nearest each other (`"together": false`), as the contract invites, and then for seats of
-another category; any other 409 or a 429 / 503, a moment later; three tries in all, as a picking customer.
+A best-available customer asks for as many seats as a picking one (1-4) of a category drawn as a picked seat's would
+be (a random seat of the hall's), with ticket types as a picking one's (`ticketTypes`); when none are free together
+(409 with `"together": false`) he asks again for the best seats nearest each other (`"together": false`), as the
+contract invites, and then for seats of another category; any other 409 or a 429 / 503, a moment later; three tries
+in all, as a picking customer.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ async def take_best(c: Customer, j: Journey, rng: random.Random) -> dict[str, An
     sale = getattr(c, "sale", None)  # a SaleCustomer's: the hall of the sale
     categories = list(hall.categories_for(sale.cfg.seats).values()) if sale is not None else []
     asked: dict[str, Any] = {"count": rng.choice(SEAT_COUNTS), "category": rng.choice(categories or ["STANDARD"])}
+    asked["ticketTypes"] = hall.ticket_types_for(asked["count"], asked["category"], rng)
     for _ in range(3):
         headers = {**c.hold_headers(showtime), "Idempotency-Key": uuid.uuid4().hex}
         for _ in range(NO_ANSWER_TRIES):
@@ -49,7 +51,9 @@ async def take_best(c: Customer, j: Journey, rng: random.Random) -> dict[str, An
         if r.status_code == 409 and r.json().get("together") is False:
             others = sorted(set(categories) - {asked["category"]})
             if asked.get("together") is False and others:  # not even apart: another category
-                asked = {**asked, "category": rng.choice(others)}
+                category = rng.choice(others)
+                asked = {**asked, "category": category,
+                         "ticketTypes": hall.ticket_types_for(asked["count"], category, rng)}
             else:
                 asked = {**asked, "together": False}
         await asyncio.sleep(rng.uniform(0.05, 0.3))

@@ -68,6 +68,12 @@ def showtime_body(showtime: int, title: str, seats: int) -> dict[str, Any]:
             "prices": PRICES}
 
 
+def ticket_types_for(count: int, category: str, rng: random.Random) -> list[str]:
+    """A best-available hold's `ticketTypes`: as a picked seat's ticket would be, one per seat of `category`."""
+    others = sorted(t for t in PRICES.get(category, {}) if t != "ADULT")
+    return [rng.choice(others) if others and rng.random() < OTHER_TYPE_SHARE else "ADULT" for _ in range(count)]
+
+
 def tickets_for(seats: list[str], categories: dict[str, str], rng: random.Random) -> list[str | dict[str, str]]:
     """The hold's `seats`: a seat code (an ADULT ticket) or `{"code", "ticketType"}` for another type the
     showtime prices for the seat's category."""

@@ -130,6 +130,16 @@ async def test_a_customer_keeps_his_booking_when_the_sale_is_nearly_sold_out() -
     assert shop.cancelled == [] and "kept_booking_nearly_sold_out" in j.notes
 
 
+def test_best_available_customers_ask_ticket_types_the_category_prices_one_per_seat() -> None:
+    rng = random.Random(7)
+    asked = {category: [hall.ticket_types_for(3, category, rng) for _ in range(40)] for category in hall.PRICES}
+    assert all(len(types) == 3 for lists in asked.values() for types in lists)
+    for category, lists in asked.items():
+        kinds = {t for types in lists for t in types}
+        priced = set(hall.PRICES[category])
+        assert "ADULT" in kinds and kinds <= priced and (kinds - {"ADULT"} or priced == {"ADULT"}), (category, kinds)
+
+
 async def test_the_sale_s_customers_send_ticket_types_with_their_holds() -> None:
     shop = StandInShop(unsold=4)
     async with httpx.AsyncClient(transport=httpx.MockTransport(shop)) as client:
