@@ -8,7 +8,11 @@ consumer and a bare FastAPI endpoint of the same shape (bare_app.py), then cover
 2. the moment the limit is reached: a voucher of BENCH_SALE_LIMIT (3000) uses driven past it at the middle
    level: 201s must equal the limit (no oversell), the rest are 409 OUT_OF_STOCK, nothing else;
 3. the crowd after it: the same sold-out voucher for BENCH_SECONDS more in each mode, beside the bare endpoint
-   answering the same 409 (the framework's ceiling).
+   answering the same 409 (the framework's ceiling);
+4. PostgreSQL scarce: the test database's backends held to BENCH_PG_CPU (0.1) of a core (pg_cpu_limit: a cgroup's
+   CPU quota, as when PostgreSQL's machine is busy with the rest of the sale), each mode at the middle level for
+   BENCH_PG_ROUNDS (2) rounds, the order turning each round; the flash writer's catch-up after each run is
+   printed beside it. Skipped, saying why, where no cgroup can be written.
 
 Postgres writes per reservation come from pg_stat_database of the test database, read after the consumer has
 caught up so flash mode's deferred writes are counted too: transactions committed (xact_commit, less the
@@ -45,10 +49,14 @@ from ticketing_testing import apply_migrations, free_port, shared_migrations, st
 
 LEVELS = [int(c) for c in os.environ.get("BENCH_CONCURRENCY", "32,64,128").split(",")]
 sys.path.insert(0, str(Path(__file__).parent))  # the benchmarks import each other by module name
+from pg_cpu_limit import CpuLimit, available  # noqa: E402
+
 DURATION = float(os.environ.get("BENCH_SECONDS", "10"))
 MIGRATIONS = ROOT / "services/voucher-service/src/voucher_service/sql/migrations"
 SALE_LIMIT = int(os.environ.get("BENCH_SALE_LIMIT", "3000"))
 STATS_FLUSH_SECONDS = 11
+PG_CPU = float(os.environ.get("BENCH_PG_CPU", "0.1"))
+PG_ROUNDS = int(os.environ.get("BENCH_PG_ROUNDS", "2"))
 COUNTERS = ("SELECT xact_commit, tup_inserted + tup_updated + tup_deleted FROM pg_stat_database "
             "WHERE datname = current_database()")
 
@@ -187,7 +195,7 @@ class Writes:
         xacts, rows = await self.conn.fetchrow(COUNTERS)
         return int(xacts) - self.own, int(rows)
 
-    async def settle(self, code: str, expected: int, timeout: float = 45) -> tuple[int, float]:
+    async def settle(self, code: str, expected: int, timeout: float = 90) -> tuple[int, float]:
         """Wait for the consumer to write every reservation; returns (used_count, seconds it took)."""
         started = time.monotonic()
         used = -1
@@ -265,8 +273,9 @@ async def bench(base: str, bare: str, dsn: str, secret: str, api_pid: int,
           f"closed loop, 1 thread, one connection per unit of concurrency")
     points = await before_the_limit(measured, conn, dsn, base, admin, service)
     sale = await through_the_limit(measured, base, bare, admin, service)
+    scarce = await postgres_scarce(measured, base, admin, service)
     await conn.close()
-    return {"points": points, "sale": sale}
+    return {"points": points, "sale": sale, "postgres_scarce": scarce}
 
 
 async def before_the_limit(measured: Measured, conn: asyncpg.Connection, dsn: str, base: str, admin: str,
@@ -337,6 +346,35 @@ async def through_the_limit(measured: Measured, base: str, bare: str, admin: str
     return sale
 
 
+async def postgres_scarce(measured: Measured, base: str, admin: str, service: str) -> dict[str, Any]:
+    """Each mode with the database's backends held to PG_CPU of a core, the modes alternating over PG_ROUNDS."""
+    concurrency = LEVELS[len(LEVELS) // 2]
+    print(f"4. PostgreSQL scarce: this database's backends held to {PG_CPU} of a core, concurrency {concurrency}")
+    if (why := available()) is not None:
+        print(f"     not measured: {why}")
+        return {"measured": False, "why": why}
+    print(f"{'round':>5} {'mode':7} {'ok':>7} {'err':>5} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
+          f"{'PostgreSQL caught up':>21}")
+    rounds: list[dict[str, Any]] = []
+    for n in range(PG_ROUNDS):
+        figures: dict[str, Any] = {}
+        for mode in ("normal", "flash") if n % 2 == 0 else ("flash", "normal"):
+            code = await create_voucher(base, admin, mode == "flash")
+            await asyncio.sleep(1.5)
+            with CpuLimit(measured.database, PG_CPU):
+                m = await measured.run(base, service, code, concurrency)
+            run: Run = m["run"]
+            ok = run.count("201")
+            figures[mode] = {"req_per_s": round(ok / run.seconds), "p50_ms": run.p50, "p99_ms": run.p99,
+                             "errors": run.answers - ok, "caught_up_s": round(m["lag"], 1)}
+            print(f"{n + 1:5d} {mode:7} {ok:7d} {run.answers - ok:5d} {ok / run.seconds:8.0f} {run.p50:8.1f} "
+                  f"{run.p99:8.1f} {m['lag']:19.1f} s")
+        figures["flash_of_normal"] = round(figures["flash"]["req_per_s"] / max(figures["normal"]["req_per_s"], 1), 2)
+        print(f"      flash / normal: {figures['flash_of_normal']:.2f}x")
+        rounds.append(figures)
+    return {"measured": True, "cores": PG_CPU, "concurrency": concurrency, "rounds": rounds}
+
+
 def _sale_line(label: str, m: dict[str, Any]) -> dict[str, Any]:
     run: Run = m["run"]
     others = run.answers - run.count("201") - run.count("409")
@@ -383,6 +421,10 @@ def main() -> int:
         by_level = ", ".join(f"{c}: {p['of_normal']:.2f}x" for c, p in flash.items())
         print(f"flash / normal before the limit, by level: {by_level}; flash Postgres transactions "
               f"per reservation {max(p['pg_xacts_per_reservation'] for p in flash.values()):.3f} at most")
+        scarce = r.data["postgres_scarce"]
+        if scarce["measured"]:
+            print(f"flash / normal with PostgreSQL held to {scarce['cores']} of a core, by round: "
+                  f"{', '.join(format(x['flash_of_normal'], '.2f') + 'x' for x in scarce['rounds'])}")
         print(f"normal mode / pgbench hot row, same run: best {max(ratios):.2f} "
               f"(by level {', '.join(f'{x:.2f}' for x in ratios)}); load average before/after {r.data['load_before']}"
               f" / {r.data['load_after']}; core speed (ms for a fixed loop) {r.data['cpu_speed_before']['median_ms']}"
