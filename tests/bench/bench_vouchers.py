@@ -10,8 +10,8 @@ consumer and a bare FastAPI endpoint of the same shape (bare_app.py), then cover
 3. the crowd after it: the same sold-out voucher for BENCH_SECONDS more in each mode, beside the bare endpoint
    answering the same 409 (the framework's ceiling);
 4. PostgreSQL scarce: the test database's backends held to BENCH_PG_CPU (0.1) of a core (pg_cpu_limit: a cgroup's
-   CPU quota, as when PostgreSQL's machine is busy with the rest of the sale), each mode at the middle level for
-   BENCH_PG_ROUNDS (2) rounds, the order turning each round; the flash writer's catch-up after each run is
+   CPU quota, as when PostgreSQL's machine is busy with the rest of the sale), each mode at each level for
+   BENCH_PG_ROUNDS (2) rounds, the order of the modes turning each round; the flash writer's catch-up after each run is
    printed beside it. Skipped, saying why, where no cgroup can be written.
 
 Postgres writes per reservation come from pg_stat_database of the test database, read after the consumer has
@@ -347,32 +347,34 @@ async def through_the_limit(measured: Measured, base: str, bare: str, admin: str
 
 
 async def postgres_scarce(measured: Measured, base: str, admin: str, service: str) -> dict[str, Any]:
-    """Each mode with the database's backends held to PG_CPU of a core, the modes alternating over PG_ROUNDS."""
-    concurrency = LEVELS[len(LEVELS) // 2]
-    print(f"4. PostgreSQL scarce: this database's backends held to {PG_CPU} of a core, concurrency {concurrency}")
+    """Each mode at each level with the database's backends held to PG_CPU of a core, over PG_ROUNDS rounds, the
+    order of the modes turning each round."""
+    print(f"4. PostgreSQL scarce: this database's backends held to {PG_CPU} of a core")
     if (why := available()) is not None:
         print(f"     not measured: {why}")
         return {"measured": False, "why": why}
-    print(f"{'round':>5} {'mode':7} {'ok':>7} {'err':>5} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
+    print(f"{'round':>5} {'conc':>4} {'mode':7} {'ok':>7} {'err':>5} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
           f"{'PostgreSQL caught up':>21}")
-    rounds: list[dict[str, Any]] = []
+    points: list[dict[str, Any]] = []
     for n in range(PG_ROUNDS):
-        figures: dict[str, Any] = {}
-        for mode in ("normal", "flash") if n % 2 == 0 else ("flash", "normal"):
-            code = await create_voucher(base, admin, mode == "flash")
-            await asyncio.sleep(1.5)
-            with CpuLimit(measured.database, PG_CPU):
-                m = await measured.run(base, service, code, concurrency)
-            run: Run = m["run"]
-            ok = run.count("201")
-            figures[mode] = {"req_per_s": round(ok / run.seconds), "p50_ms": run.p50, "p99_ms": run.p99,
-                             "errors": run.answers - ok, "caught_up_s": round(m["lag"], 1)}
-            print(f"{n + 1:5d} {mode:7} {ok:7d} {run.answers - ok:5d} {ok / run.seconds:8.0f} {run.p50:8.1f} "
-                  f"{run.p99:8.1f} {m['lag']:19.1f} s")
-        figures["flash_of_normal"] = round(figures["flash"]["req_per_s"] / max(figures["normal"]["req_per_s"], 1), 2)
-        print(f"      flash / normal: {figures['flash_of_normal']:.2f}x")
-        rounds.append(figures)
-    return {"measured": True, "cores": PG_CPU, "concurrency": concurrency, "rounds": rounds}
+        for concurrency in LEVELS:
+            figures: dict[str, Any] = {"round": n + 1, "concurrency": concurrency}
+            for mode in ("normal", "flash") if n % 2 == 0 else ("flash", "normal"):
+                code = await create_voucher(base, admin, mode == "flash")
+                await asyncio.sleep(1.5)
+                with CpuLimit(measured.database, PG_CPU):
+                    m = await measured.run(base, service, code, concurrency)
+                run: Run = m["run"]
+                ok = run.count("201")
+                figures[mode] = {"req_per_s": round(ok / run.seconds), "p50_ms": run.p50, "p99_ms": run.p99,
+                                 "errors": run.answers - ok, "caught_up_s": round(m["lag"], 1)}
+                print(f"{n + 1:5d} {concurrency:4d} {mode:7} {ok:7d} {run.answers - ok:5d} {ok / run.seconds:8.0f} "
+                      f"{run.p50:8.1f} {run.p99:8.1f} {m['lag']:19.1f} s")
+            figures["flash_of_normal"] = round(figures["flash"]["req_per_s"] / max(figures["normal"]["req_per_s"], 1),
+                                               2)
+            print(f"           flash / normal: {figures['flash_of_normal']:.2f}x")
+            points.append(figures)
+    return {"measured": True, "cores": PG_CPU, "points": points}
 
 
 def _sale_line(label: str, m: dict[str, Any]) -> dict[str, Any]:
@@ -423,8 +425,8 @@ def main() -> int:
               f"per reservation {max(p['pg_xacts_per_reservation'] for p in flash.values()):.3f} at most")
         scarce = r.data["postgres_scarce"]
         if scarce["measured"]:
-            print(f"flash / normal with PostgreSQL held to {scarce['cores']} of a core, by round: "
-                  f"{', '.join(format(x['flash_of_normal'], '.2f') + 'x' for x in scarce['rounds'])}")
+            each = [f"round {x['round']} at {x['concurrency']}: {x['flash_of_normal']:.2f}x" for x in scarce["points"]]
+            print(f"flash / normal with PostgreSQL held to {scarce['cores']} of a core: {', '.join(each)}")
         print(f"normal mode / pgbench hot row, same run: best {max(ratios):.2f} "
               f"(by level {', '.join(f'{x:.2f}' for x in ratios)}); load average before/after {r.data['load_before']}"
               f" / {r.data['load_after']}; core speed (ms for a fixed loop) {r.data['cpu_speed_before']['median_ms']}"
