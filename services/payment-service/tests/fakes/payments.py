@@ -33,14 +33,15 @@ class FakePaymentRepository(PaymentRepository):
         row = self.rows[payment_id] = _checked(row.set(**changes))
         return row.payment
 
-    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> None:
+    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> Payment | None:
         live = {"PENDING", "SUCCEEDED"}
         of_hold = [r for r in self.rows.values() if r.payment.hold_id == p.hold_id]
         if len(of_hold) >= max_attempts:
-            return  # the hold's attempts are used up
+            return None  # the hold's attempts are used up
         if p.payment_id in self.rows or any(r.payment.status in live for r in of_hold):
-            return  # ON CONFLICT DO NOTHING (the key, or one live payment per hold)
+            return None  # ON CONFLICT DO NOTHING (the key, or one live payment per hold)
         self.rows[p.payment_id] = Row(replace(p, status="PENDING"), idempotency_key, self.now)
+        return self.rows[p.payment_id].payment
 
     async def get(self, payment_id: uuid.UUID) -> Payment | None:
         row = self.rows.get(payment_id)

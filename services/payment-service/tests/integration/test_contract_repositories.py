@@ -50,9 +50,12 @@ async def test_published_events_are_recorded_with_the_commit(ports) -> None:
 
 async def test_a_payment_is_added_once_with_the_end_of_its_session(ports) -> None:
     draft = ports.payment(ttl=480)
-    added = await ports.add(draft)
+    written = await ports.change(lambda uow: uow.payments.add(draft, "k1", 3))
+    added = await ports.get(draft.payment_id)
+    assert written == added  # the payment as it was written: the checkout reads nothing more
     assert (added.status, added.expires_at) == ("PENDING", draft.expires_at)  # the checkout's window decides
-    assert await ports.add(draft) == added  # a retry with the same id changes nothing
+    assert await ports.change(lambda uow: uow.payments.add(draft, "k1", 3)) is None  # a retry writes nothing
+    assert await ports.get(draft.payment_id) == added
 
 
 async def test_a_hold_gets_at_most_max_attempts_payments(ports) -> None:
@@ -62,7 +65,7 @@ async def test_a_hold_gets_at_most_max_attempts_payments(ports) -> None:
         first = await ports.add(ports.payment(hold_id=first.hold_id), max_attempts=3)
     await ports.change(lambda uow: uow.payments.settle(first.payment_id, "FAILED"))
     fourth = ports.payment(hold_id=first.hold_id)
-    await ports.change(lambda uow: uow.payments.add(fourth, "k4", 3))
+    assert await ports.change(lambda uow: uow.payments.add(fourth, "k4", 3)) is None
     assert await ports.get(fourth.payment_id) is None
     async with ports.uow() as uow:
         assert [p.status for p in await uow.payments.of_hold(first.hold_id)] == ["FAILED"] * 3
@@ -71,7 +74,7 @@ async def test_a_hold_gets_at_most_max_attempts_payments(ports) -> None:
 async def test_a_hold_has_one_live_payment_at_a_time(ports) -> None:
     first = await ports.add()
     second = ports.payment(hold_id=first.hold_id)
-    await ports.change(lambda uow: uow.payments.add(second, "k2", 3))
+    assert await ports.change(lambda uow: uow.payments.add(second, "k2", 3)) is None
     assert await ports.get(second.payment_id) is None
     await ports.change(lambda uow: uow.payments.settle(first.payment_id, "FAILED"))
     third = await ports.add(ports.payment(hold_id=first.hold_id))

@@ -40,10 +40,10 @@ class PgPaymentRepository(PaymentRepository):
     def __init__(self, conn: Conn) -> None:
         self.conn = conn
 
-    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> None:
-        await self.conn.execute(QUERIES.insert_payment, p.payment_id, p.hold_id, p.booking_id, p.customer_id,
-                                p.showtime_id, p.amount_cents, p.discount_cents, p.voucher_code,
-                                idempotency_key, p.expires_at, max_attempts, p.currency)
+    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> Payment | None:
+        return _payment(await self.conn.fetchrow(
+            QUERIES.insert_payment, p.payment_id, p.hold_id, p.booking_id, p.customer_id, p.showtime_id,
+            p.amount_cents, p.discount_cents, p.voucher_code, idempotency_key, p.expires_at, max_attempts, p.currency))
 
     async def get(self, payment_id: uuid.UUID) -> Payment | None:
         return _payment(await self.conn.fetchrow(QUERIES.get_payment, payment_id))

@@ -52,9 +52,9 @@ class Unresolved:
 
 class PaymentRepository(abc.ABC):
     @abc.abstractmethod
-    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> None:
-        """A PENDING payment expiring at p.expires_at; nothing when the id exists (a retry), when the hold has
-        a live payment, or when it had `max_attempts` payments already."""
+    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> Payment | None:
+        """A PENDING payment expiring at p.expires_at, as written; nothing (None) when the id exists (a retry),
+        when the hold has a live payment, or when it had `max_attempts` payments already."""
 
     @abc.abstractmethod
     async def get(self, payment_id: uuid.UUID) -> Payment | None: ...
@@ -146,9 +146,10 @@ class HoldDirectory(abc.ABC):
         """None when hold-service does not know the hold."""
 
     @abc.abstractmethod
-    async def extend(self, hold_id: uuid.UUID, customer_id: int, until: datetime) -> datetime:
-        """The hold of `customer_id` lasts at least until `until` (hold-service caps it at its creation +
-        HOLD_MAX_SECONDS; idempotent); its expiry. Raises HoldNotActive (not HELD and live), HoldNotFound."""
+    async def keep(self, hold_id: uuid.UUID, customer_id: int, until: datetime) -> Hold:
+        """The hold of `customer_id`, kept at least until `until` (hold-service caps it at its creation +
+        HOLD_MAX_SECONDS; idempotent), as it is then: HELD, with its new expiry; one call. Raises HoldNotActive
+        (not HELD and live: nothing changed), ShowtimeClosed, HoldNotFound (unknown, or another customer's)."""
 
 
 class Vouchers(abc.ABC):

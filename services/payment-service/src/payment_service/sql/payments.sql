@@ -1,12 +1,14 @@
 -- name: insert_payment
 -- A PENDING payment written before the gateway is called, its session ending at $10 (the checkout's window);
 -- a retry with the same id changes nothing, and neither does a hold that had $11 payments already
--- (MAX_CHECKOUTS_PER_HOLD; at most one of them live: payment_one_live_per_hold).
+-- (MAX_CHECKOUTS_PER_HOLD; at most one of them live: payment_one_live_per_hold). Returns the payment only when
+-- this statement wrote it (one round trip for the checkout's common case; the caller reads what is there else).
 INSERT INTO payment (payment_id, hold_id, booking_id, customer_id, showtime_id, amount_cents,
                      discount_cents, voucher_code, idempotency_key, expires_at, currency)
 SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12
 WHERE (SELECT count(*) FROM payment WHERE hold_id = $2) < $11
-ON CONFLICT DO NOTHING;
+ON CONFLICT DO NOTHING
+RETURNING *;
 
 -- name: get_payment
 -- One payment by id.
