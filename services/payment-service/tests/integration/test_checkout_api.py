@@ -36,16 +36,16 @@ async def test_checkout_creates_one_pending_payment_and_checkout_started(payment
     assert [e["t"] for e in events] == ["CheckoutStarted"]
 
 
-async def test_a_checkout_opens_a_transaction_only_where_it_writes_two_things_together(payment_api, kit,
-                                                                                       monkeypatch) -> None:
-    """The key's claim, every read and the PENDING payment (its attempts counted in the same INSERT) are single
-    statements committing alone (no BEGIN and COMMIT around them). One step stays a transaction: the session
+async def test_a_checkout_opens_a_transaction_only_where_it_needs_one(payment_api, kit, monkeypatch) -> None:
+    """The key's claim and every read are single statements committing alone (no BEGIN and COMMIT around
+    them). Two steps are transactions: the PENDING payment (its INSERT after the hold's advisory lock, held to
+    COMMIT so that SeatsReleased's handler cannot miss it: tests/integration/test_saga.py), and the session
     with CheckoutStarted. A replay and the payment's status open none."""
     opened = transactions_opened(monkeypatch)
     customer = kit.unique_customer()
     hold = payment_api.holds.add(customer)
     first = await checkout(payment_api, hold.hold_id, customer, "tx")
-    assert first.status_code == 201 and len(opened) == 1
+    assert first.status_code == 201 and len(opened) == 2
     opened.clear()
     replay = await checkout(payment_api, hold.hold_id, customer, "tx")
     assert replay.status_code == 201 and replay.json() == first.json() and opened == []

@@ -85,6 +85,28 @@ async def test_a_hold_has_one_live_payment_at_a_time(ports) -> None:
         assert await uow.payments.lock_pending_of_hold(uuid.uuid4()) is None
 
 
+async def test_a_released_hold_gets_no_payment(ports) -> None:
+    """SeatsReleased's marker, under the hold's lock: no payment is recorded for that hold afterwards; a
+    second marker changes nothing."""
+    draft = ports.payment()
+
+    async def release(uow):  # type: ignore[no-untyped-def]
+        await uow.payments.lock_hold(draft.hold_id)
+        await uow.payments.mark_released(draft.hold_id)
+        await uow.payments.mark_released(draft.hold_id)
+
+    await ports.change(release)
+
+    async def record(uow):  # type: ignore[no-untyped-def]
+        await uow.payments.lock_hold(draft.hold_id)
+        return await uow.payments.add(draft, "k", 3)
+
+    assert await ports.change(record) is None
+    assert await ports.get(draft.payment_id) is None
+    async with ports.uow() as uow:
+        assert await uow.payments.released(draft.hold_id) and not await uow.payments.released(uuid.uuid4())
+
+
 async def test_a_session_is_attached_once_and_says_whether_a_cancel_came_first(ports) -> None:
     plain, cancelled = await ports.add(), await ports.add()
     first = f"cs_{uuid.uuid4()}"
@@ -227,9 +249,12 @@ async def test_housekeeping_keeps_what_is_younger_than_the_retention(ports) -> N
     event_id, customer = f"evt_{uuid.uuid4().hex}", 10**11 + uuid.uuid4().int % 10**11
     await ports.change(lambda uow: uow.callbacks.record(event_id, "checkout.session.completed", None))
     await ports.change(lambda uow: uow.keys.claim(customer, "k", "h", uuid.uuid4()))
-    events, keys = await ports.change(lambda uow: uow.payments.purge(3 * 86400, 86400))
-    assert events.startswith("DELETE") and keys.startswith("DELETE")
+    hold = uuid.uuid4()
+    await ports.change(lambda uow: uow.payments.mark_released(hold))
+    events, keys, released = await ports.change(lambda uow: uow.payments.purge(3 * 86400, 86400))
+    assert events.startswith("DELETE") and keys.startswith("DELETE") and released.startswith("DELETE")
     async with ports.uow() as uow:
+        assert await uow.payments.released(hold)
         assert await uow.callbacks.seen(event_id) and await uow.keys.get(customer, "k") is not None
 
 

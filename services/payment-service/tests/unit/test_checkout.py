@@ -276,6 +276,31 @@ async def test_a_hold_released_while_its_session_is_created_cancels_the_session(
     assert world.events(row.payment.payment_id)[1].data.reason == "EXPIRED"
 
 
+async def test_a_hold_released_after_it_was_kept_and_before_its_payment_is_recorded_gets_none(kit) -> None:
+    """SeatsReleased consumed between hold-service's keeping of the hold and the payment's record: the handler
+    has no payment to end but marks the hold released, and the record writes nothing: 409 HOLD_NOT_ACTIVE, no
+    session, the voucher use given back."""
+    world = kit.fakes.fake_deps()
+    world.vouchers.add("TEN")
+    hold = world.holds.add(7)
+    keep = world.holds.keep
+
+    async def kept_then_released(hold_id, customer_id, until):  # type: ignore[no-untyped-def]
+        kept = await keep(hold_id, customer_id, until)
+        world.holds.end(hold_id)
+        async with world.deps.uow() as uow:
+            await reactions.end_payment_of_released_hold(EndPaymentOfReleasedHold(hold_id), uow, world.deps.gateway)
+            await uow.commit()
+        return kept
+
+    world.holds.keep = kept_then_released
+    with pytest.raises(HoldNotActive) as refused:
+        await start_checkout(checkout(hold, voucher="TEN"), world.deps)
+    assert to_api_error(refused.value).code == "HOLD_NOT_ACTIVE"
+    assert world.db.committed("payments") == [] and world.gateway.sessions == {}
+    assert len(world.vouchers.released) == 1 and world.vouchers.reserved == {}
+
+
 async def test_a_retry_of_a_checkout_the_reconciler_expired_meanwhile_opens_no_session(kit) -> None:
     """The first attempt died before the gateway answered; its payment ran out of time and the reconciler
     expired it (PaymentFailed). A retry under the key must not open a session for it nor announce it."""

@@ -54,6 +54,15 @@ class PgPaymentRepository(PaymentRepository):
     async def lock_pending_of_hold(self, hold_id: uuid.UUID) -> Payment | None:
         return _payment(await self.conn.fetchrow(QUERIES.lock_live_payment_of_hold, hold_id))
 
+    async def lock_hold(self, hold_id: uuid.UUID) -> None:
+        await self.conn.execute(QUERIES.lock_hold, hold_id)
+
+    async def mark_released(self, hold_id: uuid.UUID) -> None:
+        await self.conn.execute(QUERIES.mark_hold_released, hold_id)
+
+    async def released(self, hold_id: uuid.UUID) -> bool:
+        return await self.conn.fetchval(QUERIES.hold_released, hold_id) is not None
+
     async def attach_session(self, payment_id: uuid.UUID, session_id: str, url: str) -> bool | None:
         row = await self.conn.fetchrow(QUERIES.attach_session, payment_id, session_id, url)
         return None if row is None else bool(row["cancel_requested"])
@@ -97,10 +106,11 @@ class PgPaymentRepository(PaymentRepository):
         return Unresolved(refunds_pending=row["refunds_pending"], refunds_overdue=row["refunds_overdue"],
                           paid_unbooked=row["paid_unbooked"], oldest_refund_due=row["oldest_refund_due"])
 
-    async def purge(self, events_after: float, keys_after: float) -> tuple[str, str]:
+    async def purge(self, events_after: float, keys_after: float) -> tuple[str, str, str]:
         events = await self.conn.execute(QUERIES.delete_events_before, events_after)
         keys = await self.conn.execute(QUERIES.delete_keys_before, keys_after)
-        return events, keys
+        released = await self.conn.execute(QUERIES.delete_released_holds_before, keys_after)
+        return events, keys, released
 
 
 class PgIdempotencyRepository(IdempotencyRepository):

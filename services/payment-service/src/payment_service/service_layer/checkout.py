@@ -10,9 +10,11 @@ Crash safety (the order matters):
 3. the voucher use is reserved with orderId = paymentId (idempotent at voucher-service: a retry reserves
    nothing more; a use reserved for a payment that is never recorded is released by voucher-service's
    expiry, which asks us and hears 404);
-4. the PENDING payment commits (one statement) BEFORE the gateway is called, its session ending the grace
-   before the kept hold does (domain/model.py, checkout_window); the gateway deduplicates sessions on the
-   reference = paymentId;
+4. the PENDING payment commits (one INSERT, under the hold's lock) BEFORE the gateway is called, its session
+   ending the grace before the kept hold does (domain/model.py, checkout_window); the gateway deduplicates
+   sessions on the reference = paymentId. A hold released after step 2 is not recorded: the SeatsReleased
+   handler marks it released under the same lock (reactions.py), so either it finds this PENDING payment and
+   ends it, or the INSERT finds its mark and records nothing (409 HOLD_NOT_ACTIVE);
 5. the session id and CheckoutStarted commit together.
 A checkout refused after the hold was kept (the voucher, the attempts' limit, too little time) leaves the
 hold kept a little longer, never past its creation + HOLD_MAX_SECONDS. If the process dies anywhere, the
@@ -175,13 +177,21 @@ async def _record_pending(cmd: StartCheckout, payment_id: uuid.UUID, hold: Hold,
                     discount_cents=applied, voucher_code=cmd.voucher_code, status="PENDING",
                     expires_at=session_ends_at, currency=(hold.currency or deps.settings.currency).upper())
     limit = deps.settings.max_checkouts_per_hold
-    attempts = 0
-    async with deps.statements() as uow:  # one statement: the payment, its attempts counted in it
+    attempts, released = 0, False
+    # The hold's lock, then one INSERT (its attempts counted and its release looked for in it): a SeatsReleased
+    # handled meanwhile either committed its mark before (seen here) or waits and then finds this payment.
+    async with deps.uow() as uow:
+        await uow.payments.lock_hold(hold.hold_id)
         payment = await uow.payments.add(draft, cmd.idempotency_key, limit)
         if payment is None:  # a twin of this key recorded it first, or the hold said no: read what is there
             payment = await uow.payments.get(payment_id)
             attempts = len(await uow.payments.of_hold(hold.hold_id))
+            released = payment is None and await uow.payments.released(hold.hold_id)
         await uow.commit()
+    if released:  # released after hold-service kept it, before this record: nobody may pay it
+        if cmd.voucher_code:
+            await deps.vouchers.release(cmd.voucher_code, payment_id)
+        raise errors.HoldNotActive("the hold was released during checkout")
     if payment is None or payment.status != "PENDING":
         # Another attempt is live for this hold (the partial unique index said no), or a concurrent checkout
         # took the last attempt: give the use back.
