@@ -171,7 +171,7 @@ bench: ## every benchmark and the report against the physical limits (var/bench/
 	@rm -f var/bench/*.json
 	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry \
 	  bench-tracing bench-selloff bench-seatmap bench-queue bench-checkins bench-wave bench-sweeper bench-cluster bench-overload \
-	  bench-granted
+	  bench-granted bench-sustained
 	@$(MAKE) --no-print-directory bench-report
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
