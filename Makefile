@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap bench-overload bench-checkout bench-checkout-rush browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster bench-pg-path bench-granted \
+        bench-seatmap bench-overload bench-checkout bench-checkout-rush browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster bench-pg-path bench-granted bench-sustained \
         version idp-up idp-down test-idp
 
 help: ## list the targets
@@ -171,7 +171,7 @@ bench: ## every benchmark and the report against the physical limits (var/bench/
 	@rm -f var/bench/*.json
 	@$(MAKE) --no-print-directory bench-limits bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry \
 	  bench-tracing bench-selloff bench-seatmap bench-queue bench-checkins bench-wave bench-sweeper bench-cluster bench-overload \
-	  bench-granted
+	  bench-granted bench-sustained
 	@$(MAKE) --no-print-directory bench-report
 
 bench-outbox: infra topics migrate-test ## relay throughput and commit-to-consume latency
@@ -193,6 +193,12 @@ bench-pg-path: infra migrate-test bench-tools ## holds/s on one PostgreSQL, a Pa
 
 bench-granted: infra migrate-test bench-tools limit-tools ## granted holds/s of the service beside pgbench replaying one hold's statements and a bare UPDATE; DB CPU per hold
 	$(PY) tests/bench/bench_granted.py
+
+# A test database of its own (recreated from the migrations): the whole stack's consumers and relays run on it.
+SUSTAINED_DB := $(or $(TICKETING_TEST_DATABASE),ticketing_bench_sustained)
+bench-sustained: infra topics ## granted holds/s with every consumer caught up, CPU per hold: request path and deferred work
+	@deploy/local/migrate.sh --fresh $(SUSTAINED_DB)
+	TICKETING_TEST_DATABASE=$(SUSTAINED_DB) $(PY) tests/bench/bench_sustained.py
 
 bench-overload: infra migrate-test bench-tools ## L4: holds offered 0.5x-4x their capacity, shedding on, signed callbacks beside the 4x
 	$(PY) tests/bench/bench_overload.py

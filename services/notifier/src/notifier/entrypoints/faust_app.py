@@ -117,7 +117,10 @@ def _consumer_agent(app: NotifierApp) -> None:
     async def booking_events(stream: Any) -> None:
         async for event in stream.events():
             await app.processor.process(event.message)  # opened in on_start, before any agent runs
-            app.notifier.deps.wake_sender.set()
+            # An event of a type no handler takes (by its type header: a SeatsHeld, most of the topic) queued
+            # no e-mail: waking the sender for it cost a pass over the queue per event.
+            if app.processor.inbox.wanted(event.message):
+                app.notifier.deps.wake_sender.set()
 
 
 def _sender_task(app: NotifierApp) -> Any:
