@@ -32,13 +32,15 @@ async def write_reserved_batch(events: list[VoucherReserved], deps: Deps) -> Non
     async with deps.uow() as uow:
         results = await uow.vouchers.write_reservations(rows)
         await uow.commit()
+    unknown: Counter[str] = Counter()
     for event, result in zip(simple, results, strict=True):
         if result == "unknown":
-            _log_unknown(event)
+            unknown[event.code] += 1
         elif result == "unseen":  # a concurrent writer took the order: the replay sees its row
             raise RedemptionConflict(f"order {event.orderId} was written concurrently")
         elif result == "fallback":
             one_by_one.append(event)
+    _log_unknown_in_batch(unknown)
     position = {id(e): n for n, e in enumerate(events)}
     for event in sorted(one_by_one, key=lambda e: position[id(e)]):
         await write_reserved(event, deps)
@@ -52,6 +54,14 @@ def _split(events: list[VoucherReserved]) -> tuple[list[VoucherReserved], list[V
     alone = [pairs[e.code, e.customerId] == 1 and orders[e.orderId] == 1 for e in events]
     return ([e for e, a in zip(events, alone, strict=True) if a],
             [e for e, a in zip(events, alone, strict=True) if not a])
+
+
+def _log_unknown_in_batch(unknown: Counter[str]) -> None:
+    """One line per voucher of another environment in a batch, with its count: a shared topic can carry
+    hundreds of thousands of them, and a line each made the writer's catching up slow."""
+    for code, count in unknown.items():
+        log_action(logger, "voucher.reserved_skipped", "unknown voucher (another environment's)", code=code,
+                   count=count)
 
 
 def _log_unknown(event: VoucherReserved) -> None:
