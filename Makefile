@@ -8,7 +8,7 @@ PYTEST := .venv/bin/pytest
         lint test test-suite test-unit test-readme test-deploy images compose-up compose-down helm-lint chart-files \
         bench bench-tools bench-outbox bench-holds bench-vouchers bench-body-limit bench-boundary bench-telemetry bench-tracing bench-selloff \
         bench-limits bench-report limit-tools demo docs i18n token contract-tools \
-        bench-seatmap bench-overload bench-checkout bench-checkout-rush browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster bench-pg-path bench-granted bench-sustained \
+        bench-seatmap bench-overload bench-checkout browser bench-queue bench-checkins bench-wave bench-sweeper bench-best cluster-up cluster-down cluster-status test-cluster bench-cluster bench-pg-path bench-granted bench-sustained \
         version idp-up idp-down test-idp
 
 help: ## list the targets
@@ -205,9 +205,6 @@ bench-overload: infra migrate-test bench-tools ## L4: holds offered 0.5x-4x thei
 
 bench-checkout: infra migrate-test ## a checkout inside payment-service, p50/p99: the Stripe SDK in a thread (shipped), async, plain httpx
 	$(PY) tests/bench/bench_checkout.py
-
-bench-checkout-rush: infra migrate-test ## a checkout's p50/p99 before and after issue 35 (BENCH_BASE), hold-service answering slowly, interleaved
-	$(PY) tests/bench/bench_checkout_rush.py
 
 bench-vouchers: infra topics migrate-test bench-tools ## voucher reserve throughput and p99, normal vs flash mode
 	$(PY) tests/bench/bench_vouchers.py

@@ -1,8 +1,8 @@
 """`make bench-checkout`: a checkout inside payment-service, p50 / p99, with each way of calling the provider,
 interleaved in one run.
 
-Each checkout is payment-service's whole `start_checkout` (the Idempotency-Key claimed, the hold kept, the
-PENDING payment written, the provider's session created, CheckoutStarted written to the outbox) on the TEST
+Each checkout is payment-service's whole `start_checkout` (the Idempotency-Key claimed, the PENDING payment
+written, the hold extended, the provider's session created, CheckoutStarted written to the outbox) on the TEST
 database, against the Stripe-shaped simulator (its own process); hold-service and voucher-service are the
 in-memory stand-ins of payment-service's tests, so the figures are payment-service's and the provider hop's.
 The provider is called three ways, in rounds that alternate between them so the shared machine's changing

@@ -190,19 +190,19 @@ async def test_one_booking_is_one_trace_across_services_and_kafka(  # type: igno
              and str((s.attributes or {}).get("messaging.consumer.group.name", group)).startswith(group)]
     servers = [s for s in spans if s.kind == SpanKind.SERVER]
     assert sorted(s.name for s in servers) == sorted([
-        "POST /showtimes/{showtime_id}/holds", "POST /holds/{hold_id}/checkout", "POST /holds/{hold_id}/extend",
-        "POST /payments/callback"])
+        "POST /showtimes/{showtime_id}/holds", "POST /holds/{hold_id}/checkout", "GET /holds/{hold_id}",
+        "POST /holds/{hold_id}/extend", "POST /payments/callback"])
     holding = one(servers, "POST /showtimes/{showtime_id}/holds")
     checking_out = one(servers, "POST /holds/{hold_id}/checkout")
-    # hold-service, called once by payment-service's checkout: it keeps the hold and answers it
-    extended = one(servers, "POST /holds/{hold_id}/extend")
+    asked = one(servers, "GET /holds/{hold_id}")  # hold-service, called by payment-service's checkout
+    extended = one(servers, "POST /holds/{hold_id}/extend")  # the checkout extends the hold before the session
     callback = one(servers, "POST /payments/callback")
     applied = one(spans, f"process {BOOKING_EVENTS}")
     # Every call is a CLIENT span (httpx's instrumentation, the customer's app's and the services'), the parent
-    # of the callee's SERVER span: the customer's three calls under the root, hold-service's one under checkout.
+    # of the callee's SERVER span: the customer's three calls under the root, hold-service's two under checkout.
     root_id = root.get_span_context().span_id
     assert [caller(spans, s).parent.span_id for s in (holding, checking_out, callback)] == [root_id] * 3  # type: ignore[union-attr]
-    assert caller(spans, extended).parent.span_id == checking_out.context.span_id  # type: ignore[union-attr]
+    assert [caller(spans, s).parent.span_id for s in (asked, extended)] == [checking_out.context.span_id] * 2  # type: ignore[union-attr]
     # The hold's own work, children of its request's span: its SQL (asyncpg's instrumentation) and its Redis
     # commands, the seat gate's Lua script among them (redis-py's).
     assert {"postgresql", "redis"} <= systems(spans, holding)
@@ -215,7 +215,7 @@ async def test_one_booking_is_one_trace_across_services_and_kafka(  # type: igno
     assert applied.attributes["cloudevents.event_type"] == "PaymentSucceeded"  # type: ignore[index]
     assert applied.attributes["messaging.consumer.group.name"].endswith("hold-service.payments")  # type: ignore
     # The request id travels with the trace: forwarded on the call, carried by the event.
-    assert extended.attributes[tracing.REQUEST_ID] == checking_out.attributes[tracing.REQUEST_ID]  # type: ignore[index]
+    assert asked.attributes[tracing.REQUEST_ID] == checking_out.attributes[tracing.REQUEST_ID]  # type: ignore[index]
     assert applied.attributes[tracing.REQUEST_ID] == callback.attributes[tracing.REQUEST_ID]  # type: ignore[index]
     _, trace, parent, _ = dict(record.headers)["traceparent"].decode().split("-")  # version, ..., flags
     assert (trace, parent) == (f"{trace_id:032x}", f"{callback.context.span_id:016x}")  # the event's parent

@@ -49,7 +49,6 @@ async def test_an_extension_moves_the_hold_and_its_seats_with_one_hold_extended(
         assert again.json() == shorter.json() == r.json()
         seen = (await svc.client.get(f"/holds/{held['holdId']}", headers=h.auth(customer))).json()
         assert datetime.fromisoformat(seen["expiresAt"]) == expires and seen["status"] == "HELD"
-        assert r.json() == seen  # the extension answers the kept hold as GET does: a checkout's one call
         assert datetime.fromisoformat(seen["createdAt"]) < expires - timedelta(seconds=890)
         rows = await h.seat_rows(db, sid)
         assert rows["F1"]["hold_expires_at"] == rows["F2"]["hold_expires_at"] == expires

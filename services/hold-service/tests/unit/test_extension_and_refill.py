@@ -12,7 +12,7 @@ from hold_service.domain.errors import HoldNotActive, HoldNotFound, SeatsUnavail
 from hold_service.domain.model import HoldSeats
 from hold_service.service_layer import holds
 from hold_service.service_layer.gate_refill import refill_gate
-from hold_service.service_layer.lifecycle import confirm_booking, extend_hold, keep_hold
+from hold_service.service_layer.lifecycle import confirm_booking, extend_hold
 
 
 async def hold(world, sid: int, customer: int, *seats: str):  # type: ignore[no-untyped-def]
@@ -39,17 +39,6 @@ async def test_an_extension_moves_the_hold_and_its_seats_once_with_hold_extended
     assert world.seats(sid)["F1"] == "HELD"  # nobody else can take the seats meanwhile
     with pytest.raises(SeatsUnavailable):
         await hold(world, sid, 8, "F2")
-
-
-async def test_keeping_a_hold_answers_it_whole_as_it_is_after_the_extension(fakes) -> None:
-    world = fakes.fake_deps(hold_ttl_seconds=600, hold_max_seconds=1200)
-    sid = await world.showtime()
-    held = await hold(world, sid, 7, "F1", "F2")
-    until = world.clock.now() + timedelta(seconds=900)
-    kept = await keep_hold(ExtendHold(held.hold_id, until, 7), world.deps)
-    assert kept == await holds.get_hold(held.hold_id, 7, world.deps)  # what GET /holds/{id} says right after
-    assert (kept.status, kept.expires_at, kept.amount_cents, kept.seats) == ("HELD", until, held.amount_cents,
-                                                                             held.seats)
 
 
 async def test_an_extension_never_reaches_past_the_holds_creation_plus_hold_max(fakes) -> None:

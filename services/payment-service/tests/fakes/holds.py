@@ -22,31 +22,24 @@ from payment_service.service_layer.ports import (
 class FakeHoldDirectory(HoldDirectory):
     """hold-service's answers; `now` is hold-service's clock (the wall clock unless a test passes one). An
     extension follows hold-service's rules: HELD and live only, max(current, until), capped at the hold's
-    creation + `hold_max` seconds; `extended` records each one that moved a hold (a HoldExtended),
-    `calls` counts the requests."""
+    creation + `hold_max` seconds; `extended` records each one that moved a hold (a HoldExtended)."""
 
     def __init__(self, now: Callable[[], datetime] = lambda: datetime.now(UTC), hold_max: float = 1200) -> None:
         self.now, self.hold_max = now, hold_max
         self.holds: dict[uuid.UUID, Hold] = {}
         self.extended: list[tuple[uuid.UUID, datetime]] = []
         self.down = False
-        self.calls = 0  # the requests hold-service answered (a checkout makes one)
         self.closed: set[int] = set()  # showtimes whose sales are closed
 
     async def get(self, hold_id: uuid.UUID) -> Hold | None:
-        self.calls += 1
-        return await self._read(hold_id)
-
-    async def _read(self, hold_id: uuid.UUID) -> Hold | None:
         self._reachable()
         hold = self.holds.get(hold_id)
         if hold is not None and hold.status == "HELD" and hold.expires_at < self.now():
             return replace(hold, status="EXPIRED")  # lazy expiry, by hold-service's clock
         return hold
 
-    async def keep(self, hold_id: uuid.UUID, customer_id: int, until: datetime) -> Hold:
-        self.calls += 1
-        hold = await self._read(hold_id)
+    async def extend(self, hold_id: uuid.UUID, customer_id: int, until: datetime) -> datetime:
+        hold = await self.get(hold_id)
         if hold is None or hold.customer_id != customer_id:
             raise HoldNotFound(str(hold_id))
         if hold.status != "HELD":
@@ -56,9 +49,9 @@ class FakeHoldDirectory(HoldDirectory):
         cap = (hold.created_at or hold.expires_at) + timedelta(seconds=self.hold_max)
         expires = min(max(hold.expires_at, until), cap)
         if expires > hold.expires_at:
-            self.holds[hold_id] = hold = replace(hold, expires_at=expires)
+            self.holds[hold_id] = replace(hold, expires_at=expires)
             self.extended.append((hold_id, expires))
-        return hold
+        return expires
 
     def add(self, customer_id: int, *, amount: int = 2400, ttl: float = 600, status: str = "HELD",
             age: float = 0) -> Hold:

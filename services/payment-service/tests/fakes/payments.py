@@ -33,17 +33,14 @@ class FakePaymentRepository(PaymentRepository):
         row = self.rows[payment_id] = _checked(row.set(**changes))
         return row.payment
 
-    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> Payment | None:
+    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> None:
         live = {"PENDING", "SUCCEEDED"}
         of_hold = [r for r in self.rows.values() if r.payment.hold_id == p.hold_id]
-        if p.hold_id in self.tx["released"]:
-            return None  # SeatsReleased came first (released_hold)
         if len(of_hold) >= max_attempts:
-            return None  # the hold's attempts are used up
+            return  # the hold's attempts are used up
         if p.payment_id in self.rows or any(r.payment.status in live for r in of_hold):
-            return None  # ON CONFLICT DO NOTHING (the key, or one live payment per hold)
+            return  # ON CONFLICT DO NOTHING (the key, or one live payment per hold)
         self.rows[p.payment_id] = Row(replace(p, status="PENDING"), idempotency_key, self.now)
-        return self.rows[p.payment_id].payment
 
     async def get(self, payment_id: uuid.UUID) -> Payment | None:
         row = self.rows.get(payment_id)
@@ -54,15 +51,6 @@ class FakePaymentRepository(PaymentRepository):
 
     async def lock_pending_of_hold(self, hold_id: uuid.UUID) -> Payment | None:
         return next((p for p in await self.of_hold(hold_id) if p.status == "PENDING"), None)
-
-    async def lock_hold(self, hold_id: uuid.UUID) -> None:
-        return None  # one in-memory transaction at a time: nothing to wait for
-
-    async def mark_released(self, hold_id: uuid.UUID) -> None:
-        self.tx["released"].setdefault(hold_id, (self.now,))
-
-    async def released(self, hold_id: uuid.UUID) -> bool:
-        return hold_id in self.tx["released"]
 
     async def attach_session(self, payment_id: uuid.UUID, session_id: str, url: str) -> bool | None:
         attached = self._update(payment_id, lambda r: r.payment.session_id is None, session_id=session_id,
@@ -136,10 +124,9 @@ class FakePaymentRepository(PaymentRepository):
         return Unresolved(refunds_pending=len(owed), refunds_overdue=sum(since < bound for since in owed),
                           paid_unbooked=len(unbooked), oldest_refund_due=min(owed, default=None))
 
-    async def purge(self, events_after: float, keys_after: float) -> tuple[str, str, str]:
+    async def purge(self, events_after: float, keys_after: float) -> tuple[str, str]:
         return (_delete_before(self.tx["callbacks"], self.now - timedelta(seconds=events_after)),
-                _delete_before(self.tx["keys"], self.now - timedelta(seconds=keys_after)),
-                _delete_before(self.tx["released"], self.now - timedelta(seconds=keys_after)))
+                _delete_before(self.tx["keys"], self.now - timedelta(seconds=keys_after)))
 
 
 def _checked(row: Row) -> Row:

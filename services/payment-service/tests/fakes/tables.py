@@ -9,7 +9,7 @@ from typing import Any
 from payment_service.domain.model import Payment
 from ticketing_testing.in_memory import Clock, MemoryDb
 
-TABLES = ("payments", "keys", "callbacks", "outbox", "released")
+TABLES = ("payments", "keys", "callbacks", "outbox")
 
 
 @dataclass(frozen=True)

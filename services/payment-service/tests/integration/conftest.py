@@ -38,7 +38,7 @@ from payment_service.domain.errors import (
     ShowtimeClosed,
     VoucherRejected,
 )
-from payment_service.domain.model import Hold, Payment
+from payment_service.domain.model import Payment
 from payment_service.service_layer.ports import Gateway, HoldDirectory, PaymentsUnitOfWork, Vouchers
 from ticketing.auth import InvalidToken, verify_token
 from ticketing.db import create_pool
@@ -76,23 +76,25 @@ def stand_in_app() -> FastAPI:
         hold = await request.app.state.holds.get(hold_id)
         if hold is None:
             return JSONResponse({"error": "NOT_FOUND", "message": "not found"}, 404)
-        return _hold_answer(hold)
+        return JSONResponse({"holdId": str(hold.hold_id), "bookingId": str(hold.booking_id),
+                             "customerId": hold.customer_id, "showtimeId": hold.showtime_id, "seats": ["A1"],
+                             "status": hold.status, "expiresAt": hold.expires_at.isoformat(),
+                             "amountCents": hold.amount_cents,
+                             **({"createdAt": hold.created_at.isoformat()} if hold.created_at else {})})
 
     @app.post("/holds/{hold_id}/extend")
     async def extend(hold_id: uuid.UUID, request: Request) -> Response:
         body = await request.json()
         try:
-            hold = await request.app.state.holds.keep(hold_id, body["customerId"],
-                                                      datetime.fromisoformat(body["until"]))
+            expires = await request.app.state.holds.extend(hold_id, body["customerId"],
+                                                           datetime.fromisoformat(body["until"]))
         except HoldNotFound:
             return JSONResponse({"error": "NOT_FOUND", "message": "not found"}, 404)
         except ShowtimeClosed as exc:
             return JSONResponse({"error": "SHOWTIME_CLOSED", "message": str(exc)}, 409)
         except HoldNotActive as exc:
             return JSONResponse({"error": "HOLD_NOT_ACTIVE", "message": str(exc)}, 409)
-        if getattr(request.app.state.holds, "expiry_only", False):  # as the hold-service before issue 35
-            return JSONResponse({"expiresAt": hold.expires_at.isoformat()})
-        return _hold_answer(hold)  # as hold-service: the hold as it is after the extension
+        return JSONResponse({"expiresAt": expires.isoformat()})
 
     @app.post("/vouchers/{code}/reservations")
     async def reserve(code: str, request: Request) -> Response:
@@ -112,14 +114,6 @@ def stand_in_app() -> FastAPI:
         return Response(status_code=204)
 
     return app
-
-
-def _hold_answer(hold: Hold) -> Response:
-    return JSONResponse({"holdId": str(hold.hold_id), "bookingId": str(hold.booking_id),
-                         "customerId": hold.customer_id, "showtimeId": hold.showtime_id, "seats": ["A1"],
-                         "status": hold.status, "expiresAt": hold.expires_at.isoformat(),
-                         "amountCents": hold.amount_cents,
-                         **({"createdAt": hold.created_at.isoformat()} if hold.created_at else {})})
 
 
 @pytest_asyncio.fixture(scope="session")

@@ -36,11 +36,11 @@ async def test_checkout_creates_one_pending_payment_and_checkout_started(payment
     assert [e["t"] for e in events] == ["CheckoutStarted"]
 
 
-async def test_a_checkout_opens_a_transaction_only_where_it_needs_one(payment_api, kit, monkeypatch) -> None:
+async def test_a_checkout_opens_a_transaction_only_where_it_writes_two_things_together(payment_api, kit,
+                                                                                       monkeypatch) -> None:
     """The key's claim and every read are single statements committing alone (no BEGIN and COMMIT around
-    them). Two steps are transactions: the PENDING payment (its INSERT after the hold's advisory lock, held to
-    COMMIT so that SeatsReleased's handler cannot miss it: tests/integration/test_saga.py), and the session
-    with CheckoutStarted. A replay and the payment's status open none."""
+    them). Two steps stay transactions: the PENDING payment with its attempts counted, and the session with
+    CheckoutStarted. A replay and the payment's status open none."""
     opened = transactions_opened(monkeypatch)
     customer = kit.unique_customer()
     hold = payment_api.holds.add(customer)

@@ -5,7 +5,6 @@ why a stand-in)."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -34,45 +33,36 @@ async def test_hold_service_decides_the_status(ports) -> None:
     assert (await ports.holds.get(hold.hold_id)).status == "EXPIRED"
 
 
-async def test_a_hold_is_kept_to_max_of_now_and_until_within_its_cap_and_answered_whole(ports) -> None:
+async def test_a_hold_is_extended_to_max_of_now_and_until_within_its_cap(ports) -> None:
     hold = ports.hold_store.add(7, ttl=600, age=100)  # taken 100 s ago; the cap is its creation + 1200 s
     assert hold.created_at is not None and (await ports.holds.get(hold.hold_id)).created_at == hold.created_at
     later = hold.expires_at + timedelta(seconds=120)
-    kept = await ports.holds.keep(hold.hold_id, 7, later)
-    assert kept == replace(hold, expires_at=later)  # the whole hold, as it is after the extension
-    assert (await ports.holds.keep(hold.hold_id, 7, later)).expires_at == later  # idempotent
-    assert (await ports.holds.keep(hold.hold_id, 7, hold.expires_at)).expires_at == later  # never shortened
-    capped = (await ports.holds.keep(hold.hold_id, 7, later + timedelta(hours=1))).expires_at
+    assert await ports.holds.extend(hold.hold_id, 7, later) == later
+    assert await ports.holds.extend(hold.hold_id, 7, later) == later  # idempotent
+    assert await ports.holds.extend(hold.hold_id, 7, hold.expires_at) == later  # never shortened
+    capped = await ports.holds.extend(hold.hold_id, 7, later + timedelta(hours=1))
     assert capped == hold.created_at + timedelta(seconds=1200)
     assert (await ports.holds.get(hold.hold_id)).expires_at == capped
 
 
-async def test_a_hold_service_answering_the_expiry_alone_is_read_as_well(ports) -> None:
-    """A rolling upgrade: the hold-service before issue 35 answers an extension with its expiry alone."""
-    hold = ports.hold_store.add(7, ttl=600, age=100)
-    ports.hold_store.expiry_only = True  # the stand-in's switch (the fake itself always answers the hold)
-    later = hold.expires_at + timedelta(seconds=120)
-    assert await ports.holds.keep(hold.hold_id, 7, later) == replace(hold, expires_at=later)
-
-
-async def test_only_a_live_hold_of_its_customer_is_kept(ports) -> None:
+async def test_only_a_live_hold_of_its_customer_is_extended(ports) -> None:
     hold = ports.hold_store.add(7)
     until = hold.expires_at + timedelta(seconds=60)
     with pytest.raises(HoldNotFound):
-        await ports.holds.keep(hold.hold_id, 8, until)  # another customer's: "not found"
+        await ports.holds.extend(hold.hold_id, 8, until)  # another customer's: "not found"
     with pytest.raises(HoldNotFound):
-        await ports.holds.keep(uuid.uuid4(), 7, until)
+        await ports.holds.extend(uuid.uuid4(), 7, until)
     ports.hold_store.end(hold.hold_id, "RELEASED")
     with pytest.raises(HoldNotActive):
-        await ports.holds.keep(hold.hold_id, 7, until)  # never revived
+        await ports.holds.extend(hold.hold_id, 7, until)  # never revived
     assert (await ports.holds.get(hold.hold_id)).expires_at == hold.expires_at
 
 
-async def test_a_hold_of_a_showtime_whose_sales_closed_is_not_kept(ports) -> None:
+async def test_a_hold_of_a_showtime_whose_sales_closed_is_not_extended(ports) -> None:
     hold = ports.hold_store.add(7)
     ports.hold_store.closed.add(hold.showtime_id)
     with pytest.raises(ShowtimeClosed):
-        await ports.holds.keep(hold.hold_id, 7, hold.expires_at + timedelta(seconds=60))
+        await ports.holds.extend(hold.hold_id, 7, hold.expires_at + timedelta(seconds=60))
     assert (await ports.holds.get(hold.hold_id)).expires_at == hold.expires_at
 
 

@@ -50,12 +50,9 @@ async def test_published_events_are_recorded_with_the_commit(ports) -> None:
 
 async def test_a_payment_is_added_once_with_the_end_of_its_session(ports) -> None:
     draft = ports.payment(ttl=480)
-    written = await ports.change(lambda uow: uow.payments.add(draft, "k1", 3))
-    added = await ports.get(draft.payment_id)
-    assert written == added  # the payment as it was written: the checkout reads nothing more
+    added = await ports.add(draft)
     assert (added.status, added.expires_at) == ("PENDING", draft.expires_at)  # the checkout's window decides
-    assert await ports.change(lambda uow: uow.payments.add(draft, "k1", 3)) is None  # a retry writes nothing
-    assert await ports.get(draft.payment_id) == added
+    assert await ports.add(draft) == added  # a retry with the same id changes nothing
 
 
 async def test_a_hold_gets_at_most_max_attempts_payments(ports) -> None:
@@ -65,7 +62,7 @@ async def test_a_hold_gets_at_most_max_attempts_payments(ports) -> None:
         first = await ports.add(ports.payment(hold_id=first.hold_id), max_attempts=3)
     await ports.change(lambda uow: uow.payments.settle(first.payment_id, "FAILED"))
     fourth = ports.payment(hold_id=first.hold_id)
-    assert await ports.change(lambda uow: uow.payments.add(fourth, "k4", 3)) is None
+    await ports.change(lambda uow: uow.payments.add(fourth, "k4", 3))
     assert await ports.get(fourth.payment_id) is None
     async with ports.uow() as uow:
         assert [p.status for p in await uow.payments.of_hold(first.hold_id)] == ["FAILED"] * 3
@@ -74,7 +71,7 @@ async def test_a_hold_gets_at_most_max_attempts_payments(ports) -> None:
 async def test_a_hold_has_one_live_payment_at_a_time(ports) -> None:
     first = await ports.add()
     second = ports.payment(hold_id=first.hold_id)
-    assert await ports.change(lambda uow: uow.payments.add(second, "k2", 3)) is None
+    await ports.change(lambda uow: uow.payments.add(second, "k2", 3))
     assert await ports.get(second.payment_id) is None
     await ports.change(lambda uow: uow.payments.settle(first.payment_id, "FAILED"))
     third = await ports.add(ports.payment(hold_id=first.hold_id))
@@ -83,28 +80,6 @@ async def test_a_hold_has_one_live_payment_at_a_time(ports) -> None:
                                                                                     third.payment_id]
         assert (await uow.payments.lock_pending_of_hold(first.hold_id)).payment_id == third.payment_id
         assert await uow.payments.lock_pending_of_hold(uuid.uuid4()) is None
-
-
-async def test_a_released_hold_gets_no_payment(ports) -> None:
-    """SeatsReleased's marker, under the hold's lock: no payment is recorded for that hold afterwards; a
-    second marker changes nothing."""
-    draft = ports.payment()
-
-    async def release(uow):  # type: ignore[no-untyped-def]
-        await uow.payments.lock_hold(draft.hold_id)
-        await uow.payments.mark_released(draft.hold_id)
-        await uow.payments.mark_released(draft.hold_id)
-
-    await ports.change(release)
-
-    async def record(uow):  # type: ignore[no-untyped-def]
-        await uow.payments.lock_hold(draft.hold_id)
-        return await uow.payments.add(draft, "k", 3)
-
-    assert await ports.change(record) is None
-    assert await ports.get(draft.payment_id) is None
-    async with ports.uow() as uow:
-        assert await uow.payments.released(draft.hold_id) and not await uow.payments.released(uuid.uuid4())
 
 
 async def test_a_session_is_attached_once_and_says_whether_a_cancel_came_first(ports) -> None:
@@ -249,12 +224,9 @@ async def test_housekeeping_keeps_what_is_younger_than_the_retention(ports) -> N
     event_id, customer = f"evt_{uuid.uuid4().hex}", 10**11 + uuid.uuid4().int % 10**11
     await ports.change(lambda uow: uow.callbacks.record(event_id, "checkout.session.completed", None))
     await ports.change(lambda uow: uow.keys.claim(customer, "k", "h", uuid.uuid4()))
-    hold = uuid.uuid4()
-    await ports.change(lambda uow: uow.payments.mark_released(hold))
-    events, keys, released = await ports.change(lambda uow: uow.payments.purge(3 * 86400, 86400))
-    assert events.startswith("DELETE") and keys.startswith("DELETE") and released.startswith("DELETE")
+    events, keys = await ports.change(lambda uow: uow.payments.purge(3 * 86400, 86400))
+    assert events.startswith("DELETE") and keys.startswith("DELETE")
     async with ports.uow() as uow:
-        assert await uow.payments.released(hold)
         assert await uow.callbacks.seen(event_id) and await uow.keys.get(customer, "k") is not None
 
 

@@ -25,7 +25,7 @@ from payment_service.domain.commands import (
     StartCheckout,
 )
 from payment_service.domain.errors import DependencyUnavailable, HoldNotActive
-from payment_service.domain.model import Hold, Payment
+from payment_service.domain.model import Payment
 from payment_service.entrypoints.consumer import booking_events_consumer
 from payment_service.service_layer import money, reactions
 from payment_service.service_layer.callbacks import handle_callback
@@ -118,27 +118,18 @@ async def test_declined_card_then_a_new_checkout_gets_the_voucher_again(saga, pa
     assert await events(service, first) == ["CheckoutStarted", "PaymentFailed"]
 
 
-@pytest.mark.parametrize("through", ["handler", "inbox"])
-async def test_a_hold_released_while_its_session_is_created_is_never_left_payable(saga, payment_api, kit,
-                                                                                  through: str) -> None:
-    """Item 4: SeatsReleased arrives while the checkout is between the gateway call and the database write
-    (its payment recorded: the order opposite to the one test_a_hold_released_between_its_keeping_and_its_
-    payment_s_record_gets_no_payment shows). The checkout cancels the session it made (409 to the customer,
-    PaymentFailed{EXPIRED}); had the customer paid it in that moment, the money would be due back, never kept.
-    Applied by the reaction in a transaction of the test's, or by the service's own consumer (its inbox)."""
+async def test_a_hold_released_while_its_session_is_created_is_never_left_payable(saga, payment_api, kit) -> None:
+    """Item 4: SeatsReleased arrives while the checkout is between the gateway call and the database write.
+    The checkout cancels the session it made (409 to the customer, PaymentFailed{EXPIRED}); had the customer
+    paid it in that moment, the money would be due back, never kept."""
     service, gateway = saga
     hold = payment_api.holds.add(kit.unique_customer())
     gateway.go_on.clear()
     checkout = asyncio.create_task(start_checkout(checkout_of(hold), service.deps))
     await asyncio.wait_for(gateway.session_created.wait(), 10)
-    if through == "inbox":
-        payment_api.holds.end(hold.hold_id)
-        consumer = booking_events_consumer(service.deps, service.pool)
-        assert await consumer.inbox.apply(released_record(hold)) == "applied"
-    else:
-        async with service.pool.acquire() as conn, conn.transaction():  # the consumer's transaction
-            await reactions.end_payment_of_released_hold(EndPaymentOfReleasedHold(hold.hold_id),
-                                                         PgPaymentsUnitOfWork(conn=conn), service.deps.gateway)
+    async with service.pool.acquire() as conn, conn.transaction():  # the consumer's transaction
+        await reactions.end_payment_of_released_hold(EndPaymentOfReleasedHold(hold.hold_id),
+                                                     PgPaymentsUnitOfWork(conn=conn), service.deps.gateway)
     gateway.go_on.set()
     with pytest.raises(HoldNotActive):
         await checkout
@@ -233,9 +224,8 @@ async def test_hold_service_decides_whether_a_hold_is_active(saga, payment_api, 
     assert payment.expires_at + grace == payment_api.holds.holds[short.hold_id].expires_at
 
 
-def booking_record(payment: Payment | Hold, type_: str, data: dict, event_id: uuid.UUID | None = None):  # type: ignore[no-untyped-def,type-arg]
-    """A booking-events record as hold-service publishes it (of a payment's booking, or a hold's), for the
-    service's own consumer."""
+def booking_record(payment: Payment, type_: str, data: dict, event_id: uuid.UUID | None = None):  # type: ignore[no-untyped-def,type-arg]
+    """A booking-events record as hold-service publishes it, for the service's own consumer."""
     event = booking_event(type_, source="hold-service", booking_id=payment.booking_id,
                           showtime_id=payment.showtime_id, customer_id=payment.customer_id, data=data,
                           event_id=event_id)
@@ -319,79 +309,3 @@ async def test_a_hold_released_with_its_cancelled_showtime_leaves_no_payment_pen
     assert (await reload(service, payment)).status == "EXPIRED"
     assert (await sim(service.deps.settings, f"/v1/checkout/sessions/{payment.session_id}"))["status"] == "expired"
     assert await events(service, payment) == ["CheckoutStarted", "PaymentFailed"]
-
-
-def released_record(hold: Hold, reason: str = "CANCELLED"):  # type: ignore[no-untyped-def]
-    return booking_record(hold, "SeatsReleased", {"holdId": hold.hold_id, "seats": ["A1"], "reason": reason,
-                                                  "seatMapVersion": 4})
-
-
-async def checkout_over_http(payment_api, hold: Hold, key: str, voucher: str | None = None) -> httpx.Response:  # type: ignore[no-untyped-def]
-    async with httpx.AsyncClient(timeout=10) as c:
-        return await c.post(f"{payment_api.url}/holds/{hold.hold_id}/checkout",
-                            json={"voucherCode": voucher} if voucher else {},
-                            headers={**payment_api.token(hold.customer_id), "Idempotency-Key": key})
-
-
-async def test_a_hold_released_between_its_keeping_and_its_payment_s_record_gets_no_payment(
-        saga, payment_api, kit, monkeypatch) -> None:
-    """The moment issue 35 opened: hold-service kept the hold for the checkout, then the customer released it
-    and payment-service's consumer applied SeatsReleased (its inbox) before the checkout recorded its payment.
-    The handler found no payment to end but marked the hold released; the checkout's INSERT sees the mark:
-    no payment, no session, 409 HOLD_NOT_ACTIVE, the voucher use given back. Before: a PENDING payment and a
-    payable session for a released hold."""
-    service, _ = saga
-    hold = payment_api.holds.add(kit.unique_customer())
-    consumer = booking_events_consumer(service.deps, service.pool)
-    keep, applied, given_back = payment_api.holds.keep, [], len(payment_api.vouchers.released)
-
-    async def kept_then_released(hold_id: uuid.UUID, customer_id: int, until):  # type: ignore[no-untyped-def]
-        kept = await keep(hold_id, customer_id, until)
-        payment_api.holds.end(hold_id)  # the customer releases it at hold-service: SeatsReleased{CANCELLED}
-        applied.append(await consumer.inbox.apply(released_record(kept)))
-        return kept
-
-    monkeypatch.setattr(payment_api.holds, "keep", kept_then_released)
-    r = await checkout_over_http(payment_api, hold, "kept-then-released", "TEN")
-    assert (r.status_code, r.json()["error"]) == (409, "HOLD_NOT_ACTIVE"), r.text
-    assert applied == ["applied"]
-    async with service.deps.uow() as uow:
-        assert await uow.payments.of_hold(hold.hold_id) == []
-    assert len(payment_api.vouchers.released) == given_back + 1
-    assert payment_api.vouchers.released[-1] not in payment_api.vouchers.reserved
-
-
-async def test_a_checkout_recording_its_payment_waits_for_a_release_in_progress(
-        saga, payment_api, kit, monkeypatch) -> None:
-    """The two transactions at once, not one after the other: SeatsReleased's handler holds the hold's lock
-    (its inbox transaction still open, the mark written, no payment found) while the checkout comes to record
-    its payment. The checkout waits for that transaction and then sees the mark: nothing is recorded. Without
-    the lock the INSERT would not see the uncommitted mark and would record a PENDING payment nobody ends."""
-    service, _ = saga
-    hold = payment_api.holds.add(kit.unique_customer())
-    keep = payment_api.holds.keep
-    releasing = asyncio.Event()
-    checkout_waits = asyncio.Event()
-
-    async def kept_while_releasing(hold_id: uuid.UUID, customer_id: int, until):  # type: ignore[no-untyped-def]
-        kept = await keep(hold_id, customer_id, until)
-        await releasing.wait()
-        checkout_waits.set()
-        return kept
-
-    monkeypatch.setattr(payment_api.holds, "keep", kept_while_releasing)
-    checkout = asyncio.create_task(checkout_over_http(payment_api, hold, "concurrent"))
-    async with service.pool.acquire() as conn, conn.transaction():  # the consumer's transaction
-        await reactions.end_payment_of_released_hold(EndPaymentOfReleasedHold(hold.hold_id),
-                                                     PgPaymentsUnitOfWork(conn=conn), service.deps.gateway)
-        releasing.set()
-        await asyncio.wait_for(checkout_waits.wait(), 10)
-        await asyncio.sleep(0.3)  # the checkout reaches its lock and waits there
-        assert not checkout.done()
-        waiting = await conn.fetchval("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
-        assert waiting >= 1
-    r = await asyncio.wait_for(checkout, 10)
-    assert (r.status_code, r.json()["error"]) == (409, "HOLD_NOT_ACTIVE"), r.text
-    async with service.deps.uow() as uow:
-        assert await uow.payments.of_hold(hold.hold_id) == []
-

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
 from datetime import datetime
 
 from prometheus_client import Gauge
@@ -21,7 +20,6 @@ from ticketing.logs import log_action
 
 from hold_service.domain.commands import ConfirmBooking, ExtendHold
 from hold_service.domain.errors import HoldNotActive, HoldNotFound, ShowtimeClosed
-from hold_service.domain.model import Hold
 from hold_service.service_layer import events
 from hold_service.service_layer.ports import Backlog, Deps, HoldsUnitOfWork
 
@@ -39,12 +37,6 @@ async def extend_hold(cmd: ExtendHold, deps: Deps) -> datetime:
     HoldExtended in the same transaction when it moved (a repeat changes nothing: idempotent). Not HELD and
     live (released, expired, booked): HoldNotActive, never revived; its showtime's sales closed (or it was
     cancelled): ShowtimeClosed, and nothing changed. Its gate keys last as long."""
-    return (await keep_hold(cmd, deps)).expires_at
-
-
-async def keep_hold(cmd: ExtendHold, deps: Deps) -> Hold:
-    """extend_hold, answering the whole hold as it is after the extension (HELD, its new expiry): what a
-    checkout needs in one call (payment-service reads the hold and keeps it for its payment window at once)."""
     async with deps.uow() as uow:
         hold = await uow.holds.get(cmd.hold_id)
         if hold is None or not hold.visible_to(cmd.customer_id):
@@ -62,7 +54,7 @@ async def keep_hold(cmd: ExtendHold, deps: Deps) -> Hold:
     if extension.moved:
         log_action(logger, "hold.extended", hold_id=str(hold.hold_id), expires_at=extension.expires_at.isoformat())
         await deps.admission.keep(hold.showtime_id, hold.seats, hold.hold_id, extension.expires_at)
-    return replace(hold, status="HELD", expires_at=extension.expires_at)
+    return extension.expires_at
 
 
 async def sweep_expired(deps: Deps) -> int:

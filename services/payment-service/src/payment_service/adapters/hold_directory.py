@@ -1,12 +1,9 @@
-"""hold-service's `GET /holds/{holdId}` and `POST /holds/{holdId}/extend` (which answers the hold it kept), called
-with a service token."""
+"""hold-service's `GET /holds/{holdId}` and `POST /holds/{holdId}/extend`, called with a service token."""
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
 
 import httpx
 
@@ -26,9 +23,16 @@ class HttpHoldDirectory(HoldDirectory):
             return None
         if response.status_code != 200:
             raise DependencyUnavailable(f"hold-service answered {response.status_code}")
-        return _hold(response.json())
+        body = response.json()
+        created = body.get("createdAt")  # an optional field: a hold-service before it does not send it
+        return Hold(hold_id=uuid.UUID(body["holdId"]), booking_id=uuid.UUID(body["bookingId"]),
+                    customer_id=int(body["customerId"]), showtime_id=int(body["showtimeId"]),
+                    status=body["status"], expires_at=datetime.fromisoformat(body["expiresAt"]),
+                    amount_cents=int(body["amountCents"]),
+                    created_at=datetime.fromisoformat(created) if created else None,
+                    currency=body.get("currency"))
 
-    async def keep(self, hold_id: uuid.UUID, customer_id: int, until: datetime) -> Hold:
+    async def extend(self, hold_id: uuid.UUID, customer_id: int, until: datetime) -> datetime:
         body = {"until": until.astimezone(UTC).isoformat(), "customerId": customer_id}
         response = await self.client.request("POST", f"/holds/{hold_id}/extend", json=body)
         if response.status_code == 404:
@@ -39,24 +43,7 @@ class HttpHoldDirectory(HoldDirectory):
             raise HoldNotActive(_message(response) or "the hold is not active")
         if response.status_code != 200:
             raise DependencyUnavailable(f"hold-service answered {response.status_code}")
-        answer = response.json()
-        if "holdId" in answer:
-            return _hold(answer)
-        # a hold-service of the previous release answers the expiry alone: the hold is read as well
-        hold = await self.get(hold_id)
-        if hold is None:
-            raise HoldNotFound(str(hold_id))
-        return replace(hold, expires_at=datetime.fromisoformat(answer["expiresAt"]))
-
-
-def _hold(body: dict[str, Any]) -> Hold:
-    created = body.get("createdAt")  # an optional field: a hold-service before it does not send it
-    return Hold(hold_id=uuid.UUID(body["holdId"]), booking_id=uuid.UUID(body["bookingId"]),
-                customer_id=int(body["customerId"]), showtime_id=int(body["showtimeId"]),
-                status=body["status"], expires_at=datetime.fromisoformat(body["expiresAt"]),
-                amount_cents=int(body["amountCents"]),
-                created_at=datetime.fromisoformat(created) if created else None,
-                currency=body.get("currency"))
+        return datetime.fromisoformat(response.json()["expiresAt"])
 
 
 def _message(response: httpx.Response) -> str:

@@ -40,10 +40,10 @@ class PgPaymentRepository(PaymentRepository):
     def __init__(self, conn: Conn) -> None:
         self.conn = conn
 
-    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> Payment | None:
-        return _payment(await self.conn.fetchrow(
-            QUERIES.insert_payment, p.payment_id, p.hold_id, p.booking_id, p.customer_id, p.showtime_id,
-            p.amount_cents, p.discount_cents, p.voucher_code, idempotency_key, p.expires_at, max_attempts, p.currency))
+    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> None:
+        await self.conn.execute(QUERIES.insert_payment, p.payment_id, p.hold_id, p.booking_id, p.customer_id,
+                                p.showtime_id, p.amount_cents, p.discount_cents, p.voucher_code,
+                                idempotency_key, p.expires_at, max_attempts, p.currency)
 
     async def get(self, payment_id: uuid.UUID) -> Payment | None:
         return _payment(await self.conn.fetchrow(QUERIES.get_payment, payment_id))
@@ -53,15 +53,6 @@ class PgPaymentRepository(PaymentRepository):
 
     async def lock_pending_of_hold(self, hold_id: uuid.UUID) -> Payment | None:
         return _payment(await self.conn.fetchrow(QUERIES.lock_live_payment_of_hold, hold_id))
-
-    async def lock_hold(self, hold_id: uuid.UUID) -> None:
-        await self.conn.execute(QUERIES.lock_hold, hold_id)
-
-    async def mark_released(self, hold_id: uuid.UUID) -> None:
-        await self.conn.execute(QUERIES.mark_hold_released, hold_id)
-
-    async def released(self, hold_id: uuid.UUID) -> bool:
-        return await self.conn.fetchval(QUERIES.hold_released, hold_id) is not None
 
     async def attach_session(self, payment_id: uuid.UUID, session_id: str, url: str) -> bool | None:
         row = await self.conn.fetchrow(QUERIES.attach_session, payment_id, session_id, url)
@@ -106,11 +97,10 @@ class PgPaymentRepository(PaymentRepository):
         return Unresolved(refunds_pending=row["refunds_pending"], refunds_overdue=row["refunds_overdue"],
                           paid_unbooked=row["paid_unbooked"], oldest_refund_due=row["oldest_refund_due"])
 
-    async def purge(self, events_after: float, keys_after: float) -> tuple[str, str, str]:
+    async def purge(self, events_after: float, keys_after: float) -> tuple[str, str]:
         events = await self.conn.execute(QUERIES.delete_events_before, events_after)
         keys = await self.conn.execute(QUERIES.delete_keys_before, keys_after)
-        released = await self.conn.execute(QUERIES.delete_released_holds_before, keys_after)
-        return events, keys, released
+        return events, keys
 
 
 class PgIdempotencyRepository(IdempotencyRepository):

@@ -63,15 +63,16 @@ class CheckoutWindow:
     hold_until: datetime  # the session's end + the grace: a payment accepted in time, applied late, still books
 
 
-def checkout_window(hold: Hold, now: datetime, *, session_seconds: float, grace_seconds: float,
-                    min_session_seconds: float) -> CheckoutWindow | None:
-    """Paying in time always books. `hold` is the hold as hold-service kept it for this checkout (extended
-    towards now + the session TTL + the grace, never past its creation + HOLD_MAX, BEFORE any session exists):
-    the session ends at min(now + the session TTL, the kept hold's end - the grace), so the PaymentSucceeded of
-    a payment the gateway accepted before the session ended may reach hold-service up to the grace late and
-    still find the hold live. None: less than `min_session_seconds` would be left to pay (the customer holds
-    the seats again)."""
-    ends = min(now + timedelta(seconds=session_seconds), hold.expires_at - timedelta(seconds=grace_seconds))
+def checkout_window(hold: Hold, now: datetime, *, session_seconds: float, hold_max_seconds: float,
+                    grace_seconds: float, min_session_seconds: float) -> CheckoutWindow | None:
+    """Paying in time always books. The session ends at min(now + the session TTL, the hold's creation +
+    HOLD_MAX - the grace), and the hold is extended to that end + the grace BEFORE the session exists, so the
+    PaymentSucceeded of a payment the gateway accepted before the session ended may reach hold-service up
+    to the grace late and still find the hold live. None: less than `min_session_seconds` would be left to
+    pay (the customer holds the seats again)."""
+    cap = hold.created_at + timedelta(seconds=hold_max_seconds) if hold.created_at else hold.expires_at + \
+        timedelta(seconds=grace_seconds)  # unknown creation: the hold's current end is all we may count on
+    ends = min(now + timedelta(seconds=session_seconds), cap - timedelta(seconds=grace_seconds))
     if ends - now < timedelta(seconds=min_session_seconds):
         return None
     return CheckoutWindow(session_ends_at=ends, hold_until=ends + timedelta(seconds=grace_seconds))

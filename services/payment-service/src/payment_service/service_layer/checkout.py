@@ -1,26 +1,19 @@
-"""`start_checkout`: the hold kept, the voucher, a PENDING payment, the gateway session.
+"""`start_checkout`: the hold, the voucher, a PENDING payment, the hold extended, the gateway session.
 
 Crash safety (the order matters):
 1. the Idempotency-Key is claimed with a new paymentId BEFORE anything else; a retry with the key resumes
    that payment;
-2. the hold is read and kept to the session's end + PAYMENT_CONFIRM_GRACE_SECONDS in one call to hold-service
-   (its `POST /holds/{holdId}/extend` answers the hold as it is after the extension; owner- and state-checked,
-   idempotent), BEFORE the payment is recorded and so before any session exists: nobody can pay a session
-   whose payment could outlive its hold. The hold's earlier attempts are listed meanwhile (one read);
-3. the voucher use is reserved with orderId = paymentId (idempotent at voucher-service: a retry reserves
+2. the voucher use is reserved with orderId = paymentId (idempotent at voucher-service: a retry reserves
    nothing more; a use reserved for a payment that is never recorded is released by voucher-service's
    expiry, which asks us and hears 404);
-4. the PENDING payment commits (one INSERT, under the hold's lock) BEFORE the gateway is called, its session
-   ending the grace before the kept hold does (domain/model.py, checkout_window); the gateway deduplicates
-   sessions on the reference = paymentId. A hold released after step 2 is not recorded: the SeatsReleased
-   handler marks it released under the same lock (reactions.py), so either it finds this PENDING payment and
-   ends it, or the INSERT finds its mark and records nothing (409 HOLD_NOT_ACTIVE);
+3. the PENDING payment commits BEFORE the gateway is called, with the session's end (domain/model.py,
+   checkout_window); the gateway deduplicates sessions on the reference = paymentId;
+4. the hold is extended to the session's end + PAYMENT_CONFIRM_GRACE_SECONDS BEFORE the session exists
+   (idempotent: a retry extends again), so nobody can pay a session whose payment could outlive its hold;
+   a hold that ended meanwhile expires the payment at once (nobody got a URL);
 5. the session id and CheckoutStarted commit together.
-A checkout refused after the hold was kept (the voucher, the attempts' limit, too little time) leaves the
-hold kept a little longer, never past its creation + HOLD_MAX_SECONDS. If the process dies anywhere, the
-client's retry with the same key finds the key's paymentId and ends up with the one session of that payment:
-a payment recorded before its session keeps its hold again to its own session's end + the grace (a hold that
-ended meanwhile expires it at once: nobody got a URL). A replay returns the recorded payment.
+If the process dies anywhere, the client's retry with the same key finds the key's paymentId and ends up
+with the one session of that payment. A replay returns the recorded payment.
 
 A new checkout of the same hold (a new key) first settles the hold's earlier attempts that are still open
 at the gateway (a declined card whose callback has not arrived yet) and gives back the voucher uses of the
@@ -30,7 +23,6 @@ MAX_CHECKOUTS_PER_HOLD attempts (then CHECKOUT_LIMIT).
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
@@ -58,65 +50,42 @@ def request_hash(cmd: StartCheckout) -> str:
 async def start_checkout(cmd: StartCheckout, deps: Deps) -> Payment:
     """The payment, with its gateway session's URL."""
     digest = request_hash(cmd)
-    payment_id, fresh = await _claim_key(cmd, digest, deps)
-    recorded = None if fresh else await _recorded(payment_id, deps)  # a fresh id has nothing recorded yet
+    payment_id = await _claim_key(cmd, digest, deps)
+    async with deps.statements() as uow:
+        recorded = await uow.payments.get(payment_id)
     if recorded is not None and recorded.session_id is not None:
         return recorded  # a replay: nothing else happens
     if recorded is not None and recorded.status != "PENDING":  # settled (expired) before it got a session
         raise errors.HoldNotActive(f"the payment is {recorded.status}")
-    if recorded is not None:
-        await _keep_hold_for(recorded, deps)
-    else:
-        hold, earlier = await _kept_hold_and_attempts(cmd, deps)
-        attempts = await _end_earlier_attempts(earlier, deps)
+    hold = await _active_hold(cmd, deps)
+    if recorded is None:
+        attempts = await _end_earlier_attempts(hold, deps)
         if len(attempts) >= deps.settings.max_checkouts_per_hold:
             raise errors.CheckoutLimit(_LIMIT.format(len(attempts)))
         recorded = await _record_pending(cmd, payment_id, hold, _window(hold, deps).session_ends_at, deps)
+    await _keep_hold_for(recorded, deps)
     session = await deps.gateway.create_session(recorded)
     return await _finish(replace(recorded, session_id=session.session_id, redirect_url=session.url), deps)
 
 
-async def _claim_key(cmd: StartCheckout, digest: str, deps: Deps) -> tuple[uuid.UUID, bool]:
-    """The key's payment id, and whether this call claimed it (then nothing of it is recorded yet)."""
+async def _claim_key(cmd: StartCheckout, digest: str, deps: Deps) -> uuid.UUID:
     async with deps.statements() as uow:  # committed at once: a twin with the same key sees it
         if await uow.keys.claim(cmd.customer_id, cmd.idempotency_key, digest, fresh := uuid.uuid4()):
             await uow.commit()
-            return fresh, True
+            return fresh
         stored = await uow.keys.get(cmd.customer_id, cmd.idempotency_key)
     if stored is None or stored[0] != digest:
         raise errors.IdempotencyKeyReused(cmd.idempotency_key)
-    return stored[1], False
+    return stored[1]
 
 
-async def _recorded(payment_id: uuid.UUID, deps: Deps) -> Payment | None:
-    async with deps.statements() as uow:
-        return await uow.payments.get(payment_id)
-
-
-async def _kept_hold_and_attempts(cmd: StartCheckout, deps: Deps) -> tuple[Hold, list[Payment]]:
-    """The hold, kept for a whole session + the grace (hold-service caps it), and its earlier attempts, asked
-    at the same time (the read needs nothing from hold-service); hold-service's refusal comes first."""
-    hold, earlier = await asyncio.gather(_kept_hold(cmd, deps), _attempts(cmd.hold_id, deps),
-                                         return_exceptions=True)
-    for outcome in (hold, earlier):
-        if isinstance(outcome, BaseException):
-            raise outcome
-    assert isinstance(hold, Hold) and isinstance(earlier, list)
-    return hold, earlier
-
-
-async def _kept_hold(cmd: StartCheckout, deps: Deps) -> Hold:
-    s = deps.settings
-    until = deps.clock() + timedelta(seconds=s.payment_session_ttl_seconds + s.payment_confirm_grace_seconds)
-    hold = await deps.holds.keep(cmd.hold_id, cmd.customer_id, until)  # HoldNotActive, HoldNotFound: nothing kept
-    if hold.customer_id != cmd.customer_id:
+async def _active_hold(cmd: StartCheckout, deps: Deps) -> Hold:
+    hold = await deps.holds.get(cmd.hold_id)
+    if hold is None or hold.customer_id != cmd.customer_id:
         raise errors.HoldNotFound(str(cmd.hold_id))  # another customer's hold is "not found"
+    if not hold.active:  # hold-service decides expiry with its clock; we do not second-guess it
+        raise errors.HoldNotActive(f"hold is {hold.status}")
     return hold
-
-
-async def _attempts(hold_id: uuid.UUID, deps: Deps) -> list[Payment]:
-    async with deps.statements() as uow:
-        return await uow.payments.of_hold(hold_id)
 
 
 _LIMIT = "this hold had {} payment attempts, the most it may have: hold the seats again to try once more"
@@ -127,7 +96,7 @@ _TOO_LATE = ("too little of this hold's time is left to pay; release it and hold
 def _window(hold: Hold, deps: Deps) -> CheckoutWindow:
     s = deps.settings
     window = checkout_window(hold, deps.clock(), session_seconds=s.payment_session_ttl_seconds,
-                             grace_seconds=s.payment_confirm_grace_seconds,
+                             hold_max_seconds=s.hold_max_seconds, grace_seconds=s.payment_confirm_grace_seconds,
                              min_session_seconds=s.payment_min_session_seconds)
     if window is None:
         raise errors.HoldNotActive(_TOO_LATE)
@@ -135,12 +104,11 @@ def _window(hold: Hold, deps: Deps) -> CheckoutWindow:
 
 
 async def _keep_hold_for(payment: Payment, deps: Deps) -> None:
-    """A payment recorded before its session (a retry of its key): its hold lasts to the session's end + the
-    grace again; a hold that ended meanwhile (hold-service says 409) ends the payment: EXPIRED at once (nobody
-    has its URL), PaymentFailed gives the voucher use back."""
+    """The hold lasts to the session's end + the grace; a hold that ended meanwhile (hold-service says 409)
+    ends the payment: EXPIRED at once (nobody has its URL), PaymentFailed gives the voucher use back."""
     until = payment.expires_at + timedelta(seconds=deps.settings.payment_confirm_grace_seconds)
     try:
-        await deps.holds.keep(payment.hold_id, payment.customer_id, until)
+        await deps.holds.extend(payment.hold_id, payment.customer_id, until)
     except errors.HoldNotActive:
         expired = GatewayState(session_id="", status="expired", amount_cents=payment.amount_cents)
         async with deps.uow() as uow:
@@ -149,8 +117,10 @@ async def _keep_hold_for(payment: Payment, deps: Deps) -> None:
         raise
 
 
-async def _end_earlier_attempts(earlier: list[Payment], deps: Deps) -> list[Payment]:
+async def _end_earlier_attempts(hold: Hold, deps: Deps) -> list[Payment]:
     """The hold's earlier attempts, settled with the gateway where still open; their unpaid uses given back."""
+    async with deps.statements() as uow:
+        earlier = await uow.payments.of_hold(hold.hold_id)
     for attempt in earlier:
         if attempt.status == "PENDING" and attempt.session_id is not None:
             try:
@@ -177,21 +147,11 @@ async def _record_pending(cmd: StartCheckout, payment_id: uuid.UUID, hold: Hold,
                     discount_cents=applied, voucher_code=cmd.voucher_code, status="PENDING",
                     expires_at=session_ends_at, currency=(hold.currency or deps.settings.currency).upper())
     limit = deps.settings.max_checkouts_per_hold
-    attempts, released = 0, False
-    # The hold's lock, then one INSERT (its attempts counted and its release looked for in it): a SeatsReleased
-    # handled meanwhile either committed its mark before (seen here) or waits and then finds this payment.
     async with deps.uow() as uow:
-        await uow.payments.lock_hold(hold.hold_id)
-        payment = await uow.payments.add(draft, cmd.idempotency_key, limit)
-        if payment is None:  # a twin of this key recorded it first, or the hold said no: read what is there
-            payment = await uow.payments.get(payment_id)
-            attempts = len(await uow.payments.of_hold(hold.hold_id))
-            released = payment is None and await uow.payments.released(hold.hold_id)
+        await uow.payments.add(draft, cmd.idempotency_key, limit)
+        payment = await uow.payments.get(payment_id)
+        attempts = len(await uow.payments.of_hold(hold.hold_id))
         await uow.commit()
-    if released:  # released after hold-service kept it, before this record: nobody may pay it
-        if cmd.voucher_code:
-            await deps.vouchers.release(cmd.voucher_code, payment_id)
-        raise errors.HoldNotActive("the hold was released during checkout")
     if payment is None or payment.status != "PENDING":
         # Another attempt is live for this hold (the partial unique index said no), or a concurrent checkout
         # took the last attempt: give the use back.
@@ -216,8 +176,8 @@ async def _finish(payment: Payment, deps: Deps) -> Payment:
     if first is not None:
         log_action(logger, "checkout.started", payment_id=str(payment.payment_id),
                    booking_id=str(payment.booking_id), session_id=payment.session_id)
-        return payment  # what it recorded: the PENDING payment as it was written, with this session
-    recorded = await _recorded(payment.payment_id, deps)  # a twin of this key attached its session first
+    async with deps.statements() as uow:
+        recorded = await uow.payments.get(payment.payment_id)
     assert recorded is not None
     return recorded
 

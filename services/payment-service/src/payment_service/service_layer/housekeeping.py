@@ -1,5 +1,4 @@
-"""Retention: callback ids kept >= 3 days (gateways retry for days), idempotency keys >= 24 h, and released
-holds' markers as long as keys (a hold lasts minutes: a checkout in flight meets its marker long before)."""
+"""Retention: callback ids kept >= 3 days (gateways retry for days), idempotency keys >= 24 h."""
 
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ logger = logging.getLogger(__name__)
 async def purge_expired_records(deps: Deps) -> None:
     s = deps.settings
     async with deps.uow() as uow:
-        events, keys, released = await uow.payments.purge(s.callback_event_retention_seconds,
-                                                          s.idempotency_retention_seconds)
+        events, keys = await uow.payments.purge(s.callback_event_retention_seconds, s.idempotency_retention_seconds)
         await uow.commit()
-    log_action(logger, "housekeeping.purged", events=events, keys=keys, released_holds=released)
+    log_action(logger, "housekeeping.purged", events=events, keys=keys)

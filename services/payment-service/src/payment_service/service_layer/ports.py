@@ -52,10 +52,9 @@ class Unresolved:
 
 class PaymentRepository(abc.ABC):
     @abc.abstractmethod
-    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> Payment | None:
-        """A PENDING payment expiring at p.expires_at, as written; nothing (None) when the id exists (a retry),
-        when the hold has a live payment, when it had `max_attempts` payments already, or when it was released
-        (`mark_released`; the caller holds `lock_hold`)."""
+    async def add(self, p: Payment, idempotency_key: str, max_attempts: int) -> None:
+        """A PENDING payment expiring at p.expires_at; nothing when the id exists (a retry), when the hold has
+        a live payment, or when it had `max_attempts` payments already."""
 
     @abc.abstractmethod
     async def get(self, payment_id: uuid.UUID) -> Payment | None: ...
@@ -65,18 +64,6 @@ class PaymentRepository(abc.ABC):
 
     @abc.abstractmethod
     async def lock_pending_of_hold(self, hold_id: uuid.UUID) -> Payment | None: ...
-
-    @abc.abstractmethod
-    async def lock_hold(self, hold_id: uuid.UUID) -> None:
-        """The hold's lock, held to the end of the transaction: the checkout takes it before `add`, the
-        SeatsReleased handler before `mark_released`, so neither misses the other."""
-
-    @abc.abstractmethod
-    async def mark_released(self, hold_id: uuid.UUID) -> None:
-        """The hold is over (SeatsReleased): `add` records no payment for it from now on."""
-
-    @abc.abstractmethod
-    async def released(self, hold_id: uuid.UUID) -> bool: ...
 
     @abc.abstractmethod
     async def attach_session(self, payment_id: uuid.UUID, session_id: str, url: str) -> bool | None:
@@ -122,8 +109,7 @@ class PaymentRepository(abc.ABC):
     async def unresolved(self, bound_seconds: float) -> Unresolved: ...
 
     @abc.abstractmethod
-    async def purge(self, events_after: float, keys_after: float) -> tuple[str, str, str]:
-        """Callback ids older than `events_after` s; keys and released holds' markers older than `keys_after`."""
+    async def purge(self, events_after: float, keys_after: float) -> tuple[str, str]: ...
 
 
 class IdempotencyRepository(abc.ABC):
@@ -160,10 +146,9 @@ class HoldDirectory(abc.ABC):
         """None when hold-service does not know the hold."""
 
     @abc.abstractmethod
-    async def keep(self, hold_id: uuid.UUID, customer_id: int, until: datetime) -> Hold:
-        """The hold of `customer_id`, kept at least until `until` (hold-service caps it at its creation +
-        HOLD_MAX_SECONDS; idempotent), as it is then: HELD, with its new expiry; one call. Raises HoldNotActive
-        (not HELD and live: nothing changed), ShowtimeClosed, HoldNotFound (unknown, or another customer's)."""
+    async def extend(self, hold_id: uuid.UUID, customer_id: int, until: datetime) -> datetime:
+        """The hold of `customer_id` lasts at least until `until` (hold-service caps it at its creation +
+        HOLD_MAX_SECONDS; idempotent); its expiry. Raises HoldNotActive (not HELD and live), HoldNotFound."""
 
 
 class Vouchers(abc.ABC):

@@ -8,13 +8,9 @@
   full, once, by the same reconciler (retried with backoff while the gateway refuses). The event may come
   before or after the booking's BookingConfirmed, any number of times: only the first makes the refund due.
 - SeatsReleased (CANCELLED, EXPIRED or SHOWTIME_CANCELLED): the hold is over: its PENDING payment must not
-  be paid any more, and no payment may be recorded for it from now on. Under the hold's advisory lock (the
-  one the checkout takes to record its payment) the hold is marked released (released_hold) before its
-  PENDING payment is looked for: a checkout that kept the hold a moment before either recorded its payment
-  first (found and ended here) or waits and records nothing (409 HOLD_NOT_ACTIVE). The payment's session
-  is cancelled at the gateway and the gateway's answer settles it like any callback (expired ->
-  PaymentFailed{EXPIRED}, which releases the voucher use; if the customer paid a moment earlier, paid ->
-  PaymentSucceeded, then hold-service's BookingFailed -> refund). A checkout still creating
+  be paid any more. Its session is cancelled at the gateway and the gateway's answer settles it like any
+  callback (expired -> PaymentFailed{EXPIRED}, which releases the voucher use; if the customer paid a moment
+  earlier, paid -> PaymentSucceeded, then hold-service's BookingFailed -> refund). A checkout still creating
   its session is asked to cancel it as soon as it has it; a gateway that cannot be reached now leaves that to
   the reconciler.
 """
@@ -74,8 +70,6 @@ async def record_booking(cmd: RecordBooking, uow: PaymentsUnitOfWork) -> None:
 
 async def end_payment_of_released_hold(cmd: EndPaymentOfReleasedHold, uow: PaymentsUnitOfWork,
                                        gateway: Gateway) -> None:
-    await uow.payments.lock_hold(cmd.hold_id)
-    await uow.payments.mark_released(cmd.hold_id)
     payment = await uow.payments.lock_pending_of_hold(cmd.hold_id)
     if payment is None:
         return

@@ -1,31 +1,12 @@
 -- name: insert_payment
 -- A PENDING payment written before the gateway is called, its session ending at $10 (the checkout's window);
 -- a retry with the same id changes nothing, and neither does a hold that had $11 payments already
--- (MAX_CHECKOUTS_PER_HOLD; at most one of them live: payment_one_live_per_hold), nor a hold released already
--- (released_hold: run after lock_hold in the same transaction, so a release committed while this waited is
--- seen). Returns the payment only when this statement wrote it (the caller reads what is there else).
+-- (MAX_CHECKOUTS_PER_HOLD; at most one of them live: payment_one_live_per_hold).
 INSERT INTO payment (payment_id, hold_id, booking_id, customer_id, showtime_id, amount_cents,
                      discount_cents, voucher_code, idempotency_key, expires_at, currency)
 SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12
 WHERE (SELECT count(*) FROM payment WHERE hold_id = $2) < $11
-  AND NOT EXISTS (SELECT 1 FROM released_hold WHERE hold_id = $2)
-ON CONFLICT DO NOTHING
-RETURNING *;
-
--- name: lock_hold
--- The hold's lock, to the end of the transaction: the checkout's insert_payment and the SeatsReleased
--- handler's mark_hold_released take it first, so one of them sees the other's work. Its own statement: a
--- statement sees only what was committed when it began, so a lock taken inside insert_payment would not
--- let it see a release committed while it waited.
-SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.hold'), hashtext($1::uuid::text));
-
--- name: mark_hold_released
--- SeatsReleased: the hold is over; no payment may be recorded for it from now on (insert_payment).
-INSERT INTO released_hold (hold_id) VALUES ($1) ON CONFLICT DO NOTHING;
-
--- name: hold_released
--- Did SeatsReleased end this hold?
-SELECT 1 FROM released_hold WHERE hold_id = $1;
+ON CONFLICT DO NOTHING;
 
 -- name: get_payment
 -- One payment by id.
@@ -159,10 +140,6 @@ RETURNING payment_id;
 -- name: delete_keys_before
 -- Housekeeping: idempotency keys older than the retention (>= 24 h).
 DELETE FROM idempotency_key WHERE created_at < now() - make_interval(secs => $1);
-
--- name: delete_released_holds_before
--- Housekeeping: released holds' markers older than the retention (a hold lasts minutes; kept as long as keys).
-DELETE FROM released_hold WHERE released_at < now() - make_interval(secs => $1);
 
 -- name: event_seen
 -- Has this gateway event id been processed?

@@ -200,6 +200,10 @@ class HoldExtend(BaseModel):
                                    "customer's hold is 404, as for any reader.")
 
 
+class HoldExtended(BaseModel):
+    expiresAt: datetime
+
+
 class SeatPublic(BaseModel):
     code: str
     status: Literal["AVAILABLE", "HELD", "BOOKED"]

@@ -18,7 +18,7 @@ from hold_service.entrypoints.api import hold_request
 from hold_service.entrypoints.api.deps import DepsDep
 from hold_service.entrypoints.api.errors import api_error
 from hold_service.entrypoints.api.hold_request import HOLD_OPENAPI, json_response
-from hold_service.entrypoints.api.schemas import HoldCreated, HoldExtend, HoldPublic
+from hold_service.entrypoints.api.schemas import HoldCreated, HoldExtend, HoldExtended, HoldPublic
 from hold_service.service_layer import holds, lifecycle
 from hold_service.service_layer.ports import Deps
 
@@ -63,18 +63,17 @@ async def get_hold(hold_id: uuid.UUID, who: CustomerOrService, deps: DepsDep) ->
         raise api_error(exc) from exc
 
 
-@router.post(EXTEND_PATH, response_model=HoldPublic, name="extend_hold",
+@router.post(EXTEND_PATH, response_model=HoldExtended, name="extend_hold",
              responses={404: {}, 409: {}, 422: {}})
-async def extend_hold(hold_id: uuid.UUID, body: HoldExtend, _caller: Service, deps: DepsDep) -> HoldPublic:
+async def extend_hold(hold_id: uuid.UUID, body: HoldExtend, _caller: Service, deps: DepsDep) -> HoldExtended:
     """payment-service at checkout: the hold's expiry becomes max(its expiry, until), never later than its
-    creation + HOLD_MAX_SECONDS (HoldExtended on booking-events when it moved); idempotent. Answers the hold
-    as it is after the extension (as `GET /holds/{holdId}`), so that a checkout reads and keeps it in one call.
-    409 HOLD_NOT_ACTIVE unless the hold is HELD and live (a released or expired hold is never revived)."""
+    creation + HOLD_MAX_SECONDS (HoldExtended on booking-events when it moved); idempotent. 409
+    HOLD_NOT_ACTIVE unless the hold is HELD and live (a released or expired hold is never revived)."""
     try:
-        hold = await lifecycle.keep_hold(ExtendHold(hold_id, body.until, body.customerId), deps)
+        expires = await lifecycle.extend_hold(ExtendHold(hold_id, body.until, body.customerId), deps)
     except HoldError as exc:
         raise api_error(exc) from exc
-    return HoldPublic.of(hold)
+    return HoldExtended(expiresAt=expires)
 
 
 @router.delete("/holds/{hold_id}", status_code=204, name="cancel_hold", responses={404: {}, 409: {}})
