@@ -83,17 +83,23 @@ def _rows(seats: int) -> dict[str, int]:
     return rows
 
 
-async def _created(client: httpx.AsyncClient, url: str, admin: dict[str, str], body: dict[str, Any]) -> None:
+async def _created(client: httpx.AsyncClient, url: str, admin: dict[str, str], body: dict[str, Any],
+                   existing: str, same: dict[str, Any]) -> None:
     """POST an operator's creation as an operator's tool would under a fault run: a 503 (a dependency down, e.g.
-    the database's primary lost) is retried for up to a minute, and a 409 after such a retry means the earlier
-    attempt was committed before its answer was lost."""
-    deadline, retried = time.monotonic() + 60, False
+    the database's primary lost) is retried for up to a minute. A 409 means it exists already, and an earlier
+    delivery of this very request was committed (the R16 cluster run once met that on a first attempt, with no
+    other caller of that code): it is taken as created when `existing` (the thing's own URL) answers it with
+    the fields of `same`, else it is someone else's and the run fails."""
+    deadline = time.monotonic() + 60
     while True:
         r = await client.post(url, headers=admin, json=body)
-        if r.status_code == 201 or (retried and r.status_code == 409):
+        if r.status_code == 201:
+            return
+        if r.status_code == 409:
+            found = await client.get(existing, headers=admin)
+            assert found.status_code == 200 and same.items() <= found.json().items(), (r.text, found.text)
             return
         assert r.status_code == 503 and time.monotonic() < deadline, r.text
-        retried = True
         await asyncio.sleep(float(r.headers.get("Retry-After", "1")))
 
 
@@ -104,7 +110,9 @@ async def open_wave(shop: Shop, admin: dict[str, str], tag: str, base: int, numb
         showtime = base + number * 100 + k
         await _created(shop.client, f"{shop.url['hold']}/admin/showtimes", admin, {
             "showtimeId": showtime, "title": f"journey {tag} wave {number}", "startsAt": "2031-01-01T20:00:00Z",
-            "priceCents": PRICE_CENTS, "rows": _rows(cfg.seats)})
+            "priceCents": PRICE_CENTS, "rows": _rows(cfg.seats)},
+            f"{shop.url['hold']}/showtimes/{showtime}/seats",
+            {"showtimeId": showtime, "title": f"journey {tag} wave {number}"})
         wave.showtimes[showtime] = [f"{row}{n}" for row, count in _rows(cfg.seats).items()
                                     for n in range(1, count + 1)]
     now = datetime.now(UTC)
@@ -112,7 +120,9 @@ async def open_wave(shop: Shop, admin: dict[str, str], tag: str, base: int, numb
         body = {"code": f"J{tag}W{number}{suffix}", "discountAmount": discount, "minOrderAmount": 0,
                 "totalLimit": limit, "perUserLimit": 1, "startsAt": (now - timedelta(hours=1)).isoformat(),
                 "endsAt": (now + timedelta(days=1)).isoformat(), "flashSale": flash}
-        await _created(shop.client, f"{shop.url['voucher']}/admin/vouchers", admin, body)
+        await _created(shop.client, f"{shop.url['voucher']}/admin/vouchers", admin, body,
+                       f"{shop.url['voucher']}/admin/vouchers/{body['code']}",
+                       {"code": body["code"], "totalLimit": limit})
         wave.vouchers[body["code"]] = body
     shop.waves.append(wave)
     shop.wave = wave
