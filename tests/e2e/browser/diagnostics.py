@@ -10,16 +10,25 @@ a screenshot; these tell them apart."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import subprocess
 import time
 from collections import deque
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Request, Response
+from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Error, Page, Request, Response
 from ticketing_testing import REPO_ROOT
 
 PY_SPY = REPO_ROOT / ".venv" / "bin" / "py-spy"
+# How a browser loses a request to the machine rather than to the server: Chromium drops what is in flight when
+# the machine's network interfaces change (podman adding a container's, for the deployment tests that run beside
+# these), and retries only once. A page whose script or stylesheet was lost that way is loaded again, as its user
+# would, at most RELOADS times per page; a server that fails it is still seen (the reload fails the same way).
+DROPPED = ("net::ERR_NETWORK_CHANGED", "net::ERR_INTERNET_DISCONNECTED")
+PAGE_PARTS = ("script", "stylesheet")
+RELOADS = 2
 
 
 class WatchedBrowser:
@@ -33,6 +42,8 @@ class WatchedBrowser:
         self.in_flight: dict[Request, list[Any]] = {}  # request -> [sent at (monotonic), status or None]
         self.journal: deque[tuple[float, str]] = deque(maxlen=150)  # (seconds into the test, what happened)
         self._started = time.time()
+        self._reloads: dict[Page, int] = {}  # page -> reloads after a dropped script or stylesheet
+        self._reloading: set[asyncio.Task[None]] = set()
 
     async def new_context(self, **options: Any) -> BrowserContext:
         context = await self._browser.new_context(**options)
@@ -40,6 +51,7 @@ class WatchedBrowser:
         context.on("response", self._answered)
         context.on("requestfinished", self._finished)
         context.on("requestfailed", self._failed)
+        context.on("requestfailed", self._reload_if_dropped)
         context.on("console", self._console)
         context.on("weberror", lambda e: self._note(f"uncaught error: {e.error}"))
         context.on("page", lambda page: page.on(
@@ -63,8 +75,33 @@ class WatchedBrowser:
 
     def _failed(self, request: Request) -> None:
         self.in_flight.pop(request, None)
+        started = request.timing["startTime"]  # -1 when the request failed before it started
         self._note(f"{request.method} {request.url} ({request.resource_type}) failed: {request.failure}",
-                   request.timing["startTime"] / 1000)
+                   started / 1000 if started > 0 else None)
+
+    def _reload_if_dropped(self, request: Request) -> None:
+        if request.failure not in DROPPED or request.resource_type not in PAGE_PARTS:
+            return
+        frame = request.frame
+        if frame.parent_frame is not None:
+            return
+        page = frame.page
+        if page in self._reloads and self._reloads[page] < 0:  # a reload is under way for this drop
+            return
+        done = self._reloads.get(page, 0)
+        if done >= RELOADS:
+            return
+        self._reloads[page] = -1
+        self._note(f"reloading {page.url}: {request.url} was dropped ({request.failure})")
+        task = asyncio.get_running_loop().create_task(self._reload(page, done + 1))
+        self._reloading.add(task)
+        task.add_done_callback(self._reloading.discard)
+
+    async def _reload(self, page: Page, count: int) -> None:
+        await asyncio.sleep(0.05)  # the other parts the same change dropped fail first, and are covered by it
+        with contextlib.suppress(Error):  # the test closed the page or went elsewhere meanwhile
+            await page.reload(wait_until="commit")  # a part the new document loses may reload it again
+        self._reloads[page] = count
 
     def _console(self, message: ConsoleMessage) -> None:
         if message.type in ("error", "warning"):
@@ -82,6 +119,8 @@ class WatchedBrowser:
             or "(nothing)"
 
     async def close(self) -> None:
+        for task in list(self._reloading):
+            task.cancel()
         for context in self.contexts:
             await context.close()
 
