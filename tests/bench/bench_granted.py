@@ -7,8 +7,14 @@ Each round, on a showtime of its own each (fresh seats, HOLD_TTL_SECONDS=600 so 
   replay   pgbench replaying exactly the statements one granted hold runs, as one pgbench transaction
            (tests/bench/pgbench/granted_hold.sql: sql/holds.sql take_seats, then the pool's reset), a random seat
            of a large pool per transaction;
-  bare     pgbench running a bare conditional UPDATE of one such seat (tests/bench/pgbench/granted_bare.sql).
-The order of the three turns every round. Each phase runs SECONDS + 2 s; the figures are those of its middle
+  bare     pgbench running a bare conditional UPDATE of one such seat (tests/bench/pgbench/granted_bare.sql);
+  bare+tx  the same UPDATE between BEGIN and COMMIT, sent in one round trip (a pipeline) as the bare UPDATE is;
+  bare+showtime, bare+notify, bare+both
+           the same, in a transaction that also holds what a hold holds until its COMMIT: the showtime's row
+           (its seat-map version, updated by every hold of the showtime), a NOTIFY (PostgreSQL serializes the
+           commits of every transaction that notified, in the whole server, WAL flush included), or both. They are
+           the ceilings those two put on any replay, whatever its statements cost.
+The order of the phases turns every round. Each phase runs SECONDS + 2 s; the figures are those of its middle
 SECONDS: granted holds are the seats that became HELD (counted in the database, so a replay that drew a seat
 taken already is not one), and the database CPU is the user+system time (/proc) of the client backends of the
 test database over the same window (the WAL writer, autovacuum and other databases' backends are not in it:
@@ -54,7 +60,13 @@ POOL_SEATS = int(os.environ.get("BENCH_GRANTED_POOL_SEATS", "150000"))  # pgbenc
 WRK_CONNECTIONS = 64
 CAUSE = orjson.dumps([["x-request-id", "0123456789abcdef0123456789abcdef"]]).decode()
 FACTORY = "hold_service.entrypoints.api.app:get_application"
-PHASES = ("service", "replay", "bare")
+PHASES = ("service", "replay", "bare", "bare+tx", "bare+showtime", "bare+notify", "bare+both")
+# What each ceiling phase adds to the bare UPDATE, in its transaction, before COMMIT (as append_seat_map_events
+# does at the end of a hold's statement).
+SHOWTIME_ROW = "UPDATE showtime SET seat_map_version = seat_map_version + 1 WHERE showtime_id = :sid;"
+NOTIFY = "SELECT pg_notify('bench_granted', '');"
+CEILINGS = {"bare+tx": [], "bare+showtime": [SHOWTIME_ROW], "bare+notify": [NOTIFY],
+            "bare+both": [SHOWTIME_ROW, NOTIFY]}
 # Showtimes of 300 seats beside the bench's, for the run: the service plans its statements once per connection
 # (force_generic_plan), from the table's statistics. In a test database holding little but this bench's big
 # showtimes, an ANALYZE in the middle of the run sees a handful of showtimes and turns seat lookups into scans of
@@ -103,6 +115,14 @@ def replay_script(reset_query: str) -> str:
     script = template.replace("AS TAKE_SEATS;", f"AS {Q.take_seats};").replace("\nRESET_QUERY;", f"\n{reset};")
     assert "TAKE_SEATS;" not in script and "RESET_QUERY;" not in script
     return script
+
+
+def with_commit_locks(bare: str, statements: list[str]) -> str:
+    """The bare UPDATE (granted_bare.sql) and `statements` in one transaction, sent in one round trip as the bare
+    UPDATE is (a pipeline), so that what differs from it is what the transaction holds until its COMMIT."""
+    head, update = bare.split("UPDATE show_seat", 1)
+    return (head + "\\startpipeline\nBEGIN;\nUPDATE show_seat" + update.rstrip() + "\n" + "\n".join(statements)
+            + "\nCOMMIT;\n\\endpipeline\n")
 
 
 def holds_requests(sid: int, tokens: list[bytes]) -> list[bytes]:
@@ -190,7 +210,7 @@ async def main() -> dict:
         port = server(stack, FACTORY, service_env)
         for n in range(ROUNDS):
             got: dict[str, dict] = {}
-            order = PHASES[n % 3:] + PHASES[:n % 3]
+            order = PHASES[n % len(PHASES):] + PHASES[:n % len(PHASES)]
             for name in order:
                 sid = await new_showtime(conn, SERVICE_SEATS if name == "service" else POOL_SEATS)
                 if name == "service":
@@ -201,7 +221,9 @@ async def main() -> dict:
                         port, r, s, connections=WRK_CONNECTIONS))
                     got[name]["answers"] = got[name].pop("result").codes
                 else:
-                    script, extra = (replay, replay_args) if name == "replay" else (bare, ["-M", "prepared"])
+                    script, extra = ((replay, replay_args) if name == "replay" else
+                                     (with_commit_locks(bare, CEILINGS[name]), ["-M", "prepared"]) if name in CEILINGS
+                                     else (bare, ["-M", "prepared"]))
                     got[name] = await phase(conn, sid, lambda s, sc=script, sid=sid, ex=extra: pgbench(sc, sid, s, ex))
                     got[name].pop("result")
                     double += await held_twice(conn, sid)
@@ -211,6 +233,8 @@ async def main() -> dict:
             r["order"] = list(order)
             r["service_of_replay"] = round(got["service"]["per_s"] / max(1e-9, got["replay"]["per_s"]), 3)
             r["replay_of_bare"] = round(got["replay"]["per_s"] / max(1e-9, got["bare"]["per_s"]), 3)
+            for name in CEILINGS:
+                r[f"{name}_of_bare"] = round(got[name]["per_s"] / max(1e-9, got["bare"]["per_s"]), 3)
             rounds.append(r)
             print_round(n + 1, r)
     for sid in sids:
@@ -232,6 +256,8 @@ def print_round(n: int, r: dict) -> None:
           f"{s['answers']}); replay {p['per_s']:7.0f}/s (DB CPU {p['db_cpu_ms_per_hold']:.2f} ms/hold, "
           f"{p['xacts_per_hold']:.2f} xacts/hold); bare {b['per_s']:7.0f}/s (DB CPU {b['db_cpu_ms_per_hold']:.2f} "
           f"ms); service/replay {r['service_of_replay']:.2f}, replay/bare {r['replay_of_bare']:.2f}", flush=True)
+    print("  ceilings: " + ", ".join(f"{name} {r[name]['per_s']:.0f}/s ({r[f'{name}_of_bare']:.2f} of bare)"
+                                     for name in CEILINGS), flush=True)
 
 
 def summary(rounds: list[dict], double: int) -> dict:
@@ -253,7 +279,8 @@ def summary(rounds: list[dict], double: int) -> dict:
                       "replay_db_cpu_ms_per_hold": med(("replay", "db_cpu_ms_per_hold")),
                       "bare_db_cpu_ms_per_hold": med(("bare", "db_cpu_ms_per_hold")),
                       "service_xacts_per_hold": med(("service", "xacts_per_hold")),
-                      "replay_xacts_per_hold": med(("replay", "xacts_per_hold"))}}
+                      "replay_xacts_per_hold": med(("replay", "xacts_per_hold")),
+                      **{f"{name}_of_bare": med((f"{name}_of_bare",)) for name in CEILINGS}}}
     m = out["median"]
     print(f"\nmachine: {os.cpu_count()} cores (shared; absolute figures are noisy, compare the ratios of one run); "
           f"{len(rounds)} interleaved rounds of {SECONDS:.0f} s per phase; wrk {WRK_CONNECTIONS} connections, "
@@ -266,6 +293,9 @@ def summary(rounds: list[dict], double: int) -> dict:
           f"{m['replay_db_cpu_ms_per_hold']:.2f} ms, bare UPDATE {m['bare_db_cpu_ms_per_hold']:.2f} ms "
           f"(client backends of the test database); transactions per granted hold: service "
           f"{m['service_xacts_per_hold']:.2f}, replay {m['replay_xacts_per_hold']:.2f}")
+    print("  ceilings, of the bare UPDATE: " + ", ".join(f"{name} {m[f'{name}_of_bare']:.2f}" for name in CEILINGS)
+          + " (the share of the bare UPDATE's rate left once a transaction holds the showtime's row, notifies, or"
+          " both, until its COMMIT; replay/bare cannot pass bare+both)")
     print(f"  seats held twice: {double}")
     return out
 
