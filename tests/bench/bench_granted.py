@@ -280,7 +280,8 @@ def summary(rounds: list[dict], double: int) -> dict:
                       "bare_db_cpu_ms_per_hold": med(("bare", "db_cpu_ms_per_hold")),
                       "service_xacts_per_hold": med(("service", "xacts_per_hold")),
                       "replay_xacts_per_hold": med(("replay", "xacts_per_hold")),
-                      **{f"{name}_of_bare": med((f"{name}_of_bare",)) for name in CEILINGS}}}
+                      **{f"{name}_of_bare": med((f"{name}_of_bare",)) for name in CEILINGS},
+                      **{f"{name}_per_s": med((name, "per_s")) for name in CEILINGS}}}
     m = out["median"]
     print(f"\nmachine: {os.cpu_count()} cores (shared; absolute figures are noisy, compare the ratios of one run); "
           f"{len(rounds)} interleaved rounds of {SECONDS:.0f} s per phase; wrk {WRK_CONNECTIONS} connections, "

@@ -80,6 +80,17 @@ def rows(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     for name, label in reads.items():
         out.append((f"{label}: capacity (wrk)", seat_map.get(name), "req/s",
                     "bare FastAPI route, same app and payload (bench-seatmap)", seat_map.get("bare FastAPI route")))
+    granted = get(b, "granted", "median") or {}
+    out += [("granted holds: service, one fresh seat per hold (bench-granted)", granted.get("service_per_s"),
+             "holds/s", "pgbench replaying one hold's statements, same run", granted.get("replay_per_s")),
+            ("granted holds: pgbench replay of one hold's statements", granted.get("replay_per_s"), "tx/s",
+             "pgbench, bare conditional UPDATE of a seat, same run (bench-granted)", granted.get("bare_per_s"))]
+    out += [(f"pgbench: the bare UPDATE with {what} to its COMMIT", granted.get(f"{name}_per_s"), "tx/s",
+             "pgbench, bare conditional UPDATE of a seat, same run (bench-granted)", granted.get("bare_per_s"))
+            for name, what in (("bare+showtime", "the showtime's row"), ("bare+notify", "a NOTIFY"),
+                               ("bare+both", "the showtime's row and a NOTIFY"))]
+    out.append(("sustained granted holds/s, every consumer caught up (bench-sustained)",
+                get(b, "sustained", "best_sustained_per_s"), "holds/s", "pgbench, conditional hold UPDATE", pg_hold))
     balanced = get(b, "cluster", "per_s") or {}
     for name in ("hold-service, one instance via HAProxy", "hold-service, two instances via HAProxy"):
         out.append((f"POST holds, {name.split(', ')[1]}: capacity (wrk)", balanced.get(name), "req/s",

@@ -76,3 +76,19 @@ def test_the_door_s_check_ins_stand_beside_a_bare_endpoint_of_the_same_run() -> 
     synced = by_name["door check-ins, offline scans synced: admissions/s"]
     assert (first["value"], first["limit_value"], first["ratio"]) == (500, 10000, 0.05)
     assert (synced["value"], synced["ratio"]) == (800, 0.08)
+
+
+def test_granted_and_sustained_holds_stand_beside_their_sql_and_the_database_limit() -> None:
+    figures = {"limits": {"pg_hold_update": {"tps": 4000}},
+               "granted": {"median": {"service_per_s": 1800, "replay_per_s": 600, "bare_per_s": 9000,
+                                      "bare+showtime_per_s": 2700, "bare+notify_per_s": 3000,
+                                      "bare+both_per_s": 1800}},
+               "sustained": {"best_sustained_per_s": 400}}
+    by_name = {r["figure"]: r for r in rows(figures)}
+    service = by_name["granted holds: service, one fresh seat per hold (bench-granted)"]
+    assert (service["value"], service["limit_value"], service["ratio"]) == (1800, 600, 3.0)
+    assert by_name["granted holds: pgbench replay of one hold's statements"]["ratio"] == 0.067
+    both = by_name["pgbench: the bare UPDATE with the showtime's row and a NOTIFY to its COMMIT"]
+    assert (both["value"], both["ratio"]) == (1800, 0.2)
+    sustained = by_name["sustained granted holds/s, every consumer caught up (bench-sustained)"]
+    assert (sustained["value"], sustained["limit_value"], sustained["ratio"]) == (400, 4000, 0.1)
