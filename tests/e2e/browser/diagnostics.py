@@ -6,7 +6,8 @@ with nothing in flight, and the journal says whether it was fetched and how), an
 Python stacks of its stack's processes (py-spy, as `make up` reports a service that does not become ready),
 and the machine's memory and pressure stall figures.
 A page waiting on the network, a server whose event loop is stuck and a machine that thrashes look the same in
-a screenshot; these tell them apart."""
+a screenshot; these tell them apart. The watcher also loads a page again when the browser lost a script or
+stylesheet of it to the machine's network (DROPPED below), so that what a test fails on is the product's."""
 
 from __future__ import annotations
 
