@@ -30,6 +30,7 @@ import orjson
 import pytest
 import redis
 from hold_service.config import HoldSettings
+from ticketing import http_pool
 from ticketing.auth import issue_token
 from ticketing_testing import REPO_ROOT, env, free_port, service_process
 from ticketing_testing.workers import own_redis_db
@@ -129,8 +130,11 @@ def auth(stack: dict[str, Any], sub: int, role: str = "customer") -> dict[str, s
 
 
 def client(source: str | None = None) -> httpx.AsyncClient:
-    transport = httpx.AsyncHTTPTransport(local_address=source) if source else None
-    return httpx.AsyncClient(transport=transport, timeout=30)
+    """An idle connection kept under the server's keep-alive (http_pool): a pause (say, reading the server's
+    memory) of about its 5 s otherwise sends the next request on a connection the server is closing."""
+    limits = httpx.Limits(keepalive_expiry=http_pool.KEEPALIVE_SECONDS)
+    transport = httpx.AsyncHTTPTransport(local_address=source, limits=limits) if source else None
+    return httpx.AsyncClient(transport=transport, timeout=30, limits=limits)
 
 
 async def new_showtime(stack: dict[str, Any], rows: int = 15) -> int:

@@ -64,7 +64,8 @@ async def test_every_page_and_state_has_no_serious_or_critical_accessibility_vio
     customer = random.randint(10**6, 10**9)
     page = await signed_in(browser, page_stack, sid, customer)
     await on_the_map(page, customer)
-    await page.goto(f"{page_stack.hold_url}/pages/?day={day}")
+    # its cinema's programme: a test database may hold more showtimes today than one answer lists
+    await page.goto(f"{page_stack.hold_url}/pages/?day={day}&cinema=Cinema {sid % 10**6}")
     await expect(page.locator(f'#showtimes [data-showtime="{sid}"]')).to_be_visible()
     await assert_accessible(page, "whats-on")
 

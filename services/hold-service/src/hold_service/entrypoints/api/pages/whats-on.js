@@ -64,6 +64,12 @@ function main() {
   drawDays();
   const asked = new URLSearchParams(location.search);
   if (asked.has("day")) el("day").value = asked.get("day");
+  if (asked.get("cinema")) {  // a link to one cinema's programme (?day=1&cinema=...)
+    const cinema = asked.get("cinema");
+    cinemas.add(cinema);
+    el("cinema").append(new Option(cinema, cinema));
+    el("cinema").value = cinema;
+  }
   el("day").addEventListener("change", show);
   el("cinema").addEventListener("change", show);
   document.addEventListener("localechange", () => {
