@@ -36,7 +36,7 @@ start() {
         deploy/tests/test_testcontainers.py deploy/tests/test_env_contract.py deploy/tests/test_helm.py \
         deploy/tests/test_helm_trust.py deploy/tests/test_helm_commands.py deploy/tests/test_helm_options.py \
         deploy/tests/test_helm_routes.py deploy/tests/test_helm_database.py deploy/tests/test_cluster_balancer.py \
-        deploy/tests/test_balancer_retries.py || rc=$?
+        deploy/tests/test_balancer_retries.py deploy/tests/test_balancer_hold_share.py || rc=$?
     fi
     wait "$tools" || true
     echo "deploy-tests: finished in $((SECONDS - started)) s"

@@ -1,6 +1,7 @@
 """Cluster mode's HAProxy agrees with the API instances' shedding settings, as its configuration is written
 (`cluster.sh haproxy-config`: the file `cluster.sh up` writes, checked by `haproxy -c`; nothing is started):
-each server's maxconn is SHED_MAX_IN_FLIGHT and a quarter, the queue waits SHED_QUEUE_TIMEOUT_MS, and what the
+each server's maxconn is SHED_MAX_IN_FLIGHT and a quarter (the holds' share of it for the routes a rush floods),
+the queue waits SHED_QUEUE_TIMEOUT_MS, and what the
 balancer answers itself is the contract's 503 UNAVAILABLE with the instances' Retry-After, on a connection
 that stays open. A balancer that queued for longer, or sent an instance more than it sheds, would have the
 admitted requests wait behind a flood (make bench-overload, docs/benchmarks.md).
@@ -31,15 +32,25 @@ def servers(config: str) -> list[str]:
 
 def test_each_server_takes_its_shedding_limit_and_a_quarter_and_the_queue_its_timeout(tmp_path: Path) -> None:
     config, _ = written(tmp_path, SHEDDING)
-    lines = servers(config)
+    lines = [line for line in servers(config) if " track " not in line]
     assert len(lines) == 2 * len(APIS)
     assert all(line.endswith(" maxconn 50") for line in lines), lines
     assert re.findall(r"^\s*timeout queue (\S+)$", config, re.M) == ["8ms"]  # whole milliseconds, rounded up
 
 
+def test_holds_go_to_each_hold_api_instance_up_to_the_holds_share_of_the_limit(tmp_path: Path) -> None:
+    config, _ = written(tmp_path, SHEDDING)
+    tracking = [line.split() for line in servers(config) if " track " in line]
+    assert [(w[1], w[4], w[-1]) for w in tracking] == [("hold-api-holds-1", "hold-api/hold-api-1", "30"),
+                                                        ("hold-api-holds-2", "hold-api/hold-api-2", "30")]
+    assert re.findall(r"^\s*use_backend (\S+) if \{ method POST \} \{ path_reg (\S+) \}$", config, re.M) == [
+        ("hold-api-holds", "^/showtimes/[^/]+/holds$"), ("hold-api-holds", "^/showtimes/[^/]+/queue$")]
+
+
 def test_with_shedding_off_no_server_has_a_limit(tmp_path: Path) -> None:
     config, _ = written(tmp_path, {**SHEDDING, "SHED_MAX_IN_FLIGHT": "0"})
     assert servers(config) and not any("maxconn" in line for line in servers(config))
+    assert "use_backend" not in config
 
 
 def test_what_the_balancer_answers_itself_is_the_contracts_503_with_retry_after(tmp_path: Path) -> None:
@@ -64,4 +75,5 @@ def test_what_the_balancer_answers_itself_is_the_contracts_503_with_retry_after(
 def test_every_api_has_a_front_door_over_its_two_instances(tmp_path: Path, api: str) -> None:
     config, _ = written(tmp_path, SHEDDING)
     assert f"frontend {api}\n" in config
-    assert [line.split()[1] for line in servers(config) if line.split()[1].startswith(api)] == [f"{api}-1", f"{api}-2"]
+    assert [line.split()[1] for line in servers(config)
+            if line.split()[1].startswith(api) and " track " not in line] == [f"{api}-1", f"{api}-2"]

@@ -16,9 +16,11 @@ before each round). During every 4x phase a stream of signed gateway callbacks (
 event id for a payment payment-service does not know: a lookup and an insert, answered 200) goes to
 payment-service the same way. Each round also offers the 4x rate to an HAProxy frontend that answers 200
 itself: the generator's own lag at that rate (it shares the cores), a floor under every figure.
+BENCH_OVERLOAD_CORES=split gives the servers under test (the API processes and PostgreSQL) one core and the clients
+(the generator, wrk, HAProxy) the other, as a deployment gives the clients and the balancer machines of their own.
 
 Prints, per phase: offered/s, served/s (every answer but the 503s), the served answers' p50/p99, the
-refused (503) count and their p99 (those HAProxy answered itself apart), HAProxy's CPU, and for the
+refused (503) count and their p99 (and apart: those HAProxy answered itself, the instances'), HAProxy's CPU, and for the
 callbacks how many were answered 200 and their p99. Then, for each way, the ratios of L4 (docs/reliability.md):
 served p99 at 4x / served p99 at 0.5x (goal <= 3) and the refusals' p99 (goal < 20 ms), medians over the
 rounds. Never fails on a figure; a seat held twice stops it.
@@ -35,7 +37,8 @@ import sys
 import tempfile
 import time
 import uuid
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from pathlib import Path
 
 import asyncpg
@@ -80,6 +83,10 @@ PROBE_CONNECTIONS = 32  # per process: 64 over the two, as bench-holds probes it
 # HAProxy get this nice value: below 0 they take their turn on a core first, so that what they add to the
 # figures is theirs, not their wait behind the servers they measure. 0: all at the same priority.
 PRIORITY = int(os.environ.get("BENCH_OVERLOAD_NICE", "0"))
+# "split": the servers under test (the API processes, PostgreSQL's and Redis' processes) on the last core, the
+# generator, wrk and HAProxy on the others, as if the clients and the balancer had machines of their own; the
+# capacity is then what one core serves. "shared" (default): everything on every core.
+CORES = os.environ.get("BENCH_OVERLOAD_CORES", "shared")
 DISTURBED = 1.3
 HOLD_DSN = test_dsn(env("HOLD_DATABASE_URL"))
 PAYMENT_DSN = test_dsn(env("PAYMENT_DATABASE_URL"))
@@ -97,6 +104,47 @@ frontend bare
 """
 
 
+@contextmanager
+def cores(mode: str) -> Iterator[Callable[[], AbstractContextManager[None]]]:
+    """Pins this process (so the generator and what it starts: wrk, HAProxy) to the clients' cores and PostgreSQL's
+    and Redis' processes to the servers' core for the run, and gives back a context in which what starts (the API
+    processes) is on the servers' core. Every core for everyone again afterwards. "shared": nothing is pinned."""
+    every = os.sched_getaffinity(0)
+
+    @contextmanager
+    def on(where: set[int]) -> Iterator[None]:
+        os.sched_setaffinity(0, where)
+        try:
+            yield
+        finally:
+            os.sched_setaffinity(0, clients)
+
+    if mode != "split" or len(every) < 2:
+        clients = every
+        yield lambda: on(every)
+        return
+    servers, clients = {max(every)}, every - {max(every)}
+    databases = database_pids()  # the postmaster among them: backends it starts later inherit its core
+    os.sched_setaffinity(0, clients)
+    try:
+        for pid in databases:
+            with suppress(ProcessLookupError):  # a backend that ended meanwhile
+                os.sched_setaffinity(pid, servers)
+        yield lambda: on(servers)
+    finally:
+        for pid in database_pids():
+            with suppress(ProcessLookupError):
+                os.sched_setaffinity(pid, every)
+        os.sched_setaffinity(0, every)
+
+
+def database_pids() -> list[int]:
+    """PostgreSQL's and Redis' processes (the local infra's servers, make infra starts them; pinning another user's
+    needs root)."""
+    found = subprocess.run(["pgrep", "-x", "(postgres|redis-server)"], capture_output=True, text=True)
+    return [int(pid) for pid in found.stdout.split()]
+
+
 def answer_key(status: int, body: bytes) -> str:
     """"503lb": refused by HAProxy itself (its errorfile), "503": by an instance's shedder."""
     return "503lb" if status == 503 and BALANCER_REFUSAL in body else str(status)
@@ -107,12 +155,15 @@ class Phase:
 
     def __init__(self) -> None:
         self.served, self.refused = HdrHistogram(1, 60_000_000, 3), HdrHistogram(1, 60_000_000, 3)
+        self.refused_by = {"503": HdrHistogram(1, 60_000_000, 3), "503lb": HdrHistogram(1, 60_000_000, 3)}
         self.codes: dict[str, int] = {}
         self.seconds = self.client_cpu = self.balancer_cpu = 0.0  # the phase's length; CPU, in cores
         self.send_lag = HdrHistogram(1, 60_000_000, 3)  # the generator's own lateness (OpenLoop.send_lag), us
 
     def add(self, key: str, latency_us: int) -> None:
         (self.refused if key.startswith("503") else self.served).record_value(max(1, latency_us))
+        if key in self.refused_by:
+            self.refused_by[key].record_value(max(1, latency_us))
         self.codes[key] = self.codes.get(key, 0) + 1
 
     def figures(self, offered: float) -> dict:
@@ -121,6 +172,8 @@ class Phase:
                 "served_p50_ms": ms(self.served, 50), "served_p99_ms": ms(self.served, 99),
                 "refused": self.codes.get("503", 0) + self.codes.get("503lb", 0),
                 "refused_by_balancer": self.codes.get("503lb", 0), "refused_p99_ms": ms(self.refused, 99),
+                "refused_by_balancer_p99_ms": ms(self.refused_by["503lb"], 99),
+                "refused_by_instances_p99_ms": ms(self.refused_by["503"], 99),
                 "answers": dict(sorted(self.codes.items())), "generator_cpu": round(self.client_cpu, 2),
                 "generator_lag_p99_ms": ms(self.send_lag, 99),
                 "balancer_cpu": round(self.balancer_cpu, 2)}
@@ -234,7 +287,9 @@ def report_round(n: int, r: dict) -> None:
             p = r["phases"][way][name]
             print(f"  {name:>4} {way:>7}: offered {p['offered_per_s']:6}/s  served {p['served_per_s']:6}/s  p50 "
                   f"{p['served_p50_ms']:7.1f} ms  p99 {p['served_p99_ms']:7.1f} ms;  refused (503) {p['refused']:6} "
-                  f"(by HAProxy {p['refused_by_balancer']:6})  p99 {p['refused_p99_ms']:6.1f} ms;  generator "
+                  f"(by HAProxy {p['refused_by_balancer']:6})  p99 {p['refused_p99_ms']:6.1f} ms (HAProxy's "
+                  f"{p['refused_by_balancer_p99_ms']:.1f}, the instances' {p['refused_by_instances_p99_ms']:.1f});"
+                  "  generator "
                   f"{p['generator_cpu']:.2f} core, late p99 {p['generator_lag_p99_ms']:.1f} ms;  HAProxy "
                   f"{p['balancer_cpu']:.2f} core")
             if (c := p.get("callbacks")) is not None:
@@ -257,7 +312,8 @@ def ratios(rounds: list[dict], way: str) -> dict:
     return {"served_p99_over_05x": every, "served_p99_4x_over_05x": round(statistics.median(tail), 2),
             "served_p99_4x_over_05x_rounds": [round(t, 2) for t in tail],
             "served_p99_4x_ms": round(statistics.median(p[high]["served_p99_ms"] for p in of), 2),
-            "refused_p99_4x_ms": round(statistics.median(p[high]["refused_p99_ms"] for p in of), 2),
+            **{f"{key}_4x_ms": round(statistics.median(p[high][f"{key}_ms"] for p in of), 2)
+               for key in ("refused_p99", "refused_by_balancer_p99", "refused_by_instances_p99")},
             "served_per_s_4x": round(statistics.median(p[high]["served_per_s"] for p in of)),
             "generator_lag_p99_4x_ms": round(statistics.median(p[high]["generator_lag_p99_ms"] for p in of), 2),
             "callbacks_200": sum(c["answers"].get("200", 0) for c in callbacks),
@@ -271,7 +327,9 @@ def report_ratios(way: str, figures: dict) -> None:
     print("  served p99 at each share / at 0.5x (medians): "
           + ", ".join(f"{k} {v:.2f}" for k, v in figures["served_p99_over_05x"].items()))
     print(f"  at 4x: served {figures['served_per_s_4x']}/s, p99 {figures['served_p99_4x_ms']:.1f} ms; refusals' p99 "
-          f"{figures['refused_p99_4x_ms']:.1f} ms (medians; goal < 20 ms); the generator's own lateness, p99 "
+          f"{figures['refused_p99_4x_ms']:.1f} ms (medians; goal < 20 ms; HAProxy's own "
+          f"{figures['refused_by_balancer_p99_4x_ms']:.1f} ms, the instances' "
+          f"{figures['refused_by_instances_p99_4x_ms']:.1f} ms); the generator's own lateness, p99 "
           f"{figures['generator_lag_p99_4x_ms']:.1f} ms")
     print(f"  gateway callbacks during the 4x phases: {figures['callbacks_200']} of {figures['callbacks_sent']} "
           f"answered 200, p99 {figures['callbacks_p99_ms']:.1f} ms (the worst round)")
@@ -313,10 +371,12 @@ async def main() -> dict:
     conn = await asyncpg.connect(HOLD_DSN)
     sids: list[int] = []
     with ExitStack() as stack:
+        servers_core = stack.enter_context(cores(CORES))
         hold_env = {**common, "HOLD_DATABASE_URL": HOLD_DSN, "HOLD_TTL_SECONDS": "2", "SEAT_GATE_ENABLED": "true"}
         pay_env = {**common, "PAYMENT_DATABASE_URL": PAYMENT_DSN, "STRIPE_WEBHOOK_SECRET": WEBHOOK_SECRET}
-        hold_ports = [uvicorn(stack, HOLD_FACTORY, hold_env, 1) for _ in range(2)]
-        pay_ports = [uvicorn(stack, PAYMENT_FACTORY, pay_env, 1) for _ in range(2)]
+        with servers_core():
+            hold_ports = [uvicorn(stack, HOLD_FACTORY, hold_env, 1) for _ in range(2)]
+            pay_ports = [uvicorn(stack, PAYMENT_FACTORY, pay_env, 1) for _ in range(2)]
         doors, bare_port, balancer_pid = balancer(stack, hold_ports, pay_ports)
         ways = {"direct": {"hold": hold_ports, "payment": pay_ports}, "haproxy": doors}
         rate, probe_sid = await capacity(hold_ports, conn, tokens)
@@ -337,7 +397,8 @@ async def main() -> dict:
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end; hold-service and "
           "payment-service, 2 processes of 1 uvicorn worker each; " + " ".join(f"{k}={v}" for k, v in SHEDDING.items())
           + f"; HAProxy (as cluster mode's): maxconn {shedding.server_maxconn} per process, timeout queue "
-          f"{shedding.queue_timeout_ms} ms; the generator and HAProxy at nice {PRIORITY}; {PHASE_SECONDS:g} s per "
+          f"{shedding.queue_timeout_ms} ms; the generator and HAProxy at nice {PRIORITY}; cores {CORES}; "
+          f"{PHASE_SECONDS:g} s per "
           f"phase, {ROUNDS} interleaved rounds, open loop over {CONNECTIONS} connections")
     client = "wrk closed loop, one per process" if shutil.which("wrk") else "no wrk"
     print(f"hold path capacity ({client}, median of {PROBES}, 503s left out): {rate:.0f} holds/s")
@@ -352,7 +413,7 @@ async def main() -> dict:
     extra = cost["admitted_us"] - cost["app_alone_us"]
     print(f"the shedder's own CPU per hold request, in-process: admitted {extra:.2f} us more than the app alone, "
           f"refused {cost['refused_us']:.2f} us (the server's parsing and writing aside)")
-    return {"capacity_per_s": round(rate), "shedding": SHEDDING, "rounds": rounds, "shedder_cost": cost,
+    return {"capacity_per_s": round(rate), "shedding": SHEDDING, "cores": CORES, "rounds": rounds, "shedder_cost": cost,
             "generator_floor_p99_ms": statistics.median(floors), **figures}
 
 

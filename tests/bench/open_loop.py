@@ -11,6 +11,7 @@ arrival rate and wrk2 is not packaged here.
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -118,14 +119,22 @@ class OpenLoop:
             await asyncio.sleep(0.001)  # opened all at once, most would go to one server worker
         cpu0, start, sent = time.process_time(), time.perf_counter(), 0
         self.start = start
-        while (now := time.perf_counter()) - start < seconds and not (until is not None and until()):
-            while (intended := start + sent / rate) <= now:
-                self.send_lag.append(now - intended)
-                self._submit(intended, requests[sent % len(requests)])
-                sent += 1
-            await asyncio.sleep(0.001)
-        if self.in_flight or self.backlog:
-            await asyncio.wait_for(self.idle.wait(), 60)
+        # No garbage collection while it runs: each answer is a tuple kept, and a full collection over a phase's
+        # hundred thousand of them stopped the generator for tens of milliseconds (counted as the servers').
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            while (now := time.perf_counter()) - start < seconds and not (until is not None and until()):
+                while (intended := start + sent / rate) <= now:
+                    self.send_lag.append(now - intended)
+                    self._submit(intended, requests[sent % len(requests)])
+                    sent += 1
+                await asyncio.sleep(0.001)
+            if self.in_flight or self.backlog:
+                await asyncio.wait_for(self.idle.wait(), 60)
+        finally:
+            if collecting:
+                gc.enable()
         self.seconds = time.perf_counter() - start
         self.cpu = (time.process_time() - cpu0) / self.seconds
         for connection in self.free:

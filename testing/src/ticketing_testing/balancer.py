@@ -7,6 +7,10 @@ alone takes its core. So the balancer agrees with the instances' shedding settin
 they read them (ServiceSettings: the environment, else .env, else the defaults):
 - each server's `maxconn` is a quarter over SHED_MAX_IN_FLIGHT: the instance still decides, by priority,
   which of what it is sent it refuses (reads first, the payment path last), and refuses it at once;
+- the routes a rush floods (HOLD_SHARE_ROUTES: taking seats, joining a queue) go through a backend of their
+  own whose servers take at most the holds' share of the limit (ticketing.api.limiter.SHARES): an instance
+  admits every hold it is sent, and the flood past that is refused by HAProxy, not parsed and refused by the
+  instance on the core its admitted holds need (make bench-overload, docs/benchmarks.md);
 - the rest waits in HAProxy's queue for SHED_QUEUE_TIMEOUT_MS (`timeout queue`, as long as an instance lets
   a request wait for a slot), then HAProxy answers the contract's 503 UNAVAILABLE itself, with the
   instances' Retry-After, in microseconds of its own CPU. A longer queue only makes the admitted wait.
@@ -24,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ticketing.api.errors import ApiError
+from ticketing.api.hot_path import template_regex
+from ticketing.api.limiter import SHARES, Priority
 from ticketing.settings import ServiceSettings
 
 UNAVAILABLE_MESSAGE = "no instance of this service could take the request, try again shortly"
@@ -32,6 +38,12 @@ UNAVAILABLE_MESSAGE = "no instance of this service could take the request, try a
 # hold, a checkout: the service answers a second ask with the first one's result). A POST without a key that
 # an instance may have acted on before dying is answered the 503, never run again on the other instance.
 RETRYABLE = "{ method GET HEAD PUT DELETE OPTIONS } || { req.hdr(Idempotency-Key) -m found }"
+
+
+# Per door: the (method, path template) of the routes a rush floods, all of the HOLD priority in the service's
+# SHED_ROUTES (deploy/tests/test_cluster_balancer.py holds them to hold-service's).
+HOLD_SHARE_ROUTES = {"hold-api": (("POST", "/showtimes/{showtime_id}/holds"),
+                                  ("POST", "/showtimes/{showtime_id}/queue"))}
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,7 @@ class Shedding:
     """The balancer's side of the instances' shedding settings."""
 
     server_maxconn: int | None  # None: shedding off, no per-server limit
+    hold_maxconn: int | None  # the holds' share of the limit, for HOLD_SHARE_ROUTES
     queue_timeout_ms: int
     retry_after_seconds: int
 
@@ -55,6 +68,7 @@ class Shedding:
     def of(cls, settings: ServiceSettings) -> Shedding:
         limit = settings.shed_max_in_flight
         return cls(server_maxconn=limit + limit // 4 if limit > 0 else None,
+                   hold_maxconn=max(1, limit * SHARES[Priority.HOLD] // 100) if limit > 0 else None,
                    # HAProxy counts whole milliseconds, and reads 0 as "no timeout"
                    queue_timeout_ms=max(1, math.ceil(settings.shed_queue_timeout_ms)),
                    retry_after_seconds=settings.shed_retry_after_seconds)
@@ -103,14 +117,26 @@ def haproxy_config(doors: Sequence[Door], shedding: Shedding, errorfile: Path, *
     # SHED_MAX_IN_FLIGHT and a quarter: the instance refuses, by priority, what is over its limit
     maxconn = f" maxconn {shedding.server_maxconn}" if shedding.server_maxconn else ""
     for door in doors:
-        out += ["", f"frontend {door.name}", f"    bind 127.0.0.1:{door.port}", f"    default_backend {door.name}",
+        held = f"{door.name}-holds"
+        routes = HOLD_SHARE_ROUTES.get(door.name, ()) if shedding.hold_maxconn else ()
+        out += ["", f"frontend {door.name}", f"    bind 127.0.0.1:{door.port}"]
+        out += [f"    use_backend {held} if {{ method {method} }} {{ path_reg ^{template_regex(path, named=False)}$ }}"
+                for method, path in routes]
+        out += [f"    default_backend {door.name}",
                 "", f"backend {door.name}", "    balance roundrobin", "    option httpchk GET /healthz",
-                "    http-check expect status 200",
-                # what the services answered below 500 is not logged (the hot path is mostly 409)
-                "    http-response set-log-level silent if { status lt 500 }",
-                f"    http-request disable-l7-retry unless {RETRYABLE}"]
+                "    http-check expect status 200", *_backend_rules()]
         out += [f"    server {door.name}-{i} 127.0.0.1:{port} check{maxconn}" for i, port in enumerate(door.servers, 1)]
+        if routes:  # the same instances, their health as the door's backend checks it
+            out += ["", f"backend {held}", "    balance roundrobin", *_backend_rules()]
+            out += [f"    server {held}-{i} 127.0.0.1:{port} track {door.name}/{door.name}-{i} maxconn "
+                    f"{shedding.hold_maxconn}" for i, port in enumerate(door.servers, 1)]
     return "\n".join(out) + "\n"
+
+
+def _backend_rules() -> list[str]:
+    # what the services answered below 500 is not logged (the hot path is mostly 409)
+    return ["    http-response set-log-level silent if { status lt 500 }",
+            f"    http-request disable-l7-retry unless {RETRYABLE}"]
 
 
 def write(directory: Path, doors: Sequence[Door], settings: ServiceSettings, *, pidfile: Path | None = None,
