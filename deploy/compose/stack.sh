@@ -58,6 +58,18 @@ healthy() { # container name
   fi
 }
 
+# Every container's state, and the last lines of each long-running one that is no longer running (a dependency
+# that died after its health check passed fails a one-shot that needed it).
+stopped_logs() {
+  local service status code name check
+  describe >&2
+  while read -r service status code name check; do
+    [[ "$ONE_SHOTS" != *" $service "* && "$status" != running ]] || continue
+    log "$service is $status (exit code $code), its last lines:"
+    "$ENGINE" logs --tail 40 "${name#/}" >&2 || true
+  done < <(describe)
+}
+
 # 0 all ready, 1 not yet, 2 a one-shot failed (printed). Arguments: the services to look at (all if none).
 check_once() {
   local service status code name check waiting=0 seen=0 only=" $* "
@@ -69,6 +81,7 @@ check_once() {
       if [[ "$status" == exited && "$code" != 0 ]]; then
         log "one-shot $service exited with $code"
         "$ENGINE" logs --tail 40 "$name" >&2 || true
+        stopped_logs
         return 2
       fi
       [[ "$status" == exited ]] || waiting=1
