@@ -86,20 +86,26 @@ def _rows(seats: int) -> dict[str, int]:
 async def _created(client: httpx.AsyncClient, url: str, admin: dict[str, str], body: dict[str, Any],
                    existing: str, same: dict[str, Any]) -> None:
     """POST an operator's creation as an operator's tool would under a fault run: a 503 (a dependency down, e.g.
-    the database's primary lost) is retried for up to a minute. A 409 means it exists already, and an earlier
-    delivery of this very request was committed (the R16 cluster run once met that on a first attempt, with no
-    other caller of that code): it is taken as created when `existing` (the thing's own URL) answers it with
-    the fields of `same`, else it is someone else's and the run fails."""
+    the database's primary lost, or the instance killed before it answered) is retried for up to a minute. An
+    answer that it exists already (hold-service's 409, voucher-service's 422) means an earlier delivery of this
+    very request was committed (after a 503 of an instance killed once it had committed; the R16 cluster run
+    also met it on what it counted as a first attempt, cause not found): it is taken as created when `existing`
+    (the thing's own URL) answers it with the fields of `same`, else it is someone else's and the run fails.
+    Each such case is printed with the answers before it, for the run's log."""
     deadline = time.monotonic() + 60
+    answers: list[int] = []
     while True:
         r = await client.post(url, headers=admin, json=body)
         if r.status_code == 201:
             return
-        if r.status_code == 409:
+        if r.status_code in (409, 422) and "exists already" in r.text:
             found = await client.get(existing, headers=admin)
-            assert found.status_code == 200 and same.items() <= found.json().items(), (r.text, found.text)
+            assert found.status_code == 200 and same.items() <= found.json().items(), (answers, r.text, found.text)
+            print(f"created: {url} {same} answered {r.status_code} 'exists already' after {answers or 'nothing'}; "
+                  "it exists as asked")
             return
-        assert r.status_code == 503 and time.monotonic() < deadline, r.text
+        assert r.status_code == 503 and time.monotonic() < deadline, (answers, r.text)
+        answers.append(r.status_code)
         await asyncio.sleep(float(r.headers.get("Retry-After", "1")))
 
 
