@@ -88,10 +88,9 @@ async def _created(client: httpx.AsyncClient, url: str, admin: dict[str, str], b
     """POST an operator's creation as an operator's tool would under a fault run: a 503 (a dependency down, e.g.
     the database's primary lost, or the instance killed before it answered) is retried for up to a minute. An
     answer that it exists already (hold-service's 409, voucher-service's 422) means an earlier delivery of this
-    very request was committed (after a 503 of an instance killed once it had committed; the R16 cluster run
-    also met it on what it counted as a first attempt, cause not found): it is taken as created when `existing`
-    (the thing's own URL) answers it with the fields of `same`, else it is someone else's and the run fails.
-    Each such case is printed with the answers before it, for the run's log."""
+    very request was committed, as when an instance killed after its COMMIT left HAProxy no answer to give but
+    its 503: it is taken as created when `existing` (the thing's own URL) answers it with the fields of `same`,
+    else it is someone else's and the run fails. Each such case is printed with the answers before it."""
     deadline = time.monotonic() + 60
     answers: list[int] = []
     while True:

@@ -1,7 +1,7 @@
 """How the fault runs create an operator's showtimes and vouchers (saga_run._created), on hand-made answers (no
 infrastructure): a creation that answers "exists already" after an earlier delivery was committed is taken as
-created only when the thing exists as asked. The R16 cluster run met voucher-service's 422 for it after the
-fix had taken only hold-service's 409."""
+created only when the thing exists as asked. The R16 cluster run met voucher-service's 422 for it when only
+hold-service's 409 was taken."""
 
 from __future__ import annotations
 
