@@ -121,9 +121,13 @@ def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstra
     # hold-service ran its limits as deployed; the customers came a few to each address, none refused by it.
     assert (facts["addresses"], facts["customers_per_address"]) == (20, 4)
     assert facts["refused_by_limit"]["address"] == 0
-    if room:  # every showtime's room let customers in, a few at a time (the operator's figures)
+    if room:  # every showtime's room let customers in, a few at a time (the operator's figures); a room that
+        # opened itself only once the rush had come may find the seats already taken by those who came before it,
+        # and then rightly admits nobody (a CI run's room opened 8 s in and ended with its showtime sold out, 22
+        # customers in its queue and none admitted)
         assert set(facts["rooms"]) == {str(s) for s in facts["showtimes"]}
-        assert all((r["admittedTotal"] or 0) >= 1 for r in facts["rooms"].values()), facts["rooms"]
+        assert all((r["admittedTotal"] or 0) >= 1 or (room == "auto" and r["opened"] and r["soldOut"])
+                   for r in facts["rooms"].values()), facts["rooms"]
     if room == "auto":  # nobody turned them on: each opened itself at the rush and closed after (the topic)
         opened = rows["waiting rooms opened themselves at the rush and closed after"]
         assert opened["ok"] is True and opened["figure"].count("closed (RUSH_OVER)") == 2, opened
