@@ -11,6 +11,7 @@ READY_TIMEOUT=90
 # name | URL waited on | what it is
 ENDPOINTS=(
   "hold-service|http://127.0.0.1:8001/readyz|seat holds, seat map (API + worker: relay, consumer, sweeper)"
+  "hold-internal|http://127.0.0.1:8011/readyz|the other services' door to it (checkout's hold reads, extensions)"
   "payment-service|http://127.0.0.1:8002/readyz|checkout, callbacks, refunds (API + worker: relay, consumer, reconciliation)"
   "voucher-service|http://127.0.0.1:8003/readyz|vouchers, flash-sale gate (API + worker: consumers, expiry, reconciliation)"
   "notifier|http://127.0.0.1:8004/readyz|e-mail with QR tickets, loyalty points (faust worker)"
@@ -20,7 +21,7 @@ ENDPOINTS=(
 supervisord_running() { "${CTL[@]}" pid >/dev/null 2>&1; }
 
 # Every port a program of supervisord.conf listens on (APIs, SMTP sink, workers' /metrics).
-PORTS=(8001 8002 8003 8004 8010 1025 9101 9102 9103)
+PORTS=(8001 8011 8002 8003 8004 8010 1025 9101 9102 9103)
 STOP_TIMEOUT=60
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }

@@ -8,13 +8,13 @@
 #   deploy/tests/readme_path.sh        (make test-readme; make test runs it after lint, before the suite)
 #
 # It uses what `make up` uses: the dev database `ticketing`, the real consumer groups on the shared topics,
-# ports 8001-8004, 8010, 1025 and 9101-9103. A stack that was up before is brought up again at the end.
+# ports 8001-8004, 8011, 8010, 1025 and 9101-9103. A stack that was up before is brought up again at the end.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$REPO"
 DEMO_ARGS=(--platform make-up --customers 200 --showtimes 2 --seats 20 --voucher-limit 5 --arrival-seconds 3
            --seconds 240 --plain)
-PORTS=(8001 8002 8003 8004 8010 1025 9101 9102 9103)
+PORTS=(8001 8011 8002 8003 8004 8010 1025 9101 9102 9103)
 
 step() { echo; echo "readme-path: $*"; }
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -51,7 +51,10 @@ for expected in "hold-api " "hold-worker " '"postgres":"ok"' "hold-api process "
 done
 step "make demo ARGS='${DEMO_ARGS[*]}'"
 rc=0
+since="$(date '+%Y-%m-%d %H:%M:%S')"  # as the services' logs write time (local)
 COLUMNS=160 make --no-print-directory demo ARGS="${DEMO_ARGS[*]}" || rc=$?
+step "the money path first: its programs' CPU priority, checkouts at hold-service's door for the services"
+.venv/bin/python deploy/tests/money_path.py "$since" || rc=$?
 step "the per-address hold limit, by the peer's address"
 .venv/bin/python deploy/tests/peer_address_limit.py || rc=$?
 step "make down"

@@ -60,6 +60,8 @@ def make_up_command(program: str) -> list[str]:
     conf = configparser.ConfigParser(interpolation=None)
     conf.read(REPO_ROOT / "deploy/local/supervisord.conf")
     argv = conf[f"program:{program}"]["command"].split()
+    if argv[0] == "nice":  # the money path's priority (nice -n -10): not the service's command
+        argv = argv[3:]
     assert argv[0] == ".venv/bin/ticketing-run", argv
     return ["-m", "ticketing.launcher", *argv[1:]]
 
