@@ -85,6 +85,10 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, SaleConfig]:
     p.add_argument("--hold-ttl", type=float, default=DEMO_HOLD_TTL,
                    help="HOLD_TTL_SECONDS of a stack of its own (%(default)s; make up keeps its own)")
     p.add_argument("--rest-timeout", type=float, default=120.0, help="seconds to wait for the saga to rest")
+    p.add_argument("--rooms-timeout", type=float, default=600.0,
+                   help="--waiting-room auto: seconds to wait after the sale for the rooms to close themselves "
+                        "(%(default)s; a room closes once its queue drained and its rush has been over "
+                        "WAITING_ROOM_AUTO_CLOSE_AFTER_SECONDS, 120 on make up)")
     p.add_argument("--report", type=Path, help="where to write report.json (default var/log/demo/<time>/)")
     p.add_argument("--plain", action="store_true", help="a progress line every few seconds, no live dashboard")
     a = p.parse_args(argv)
@@ -100,7 +104,7 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, SaleConfig]:
 
 
 async def demo(platform: Platform, cfg: SaleConfig, console: Console, plain: bool,
-               rest_timeout: float) -> tuple[Sale, SaleTable]:
+               rest_timeout: float, rooms_timeout: float) -> tuple[Sale, SaleTable]:
     offsets = await end_offsets(platform.bootstrap)
     sale = Sale(cfg=cfg, platform=platform)
     measures = Measures(sale.history)
@@ -131,7 +135,7 @@ async def demo(platform: Platform, cfg: SaleConfig, console: Console, plain: boo
     if cfg.room_auto:  # the rooms close themselves once their rush has been over a while: wait for it
         async with httpx.AsyncClient() as client:
             waited, rooms = await wait_rooms_closed(client, platform.url["hold"], admin_headers(platform),
-                                                    sorted(sale.catalogue.showtimes), rest_timeout)
+                                                    sorted(sale.catalogue.showtimes), rooms_timeout)
         sale.rooms.update(rooms)
         console.print(f"waited {waited:.0f} s for the waiting rooms to close themselves")
     verdict = await check(sale.scope, platform.sources(offsets), sale.history, rest_timeout=rest_timeout)
@@ -193,12 +197,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         if use_make_up:
-            sale, table = asyncio.run(demo(make_up(), cfg, console, args.plain, args.rest_timeout))
+            sale, table = asyncio.run(demo(make_up(), cfg, console, args.plain, args.rest_timeout,
+                                             args.rooms_timeout))
         else:
             console.print("make up is not running: starting a stack of its own (tests/e2e/stack.py, test database)")
             with own_stack(run_dir / "stack", demo_timings(args.hold_ttl)) as platform:
                 console.print(f"stack ready in {platform.started_in:.0f} s")
-                sale, table = asyncio.run(demo(platform, cfg, console, args.plain, args.rest_timeout))
+                sale, table = asyncio.run(demo(platform, cfg, console, args.plain, args.rest_timeout,
+                                                 args.rooms_timeout))
     except RoomMissing as exc:
         console.print(f"[red]{exc}[/red]")
         return 2
