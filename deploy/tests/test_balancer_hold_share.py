@@ -121,7 +121,9 @@ def test_a_flood_of_holds_reaches_an_instance_only_up_to_the_holds_share(door: t
     answered = at_once(url, [("POST", "/showtimes/7/holds")] * 16)
     codes = Counter(r.status_code for r in answered)
     assert instance.most["POST /showtimes/7/holds"] == share, instance.most
-    assert codes == {200: share, 503: 16 - share}, codes
+    # Usually exactly `share` answered; on a loaded machine a thread may send its request only after the first
+    # answers came (1.5 s), and that one finds a slot free (CI once: 7 answered, 9 refused).
+    assert set(codes) == {200, 503} and codes[200] >= share and codes[200] + codes[503] == 16, codes
     refused = next(r for r in answered if r.status_code == 503)
     assert refused.json()["message"] == UNAVAILABLE_MESSAGE  # the balancer's own answer, not the instance's
 
@@ -133,7 +135,7 @@ def test_other_routes_still_reach_it_up_to_the_limit_and_a_quarter_beside_a_floo
     extended = Counter(r.status_code for r in answered[12:])
     assert instance.most["POST /showtimes/7/holds"] == 6
     assert instance.most["POST /holds/h-1/extend"] == LIMIT + LIMIT // 4, instance.most
-    assert extended[200] == LIMIT + LIMIT // 4
+    assert extended[200] >= LIMIT + LIMIT // 4  # more when a request is sent late (the test above)
 
 
 def test_the_hold_share_routes_are_hold_services_routes_of_the_hold_priority() -> None:
