@@ -108,8 +108,11 @@ def test_make_demo_sells_out_and_its_table_passes(tmp_path: Path, kafka_bootstra
     assert "no late payer" not in rows["every late payment refunded"]["figure"]  # they played
     assert {"seat_map", "hold", "hold_best", "checkout"} <= set(table["steps"])
     # A share of the customers asked for the best seats available: their 409s per booking beside the pickers'.
+    # Behind a room of 8 they may book none: in a landing run they met 28 409s and booked nothing, while the pickers
+    # of single seats booked 18 (a figure, not a check, as the row says).
     best = rows["409s per booking, best available vs picking"]
-    assert best["ok"] is None and re.match(r"best available [\d.]+ \(\d+ 409s / [1-9]\d* bookings\) vs picking ",
+    booked = r"[1-9]\d*" if room == "" else r"\d+"
+    assert best["ok"] is None and re.match(rf"best available ([\d.]+|-) \(\d+ 409s / {booked} bookings\) vs picking ",
                                            best["figure"]), best
     assert all(s["p99_ms"] >= s["p50_ms"] > 0 for s in table["steps"].values())
     # The services' own figures beside the customers', read from their /metrics over the sale.
