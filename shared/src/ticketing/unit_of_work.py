@@ -65,8 +65,9 @@ class PostgresUnitOfWork(UnitOfWork):
     `PostgresUnitOfWork(pool, transaction=False)` runs each statement in its own."""
 
     def __init__(self, pool: asyncpg.Pool | None = None, *, conn: Conn | None = None,
-                 transaction: bool = True) -> None:
-        """Exactly one of `pool` (own the transaction) and `conn` (join the caller's)."""
+                 transaction: bool = True, on_commit: Callable[[], None] | None = None) -> None:
+        """Exactly one of `pool` (own the transaction) and `conn` (join the caller's). `on_commit` is called after
+        each commit of its own (a joined unit of work's transaction is committed by its owner, later)."""
         if (pool is None) == (conn is None):
             raise ValueError("a unit of work takes a pool or a connection")
         self.pool = pool
@@ -74,6 +75,7 @@ class PostgresUnitOfWork(UnitOfWork):
         self._tx: Transaction | None = None
         self._joined = conn is not None
         self._transaction = transaction
+        self._on_commit = on_commit
         self._statements: AbstractAsyncContextManager[PoolConnectionProxy] | None = None
         if conn is not None:
             self.bind(conn)
@@ -124,6 +126,8 @@ class PostgresUnitOfWork(UnitOfWork):
         if self._tx is not None:
             await self._tx.commit()  # deferred constraint triggers run here
         self.committed = True
+        if self._on_commit is not None and not self._joined:
+            self._on_commit()
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:

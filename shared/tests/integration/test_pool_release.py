@@ -100,3 +100,34 @@ async def test_a_unit_of_work_with_a_transaction_still_commits_only_on_commit(po
     finally:
         await other.execute(f"DROP TABLE IF EXISTS {name}")
         await other.close()
+
+
+async def test_on_commit_is_called_after_its_own_commit_only(pool, platform_dsn) -> None:
+    """What hold-service's seat-map numberer is woken by: the work is committed when it is told, and a joined unit
+    of work, whose owner commits later, tells nothing."""
+    name = f"uow_{uuid.uuid4().hex[:12]}"
+    other = await asyncpg.connect(platform_dsn)
+    await other.execute(f"CREATE TABLE {name} (n int)")
+    seen: list[int] = []
+
+    def told() -> None:
+        seen.append(1)
+
+    try:
+        async with Scratch(pool, on_commit=lambda: seen.append(len(seen))) as uow:
+            await uow.conn.execute(f"INSERT INTO {name} VALUES (1)")
+            assert seen == []
+            await uow.commit()
+        assert seen == [0]
+        async with Scratch(pool, on_commit=told) as uow:
+            await uow.conn.execute(f"INSERT INTO {name} VALUES (2)")  # left without commit: nothing told
+        assert seen == [0]
+        async with pool.acquire() as conn, conn.transaction():
+            joined = Scratch(conn=conn, on_commit=told)
+            async with joined:
+                await joined.commit()
+        assert seen == [0]
+        assert await other.fetchval(f"SELECT count(*) FROM {name}") == 1
+    finally:
+        await other.execute(f"DROP TABLE IF EXISTS {name}")
+        await other.close()

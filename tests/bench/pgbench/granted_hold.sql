@@ -2,10 +2,11 @@
 -- the service's connection runs for a hold of one seat asked alone, with no Idempotency-Key, one pgbench
 -- transaction per hold.
 --   1. sql/holds.sql take_seats, its own transaction (autocommit): the seat locked and decided, the seat UPDATE,
---      the booking INSERT (its cap trigger runs at COMMIT), the showtime's seat-map version, the outbox row and the
---      NOTIFYs (append_seat_map_events, sql/schema.sql). TAKE_SEATS is replaced by that statement's text at run
---      time, so this file cannot drift from it. The service binds it as a prepared statement (asyncpg) under
---      plan_cache_mode=force_generic_plan (bootstrap.py PLANS); here each client PREPAREs it once and EXECUTEs it
+--      the booking INSERT (its cap trigger runs at COMMIT), the showtime's row read (FOR KEY SHARE) and the outbox
+--      row, pending (append_seat_map_events, sql/schema.sql; its version, the NOTIFYs and the relay's wake-up come
+--      after COMMIT, from a numberer: deferred work, as publishing is). TAKE_SEATS is replaced by that statement's
+--      text at run time, so this file cannot drift from it. The service binds it as a prepared statement (asyncpg)
+--      under plan_cache_mode=force_generic_plan (bootstrap.py PLANS); here each client PREPAREs it once and EXECUTEs it
 --      (pgbench's prepared mode cannot send step 2), with PGOPTIONS setting the same plan mode.
 --   2. the pool's reset when the connection goes back to the pool (db.released_in_background): asyncpg's reset
 --      query, its statements in one message, one round trip. RESET_QUERY is replaced by the query the installed

@@ -18,6 +18,7 @@ from hold_service.adapters.room_store import PgRoomStore
 from hold_service.adapters.seat_gate import SeatGate
 from hold_service.adapters.seat_map_feed import PgSeatMapFeed, maintain
 from hold_service.adapters.seat_map_source import PgSeatMapSource
+from hold_service.adapters.seat_map_versions import SeatMapNumberer
 from hold_service.adapters.seat_maps import LiveSeatMaps
 from hold_service.adapters.stream_leases import StreamLeases
 from hold_service.adapters.writer import PostgresHoldWriter
@@ -34,6 +35,7 @@ class Service:
     redis: RedisClient
     seat_maps: LiveSeatMaps
     seat_map_feed: PgSeatMapFeed
+    numberer: SeatMapNumberer
     room_redis: RedisClient | None = None  # the waiting room's own client
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -49,6 +51,10 @@ class Service:
             await asyncio.wait_for(self.seat_map_feed.listening.wait(), wait_seconds)
         except TimeoutError:
             pass
+
+    def number_seat_changes(self) -> None:
+        """Every process that writes seat-map changes: their versions, given after COMMIT, until close()."""
+        self._tasks.append(asyncio.create_task(self.numberer.run(self._stop)))
 
     async def close(self) -> None:
         self._stop.set()
@@ -78,15 +84,18 @@ async def bootstrap(settings: HoldSettings) -> Service:
     room_guard = RedisGuard(redis_client(settings, settings.waiting_room_redis_timeout_seconds),
                             settings.redis_retry_after_seconds)
     seat_maps = _seat_maps(settings, pool, guard)
-    deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool),
-                statements=lambda: PgHoldsUnitOfWork(pool, transaction=False), writer=PostgresHoldWriter(pool),
+    numberer = SeatMapNumberer(pool, settings.seat_map_numbering_seconds, settings.dependency_timeout_seconds)
+    deps = Deps(settings=settings, uow=lambda: PgHoldsUnitOfWork(pool, on_commit=numberer.kick),
+                statements=lambda: PgHoldsUnitOfWork(pool, transaction=False, on_commit=numberer.kick),
+                writer=PostgresHoldWriter(pool, numberer.kick),
                 admission=_admission(settings, guard), seat_maps=seat_maps,
                 rooms=PgRoomStore(pool, settings.waiting_room_cache_seconds),
                 queue=RedisRoomQueue(room_guard, settings.waiting_room_step_seconds,
                                      settings.waiting_room_abandon_seconds),
                 credentials=SignedCredentials(settings.jwt_secret))
     return Service(deps=deps, pool=pool, redis=guard.client, seat_maps=seat_maps,
-                   seat_map_feed=PgSeatMapFeed(settings.session_database_url, seat_maps), room_redis=room_guard.client)
+                   seat_map_feed=PgSeatMapFeed(settings.session_database_url, seat_maps), numberer=numberer,
+                   room_redis=room_guard.client)
 
 
 def _admission(settings: HoldSettings, guard: RedisGuard) -> RedisAdmission:

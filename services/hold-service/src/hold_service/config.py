@@ -56,6 +56,9 @@ class HoldSettings(TokenSettings):
     http_port: int = 8001
     """The API's port."""
 
+    seat_map_numbering_seconds: float = Field(default=0.1, gt=0)
+    """How often each process numbers the seat-map changes still without a version (they get it after their
+    COMMIT: docs/seat-map.md); a process numbers its own holds' changes at once."""
     seat_map_showtimes: int = Field(default=2000, ge=1)
     """Seat maps an API process keeps in memory; past it the least read one that no stream follows goes."""
     seat_map_missing_seconds: float = Field(default=1.0, ge=0)

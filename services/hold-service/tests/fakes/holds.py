@@ -93,9 +93,9 @@ class FakeHoldRepository(HoldRepository):
         for code in hold.seats:
             self.tx["seats"][(hold.showtime_id, code)] = Seat()
         self.tx["bookings"][hold.hold_id] = replace(hold, status="CANCELLED")
-        version = seat_map_event(self.tx, "BookingCancelled", hold, {
+        seat_map_event(self.tx, "BookingCancelled", hold, {
             "holdId": hold.hold_id, "seats": hold.seats, "reason": reason, "paymentId": hold.payment_id})
-        return replace(done, outcome="CANCELLED", version=version)
+        return replace(done, outcome="CANCELLED")
 
     async def cancel_showtime(self, showtime_id: int, reason: str) -> bool | None:
         showtime = self.tx["showtimes"].get(showtime_id)
@@ -125,19 +125,20 @@ class FakeHoldRepository(HoldRepository):
         oldest = (self.tx.now - expired[0].expires_at).total_seconds() if expired else 0.0
         return Backlog(holds=len(expired), oldest_seconds=oldest)
 
-    async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
+    async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> bool:
         hold = self.tx["bookings"].get(hold_id)
         if hold is None or hold.status != "HELD" or hold_expired(hold.status, hold.expires_at, self.tx.now):
-            return None
+            return False
         if self.tx["showtimes"][hold.showtime_id].status == "CANCELLED":
-            return None
+            return False
         for code in hold.seats:
             self.tx["seats"][(hold.showtime_id, code)] = Seat("BOOKED", hold_id)
         self.tx["bookings"][hold_id] = replace(hold, status="BOOKED", payment_id=payment_id)
-        return seat_map_event(self.tx, "BookingConfirmed", hold, {
+        seat_map_event(self.tx, "BookingConfirmed", hold, {
             "holdId": hold_id, "seats": hold.seats, "amountCents": paid_cents,
             "discountCents": max(hold.amount_cents - paid_cents, 0), "paymentId": payment_id,
             **_ticket_details(self.tx["showtimes"][hold.showtime_id].details, hold)})
+        return True
 
     async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float,
                      close_minutes: float = 0) -> Extension | None:

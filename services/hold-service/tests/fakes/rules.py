@@ -42,15 +42,15 @@ def as_seen(hold: Hold | None, now: datetime) -> Hold | None:
     return replace(hold, status="EXPIRED")
 
 
-def seat_map_event(tx: MemoryTransaction, type_: str, hold: Hold, data: dict[str, Any]) -> int:
-    """append_seat_map_events: the showtime's next version, and its event to the outbox."""
+def seat_map_event(tx: MemoryTransaction, type_: str, hold: Hold, data: dict[str, Any]) -> None:
+    """append_seat_map_events, then its numbering (which the database does right after COMMIT): the showtime's
+    next version, and its event to the outbox."""
     showtime = tx["showtimes"][hold.showtime_id]
     version = showtime.version + 1
     tx["showtimes"][hold.showtime_id] = replace(showtime, version=version)
     tx["outbox"][tx.db.next_id()] = booking_event(
         type_, source=SOURCE, booking_id=hold.booking_id, showtime_id=hold.showtime_id,
         customer_id=hold.customer_id, data={**data, "seatMapVersion": version})
-    return version
 
 
 def release_hold(tx: MemoryTransaction, hold_id: uuid.UUID, cancel_reason: str) -> Released | None:
@@ -63,8 +63,6 @@ def release_hold(tx: MemoryTransaction, hold_id: uuid.UUID, cancel_reason: str) 
     for code in freed:
         tx["seats"][(hold.showtime_id, code)] = Seat()
     tx["bookings"][hold_id] = replace(hold, status="EXPIRED" if reason == "EXPIRED" else "RELEASED")
-    version = None
     if freed:
-        version = seat_map_event(tx, "SeatsReleased", hold, {"holdId": hold_id, "seats": freed, "reason": reason})
-    return Released(hold_id=hold_id, showtime_id=hold.showtime_id, seats=hold.seats, reason=reason, freed=freed,
-                    version=version)
+        seat_map_event(tx, "SeatsReleased", hold, {"holdId": hold_id, "seats": freed, "reason": reason})
+    return Released(hold_id=hold_id, showtime_id=hold.showtime_id, seats=hold.seats, reason=reason, freed=freed)

@@ -28,6 +28,7 @@ from hold_service.adapters.room_store import PgRoomStore
 from hold_service.adapters.seat_gate import SeatGate
 from hold_service.adapters.seat_map_feed import PgSeatMapFeed
 from hold_service.adapters.seat_map_source import PgSeatMapSource
+from hold_service.adapters.seat_map_versions import SeatMapNumberer
 from hold_service.adapters.seat_maps import LiveSeatMaps
 from hold_service.adapters.writer import PostgresHoldWriter
 from hold_service.bootstrap import Service
@@ -45,6 +46,7 @@ from ticketing.db import create_pool
 from ticketing.redis_client import redis_client
 from ticketing.settings import ServiceSettings
 from ticketing_testing import env, eventually
+from ticketing_testing.seat_map_versions import numbered
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "src" / "hold_service" / "sql" / "migrations"
 SECRET = env("JWT_SECRET", "dev-only-change-me")
@@ -173,7 +175,7 @@ def h() -> Any:
 
     return SimpleNamespace(new_id=new_id, auth=auth, seat_rows=seat_rows,
                            assert_single_holders=assert_single_holders, open_ports=open_ports,
-                           most_at_once=most_at_once)
+                           most_at_once=most_at_once, numbered=numbered)
 
 
 @dataclass
@@ -263,6 +265,8 @@ async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
                        retry_after=1.0)
 
     async def outbox(booking_id: uuid.UUID) -> list[dict[str, Any]]:
+        async with pool.acquire() as conn:
+            await numbered(conn)
         rows = await pool.fetch("SELECT convert_from(payload, 'UTF8') AS e FROM outbox WHERE message_key = $1 "
                                 "ORDER BY id", str(booking_id))
         return [json.loads(r["e"]) for r in rows]
@@ -271,16 +275,18 @@ async def open_ports(kind: str, fakes: ModuleType, dsn: str, redis_url: str,
     seat_maps = LiveSeatMaps(PgSeatMapSource(pool), capacity=100, missing_seconds=0.0, stale_seconds=2.0,
                              stream_buffer_bytes=1 << 16, max_streams=10)
     feed, stop = PgSeatMapFeed(dsn, seat_maps), asyncio.Event()
-    following = asyncio.create_task(feed.run(stop))
+    numberer = SeatMapNumberer(pool, interval_seconds=0.05)
+    following, numbering = asyncio.create_task(feed.run(stop)), asyncio.create_task(numberer.run(stop))
     try:
         await asyncio.wait_for(feed.listening.wait(), 10)
-        yield Ports(kind, lambda: PgHoldsUnitOfWork(pool), PostgresHoldWriter(pool),
+        yield Ports(kind, lambda: PgHoldsUnitOfWork(pool), PostgresHoldWriter(pool, numberer.kick),
                     RedisAdmission(guard, RateLimits(guard, per_minute, per_address),
                                    SeatGate(guard, enabled=kind != "real-gate-off")),
                     seat_maps, asyncio.sleep, outbox, rooms=PgRoomStore(pool, cache_seconds=0))
     finally:
         stop.set()
         await following
+        await numbering
         await guard.client.aclose()
         await pool.close()
 

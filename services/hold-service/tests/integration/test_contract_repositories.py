@@ -86,8 +86,7 @@ async def test_release_ends_a_held_hold_once_and_frees_its_seats(ports) -> None:
         released = await uow.holds.release(request.hold_id, "CANCELLED")
         assert await uow.holds.release(request.hold_id, "CANCELLED") is None
         await uow.commit()
-    assert (released.reason, released.seats, released.freed, released.version) == (
-        "CANCELLED", ["A1", "A2"], ["A1", "A2"], 2)
+    assert (released.reason, released.seats, released.freed) == ("CANCELLED", ["A1", "A2"], ["A1", "A2"])
     assert (await ports.get(request.hold_id)).status == "RELEASED"
     event = (await ports.events(request.booking_id))[-1]
     assert (event["type"], event["data"]["seats"], event["data"]["seatMapVersion"]) == (
@@ -148,14 +147,14 @@ async def test_confirm_books_a_live_held_hold_once(ports) -> None:
     request = await held(ports)
     payment = uuid.uuid4()
     async with ports.uow() as uow:
-        version = await uow.holds.confirm(request.hold_id, payment, 2000)
-        assert await uow.holds.confirm(request.hold_id, uuid.uuid4(), 2000) is None
+        booked = await uow.holds.confirm(request.hold_id, payment, 2000)
+        assert await uow.holds.confirm(request.hold_id, uuid.uuid4(), 2000) is False
         await uow.commit()
     hold = await ports.get(request.hold_id)
-    assert (version, hold.status, hold.payment_id) == (2, "BOOKED", payment)
+    assert (booked, hold.status, hold.payment_id) == (True, "BOOKED", payment)
     confirmed = (await ports.events(request.booking_id))[-1]
-    assert (confirmed["type"], confirmed["data"]["amountCents"], confirmed["data"]["discountCents"]) == (
-        "BookingConfirmed", 2000, 400)
+    assert (confirmed["type"], confirmed["data"]["amountCents"], confirmed["data"]["discountCents"],
+            confirmed["data"]["seatMapVersion"]) == ("BookingConfirmed", 2000, 400, 2)
     async with ports.uow() as uow:
         assert await uow.holds.release(request.hold_id, "CANCELLED") is None  # booked is final
 
@@ -165,8 +164,8 @@ async def test_confirm_refuses_expired_and_released_holds(ports) -> None:
     await ports.elapse(0.6)
     async with ports.uow() as uow:
         await uow.holds.release(released.hold_id, "CANCELLED")
-        assert await uow.holds.confirm(expired.hold_id, uuid.uuid4(), 2400) is None
-        assert await uow.holds.confirm(released.hold_id, uuid.uuid4(), 2400) is None
+        assert await uow.holds.confirm(expired.hold_id, uuid.uuid4(), 2400) is False
+        assert await uow.holds.confirm(released.hold_id, uuid.uuid4(), 2400) is False
         await uow.commit()
     assert [(await ports.get(r.hold_id)).status for r in (expired, released)] == ["EXPIRED", "RELEASED"]
 

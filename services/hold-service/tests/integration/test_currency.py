@@ -14,11 +14,13 @@ from hold_service.adapters import repository
 from hold_service.entrypoints.worker import sweep
 from ticketing.envelope import sql_form
 from ticketing.events import BOOKING_EVENT_TYPES, BOOKING_EVENTS, decode_booking_event
+from ticketing_testing.seat_map_versions import numbered
 
 pytestmark = pytest.mark.integration
 
 
 async def events(db: Any, booking_id: str) -> dict[str, dict[str, Any]]:
+    await numbered(db)
     rows = await db.fetch("SELECT convert_from(payload, 'UTF8') AS e FROM outbox WHERE message_key = $1 ORDER BY id",
                           booking_id)
     found = [json.loads(r["e"]) for r in rows]

@@ -20,6 +20,7 @@ from ticketing.tickets import (
     sign_ticket,
     unb64url,
 )
+from ticketing_testing.seat_map_versions import numbered
 
 pytestmark = pytest.mark.integration
 
@@ -52,6 +53,7 @@ def scan(ticket: str, sid: int, door: str, **more: Any) -> dict[str, Any]:
 
 
 async def checked_in_events(db: Any, booking_id: str) -> list[Any]:
+    await numbered(db)
     rows = await db.fetch("SELECT convert_from(payload, 'UTF8') AS e FROM outbox WHERE message_key = $1 "
                           "ORDER BY id", booking_id)
     events = [decode_booking_event(r["e"].encode()) for r in rows]  # each valid in the event catalogue

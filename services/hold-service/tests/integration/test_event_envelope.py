@@ -14,11 +14,13 @@ import pytest
 from ticketing import outbox, request_id
 from ticketing.envelope import HEADERS
 from ticketing.events import booking_event, decode_booking_event
+from ticketing_testing.seat_map_versions import numbered
 
 pytestmark = pytest.mark.integration
 
 
 async def _row(conn: asyncpg.Connection, booking_id: uuid.UUID) -> tuple[dict[str, Any], list[list[str]]]:
+    await numbered(conn)
     row = await conn.fetchrow("SELECT convert_from(payload, 'UTF8') AS payload, headers::text AS headers FROM outbox "
                               "WHERE message_key = $1 ORDER BY id DESC LIMIT 1", str(booking_id))
     assert row is not None

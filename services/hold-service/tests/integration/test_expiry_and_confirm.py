@@ -11,6 +11,7 @@ from hold_service.adapters.repository import PgHoldsUnitOfWork
 from hold_service.domain.commands import ConfirmBooking
 from hold_service.service_layer.lifecycle import confirm_booking, sweep_expired
 from ticketing_testing import eventually
+from ticketing_testing.seat_map_versions import numbered
 
 pytestmark = pytest.mark.integration
 
@@ -23,6 +24,7 @@ async def _confirm(svc, booking_id: str, payment_id: uuid.UUID, paid: int = 1200
 
 
 async def _events(db, booking_id: str) -> list[tuple[str, dict]]:
+    await numbered(db)
     rows = await db.fetch("SELECT convert_from(payload, 'UTF8')::jsonb AS e FROM outbox "
                           "WHERE message_key = $1 ORDER BY id", booking_id)
     events = [json.loads(r["e"]) for r in rows]

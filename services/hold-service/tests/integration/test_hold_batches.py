@@ -7,7 +7,9 @@ import asyncio
 import json
 
 import pytest
-from hold_service.adapters.seat_gate import seat_key
+from hold_service.adapters.seat_gate import mark_key, seat_key
+from ticketing_testing import eventually
+from ticketing_testing.seat_map_versions import numbered
 
 pytestmark = pytest.mark.integration
 
@@ -35,6 +37,9 @@ async def test_each_hold_of_a_batch_gets_its_own_verdict(start, db, h, statement
     async with start(hold_rate_limit_per_minute=1000, max_seats_held_per_customer_showtime=8) as svc:
         sid = await svc.showtime({"F": 20})
         assert (await svc.hold(sid, ["F1"])).status_code == 201
+        # The first hold of a showtime refills its gate in the background (no mark yet): once the mark is there,
+        # the refill has written its keys and will not put F1's back.
+        assert await eventually(lambda: svc.redis.exists(mark_key(sid)), timeout=10, interval=0.02)
         await svc.redis.delete(seat_key(sid, "F1"))
         hoarder = h.new_id()
         assert (await svc.hold(sid, [f"F{n}" for n in range(10, 17)], hoarder)).status_code == 201
@@ -97,6 +102,7 @@ async def test_a_wave_of_expired_holds_is_decided_alike_by_the_plan_postgres_cac
     seats = await h.seat_rows(db, sid)
     for r in second:
         assert {str(seats[s]["hold_id"]) for s in r.json()["seats"]} == {r.json()["holdId"]}
+    await numbered(db)
     payloads = await db.fetch("SELECT payload FROM outbox ORDER BY id DESC LIMIT 200")
     events = sorted((e for e in (json.loads(p["payload"]) for p in payloads) if e["showtimeId"] == sid),
                     key=lambda e: e["data"]["seatMapVersion"])

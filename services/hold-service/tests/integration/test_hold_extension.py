@@ -15,6 +15,7 @@ from hold_service.domain.commands import ConfirmBooking
 from hold_service.service_layer.lifecycle import confirm_booking
 from prometheus_client import REGISTRY
 from ticketing_testing import eventually
+from ticketing_testing.seat_map_versions import numbered
 from ticketing_testing.workers import own_redis_db
 
 pytestmark = pytest.mark.integration
@@ -30,6 +31,7 @@ async def extend(svc, h, hold_id: str, until: str, customer: int | None = None, 
 
 
 async def extended_events(db, booking_id: str) -> list[dict]:  # type: ignore[type-arg]
+    await numbered(db)
     rows = await db.fetch("SELECT convert_from(payload, 'UTF8') AS e FROM outbox WHERE message_key = $1 "
                           "ORDER BY id", booking_id)
     return [e for r in rows if (e := json.loads(r["e"]))["type"] == "HoldExtended"]

@@ -10,6 +10,7 @@ import uuid
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from ticketing_testing import eventually, transactions_opened
+from ticketing_testing.seat_map_versions import numbered
 
 pytestmark = pytest.mark.integration
 
@@ -60,6 +61,7 @@ async def test_cancel_frees_seats_at_once_and_emits_released(start, db, h) -> No
         assert again.status_code == 201  # the gate's keys went too
         got = await svc.client.get(f"/holds/{hold['holdId']}", headers=h.auth(owner))
         assert got.json()["status"] == "RELEASED"
+    await numbered(db)
     types = await db.fetch("SELECT convert_from(payload, 'UTF8')::jsonb AS e FROM outbox "
                            "WHERE message_key = $1 ORDER BY id", hold["bookingId"])
     events = [json.loads(t["e"]) for t in types]

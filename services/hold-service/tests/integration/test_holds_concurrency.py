@@ -8,6 +8,8 @@ import random
 from datetime import datetime
 
 import pytest
+from ticketing_testing import eventually
+from ticketing_testing.seat_map_versions import numbered
 
 pytestmark = pytest.mark.integration
 
@@ -65,9 +67,10 @@ async def test_500_random_overlapping_holds_no_deadlock_no_double_holder(start, 
 
 @pytest.mark.parametrize("gate", [True, False])
 async def test_seat_map_versions_are_one_per_change_in_commit_order(start, db, h, gate: bool) -> None:
-    """Versions are one per change, in commit order (append_seat_map_events, sql/schema.sql): 40
-    concurrent holds on one showtime, then a cancel, give SeatsHeld events carrying versions 1..40
-    exactly once, SeatsReleased 41, and the showtime, its seat map and the outbox agree. The holds are
+    """Versions are one per change, in the order of the changes (append_seat_map_events and
+    number_seat_map_changes, sql/schema.sql): 40 concurrent holds on one showtime, then a cancel, give SeatsHeld
+    events carrying versions 1..40 exactly once, SeatsReleased 41, and the showtime, its seat map and the outbox
+    agree. The holds are
     written in batches (several in one statement), the gate on or off."""
     async with start(seat_gate_enabled=gate, hold_rate_limit_per_minute=1000) as svc:
         sid = await svc.showtime({"A": 20, "B": 20})
@@ -79,7 +82,12 @@ async def test_seat_map_versions_are_one_per_change_in_commit_order(start, db, h
         first = responses[0].json()
         cancel = await svc.client.delete(f"/holds/{first['holdId']}", headers=h.auth(owner))
         assert cancel.status_code == 204
-        seat_map = (await svc.client.get(f"/showtimes/{sid}/seats", headers=h.auth(owner))).json()
+
+        async def caught_up() -> dict | None:  # the versions come a moment after each COMMIT
+            body = (await svc.client.get(f"/showtimes/{sid}/seats", headers=h.auth(owner))).json()
+            return body if body["version"] == 41 else None
+        seat_map = await eventually(caught_up, timeout=5, interval=0.02)
+    await numbered(db)
     payloads = await db.fetch("SELECT payload FROM outbox ORDER BY id DESC LIMIT 500")
     events = [e for e in (json.loads(p["payload"]) for p in payloads) if e["showtimeId"] == sid]
     held = sorted(e["data"]["seatMapVersion"] for e in events if e["type"] == "SeatsHeld")

@@ -21,6 +21,7 @@ from hold_service.domain.commands import ConfirmBooking
 from hold_service.domain.model import TakeSeats, Verdict
 from hold_service.service_layer.lifecycle import confirm_booking
 from ticketing_testing import eventually
+from ticketing_testing.seat_map_versions import numbered
 
 pytestmark = pytest.mark.integration
 
@@ -90,6 +91,7 @@ async def expire(db: asyncpg.Connection, hold_id: uuid.UUID) -> None:
 
 
 async def events(db: asyncpg.Connection, sid: int) -> list[tuple[str, list[str], int]]:
+    await numbered(db)
     rows = await db.fetch("SELECT convert_from(payload, 'UTF8')::jsonb AS e FROM outbox ORDER BY id DESC LIMIT 300")
     found = [json.loads(r["e"]) for r in rows]
     mine = [e for e in found if e["showtimeId"] == sid and "seatMapVersion" in e["data"]]

@@ -15,6 +15,7 @@ from hold_service.domain.commands import ConfigureRoom
 from hold_service.service_layer.room_rush import watch_rooms
 from ticketing.events import decode_booking_event
 from ticketing_testing import eventually
+from ticketing_testing.seat_map_versions import numbered
 
 pytestmark = pytest.mark.integration
 
@@ -26,6 +27,7 @@ RUSH = {"waiting_room_auto_default": True, "waiting_room_auto_open_at_arrivals_p
 
 
 async def room_events(db, sid: int) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    await numbered(db)
     rows = await db.fetch("SELECT convert_from(payload, 'UTF8') AS e FROM outbox WHERE message_key = $1 ORDER BY id",
                           f"showtime:{sid}")
     return [json.loads(r["e"]) for r in rows]

@@ -14,6 +14,7 @@ import asyncpg
 import pytest
 from hold_service.domain.model import TakeSeats
 from hold_service.service_layer.lifecycle import BACKLOG_HOLDS, BACKLOG_OLDEST, expired_backlog, sweep_expired
+from ticketing_testing.seat_map_versions import numbered
 
 pytestmark = pytest.mark.integration
 
@@ -36,6 +37,7 @@ async def abandoned(svc: Any, sid: int, ttl: float = 0.3) -> list[TakeSeats]:
 
 
 async def events(db: asyncpg.Connection, sid: int) -> list[dict[str, Any]]:
+    await numbered(db)
     rows = await db.fetch("SELECT convert_from(payload, 'UTF8') AS e FROM outbox "
                           "WHERE (convert_from(payload, 'UTF8')::jsonb ->> 'showtimeId')::bigint = $1", sid)
     return sorted((json.loads(r["e"]) for r in rows), key=lambda e: e["data"]["seatMapVersion"])

@@ -46,7 +46,7 @@ async def test_the_owner_cancels_a_booking_its_seats_go_back_on_sale_once(fakes)
     with pytest.raises(HoldNotFound):
         await cancel_booking(CancelBooking(hold.booking_id, 8), world.deps)  # another customer's: not found
     done = await cancel_booking(CancelBooking(hold.booking_id, 7), world.deps)
-    assert (done.outcome, done.version) == ("CANCELLED", before + 1)
+    assert done.outcome == "CANCELLED"
     assert (await world.seat_map(sid))["version"] == before + 1
     assert world.seats(sid) == {f"F{n}": "AVAILABLE" for n in range(1, 5)}
     (cancelled,) = world.events("BookingCancelled")

@@ -54,7 +54,7 @@ def test_why_a_scan_is_refused(booking, at, offline, refused) -> None:  # type: 
 async def booked_ticket(world, sid: int, *seats: str) -> tuple[uuid.UUID, str]:  # type: ignore[no-untyped-def]
     hold = await hold_seats(HoldSeats(showtime_id=sid, customer_id=7, seats=list(seats)), world.deps)
     async with world.deps.uow() as uow:
-        assert await uow.holds.confirm(hold.hold_id, uuid.uuid4(), 1200) is not None
+        assert await uow.holds.confirm(hold.hold_id, uuid.uuid4(), 1200)
         await uow.commit()
     return hold.booking_id, world.deps.tickets.sign(TicketPayload(str(hold.booking_id), sid, tuple(seats)))
 

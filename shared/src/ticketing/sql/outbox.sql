@@ -15,7 +15,8 @@ SELECT pg_notify(current_schema() || '_outbox', '') FROM row;
 -- not see those marks, which is why the relay asks for ids above the batch it has in flight. Ids are no
 -- high-water mark: a row committed late by a long transaction (with a lower id) is found by the next claim
 -- from 0. Quarantined rows are left out, and so is every later row of their key (same topic and message
--- key): per-key order is kept (ticketing/relay/batches.py). No row lock: one relay leads per schema
+-- key): per-key order is kept (ticketing/relay/batches.py). Nothing at or after the oldest pending row (one its
+-- service still completes: migration 0902) goes out yet. No row lock: one relay leads per schema
 -- (try_relay_lock), and a lock would last only this statement.
 WITH marked AS (
     UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($3::bigint[])
@@ -23,6 +24,7 @@ WITH marked AS (
 SELECT id, topic, message_key, payload, headers::text AS headers
 FROM outbox o
 WHERE published_at IS NULL AND quarantined_at IS NULL AND id > $2
+  AND id < coalesce((SELECT min(id) FROM outbox WHERE pending), 9223372036854775807)
   AND NOT EXISTS (SELECT FROM outbox q
                   WHERE q.quarantined_at IS NOT NULL AND q.topic = o.topic
                     AND q.message_key = o.message_key AND q.id < o.id)

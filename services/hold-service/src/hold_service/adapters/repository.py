@@ -35,7 +35,9 @@ Q = Queries.load(sql_dir(hold_service.__file__) / "holds.sql")
 CAP_REFUSED = "HL429"  # SQLSTATE of the commit-time cap check (check_customer_seat_cap, sql/schema.sql)
 CANCELLED_SHOWTIME = "HL409"  # SQLSTATE of a hold or booking meeting its showtime's cancellation (schema.sql)
 # The events written in SQL's envelope; "currency": those with an amount carry the showtime's (0.1.0's pods: none).
-FORM = orjson.dumps({**orjson.loads(sql_form(BOOKING_EVENTS, source="hold-service")), "currency": True}).decode()
+# "versionsAfterCommit": their seat-map versions are given after COMMIT (sql/schema.sql append_seat_map_events).
+FORM = orjson.dumps({**orjson.loads(sql_form(BOOKING_EVENTS, source="hold-service")), "currency": True,
+                     "versionsAfterCommit": True}).decode()
 
 
 def cause() -> str:
@@ -69,7 +71,7 @@ def _released(hold_id: uuid.UUID, row: asyncpg.Record | None) -> Released | None
 
 def _ended(hold_id: uuid.UUID, row: asyncpg.Record) -> Released:
     return Released(hold_id=hold_id, showtime_id=row["showtime_id"], seats=list(row["seats"]),
-                    reason=row["reason"], freed=list(row["freed"]), version=row["version"])
+                    reason=row["reason"], freed=list(row["freed"]))
 
 
 def cap_refusal(exc: asyncpg.PostgresError) -> TooManySeatsHeld | ShowtimeClosed | None:
@@ -175,22 +177,21 @@ class PgHoldRepository(HoldRepository):
         assert row is not None  # an aggregate: always one row
         return Backlog(holds=row["holds"], oldest_seconds=row["oldest_seconds"])
 
-    async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
+    async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> bool:
         try:
             async with self.conn.transaction():  # a savepoint: the showtime's cancellation, met, undoes only this
-                version: int | None = await self.conn.fetchval(Q.confirm_hold, hold_id, payment_id, paid_cents,
-                                                               FORM, cause())
+                changes = await self.conn.fetchval(Q.confirm_hold, hold_id, payment_id, paid_cents, FORM, cause())
         except asyncpg.PostgresError as exc:
             if exc.sqlstate != CANCELLED_SHOWTIME:
                 raise
-            return None
-        return version
+            return False
+        return changes is not None
 
     async def cancel_booking(self, booking_id: uuid.UUID, reason: str, deadline_minutes: float) -> Cancellation:
         row = await self.conn.fetchrow(Q.cancel_booking, booking_id, reason, deadline_minutes, FORM, cause())
         assert row is not None
         return Cancellation(outcome=row["outcome"], hold_id=row["hold_id"], showtime_id=row["showtime_id"],
-                            seats=list(row["seats"] or ()), version=row["version"])
+                            seats=list(row["seats"] or ()))
 
     async def cancel_showtime(self, showtime_id: int, reason: str) -> bool | None:
         done: bool | None = await self.conn.fetchval(Q.cancel_showtime, showtime_id, reason)

@@ -2,12 +2,12 @@
 statement.
 
 Each hold is all-or-nothing and Postgres decides it, in one statement that is its own transaction (a unit of
-work's BEGIN and COMMIT would add two round trips, one of them with the showtime's version row locked). The
-holds of one showtime that arrive in the same turn of the event loop (ticketing.batching) share that
-statement (sql take_seats, the one that takes seats for a hold alone too): one pool checkout, one round trip
-and one COMMIT (a WAL flush, with the showtime's version row locked) for all of them. One batch per showtime is
-under way at a time in a process; holds that arrive meanwhile form the next one (group commit), so in a wave
-batches grow instead of statements queueing on the version row.
+work's BEGIN and COMMIT would add two round trips). The holds of one showtime that arrive in the same turn of
+the event loop (ticketing.batching) share that statement (sql take_seats, the one that takes seats for a hold
+alone too): one pool checkout, one round trip and one COMMIT (a WAL flush) for all of them. One batch per
+showtime is under way at a time in a process; holds that arrive meanwhile form the next one (group commit), so
+in a wave batches grow instead of statements queueing for the seats' rows and the disk. Once a batch is
+committed, the process's seat-map numberer gives its changes their versions (adapters/seat_map_versions.py).
 
 The batch writes a hold only if it surely may, and refuses one whose seats are taken or unknown as it would
 alone; a hold it cannot decide (it lost to an earlier hold of the batch, or to the cap) is asked again on its
@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 
 import asyncpg
 from ticketing.batching import TickBatcher
@@ -39,12 +40,14 @@ Take = tuple[TakeSeats, str]  # a hold and the cause headers its events carry (t
 
 
 class PostgresHoldWriter(HoldWriter):
-    def __init__(self, pool: asyncpg.Pool) -> None:
-        self.pool = pool
+    def __init__(self, pool: asyncpg.Pool, written: Callable[[], None] = lambda: None) -> None:
+        """`written` is told when holds were committed (the seat-map numberer: their versions now)."""
+        self.pool, self.written = pool, written
         self._batches: TickBatcher[int, Take, Verdict | Exception] = TickBatcher(self._take_many, serial=True)
 
     async def take(self, request: TakeSeats) -> Verdict:
         got = await self._batches.add(request.showtime_id, (request, repository.cause()))
+        self.written()
         if isinstance(got, Exception):
             raise got
         assert got is not None
@@ -53,7 +56,9 @@ class PostgresHoldWriter(HoldWriter):
     async def take_best(self, request: TakeSeats, best: BestSeats) -> tuple[TakeSeats, Verdict]:
         """Not batched: each choice is its own transaction, whose locks other choices pass over."""
         async with released_in_background(self.pool) as conn:
-            return await best_seats.take_best(conn, request, best, repository.cause())
+            taken = await best_seats.take_best(conn, request, best, repository.cause())
+        self.written()
+        return taken
 
     async def _take_many(self, showtime_id: int, takes: list[Take]) -> list[Verdict | Exception]:
         decided = await self._together(showtime_id, takes) if len(takes) > 1 else {}

@@ -56,6 +56,7 @@ async def main(roles: list[str]) -> None:
         "rooms": periodic("waiting-room-watch", settings.waiting_room_auto_check_seconds, lambda: watch_rooms(deps),
                           service=settings.service_name),
     }
+    service.number_seat_changes()  # whatever its roles: the consumer and the sweeper change seat maps
     try:
         await run_until_stopped({name: available[name] for name in roles}, service=settings.service_name,
                                 metrics_port=settings.metrics_port,

@@ -98,6 +98,6 @@ async def _end(hold_id: uuid.UUID, booking_id: uuid.UUID, status: str, deps: Dep
 
 async def _cancelled(done: Cancellation, reason: str, deps: Deps) -> None:
     """The seats go back on sale in the Redis gate too (Postgres already has them AVAILABLE)."""
-    log_action(logger, "booking.cancelled", hold_id=str(done.hold_id), reason=reason, version=done.version)
+    log_action(logger, "booking.cancelled", hold_id=str(done.hold_id), reason=reason)
     assert done.showtime_id is not None and done.hold_id is not None
     await deps.admission.release(done.showtime_id, done.seats, done.hold_id)

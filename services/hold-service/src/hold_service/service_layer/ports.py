@@ -39,7 +39,6 @@ class Released:
     seats: list[str]
     reason: str  # CANCELLED | EXPIRED
     freed: list[str]
-    version: int | None  # the seat-map version of its SeatsReleased; None when nothing was freed
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,6 @@ class Cancellation:
     hold_id: uuid.UUID | None = None
     showtime_id: int | None = None
     seats: list[str] = field(default_factory=list)
-    version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,8 +125,8 @@ class HoldRepository(abc.ABC):
         """The holds whose time has passed that are still HELD (the sweeper's backlog)."""
 
     @abc.abstractmethod
-    async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> int | None:
-        """Book a live HELD hold and record BookingConfirmed; its seat-map version, or None (not bookable)."""
+    async def confirm(self, hold_id: uuid.UUID, payment_id: uuid.UUID, paid_cents: int) -> bool:
+        """Book a live HELD hold and record BookingConfirmed; False (nothing changed) when it is not bookable."""
 
     @abc.abstractmethod
     async def extend(self, hold_id: uuid.UUID, until: datetime, max_seconds: float,

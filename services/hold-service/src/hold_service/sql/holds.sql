@@ -392,3 +392,7 @@ SELECT hold_id, booking_id, status FROM booking
 WHERE showtime_id = $1 AND status IN ('HELD', 'BOOKED')
 ORDER BY created_at
 LIMIT $2;
+
+-- name: number_seat_map_changes
+-- Up to $1 pending seat-map changes numbered (sql/schema.sql number_seat_map_changes): how many.
+SELECT number_seat_map_changes($1);

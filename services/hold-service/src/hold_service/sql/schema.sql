@@ -113,23 +113,32 @@ CREATE OR REPLACE FUNCTION seat_map_status(event_type TEXT) RETURNS TEXT
                            WHEN 'BookingConfirmed' THEN 'BOOKED' WHEN 'BookingCancelled' THEN 'AVAILABLE' END;
 
 -- The one writer of seat-map changes (SeatsHeld, SeatsReleased, BookingConfirmed, BookingCancelled); writers
--- call it last in
--- their one statement. `changes` (seat_map_change values) take the next seatMapVersions in their order: the
--- showtime's row is updated once for all of them and stays locked to the end of the transaction, so versions
--- are one per change, gapless, in commit order, and the row every hold of the showtime contends on is locked
--- only for the statement's tail and its COMMIT. Each change becomes one outbox row in `form`: the event
--- envelope and headers of the event catalogue (ticketing.envelope.sql_form: the topic, the envelope's
+-- call it last in their one statement. Each change (a seat_map_change value) becomes one outbox row in `form`:
+-- the event envelope and headers of the event catalogue (ticketing.envelope.sql_form: the topic, the envelope's
 -- constant fields, each header as [name, envelope field, constant]), then the change's own cause headers.
--- Each change is also told on the channel `<schema>_seat_map` as '<showtimeId>:<version>:<status>:<seat>,...'
--- (the API processes keep their seat maps from it: adapters/seat_map_feed.py); Postgres delivers
--- notifications at COMMIT, in commit order. Returns the last version (NULL: no change).
--- A hold (SeatsHeld) or a booking (BookingConfirmed) of a cancelled showtime fails here with SQLSTATE HL409
--- (adapters/repository.py reads it), so nothing of it is written: a statement that decided before the
--- cancellation committed meets it on the showtime's row, which the cancellation updated.
+--
+-- A change's seatMapVersion is given after its COMMIT (form "versionsAfterCommit", which this release's callers
+-- set): the row is written `pending`, without it, and number_seat_map_changes numbers the pending rows a moment
+-- later in a short transaction of its own, which also tells the API processes (NOTIFY). So a hold does not lock
+-- its showtime's row, nor send a NOTIFY (PostgreSQL commits the transactions that notified one at a time, in the
+-- whole server), until its COMMIT: the holds of one showtime commit side by side. The showtime's row is only
+-- read, under FOR KEY SHARE, which the booking's foreign key takes anyway: a cancellation (FOR UPDATE, sql
+-- holds.sql cancel_showtime) waits for the holds that read it before, and the holds after it see it.
+-- Versions stay one per change, gapless, in the order the changes of each seat were made (number_seat_map_changes
+-- says why).
+--
+-- Callers that do not set the flag (the previous release's pods, during an upgrade or after a rollback) get the
+-- versions in their transaction, as that release did: the pending changes are numbered first (under the
+-- numbering's lock, kept to COMMIT), then theirs, after them, with the showtime's row locked to COMMIT.
+--
+-- Returns NULL when there is no change; else the number of changes (after COMMIT) or the last version (in the
+-- transaction). A hold (SeatsHeld) or a booking (BookingConfirmed) of a cancelled showtime fails here with
+-- SQLSTATE HL409 (adapters/repository.py reads it), so nothing of it is written.
 CREATE OR REPLACE FUNCTION append_seat_map_events(showtime BIGINT, changes JSONB[], form JSONB) RETURNS BIGINT
     LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
     n INT := coalesce(cardinality(changes), 0);
+    later BOOLEAN := coalesce((form->>'versionsAfterCommit')::boolean, false);
     last BIGINT;
     state TEXT;
     -- {"currency": ...} for an event that carries an amount, when the caller's form asks for it (the previous
@@ -140,26 +149,35 @@ BEGIN
     IF n = 0 THEN
         RETURN NULL;
     END IF;
-    UPDATE showtime s SET seat_map_version = s.seat_map_version + n
-    WHERE s.showtime_id = append_seat_map_events.showtime
-    RETURNING s.seat_map_version, s.status, jsonb_strip_nulls(jsonb_build_object('currency', s.currency))
-    INTO last, state, money;
-    IF last IS NULL THEN
+    IF later THEN
+        SELECT s.status, jsonb_strip_nulls(jsonb_build_object('currency', s.currency)) INTO state, money
+        FROM showtime s WHERE s.showtime_id = append_seat_map_events.showtime
+        FOR KEY SHARE;
+    ELSE
+        PERFORM pg_advisory_xact_lock(seat_map_numbering_key());
+        PERFORM stamp_seat_map_versions(NULL);
+        UPDATE showtime s SET seat_map_version = s.seat_map_version + n
+        WHERE s.showtime_id = append_seat_map_events.showtime
+        RETURNING s.seat_map_version, s.status, jsonb_strip_nulls(jsonb_build_object('currency', s.currency))
+        INTO last, state, money;
+    END IF;
+    IF state IS NULL THEN
         RAISE EXCEPTION 'showtime % does not exist', showtime;
     END IF;
     IF state = 'CANCELLED' AND EXISTS (SELECT 1 FROM unnest(changes) c
                                        WHERE c->>'type' IN ('SeatsHeld', 'BookingConfirmed')) THEN
         RAISE EXCEPTION 'showtime % is cancelled', showtime USING ERRCODE = 'HL409';
     END IF;
-    INSERT INTO outbox (event_id, topic, message_key, payload, headers)
+    INSERT INTO outbox (event_id, topic, message_key, payload, headers, pending)
     SELECT e.id, form->>'topic', e.booking, convert_to(e.envelope::text, 'UTF8'),
            (SELECT jsonb_agg(jsonb_build_array(h->>0, coalesce(h->>2, e.envelope->>(h->>1))) ORDER BY h.i)
-            FROM jsonb_array_elements(form->'headers') WITH ORDINALITY AS h(h, i)) || e.caused_by
+            FROM jsonb_array_elements(form->'headers') WITH ORDINALITY AS h(h, i)) || e.caused_by, later
     FROM (SELECT c.i, c.id, c.change->>'booking' AS booking, c.change->'causedBy' AS caused_by,
                  form->'envelope' || jsonb_build_object(
                      'eventId', c.id, 'type', c.change->>'type', 'occurredAt', occurred,
                      'bookingId', c.change->'booking', 'showtimeId', showtime, 'customerId', c.change->'customer',
-                     'data', c.change->'data' || jsonb_build_object('seatMapVersion', last - n + c.i)
+                     'data', c.change->'data'
+                             || CASE WHEN later THEN '{}' ELSE jsonb_build_object('seatMapVersion', last - n + c.i) END
                              || CASE WHEN c.change->'data' ? 'amountCents' AND (form->>'currency')::boolean
                                      THEN money ELSE '{}' END) AS envelope
           FROM (SELECT c.change, c.i, gen_random_uuid() AS id  -- one id per change (a volatile call per row)
@@ -167,12 +185,87 @@ BEGIN
     ORDER BY e.i;
     PERFORM must(bool_and(seat_map_status(c.change->>'type') IS NOT NULL), 'a seat-map change of unknown type')
     FROM unnest(changes) AS c(change);
+    IF later THEN
+        RETURN n;
+    END IF;
     PERFORM pg_notify(current_schema() || '_seat_map', concat_ws(':', showtime, last - n + c.i,
                           seat_map_status(c.change->>'type'),
                           (SELECT string_agg(seat, ',') FROM jsonb_array_elements_text(c.change->'data'->'seats') seat)))
     FROM unnest(changes) WITH ORDINALITY AS c(change, i);
     PERFORM pg_notify(current_schema() || '_outbox', '');  -- wakes the relay at COMMIT
     RETURN last;
+END $$;
+
+-- --- Seat-map versions, after COMMIT ---------------------------------------------------------------------
+
+-- The lock one numbering of a schema's seat-map changes holds at a time (a transaction-level advisory lock).
+CREATE OR REPLACE FUNCTION seat_map_numbering_key() RETURNS BIGINT
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN hashtextextended(current_schema() || '.seat-map-versions', 0);
+
+-- Number the pending seat-map changes (up to `most`, NULL: all), oldest outbox row first: each showtime's
+-- seat_map_version grows by its changes, each change's event gets its seatMapVersion and is released to the
+-- relay, and each is told on the channel `<schema>_seat_map` as '<showtimeId>:<version>:<status>:<seat>,...'
+-- (the API processes keep their seat maps from it: adapters/seat_map_feed.py; Postgres delivers notifications
+-- at COMMIT, and the numberings commit one after another). The caller holds the numbering's lock. Returns how many.
+--
+-- Why outbox order is the order a seat map needs: two changes of one seat are made one after the other (the
+-- second locks the seat's row, which the first held to its COMMIT), and the second's outbox row is written after
+-- that lock, so after the first's COMMIT: it has the higher id, and any numbering that sees it sees the first.
+-- A row with a lower id still uncommitted when a later one is numbered changes other seats: its version comes
+-- later than the later row's, and applying the two in either order gives the same map.
+CREATE OR REPLACE FUNCTION stamp_seat_map_versions(most INT) RETURNS INT
+    LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    done INT;
+    wanted INT;
+    notices TEXT[];
+    told TEXT;
+BEGIN
+    WITH waiting AS MATERIALIZED (
+        SELECT o.id, convert_from(o.payload, 'UTF8')::jsonb AS envelope
+        FROM outbox o WHERE o.pending ORDER BY o.id LIMIT most
+    ), numbered AS MATERIALIZED (
+        SELECT w.id, w.envelope, (w.envelope->>'showtimeId')::bigint AS showtime_id,
+               row_number() OVER (PARTITION BY w.envelope->>'showtimeId' ORDER BY w.id) AS k
+        FROM waiting w
+    ), bumped AS (
+        UPDATE showtime s SET seat_map_version = s.seat_map_version + c.n
+        FROM (SELECT showtime_id, count(*) AS n FROM numbered GROUP BY showtime_id) c
+        WHERE s.showtime_id = c.showtime_id
+        RETURNING s.showtime_id, s.seat_map_version - c.n AS base
+    ), stamped AS (
+        UPDATE outbox o
+        SET pending = false,
+            payload = convert_to(jsonb_set(n.envelope, '{data,seatMapVersion}', to_jsonb(b.base + n.k))::text, 'UTF8')
+        FROM numbered n JOIN bumped b USING (showtime_id)
+        WHERE o.id = n.id
+        RETURNING o.id, concat_ws(':', n.showtime_id, b.base + n.k, seat_map_status(n.envelope->>'type'),
+                                  (SELECT string_agg(seat, ',')
+                                   FROM jsonb_array_elements_text(n.envelope->'data'->'seats') seat)) AS notice
+    )
+    SELECT count(*), array_agg(notice ORDER BY id), (SELECT count(*) FROM numbered)
+    INTO done, notices, wanted FROM stamped;
+    PERFORM must(done = wanted, 'a pending seat-map change whose showtime does not exist');
+    FOREACH told IN ARRAY coalesce(notices, '{}') LOOP
+        PERFORM pg_notify(current_schema() || '_seat_map', told);
+    END LOOP;
+    IF done > 0 THEN
+        PERFORM pg_notify(current_schema() || '_outbox', '');  -- wakes the relay at COMMIT
+    END IF;
+    RETURN done;
+END $$;
+
+-- What the service's numberers call (adapters/seat_map_versions.py): number up to `most` pending changes, unless
+-- there are none or another numbering holds the lock (it will see these too, or its next round will). Returns how
+-- many it numbered.
+CREATE OR REPLACE FUNCTION number_seat_map_changes(most INT) RETURNS INT
+    LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM outbox WHERE pending) OR NOT pg_try_advisory_xact_lock(seat_map_numbering_key()) THEN
+        RETURN 0;
+    END IF;
+    RETURN stamp_seat_map_versions(most);
 END $$;
 
 -- --- The end of a hold ---------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from hold_service.service_layer.lifecycle import confirm_booking, sweep_expired
 from pydantic import ValidationError
 from ticketing_testing import eventually
 from ticketing_testing.cutting_proxy import CuttingProxy
+from ticketing_testing.seat_map_versions import numbered
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +37,8 @@ def statuses(body: dict) -> dict[str, str]:
 
 
 async def fresh(db, sid: int) -> tuple[int, dict[str, str]]:  # type: ignore[no-untyped-def]
-    """The seat map as Postgres has it now."""
+    """The seat map as Postgres has it now, every change committed so far numbered."""
+    await numbered(db)
     row = await db.fetchrow(Q.seat_map, sid)
     return row["version"], {s[0]: s[1] for s in row["seats"]}
 

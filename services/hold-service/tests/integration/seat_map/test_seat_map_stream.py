@@ -17,6 +17,7 @@ from hold_service.adapters.repository import PgHoldsUnitOfWork, Q
 from hold_service.domain.commands import ConfirmBooking
 from hold_service.service_layer.lifecycle import confirm_booking, sweep_expired
 from ticketing_testing import eventually, free_port, service_process
+from ticketing_testing.seat_map_versions import numbered
 
 pytestmark = pytest.mark.integration
 
@@ -61,6 +62,7 @@ async def test_snapshot_plus_changes_equals_a_fresh_get_after_a_storm(start, ser
         await asyncio.sleep(1.5)
         storming.clear()
         await sweeping
+        await numbered(db)
         row = await db.fetchrow(Q.seat_map, sid)
         version, expected = row["version"], {s[0]: s[1] for s in row["seats"]}
         kinds = await db.fetch(

@@ -93,6 +93,7 @@ def _lifespan(settings: HoldSettings) -> Callable[[FastAPI], AbstractAsyncContex
                                       "redis": lambda: redis_ready(service.redis), "kafka": kafka}
         # The seat map: this process' LISTEN and its streams, closed on SIGTERM before uvicorn waits for them.
         await service.follow_seat_changes()
+        service.number_seat_changes()
         restore_signals = end_streams_on_signal(service.seat_maps.close_streams)
         try:
             yield
