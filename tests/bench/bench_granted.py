@@ -10,10 +10,11 @@ Each round, on a showtime of its own each (fresh seats, HOLD_TTL_SECONDS=600 so 
   bare     pgbench running a bare conditional UPDATE of one such seat (tests/bench/pgbench/granted_bare.sql);
   bare+tx  the same UPDATE between BEGIN and COMMIT, sent in one round trip (a pipeline) as the bare UPDATE is;
   bare+showtime, bare+notify, bare+both
-           the same, in a transaction that also holds what a hold holds until its COMMIT: the showtime's row
-           (its seat-map version, updated by every hold of the showtime), a NOTIFY (PostgreSQL serializes the
-           commits of every transaction that notified, in the whole server, WAL flush included), or both. They are
-           the ceilings those two put on any replay, whatever its statements cost.
+           the same, in a transaction that also holds what a hold held until its COMMIT while it numbered its
+           seat-map version itself: the showtime's row (updated by every hold of the showtime), a NOTIFY
+           (PostgreSQL serializes the commits of every transaction that notified, in the whole server, WAL flush
+           included), or both: the ceilings that design put on any replay, whatever its statements cost. A hold
+           now gets its version after its COMMIT (sql/schema.sql number_seat_map_changes), free of both.
 The order of the phases turns every round. Each phase runs SECONDS + 2 s; the figures are those of its middle
 SECONDS: granted holds are the seats that became HELD (counted in the database, so a replay that drew a seat
 taken already is not one), and the database CPU is the user+system time (/proc) of the client backends of the
@@ -62,7 +63,7 @@ CAUSE = orjson.dumps([["x-request-id", "0123456789abcdef0123456789abcdef"]]).dec
 FACTORY = "hold_service.entrypoints.api.app:get_application"
 PHASES = ("service", "replay", "bare", "bare+tx", "bare+showtime", "bare+notify", "bare+both")
 # What each ceiling phase adds to the bare UPDATE, in its transaction, before COMMIT (as append_seat_map_events
-# does at the end of a hold's statement).
+# did at the end of a hold's statement before the versions came after COMMIT).
 SHOWTIME_ROW = "UPDATE showtime SET seat_map_version = seat_map_version + 1 WHERE showtime_id = :sid;"
 NOTIFY = "SELECT pg_notify('bench_granted', '');"
 CEILINGS = {"bare+tx": [], "bare+showtime": [SHOWTIME_ROW], "bare+notify": [NOTIFY],
@@ -296,7 +297,7 @@ def summary(rounds: list[dict], double: int) -> dict:
           f"{m['service_xacts_per_hold']:.2f}, replay {m['replay_xacts_per_hold']:.2f}")
     print("  ceilings, of the bare UPDATE: " + ", ".join(f"{name} {m[f'{name}_of_bare']:.2f}" for name in CEILINGS)
           + " (the share of the bare UPDATE's rate left once a transaction holds the showtime's row, notifies, or"
-          " both, until its COMMIT; replay/bare cannot pass bare+both)")
+          " both, until its COMMIT: the bounds of a hold that numbered its own seat-map version)")
     print(f"  seats held twice: {double}")
     return out
 
