@@ -8,6 +8,9 @@ Each round, on a showtime of its own each (fresh seats, HOLD_TTL_SECONDS=600 so 
            (tests/bench/pgbench/granted_hold.sql: sql/holds.sql take_seats, then the pool's reset), a random seat
            of a large pool per transaction;
   bare     pgbench running a bare conditional UPDATE of one such seat (tests/bench/pgbench/granted_bare.sql);
+  writes   pgbench writing what a granted hold writes and nothing else: the seat's UPDATE, a booking row and an
+           outbox row, one transaction sent in one round trip (tests/bench/pgbench/granted_writes.sql): the floor
+           under any statement that decides and writes a hold, how near the replay can come;
   bare+tx  the same UPDATE between BEGIN and COMMIT, sent in one round trip (a pipeline) as the bare UPDATE is;
   bare+showtime, bare+notify, bare+both
            the same, in a transaction that also holds what a hold held until its COMMIT while it numbered its
@@ -15,16 +18,17 @@ Each round, on a showtime of its own each (fresh seats, HOLD_TTL_SECONDS=600 so 
            (PostgreSQL serializes the commits of every transaction that notified, in the whole server, WAL flush
            included), or both: the ceilings that design put on any replay, whatever its statements cost. A hold
            now gets its version after its COMMIT (sql/schema.sql number_seat_map_changes), free of both.
-The order of the phases turns every round. Each phase runs SECONDS + 2 s; the figures are those of its middle
-SECONDS: granted holds are the seats that became HELD (counted in the database, so a replay that drew a seat
-taken already is not one), and the database CPU is the user+system time (/proc) of the client backends of the
-test database over the same window (the WAL writer, autovacuum and other databases' backends are not in it:
-pg_stat_statements is not preloaded here). Prints per round and the medians: holds/s of each, service/replay
-(goal >= 0.5), replay/bare (goal: bare within 3x of the replay, i.e. >= 0.33), database CPU per granted hold of the
-service and of the replay, and the transactions per granted hold (pg_stat_database, approximate: backends flush
-their counters about once a second). Never fails on a figure. BENCH_GRANTED_SECONDS, BENCH_GRANTED_ROUNDS and
-BENCH_GRANTED_CLIENTS (pgbench's connections) change the defaults; a shared 2-core machine makes every absolute
-figure noisy, the ratios of one round are what compares.
+Beside them, for the run: 1,000 showtimes of 300 seats with 1,000 bookings each, none HELD, analysed first (a
+sale opening on a database with a history). The order of the phases turns every round. Each phase runs
+SECONDS + 2 s; the figures are those of its middle SECONDS: granted holds are the seats that became HELD (counted
+in the database, so a replay that drew a seat taken already is not one), and the database CPU is the user+system
+time (/proc) of the client backends of the test database over the same window (the WAL writer, autovacuum and other
+databases' backends are not in it: pg_stat_statements is not preloaded here). Prints per round and the medians:
+holds/s of each, service/replay (goal >= 0.5), replay/bare (goal: bare within 3x of the replay, i.e. >= 0.33),
+database CPU per granted hold of the service and of the replay, and the transactions per granted hold
+(pg_stat_database, approximate: backends flush their counters about once a second). Never fails on a figure.
+BENCH_GRANTED_SECONDS, BENCH_GRANTED_ROUNDS and BENCH_GRANTED_CLIENTS (pgbench's connections) change the defaults;
+a shared 2-core machine makes every absolute figure noisy, the ratios of one round are what compares.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ POOL_SEATS = int(os.environ.get("BENCH_GRANTED_POOL_SEATS", "150000"))  # pgbenc
 WRK_CONNECTIONS = 64
 CAUSE = orjson.dumps([["x-request-id", "0123456789abcdef0123456789abcdef"]]).decode()
 FACTORY = "hold_service.entrypoints.api.app:get_application"
-PHASES = ("service", "replay", "bare", "bare+tx", "bare+showtime", "bare+notify", "bare+both")
+PHASES = ("service", "replay", "writes", "bare", "bare+tx", "bare+showtime", "bare+notify", "bare+both")
 # What each ceiling phase adds to the bare UPDATE, in its transaction, before COMMIT (as append_seat_map_events
 # did at the end of a hold's statement before the versions came after COMMIT).
 SHOWTIME_ROW = "UPDATE showtime SET seat_map_version = seat_map_version + 1 WHERE showtime_id = :sid;"
@@ -73,6 +77,12 @@ CEILINGS = {"bare+tx": [], "bare+showtime": [SHOWTIME_ROW], "bare+notify": [NOTI
 # showtimes, an ANALYZE in the middle of the run sees a handful of showtimes and turns seat lookups into scans of
 # every seat (a 1000x slowdown); among many showtimes of a hall's size, as in a deployment, it does not.
 BACKGROUND_SHOWTIMES = int(os.environ.get("BENCH_GRANTED_BACKGROUND", "1000"))
+# Bookings of those showtimes, none of them HELD, analysed before the run: a sale opens on a database with a
+# history (a million bookings: autovacuum analyses the table again only after a tenth of it changed, so the
+# statistics stay those of the quiet hours through the run, as through a chain's rush). Plans made from them must
+# stay good as the rush fills the table with holds (the cap's count once read every hold at each hold's COMMIT
+# under them: hold-service migration 0018).
+HISTORY_PER_SHOWTIME = int(os.environ.get("BENCH_GRANTED_HISTORY", "1000"))
 
 
 def seat_code(k: int) -> str:
@@ -200,12 +210,18 @@ async def main() -> dict:
     conn = await asyncpg.connect(DSN)
     replay = replay_script(conn.get_reset_query())
     bare = (PGBENCH / "granted_bare.sql").read_text()
+    writes = (PGBENCH / "granted_writes.sql").read_text()
     replay_args = ["-M", "simple", "-D", "prepared=0", "-D", f"cause={sql_literal(CAUSE)}",
                    "-D", f"form={sql_literal(FORM)}"]
     service_env = {"HOLD_DATABASE_URL": DSN, "HOLD_TTL_SECONDS": "600", **UNLIMITED_HOLDS, "LOG_LEVEL": "WARNING",
                    "DB_POOL_MAX": "20", "APP_ENV": "dev", "SEAT_GATE_ENABLED": "true"}
     background = await new_showtimes(conn, 300, BACKGROUND_SHOWTIMES)
+    await conn.execute("INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, "
+                       "status, expires_at) SELECT gen_random_uuid(), gen_random_uuid(), (random() * 1e12)::bigint, "
+                       "sid, ARRAY['AA' || k], 1000, (ARRAY['BOOKED', 'RELEASED', 'EXPIRED'])[1 + k % 3], now() "
+                       "FROM unnest($1::bigint[]) sid, generate_series(1, $2) k", background, HISTORY_PER_SHOWTIME)
     await conn.execute("ANALYZE show_seat")
+    await conn.execute("ANALYZE booking")
     rounds, sids, double = [], [], 0
     with ExitStack() as stack:
         port = server(stack, FACTORY, service_env)
@@ -223,18 +239,20 @@ async def main() -> dict:
                     got[name]["answers"] = got[name].pop("result").codes
                 else:
                     script, extra = ((replay, replay_args) if name == "replay" else
+                                     (writes, ["-M", "prepared"]) if name == "writes" else
                                      (with_commit_locks(bare, CEILINGS[name]), ["-M", "prepared"]) if name in CEILINGS
                                      else (bare, ["-M", "prepared"]))
                     got[name] = await phase(conn, sid, lambda s, sc=script, sid=sid, ex=extra: pgbench(sc, sid, s, ex))
                     got[name].pop("result")
-                    double += await held_twice(conn, sid)
+                    if name != "writes":  # its bookings are written whatever its UPDATE found (granted_writes.sql)
+                        double += await held_twice(conn, sid)
                     await drop_showtimes(conn, [sid])  # its many seats would weigh in the next ANALYZE
                 await asyncio.sleep(0.5)
             r = {name: {k: round(v, 3) if isinstance(v, float) else v for k, v in got[name].items()} for name in PHASES}
             r["order"] = list(order)
             r["service_of_replay"] = round(got["service"]["per_s"] / max(1e-9, got["replay"]["per_s"]), 3)
             r["replay_of_bare"] = round(got["replay"]["per_s"] / max(1e-9, got["bare"]["per_s"]), 3)
-            for name in CEILINGS:
+            for name in ("writes", *CEILINGS):
                 r[f"{name}_of_bare"] = round(got[name]["per_s"] / max(1e-9, got["bare"]["per_s"]), 3)
             rounds.append(r)
             print_round(n + 1, r)
@@ -257,8 +275,8 @@ def print_round(n: int, r: dict) -> None:
           f"{s['answers']}); replay {p['per_s']:7.0f}/s (DB CPU {p['db_cpu_ms_per_hold']:.2f} ms/hold, "
           f"{p['xacts_per_hold']:.2f} xacts/hold); bare {b['per_s']:7.0f}/s (DB CPU {b['db_cpu_ms_per_hold']:.2f} "
           f"ms); service/replay {r['service_of_replay']:.2f}, replay/bare {r['replay_of_bare']:.2f}", flush=True)
-    print("  ceilings: " + ", ".join(f"{name} {r[name]['per_s']:.0f}/s ({r[f'{name}_of_bare']:.2f} of bare)"
-                                     for name in CEILINGS), flush=True)
+    print("  floor and ceilings: " + ", ".join(f"{name} {r[name]['per_s']:.0f}/s ({r[f'{name}_of_bare']:.2f} of bare)"
+                                     for name in ("writes", *CEILINGS)), flush=True)
 
 
 def summary(rounds: list[dict], double: int) -> dict:
@@ -281,8 +299,8 @@ def summary(rounds: list[dict], double: int) -> dict:
                       "bare_db_cpu_ms_per_hold": med(("bare", "db_cpu_ms_per_hold")),
                       "service_xacts_per_hold": med(("service", "xacts_per_hold")),
                       "replay_xacts_per_hold": med(("replay", "xacts_per_hold")),
-                      **{f"{name}_of_bare": med((f"{name}_of_bare",)) for name in CEILINGS},
-                      **{f"{name}_per_s": med((name, "per_s")) for name in CEILINGS}}}
+                      **{f"{name}_of_bare": med((f"{name}_of_bare",)) for name in ("writes", *CEILINGS)},
+                      **{f"{name}_per_s": med((name, "per_s")) for name in ("writes", *CEILINGS)}}}
     m = out["median"]
     print(f"\nmachine: {os.cpu_count()} cores (shared; absolute figures are noisy, compare the ratios of one run); "
           f"{len(rounds)} interleaved rounds of {SECONDS:.0f} s per phase; wrk {WRK_CONNECTIONS} connections, "
@@ -295,6 +313,8 @@ def summary(rounds: list[dict], double: int) -> dict:
           f"{m['replay_db_cpu_ms_per_hold']:.2f} ms, bare UPDATE {m['bare_db_cpu_ms_per_hold']:.2f} ms "
           f"(client backends of the test database); transactions per granted hold: service "
           f"{m['service_xacts_per_hold']:.2f}, replay {m['replay_xacts_per_hold']:.2f}")
+    print(f"  a hold's writes alone (the floor under the replay): {m['writes_per_s']:.0f} tx/s, "
+          f"{m['writes_of_bare']:.2f} of the bare UPDATE")
     print("  ceilings, of the bare UPDATE: " + ", ".join(f"{name} {m[f'{name}_of_bare']:.2f}" for name in CEILINGS)
           + " (the share of the bare UPDATE's rate left once a transaction holds the showtime's row, notifies, or"
           " both, until its COMMIT: the bounds of a hold that numbered its own seat-map version)")

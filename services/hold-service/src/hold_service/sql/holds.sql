@@ -169,9 +169,7 @@ SELECT d.hold_id, d.passes AS written,
        NOT d.open AND d.amount_cents IS NOT NULL AS closed, d.earlier, d.mine, d.lone, d.unlocked,
        d.passes OR d.alone OR d.earlier OR d.mine OR d.amount_cents IS NULL OR NOT d.open
            OR cardinality(d.found) < d.seats OR cardinality(d.taken) > 0 OR cardinality(d.unpriced) > 0 AS settled,
-       CASE WHEN cardinality(d.lone) > 0
-            THEN (SELECT r.codes FROM seat_runs($1, d.seats::int, d.category, 20) r WHERE NOT r.strands LIMIT 1)
-       END AS suggested,
+       CASE WHEN cardinality(d.lone) > 0 THEN suggested_run($1, d.seats::int, d.category) END AS suggested,
        (SELECT last FROM versions) AS last_version, (SELECT checked FROM whole) AS checked
 FROM decided d
 ORDER BY d.n;
