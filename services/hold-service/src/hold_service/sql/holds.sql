@@ -215,8 +215,8 @@ WITH b AS MATERIALIZED (
                 ELSE bk.expires_at END AS until,
            NOT on_sale(st.status, st.starts_at, $4) AS closed
     FROM booking bk JOIN showtime st ON st.showtime_id = bk.showtime_id
-    WHERE bk.hold_id = $1 AND bk.status = 'HELD' AND NOT hold_expired(bk.status, bk.expires_at)
-    FOR UPDATE OF bk
+    WHERE bk.hold_id = $1 AND (bk.status = 'HELD') IS TRUE AND NOT hold_expired(bk.status, bk.expires_at)
+    FOR UPDATE OF bk  -- `IS TRUE`: found by its key, not in booking_held_expiry (release_holds says why)
 ), locked AS MATERIALIZED (
     SELECT s.seat_code, s.hold_id = b.hold_id AND s.status = 'HELD' AS owned FROM show_seat s, b
     WHERE s.showtime_id = b.showtime_id AND s.seat_code = ANY(b.seats) AND b.until > b.was

@@ -304,7 +304,11 @@ DECLARE
     changes JSONB[];
     last BIGINT;
 BEGIN
-    ended := ARRAY(SELECT bk FROM booking bk WHERE bk.hold_id = ANY(holds) AND bk.status = 'HELD'
+    -- The status test is written `(...) IS TRUE` so that the plan kept by the connection finds the holds by their
+    -- key: with a plain `status = 'HELD'` PostgreSQL may read the whole partial index booking_held_expiry instead
+    -- (every hold in the database), which looks cheapest when the statistics were made with few holds
+    -- (test_key_lookup_plans.py; seats_held says more).
+    ended := ARRAY(SELECT bk FROM booking bk WHERE bk.hold_id = ANY(holds) AND (bk.status = 'HELD') IS TRUE
                    ORDER BY bk.hold_id FOR UPDATE);
     IF cardinality(ended) = 0 THEN
         RETURN;

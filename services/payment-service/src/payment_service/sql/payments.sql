@@ -17,8 +17,12 @@ SELECT * FROM payment WHERE payment_id = $1;
 SELECT * FROM payment WHERE hold_id = $1 ORDER BY created_at;
 
 -- name: lock_live_payment_of_hold
--- The PENDING payment of a hold, if any, locked.
-SELECT * FROM payment WHERE hold_id = $1 AND status = 'PENDING' FOR UPDATE;
+-- The PENDING payment of a hold, if any, locked. The status test is written `(...) IS TRUE` so that the plan
+-- each connection keeps finds the row by its key: a plain `status = 'PENDING'` lets PostgreSQL read the whole
+-- partial index payment_pending_since instead, which looks cheapest when the statistics were made with few
+-- payments PENDING, and holds every checkout of a rush (settle and request_cancel likewise:
+-- tests/integration/test_key_lookup_plans.py).
+SELECT * FROM payment WHERE hold_id = $1 AND (status = 'PENDING') IS TRUE FOR UPDATE;
 
 -- name: attach_session
 -- Record the gateway session once; returns a row only for the first writer (so CheckoutStarted is
@@ -31,7 +35,7 @@ RETURNING cancel_requested_at IS NOT NULL AS cancel_requested;
 -- The hold ended while the checkout had no gateway session yet: cancel it once it has one. Returns the
 -- session if it is known by now (then the caller cancels it at once).
 UPDATE payment SET cancel_requested_at = coalesce(cancel_requested_at, now()), updated_at = now()
-WHERE payment_id = $1 AND status = 'PENDING'
+WHERE payment_id = $1 AND (status = 'PENDING') IS TRUE  -- by its key (lock_live_payment_of_hold)
 RETURNING session_id;
 
 -- name: settle
@@ -39,7 +43,7 @@ RETURNING session_id;
 UPDATE payment
 SET status = $2, updated_at = now(),
     gateway_paid_at = CASE WHEN $2 = 'SUCCEEDED' THEN now() END
-WHERE payment_id = $1 AND status = 'PENDING'
+WHERE payment_id = $1 AND (status = 'PENDING') IS TRUE  -- by its key (lock_live_payment_of_hold)
 RETURNING *;
 
 -- name: paid_after_settlement
