@@ -178,22 +178,27 @@ FROM voucher_redemption WHERE order_id = $1;
 
 -- name: confirm_redemption
 -- RESERVED -> CONFIRMED (CONFIRMED stays CONFIRMED: idempotent); RELEASED is not resurrected.
+-- The status test is written `(...) IS TRUE` so that the plan each connection keeps finds the use by its order:
+-- a plain status test lets PostgreSQL read a whole partial index of live or RESERVED uses instead
+-- (uq_voucher_customer_slot, ix_redemption_expiry_queue), which looks cheapest when the statistics were made
+-- with few uses live, and holds every use of a flash sale (release_redemption, cancel_redemption and
+-- release_expired likewise: tests/integration/test_key_lookup_plans.py).
 UPDATE voucher_redemption SET status = 'CONFIRMED', updated_at = clock_timestamp()
-WHERE order_id = $1 AND status IN ('RESERVED', 'CONFIRMED')
+WHERE order_id = $1 AND (status IN ('RESERVED', 'CONFIRMED')) IS TRUE
 RETURNING voucher_code, status;
 
 -- name: release_redemption
 -- RESERVED -> RELEASED exactly once: a second caller (retry, another instance, the expiry job) finds
 -- no RESERVED row and gives nothing back.
 UPDATE voucher_redemption SET status = 'RELEASED', updated_at = clock_timestamp()
-WHERE order_id = $1 AND status = 'RESERVED'
+WHERE order_id = $1 AND (status = 'RESERVED') IS TRUE  -- by its order (confirm_redemption says why)
 RETURNING voucher_code, customer_id, order_id;
 
 -- name: cancel_redemption
 -- BookingCancelled: the use of a cancelled booking, RESERVED or CONFIRMED, -> RELEASED exactly once (the
 -- caller gives the use back in the same transaction); a released use stays as it is.
 UPDATE voucher_redemption SET status = 'RELEASED', cancelled_at = clock_timestamp(), updated_at = clock_timestamp()
-WHERE order_id = $1 AND status IN ('RESERVED', 'CONFIRMED')
+WHERE order_id = $1 AND (status IN ('RESERVED', 'CONFIRMED')) IS TRUE  -- by its order (confirm_redemption says why)
 RETURNING voucher_code;
 
 -- name: try_expiry_lock
@@ -219,7 +224,7 @@ FOR UPDATE SKIP LOCKED;
 -- status test keeps a row released (and counted back) once.
 WITH expired AS (
     UPDATE voucher_redemption r SET status = 'RELEASED', updated_at = clock_timestamp()
-    WHERE r.id = ANY($1::bigint[]) AND r.status = 'RESERVED'
+    WHERE r.id = ANY($1::bigint[]) AND (r.status = 'RESERVED') IS TRUE  -- by id (confirm_redemption says why)
     RETURNING r.voucher_code, r.customer_id, r.order_id
 ), counted AS (
     UPDATE voucher v SET used_count = v.used_count - e.n
