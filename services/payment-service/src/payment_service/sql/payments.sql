@@ -20,8 +20,9 @@ SELECT * FROM payment WHERE hold_id = $1 ORDER BY created_at;
 -- The PENDING payment of a hold, if any, locked. The status test is written `(...) IS TRUE` so that the plan
 -- each connection keeps finds the row by its key: a plain `status = 'PENDING'` lets PostgreSQL read the whole
 -- partial index payment_pending_since instead, which looks cheapest when the statistics were made with few
--- payments PENDING, and holds every checkout of a rush (settle and request_cancel likewise:
--- tests/integration/test_key_lookup_plans.py).
+-- payments PENDING, and holds every checkout of a rush (settle and request_cancel likewise; refund_due,
+-- refund_cancelled and mark_refunded, against the indexes of paid or refund-due payments, which hold every
+-- payment of a cancelled showtime: tests/integration/test_key_lookup_plans.py).
 SELECT * FROM payment WHERE hold_id = $1 AND (status = 'PENDING') IS TRUE FOR UPDATE;
 
 -- name: attach_session
@@ -60,7 +61,8 @@ RETURNING *;
 -- already booked (booked_or_refunded) or already due. Returns the payment the first time.
 UPDATE payment
 SET refund_reason = $2, refund_due_since = now(), refund_next_at = now(), updated_at = now()
-WHERE payment_id = $1 AND status = 'SUCCEEDED' AND refund_reason IS NULL AND booking_confirmed_at IS NULL
+WHERE payment_id = $1 AND (status = 'SUCCEEDED') IS TRUE  -- by its key (lock_live_payment_of_hold)
+  AND refund_reason IS NULL AND booking_confirmed_at IS NULL
 RETURNING *;
 
 -- name: refund_cancelled
@@ -69,7 +71,8 @@ RETURNING *;
 -- the first time only: a repeated or second cancellation owes nothing more.
 UPDATE payment
 SET refund_reason = $2, refund_due_since = now(), refund_next_at = now(), updated_at = now()
-WHERE payment_id = $1 AND status = 'SUCCEEDED' AND refund_reason IS NULL
+WHERE payment_id = $1 AND (status = 'SUCCEEDED') IS TRUE  -- by its key (lock_live_payment_of_hold)
+  AND refund_reason IS NULL
 RETURNING *;
 
 -- name: booking_confirmed
@@ -97,7 +100,8 @@ RETURNING *;
 -- The gateway accepted the refund: REFUNDED with its id, once.
 UPDATE payment SET status = 'REFUNDED', refund_id = $2, refund_next_at = NULL, refund_last_error = NULL,
                    updated_at = now()
-WHERE payment_id = $1 AND status IN ('SUCCEEDED', 'FAILED', 'EXPIRED') AND refund_reason IS NOT NULL
+WHERE payment_id = $1 AND (status IN ('SUCCEEDED', 'FAILED', 'EXPIRED')) IS TRUE  -- by its key (as settle)
+  AND refund_reason IS NOT NULL
 RETURNING *;
 
 -- name: refund_failed
