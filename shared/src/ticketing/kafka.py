@@ -18,8 +18,10 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 from aiokafka.helpers import create_ssl_context
+from tenacity import AsyncRetrying, RetryError, retry_if_result, stop_after_delay
 
 from ticketing.events import TOPICS
+from ticketing.retries import backoff
 from ticketing.settings import KafkaSettings
 
 DYNAMIC_TOPIC_CONFIG = 1  # a DescribeConfigs entry's source: set on the topic itself (not a broker default)
@@ -89,7 +91,8 @@ async def create_topics(bootstrap: str, topics: dict[str, int] | None = None, *,
     Replication factor, retention, cleanup policy and min.insync.replicas come from the settings (one replica
     and the broker's min.insync.replicas locally; 3 and 2 on a production cluster). With `align` (`ticketing
     topics`, the chart's topics Job: a Kafka user allowed to alter topic configs) the topics already there get
-    the same retention, cleanup policy and min.insync.replicas; their partitions and replicas stay as they are.
+    the same retention, cleanup policy and min.insync.replicas; their partitions and replicas stay as they are,
+    and it returns once the brokers report every topic's configs.
     """
     s = settings or kafka_settings()
     layout = topic_layout(s) if topics is None else topics
@@ -107,6 +110,7 @@ async def create_topics(bootstrap: str, topics: dict[str, int] | None = None, *,
                 pass  # another process won the race; the topic is there, which is what we want
         if align:
             await align_topic_configs(admin, [name for name in layout if name in existing], s)
+            await until_configs_read_back(admin, {t.name: t.topic_configs for t in missing})
         return [t.name for t in missing]
     finally:
         await admin.close()
@@ -130,7 +134,30 @@ async def align_topic_configs(admin: AIOKafkaAdminClient, names: list[str], sett
         for error, message, _, name in response.resources:
             if error:
                 raise KafkaError(f"alter configs of {name}: {message} ({error})")
+    await until_configs_read_back(admin, {c.name: topic_configs(c.name, settings) for c in changed})
     return [c.name for c in changed]
+
+
+async def until_configs_read_back(admin: AIOKafkaAdminClient, wanted: dict[str, dict[str, str]],
+                                  seconds: float = 30.0) -> None:
+    """Return once the brokers report the wanted configs. A broker answers AlterConfigs when the controller has
+    committed the change but applies it to what it reports a moment later, so a caller that reads (a topics
+    Job followed by a check, an operator's describe) could still see the old retention."""
+
+    async def lagging() -> list[str]:
+        resources = [ConfigResource(ConfigResourceType.TOPIC, n) for n in wanted]
+        read = {r[3]: {e[0]: e[1] for e in r[4]} for response in await admin.describe_configs(resources)
+                for r in response.resources}
+        return [n for n, configs in wanted.items() if any(read.get(n, {}).get(k) != v for k, v in configs.items())]
+
+    if not wanted:
+        return
+    retrying = AsyncRetrying(retry=retry_if_result(bool), wait=backoff(0.05, 1.0), stop=stop_after_delay(seconds))
+    try:
+        await retrying(lagging)
+    except RetryError as error:
+        late = ", ".join(error.last_attempt.result())
+        raise KafkaError(f"the brokers still report the old configs of {late} after {seconds:g} s") from None
 
 
 async def topic_partitions(bootstrap: str, topic: str) -> list[int]:

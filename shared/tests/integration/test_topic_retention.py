@@ -1,6 +1,8 @@
 """`ticketing topics` sets each topic's retention and cleanup policy, read back from the real broker: the event
 topics keep KAFKA_TOPIC_RETENTION_HOURS, their DLQs KAFKA_DLQ_RETENTION_HOURS, both cleanup.policy delete; a
-topic already there (made before retention was set, as on an upgrade) gets them too, keeping its other configs."""
+topic already there (made before retention was set, as on an upgrade) gets them too, keeping its other configs.
+A broker reports a new config a moment after the controller commits it; `ticketing topics` returns only once the
+brokers report them, so each test reads them back at once."""
 
 from __future__ import annotations
 
@@ -40,8 +42,9 @@ async def names(kafka_bootstrap):
 async def test_new_topics_get_the_retention_and_cleanup_policy_of_their_kind(kafka_bootstrap, names) -> None:
     topic, dlq = names
     settings = KafkaSettings(kafka_topic_retention_hours=5, kafka_dlq_retention_hours=7)
-    assert sorted(await create_topics(kafka_bootstrap, {topic: 2, dlq: 1}, settings=settings)) == [topic, dlq]
-    read = await configs_of(kafka_bootstrap, [topic, dlq])
+    assert sorted(await create_topics(kafka_bootstrap, {topic: 2, dlq: 1}, align=True, settings=settings)) == [
+        topic, dlq]
+    read = await configs_of(kafka_bootstrap, [topic, dlq])  # read at once: `ticketing topics` waits for them
     assert (read[topic]["retention.ms"], read[topic]["cleanup.policy"]) == (str(5 * HOUR_MS), "delete")
     assert (read[dlq]["retention.ms"], read[dlq]["cleanup.policy"]) == (str(7 * HOUR_MS), "delete")
 

@@ -1,4 +1,5 @@
-"""Kafka client security and topic layout from the settings, the `ticketing-run` launcher, `/readyz?check=`."""
+"""Kafka client security and topic layout from the settings, aligned configs read back before a topics Job ends,
+the `ticketing-run` launcher, `/readyz?check=`."""
 
 from __future__ import annotations
 
@@ -7,13 +8,15 @@ import io
 import re
 import ssl
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from aiokafka.errors import KafkaError
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 from ticketing.api.app import build_app
-from ticketing.kafka import client_options, topic_layout
+from ticketing.kafka import client_options, topic_layout, until_configs_read_back
 from ticketing.launcher import command, main
 from ticketing.settings import KafkaSettings
 from ticketing.tokens import TokenVerifier
@@ -197,3 +200,28 @@ def test_the_kafka_image_never_makes_a_cluster_id_the_storage_tool_reads_as_an_o
         ids.append(out.getvalue().strip())
     assert all(len(i) == 22 for i in ids) and len(set(ids)) == len(ids)
     assert not [i for i in ids if i.startswith("-")]
+
+
+class LaggingBroker:
+    """DescribeConfigs as a broker answers it just after an AlterConfigs: the old retention for `stale` reads."""
+
+    def __init__(self, stale: int) -> None:
+        self.stale, self.reads = stale, 0
+
+    async def describe_configs(self, resources: list) -> list:
+        self.reads += 1
+        value = "86400000" if self.reads <= self.stale else "10800000"
+        return [SimpleNamespace(resources=[(0, None, 2, r.name, [("retention.ms", value, False, 1, False, [])])
+                                           for r in resources])]
+
+
+async def test_aligning_returns_only_once_the_brokers_report_the_new_configs() -> None:
+    broker = LaggingBroker(stale=3)
+    await until_configs_read_back(broker, {"booking-events": {"retention.ms": "10800000"}})  # type: ignore[arg-type]
+    assert broker.reads == 4
+
+
+async def test_configs_never_read_back_fail_the_topics_job_by_name() -> None:
+    with pytest.raises(KafkaError, match="old configs of booking-events"):
+        await until_configs_read_back(LaggingBroker(stale=10**6), {"booking-events": {"retention.ms": "10800000"}},
+                                      seconds=0.3)  # type: ignore[arg-type]
