@@ -55,7 +55,7 @@ def page_stack(migrated_dsn, kafka_bootstrap, redis_url) -> Iterator[PageStack]:
     common = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "KAFKA_GROUP_PREFIX": prefix, "REDIS_URL": redis_url,
               "STRIPE_WEBHOOK_SECRET": WEBHOOK_SECRET, "APP_ENV": "dev", "LOG_LEVEL": "WARNING"}
     hold = {**common, "HOLD_DATABASE_URL": dsn["HOLD_DATABASE_URL"], "PAYMENT_PUBLIC_URL": url["pay"],
-            **UNLIMITED_HOLDS}
+            **UNLIMITED_HOLDS, "CATALOGUE_PAGE_SIZE": "3"}  # What's on and the door then read several pages
     pay = {**common, "PAYMENT_DATABASE_URL": dsn["PAYMENT_DATABASE_URL"], "HOLD_SERVICE_URL": url["hold"],
            "STRIPE_API_BASE": url["sim"], "CHECKOUT_RETURN_URL": f"{url['hold']}/pages/showtimes/{{showtimeId}}",
            "CORS_ALLOWED_ORIGINS": url["hold"]}

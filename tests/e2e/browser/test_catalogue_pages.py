@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
+from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
 import httpx
@@ -82,3 +83,22 @@ async def test_a_customer_finds_a_showtime_books_a_child_and_a_vip_seat_and_canc
     await page.goto(f"{page_stack.hold_url}/pages/showtimes/{sid}")  # the seats are on sale again
     await expect(page.locator("body")).to_have_attribute("data-stage", "map", timeout=30_000)
     await expect(seat(page, "A2")).to_have_attribute("data-status", "AVAILABLE")
+
+
+async def test_what_s_on_lists_a_day_of_more_showtimes_than_an_answer_holds_in_order(browser, page_stack) -> None:
+    """The stack's answers hold 3 showtimes (CATALOGUE_PAGE_SIZE): the page reads the day page after page."""
+    sid = random.randint(10**9, 2**52)
+    cinema = f"Multiplex {sid % 10**6}"
+    day = (datetime.now(UTC) + timedelta(days=3)).replace(hour=12, minute=0, second=0, microsecond=0)
+    made = [sid + n for n in range(7)]
+    async with httpx.AsyncClient() as client:
+        for n, showtime in enumerate(made):  # two halls a start: each start but the last has two showtimes
+            r = await client.post(f"{page_stack.hold_url}/admin/showtimes", headers=admin(page_stack), json={
+                "showtimeId": showtime, "title": f"Film {n}", "cinema": cinema, "hall": str(n % 2 + 1),
+                "startsAt": (day + timedelta(hours=n // 2)).isoformat(), "layout": LAYOUT, "prices": PRICES})
+            assert r.status_code == 201, r.text
+    page = await (await browser.new_context(timezone_id="UTC")).new_page()
+    await page.goto(f"{page_stack.hold_url}/pages/?day=3&cinema={quote(cinema)}")
+    await expect(page.locator("#showtimes li")).to_have_count(len(made))
+    listed = await page.locator("#showtimes li").evaluate_all("items => items.map((i) => Number(i.dataset.showtime))")
+    assert listed == made

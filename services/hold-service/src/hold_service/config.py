@@ -117,6 +117,9 @@ class HoldSettings(TokenSettings):
     catalogue_cache_seconds: float = Field(default=2.0, ge=0)
     """How long an API process serves one answer of GET /showtimes from memory before asking Postgres
     again (the catalogue may be this stale)."""
+    catalogue_page_size: int = Field(default=500, ge=1, le=5000)
+    """Showtimes in one answer of GET /showtimes; when more start in the window, the answer's `next` is the
+    address of the following page."""
     hold_rate_limit_per_ip_per_minute: int = Field(default=120, ge=1)
     """Hold requests and queue joins per client address per minute; past it 429."""
     waiting_room_anonymous_joins_per_ip_per_minute: int = Field(default=10, ge=1)

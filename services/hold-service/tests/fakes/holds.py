@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
-from hold_service.domain.catalogue import BookingView, CatalogueQuery
+from hold_service.domain.catalogue import BookingView, CatalogueQuery, cursor
 from hold_service.domain.hall import SeatPlace, ShowtimeDetails, from_price_cents
 from hold_service.domain.model import Hold
 from hold_service.service_layer.ports import (
@@ -43,11 +43,15 @@ class FakeHoldRepository(HoldRepository):
                 self.tx["showtimes"][showtime_id] = replace(showtime, details=replace(showtime.details,
                                                                                       currency=currency))
 
-    async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:
+    async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int, next_page: str) -> bytes:
         listed = sorted(((sid, s) for sid, s in self.tx["showtimes"].items()
                          if query.starts_from <= s.starts_at < query.until
-                         and query.cinema in (None, s.details.cinema)), key=lambda x: (x[1].starts_at, x[0]))
-        return orjson.dumps({"showtimes": [self._listed(sid, s, close_minutes) for sid, s in listed[:limit]]})
+                         and query.cinema in (None, s.details.cinema)
+                         and (query.after is None or (s.starts_at, sid) > query.after)),
+                        key=lambda x: (x[1].starts_at, x[0]))
+        last = listed[limit - 1] if len(listed) > limit else None
+        return orjson.dumps({"showtimes": [self._listed(sid, s, close_minutes) for sid, s in listed[:limit]],
+                             "next": next_page + cursor(last[1].starts_at, last[0]) if last else None})
 
     def _listed(self, showtime_id: int, showtime: Showtime, close_minutes: float) -> dict[str, Any]:
         d = showtime.details

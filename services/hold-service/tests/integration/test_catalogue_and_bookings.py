@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import io
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlencode
 
 import pytest
 import qrcode
 import qrcode.constants
 from hold_service.adapters import repository
+from hold_service.domain.catalogue import cursor
 from qrcode.image.svg import SvgPathImage
 from ticketing.tickets import (
     TicketPayload,
@@ -53,6 +55,37 @@ async def test_the_catalogue_lists_a_window_by_start_with_each_showtime_s_state(
         past = await svc.client.get("/showtimes", params={"from": iso(datetime.now(UTC) - timedelta(hours=1)),
                                                          "to": iso(datetime.now(UTC)), "cinema": cinema})
         assert [s["status"] for s in past.json()["showtimes"]] == ["CLOSED"]
+
+
+async def test_a_window_of_more_showtimes_than_a_page_is_listed_whole_by_following_next(start, h) -> None:
+    base = datetime(2032, 3, 1, 18, tzinfo=UTC) + timedelta(minutes=h.new_id() % 100_000)
+    cinema = f"Cine {h.new_id()}"
+    async with start(catalogue_cache_seconds=0, catalogue_page_size=2) as svc:
+        starts = [base, base, base, base + timedelta(hours=1), base + timedelta(hours=2)]  # three at 18:xx: ties
+        made = [await svc.showtime_of(startsAt=iso(t), cinema=cinema) for t in starts]
+        await svc.showtime_of(startsAt=iso(base), cinema="Elsewhere")
+        url, pages, listed = f"/showtimes?{urlencode({'from': iso(base), 'cinema': cinema})}", 0, []
+        while url:
+            r = await svc.client.get(url)
+            assert r.status_code == 200, r.text
+            listed += [s["showtimeId"] for s in r.json()["showtimes"]]
+            url, pages = r.json()["next"], pages + 1
+        assert (listed, pages) == (sorted(made[:3]) + made[3:], 3)  # by start, then id; each once
+        last = await svc.client.get("/showtimes", params={"from": iso(base), "cinema": cinema,
+                                                          "after": cursor(base + timedelta(hours=1), made[3])})
+        assert [s["showtimeId"] for s in last.json()["showtimes"]] == [made[4]] and last.json()["next"] is None
+        whole = await svc.client.get("/showtimes", params={"from": iso(base), "cinema": cinema,
+                                                           "after": cursor(base - timedelta(days=1), 1)})
+        assert [s["showtimeId"] for s in whole.json()["showtimes"]] == sorted(made[:3])[:2]
+
+
+@pytest.mark.parametrize("after", ["x", "2032-03-01T18:00:00Z", "2032-03-01T18:00:00_12", "2032-03-01T18:00:00Z_",
+                                   "2032-03-01T18:00:00Z_-4", "2032-03-01T18:00:00Z_" + "9" * 19,
+                                   "0999-03-01T18:00:00Z_1", "2032-03-01T18:00:00Z_\u0663"])
+async def test_an_after_that_is_not_a_next_s_is_422(start, after) -> None:
+    async with start() as svc:
+        r = await svc.client.get("/showtimes", params={"after": after})
+        assert r.status_code == 422 and r.json()["problems"][0]["loc"] == ["query", "after"], r.text
 
 
 @pytest.mark.parametrize("params", [{"from": "yesterday"}, {"from": "2031-01-01T00:00:00"},

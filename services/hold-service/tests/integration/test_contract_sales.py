@@ -5,11 +5,12 @@ hold_expired, extend_hold, gate_seats, cancel_booking, the catalogue's status), 
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import timedelta
 
 import orjson
 import pytest
-from hold_service.domain.catalogue import CatalogueQuery
+from hold_service.domain.catalogue import CatalogueQuery, parse_cursor
 
 pytestmark = pytest.mark.integration
 SOON = timedelta(hours=2)  # a showtime two hours from now: on sale unless it closes more than 120 min before
@@ -45,13 +46,20 @@ async def test_the_catalogue_counts_free_seats_with_lazy_expiry_and_names_each_s
     await ports.elapse(0.6)
     now = ports.now()
     async with ports.uow() as uow:
-        body = orjson.loads(await uow.holds.catalogue(CatalogueQuery(now, now + timedelta(days=1), cinema), 60, 10))
+        body = orjson.loads(await uow.holds.catalogue(CatalogueQuery(now, now + timedelta(days=1), cinema), 60, 10,
+                                                      "?after="))
     listed = [(s["showtimeId"], s["status"], s["seatsAvailable"]) for s in body["showtimes"]]
     assert listed == [(closing, "CLOSED", 3), (sids[0], "ON_SALE", 2), (sids[1], "SOLD_OUT", 0),
                       (sids[2], "CANCELLED", 3)]
-    async with ports.uow() as uow:
-        first = orjson.loads(await uow.holds.catalogue(CatalogueQuery(now, now + timedelta(days=1), cinema), 60, 1))
-    assert [s["showtimeId"] for s in first["showtimes"]] == [closing]
+    pages, query = [], CatalogueQuery(now, now + timedelta(days=1), cinema)
+    while query:  # a page of one at a time, each naming the next by the last one listed
+        async with ports.uow() as uow:
+            pages.append(orjson.loads(await uow.holds.catalogue(query, 60, 1, "?after=")))
+        after = pages[-1]["next"] and parse_cursor(pages[-1]["next"].removeprefix("?after="))
+        query = after and replace(query, after=after)
+    assert [[s["showtimeId"] for s in page["showtimes"]] for page in pages] == [[closing], *([sid] for sid in sids)]
+    assert parse_cursor(pages[0]["next"].removeprefix("?after="))[1] == closing
+    assert pages[-1]["next"] is None and body["next"] is None
 
 
 async def test_a_customer_s_bookings_are_newest_first_with_lazy_expiry(ports, h) -> None:

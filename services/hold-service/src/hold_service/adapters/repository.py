@@ -146,9 +146,10 @@ class PgHoldRepository(HoldRepository):
     async def adopt_currency(self, currency: str) -> None:
         await self.conn.execute(Q.adopt_currency, currency)
 
-    async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:
+    async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int, next_page: str) -> bytes:
+        after_start, after_id = query.after or (None, None)
         body: str = await self.conn.fetchval(Q.catalogue, query.starts_from, query.until, query.cinema,
-                                             close_minutes, limit)
+                                             close_minutes, limit, after_start, after_id, next_page)
         return body.encode()
 
     async def bookings_of(self, customer_id: int, limit: int) -> list[BookingView]:

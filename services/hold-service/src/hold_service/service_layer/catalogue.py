@@ -18,7 +18,7 @@ from hold_service.domain.catalogue import BookingView, CatalogueQuery
 from hold_service.domain.errors import HoldNotFound
 from hold_service.service_layer.ports import Deps
 
-MAX_LISTED = 500  # showtimes in one answer
+PATH = "/showtimes"  # GET /showtimes, whose answers name their next page
 MAX_BOOKINGS = 200
 MAX_PAGES = 1000  # answers kept per process (distinct queries); past it they are all dropped
 
@@ -52,7 +52,8 @@ def _forget_failed(query: CatalogueQuery, kept: object, pages: dict, task: async
 
 async def _load(query: CatalogueQuery, deps: Deps) -> CataloguePage:
     async with deps.statements() as uow:
-        body = await uow.holds.catalogue(query, deps.settings.sales_close_minutes_before_start, MAX_LISTED)
+        body = await uow.holds.catalogue(query, deps.settings.sales_close_minutes_before_start,
+                                         deps.settings.catalogue_page_size, f"{PATH}?{query.next_page()}")
     return CataloguePage(f'"{hashlib.blake2b(body, digest_size=12).hexdigest()}"', body)
 
 

@@ -78,8 +78,9 @@ class HoldRepository(abc.ABC):
         """Showtimes without a currency (the previous release's, during an upgrade) get this one."""
 
     @abc.abstractmethod
-    async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int) -> bytes:
-        """GET /showtimes's JSON body: `{"showtimes": [...]}` ordered by start, at most `limit`."""
+    async def catalogue(self, query: CatalogueQuery, close_minutes: float, limit: int, next_page: str) -> bytes:
+        """GET /showtimes's JSON body: `{"showtimes": [...], "next": ...}` ordered by start and id, at most
+        `limit`; `next` is `next_page` followed by the last one's `cursor` when more follow, else null."""
 
     @abc.abstractmethod
     async def bookings_of(self, customer_id: int, limit: int) -> list[BookingView]:

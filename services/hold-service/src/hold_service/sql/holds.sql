@@ -323,8 +323,10 @@ DELETE FROM idempotency_key WHERE created_at < now() - make_interval(hours => $1
 
 -- name: catalogue
 -- What's on (GET /showtimes): the showtimes starting in [$1, $2), of cinema $3 (NULL: every cinema), ordered by
--- start, as the response's JSON text. Status: CANCELLED, CLOSED (not on_sale with $4
--- SALES_CLOSE_MINUTES_BEFORE_START), SOLD_OUT (no seat free), else ON_SALE; at most $5 showtimes.
+-- start and id, after the one starting at $6 with id $7 (NULL: from the first), as the response's JSON text.
+-- Status: CANCELLED, CLOSED (not on_sale with $4 SALES_CLOSE_MINUTES_BEFORE_START), SOLD_OUT (no seat free),
+-- else ON_SALE. At most $5 showtimes; when there are more, `next` is $8 (the next page's address up to its
+-- `after=`) followed by the last one's place (hold_service.domain.catalogue.cursor), else null.
 SELECT json_build_object('showtimes', coalesce(json_agg(json_build_object(
            'showtimeId', c.showtime_id, 'title', c.title,
            'startsAt', to_char(c.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
@@ -335,15 +337,18 @@ SELECT json_build_object('showtimes', coalesce(json_agg(json_build_object(
                           ELSE 'ON_SALE' END,
            'seatsAvailable', c.seats_available, 'fromPriceCents', c.price_cents, 'currency', c.currency,
            'waitingRoom', c.waiting_room)
-       ORDER BY c.starts_at, c.showtime_id), '[]'))::text AS body
-FROM (SELECT s.*,
+       ORDER BY c.starts_at, c.showtime_id) FILTER (WHERE c.k <= $5), '[]'),
+       'next', CASE WHEN count(*) > $5 THEN $8 || min(iso_utc(c.starts_at) || '_' || c.showtime_id)
+                                                        FILTER (WHERE c.k = $5) END)::text AS body
+FROM (SELECT s.*, row_number() OVER (ORDER BY s.starts_at, s.showtime_id) AS k,
              (SELECT count(*) FROM show_seat ss
               WHERE ss.showtime_id = s.showtime_id AND seat_is_free(ss.status, ss.hold_expires_at)) AS seats_available,
              coalesce((SELECT w.enabled FROM waiting_room w WHERE w.showtime_id = s.showtime_id), false) AS waiting_room
       FROM showtime s
       WHERE s.starts_at >= $1 AND s.starts_at < $2 AND ($3::text IS NULL OR s.cinema = $3)
+        AND ($6::timestamptz IS NULL OR (s.starts_at, s.showtime_id) > ($6, $7::bigint))
       ORDER BY s.starts_at, s.showtime_id
-      LIMIT $5) c;
+      LIMIT $5 + 1) c;
 
 -- name: bookings_of
 -- A customer's bookings, newest first (GET /bookings), with their showtimes' details; at most $2.

@@ -32,6 +32,8 @@ class ShowtimeListed(BaseModel):
 
 class ShowtimeList(BaseModel):
     showtimes: list[ShowtimeListed]
+    next: str | None = Field(default=None, description="When more showtimes start in the window than one answer "
+                             "lists (CATALOGUE_PAGE_SIZE): the address of the next page, else null.")
 
 
 class BookingPublic(BaseModel):

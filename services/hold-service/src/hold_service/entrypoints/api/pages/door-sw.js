@@ -8,7 +8,8 @@ const SHELL = "ticketing-door-shell";
 const PAGE = "/pages/door";
 const FILES = [PAGE, "/pages/assets/pages.css", "/pages/assets/catalogues.js", "/pages/assets/i18n.js",
                "/pages/assets/oidc-client-ts.min.js", "/pages/assets/auth.js", "/pages/assets/tickets.js",
-               "/pages/assets/door-offline.js", "/pages/assets/door-camera.js", "/pages/assets/door.js"];
+               "/pages/assets/showtimes.js", "/pages/assets/door-offline.js", "/pages/assets/door-camera.js",
+               "/pages/assets/door.js"];
 
 self.addEventListener("install", (event) => {
   event.waitUntil(caches.open(SHELL).then((cache) => cache.addAll(FILES)).then(() => self.skipWaiting()));

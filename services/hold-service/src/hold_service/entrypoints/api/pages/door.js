@@ -199,10 +199,9 @@ async function loadShowtimes() {
   const now = new Date();
   const from = new Date(now.getTime() - 6 * 3600e3).toISOString().slice(0, 16) + ":00Z";  // late-comers
   const to = new Date(now.getTime() + 2 * 86400e3).toISOString().slice(0, 16) + ":00Z";
-  const r = await fetch(`/showtimes?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`).catch(() => null);
-  const listed = r && r.ok ? (await r.json()).showtimes : JSON.parse(localStorage.getItem("ticketing.door.showtimes")
-                                                                     || "[]");
-  if (r && r.ok) localStorage.setItem("ticketing.door.showtimes", JSON.stringify(listed));
+  const read = await allShowtimes(new URLSearchParams({ from, to }));
+  const listed = read || JSON.parse(localStorage.getItem("ticketing.door.showtimes") || "[]");
+  if (read) localStorage.setItem("ticketing.door.showtimes", JSON.stringify(listed));
   const wanted = Number(new URLSearchParams(location.search).get("showtime") || localStorage.getItem(
     "ticketing.door.showtime"));
   const options = listed.map((s) => new Option(

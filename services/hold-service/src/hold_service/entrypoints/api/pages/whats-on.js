@@ -44,12 +44,12 @@ async function show() {
   const day = days()[Number(el("day").value || 0)];
   const params = new URLSearchParams({ from: day.from.toISOString(), to: day.to.toISOString() });
   if (el("cinema").value) params.set("cinema", el("cinema").value);
-  const r = await fetch(`/showtimes?${params}`);
-  if (r.status !== 200) {
-    el("message").textContent = _("What's on cannot be shown now ({status}).", { status: r.status });
+  const failed = {};
+  const showtimes = await allShowtimes(params, failed);
+  if (!showtimes) {
+    el("message").textContent = _("What's on cannot be shown now ({status}).", { status: failed.status });
     return;
   }
-  const { showtimes } = await r.json();
   for (const s of showtimes) {
     if (s.cinema && !cinemas.has(s.cinema)) {
       cinemas.add(s.cinema);

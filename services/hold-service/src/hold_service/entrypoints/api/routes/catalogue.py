@@ -14,7 +14,7 @@ from qrcode.image.svg import SvgPathImage
 from ticketing.api.errors import ApiError
 from ticketing.api.security import Customer
 
-from hold_service.domain.catalogue import CatalogueQuery
+from hold_service.domain.catalogue import CatalogueQuery, parse_cursor
 from hold_service.domain.errors import HoldError
 from hold_service.entrypoints.api.deps import DepsDep
 from hold_service.entrypoints.api.errors import api_error
@@ -24,13 +24,15 @@ from hold_service.service_layer import catalogue
 
 router = APIRouter(tags=["showtimes"])
 _SPAN_OF_YEARS = (1970, 9998)  # a question about showtimes; and far from datetime's limits once offsets apply
-CATALOGUE_PATH = "/showtimes"
+CATALOGUE_PATH = catalogue.PATH  # its answers name their next page by it
 _PARAMETERS = [
     {"name": "from", "in": "query", "required": False, "schema": {"type": "string", "format": "date-time"},
      "description": "Showtimes starting at or after this time (with its offset); default: now."},
     {"name": "to", "in": "query", "required": False, "schema": {"type": "string", "format": "date-time"},
      "description": "Showtimes starting before this time; default: a week after `from` (at most 62 days)."},
     {"name": "cinema", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 200}},
+    {"name": "after", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 60},
+     "description": "Only the showtimes listed after this one: the answer's `next` carries it."},
     {"name": "If-None-Match", "in": "header", "required": False, "schema": {"type": "string"}},
 ]
 
@@ -40,7 +42,8 @@ _PARAMETERS = [
             openapi_extra={"parameters": _PARAMETERS})
 async def list_showtimes(request: Request) -> Response:
     """Public: the showtimes by start, each ON_SALE, SOLD_OUT, CLOSED or CANCELLED with its seats available
-    and its lowest price. An API process keeps each answer CATALOGUE_CACHE_SECONDS; `ETag` names the body."""
+    and its lowest price, CATALOGUE_PAGE_SIZE at most; `next`, when more follow, is the address of the rest.
+    An API process keeps each answer CATALOGUE_CACHE_SECONDS; `ETag` names the body."""
     params = request.query_params
     try:
         cinema = params.get("cinema")
@@ -49,7 +52,7 @@ async def list_showtimes(request: Request) -> Response:
         if cinema is not None and not cinema.isprintable():
             raise _invalid("cinema", "String should not contain control characters")
         query = CatalogueQuery.of(datetime.now(UTC), _time(params.get("from"), "from"), _time(params.get("to"), "to"),
-                                  cinema)
+                                  cinema, _after(params.get("after")))
         page = await catalogue.whats_on(query, request.app.state.deps)
     except HoldError as exc:
         return api_error(exc).response()
@@ -65,11 +68,25 @@ def _time(raw: str | None, name: str) -> datetime | None:
         moment = datetime.fromisoformat(raw)
     except ValueError:
         raise _invalid(name, "Input should be an ISO-8601 date-time") from None
+    return _in_span(moment, name)
+
+
+def _in_span(moment: datetime, name: str) -> datetime:
     if moment.tzinfo is None:
         raise _invalid(name, "Input should have a timezone offset")
     if not _SPAN_OF_YEARS[0] <= moment.year <= _SPAN_OF_YEARS[1]:
         raise _invalid(name, f"Input should be between the years {_SPAN_OF_YEARS[0]} and {_SPAN_OF_YEARS[1]}")
     return moment.astimezone(UTC)
+
+
+def _after(raw: str | None) -> tuple[datetime, int] | None:
+    if raw is None:
+        return None
+    try:
+        moment, showtime_id = parse_cursor(raw)
+    except ValueError:
+        raise _invalid("after", "Input should be the `after` of an answer's `next`") from None
+    return _in_span(moment, "after"), showtime_id
 
 
 def _invalid(name: str, msg: str) -> ApiError:
