@@ -102,6 +102,33 @@ def test_apis_are_served_probed_and_autoscaled(manifests: list[dict[str, Any]]) 
         assert container["resources"]["requests"] and container["resources"]["limits"]["memory"]
 
 
+def test_the_other_services_reach_hold_service_through_an_internal_api_of_its_own(helm: str) -> None:
+    """A checkout's calls to hold-service go to pods the crowd's requests never reach: the same API in a
+    Deployment of its own, behind a Service of its own that no Ingress routes to; null puts them back on the
+    public one."""
+    manifests = render(helm, *VALUES["default"], "--set", "ingress.enabled=true",
+                       "--set", "ingress.controllerCidrs={10.42.0.0/16}")
+    deployments, services = by_kind(manifests, "Deployment"), by_kind(manifests, "Service")
+    inside, public = deployments["ticketing-hold-service-internal-api"], deployments["ticketing-hold-service-api"]
+    [container] = inside["spec"]["template"]["spec"]["containers"]
+    assert container["args"] == public["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz?check=postgres"
+    assert services["ticketing-hold-service-internal-api"]["spec"]["selector"] == inside["spec"]["selector"][
+        "matchLabels"] != public["spec"]["selector"]["matchLabels"]
+    hpa = by_kind(manifests, "HorizontalPodAutoscaler")["ticketing-hold-service-internal-api"]["spec"]
+    assert (hpa["minReplicas"], hpa["maxReplicas"]) == (2, 4)
+    payment = by_kind(manifests, "ConfigMap")["ticketing-payment-service"]["data"]
+    assert payment["HOLD_SERVICE_URL"] == "http://ticketing-hold-service-internal-api:8001"
+    routed = {p["backend"]["service"]["name"] for i in by_kind(manifests, "Ingress").values()
+              for rule in i["spec"]["rules"] for p in rule["http"]["paths"]}
+    assert "ticketing-hold-service-api" in routed and "ticketing-hold-service-internal-api" not in routed
+
+    without = render(helm, *VALUES["default"], "--set", "services.hold-service.internalApi=null")
+    assert not any("internal" in name for name in by_kind(without, "Deployment") | by_kind(without, "Service"))
+    assert by_kind(without, "ConfigMap")["ticketing-payment-service"]["data"]["HOLD_SERVICE_URL"] == (
+        "http://ticketing-hold-service-api:8001")
+
+
 def test_migrations_then_topics_run_as_hooks(manifests: list[dict[str, Any]]) -> None:
     jobs = by_kind(manifests, "Job")
     weights = {name: int(job["metadata"]["annotations"]["helm.sh/hook-weight"]) for name, job in jobs.items()}

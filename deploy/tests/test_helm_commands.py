@@ -181,7 +181,7 @@ def test_every_rendered_container_runs_and_becomes_ready(infrastructure: None,
         podman("run", "-d", "--name", f"{NETWORK}-{name}", *publish,
                *podman_run_args(deployment, container, resolve_env(container, manifests)))
         started[f"{NETWORK}-{name}"] = container
-    assert len(started) == 13
+    assert len(started) == 14  # 4 APIs (hold-service's public and internal), 10 workers
 
     pending = dict(started)
     deadline = time.monotonic() + READY_TIMEOUT

@@ -49,13 +49,13 @@ def test_the_cluster_alone_without_its_pooler(helm: str) -> None:
 
 
 def test_the_budget_counts_the_sessions_outside_the_pools(helm: str) -> None:
-    # Pools 1710 (test_helm_options), 40 seat-map feeds, 4 relays: 1754.
-    render(helm, *BASE, "--set", "database.maxConnections=1754")
-    assert "may open 1754 connections" in refused(helm, "--set", "database.maxConnections=1753")
+    # Pools 1790 (test_helm_options), 44 seat-map feeds, 4 relays: 1838.
+    render(helm, *BASE, "--set", "database.maxConnections=1838")
+    assert "may open 1838 connections" in refused(helm, "--set", "database.maxConnections=1837")
     # Two processes per hold-service API pod: two feeds each.
     stderr = refused(helm, "--set", "services.hold-service.env.WEB_CONCURRENCY=2",
                      "--set", "database.maxConnections=2000")
-    assert "may open 2594 connections" in stderr and "84 of them sessions of their own" in stderr
+    assert "may open 2762 connections" in stderr and "92 of them sessions of their own" in stderr
 
 
 def test_an_over_budget_values_file_is_refused(helm: str, tmp_path: Path) -> None:
@@ -68,11 +68,11 @@ def test_an_over_budget_values_file_is_refused(helm: str, tmp_path: Path) -> Non
 
 
 def test_with_the_pooler_the_server_sees_the_poolers_pools_and_the_sessions(helm: str) -> None:
-    # values-cluster.yaml lets hold-service's API grow to 60 pods: 60 feeds + 4 relays = 64 sessions.
-    # 2 poolers x 4 roles x 40 + 64 = 384 within 400 - 10; a pool size of 50 makes 464.
+    # values-cluster.yaml lets hold-service's API grow to 60 pods and its internal API to 4: 64 feeds + 4 relays =
+    # 68 sessions. 2 poolers x 4 roles x 40 + 68 = 388 within 400 - 10; a pool size of 50 makes 468.
     render(helm, *BASE, *HA)
     stderr = refused(helm, *HA, "--set", "database.cloudnativepg.pooler.defaultPoolSize=50")
-    assert "maxConnections is 390 but the pods may open 464 connections" in stderr
+    assert "maxConnections is 390 but the pods may open 468 connections" in stderr
     # The pools' sum must fit the poolers' client connections too.
     stderr = refused(helm, *HA, "--set", "database.cloudnativepg.pooler.maxClientConn=500")
     assert "the pooler takes 1000 client connections" in stderr

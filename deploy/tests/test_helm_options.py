@@ -124,7 +124,7 @@ def test_name_overrides_rename_everything_consistently(helm: str) -> None:
         assert all(n.startswith(prefix) for n in names), sorted(n for n in names if not n.startswith(prefix))
         services = set(by_kind(manifests, "Service"))
         config = by_kind(manifests, "ConfigMap")[f"{prefix}payment-service"]["data"]
-        assert config["HOLD_SERVICE_URL"] == f"http://{prefix}hold-service-api:8001"
+        assert config["HOLD_SERVICE_URL"] == f"http://{prefix}hold-service-internal-api:8001"
         backends = {p["backend"]["service"]["name"] for i in by_kind(manifests, "Ingress").values()
                     for p in i["spec"]["rules"][0]["http"]["paths"]}
         assert backends <= services
@@ -166,16 +166,23 @@ def test_the_dev_tools_are_off_by_default_and_run_from_the_dev_image_when_on(hel
 # --- NetworkPolicies ---------------------------------------------------------------------------------------
 
 def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+    matched = all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+    for expression in selector.get("matchExpressions", []):
+        assert expression["operator"] == "NotIn", expression  # the one kind the chart writes
+        matched = matched and labels.get(expression["key"]) not in expression["values"]
+    return matched
 
 
 def reachability(manifests: list[dict[str, Any]]) -> tuple[set[tuple[str, str, int]], set[tuple[str, str, int]]]:
     """What the policies allow between the release's pods: (from service, to service, port) allowed by the
-    sender's egress, and by the receiver's ingress (services named by app.kubernetes.io/name)."""
+    sender's egress, and by the receiver's ingress (services named by app.kubernetes.io/name; hold-service's
+    internal API pods as hold-service/internal-api)."""
     policies = by_kind(manifests, "NetworkPolicy").values()
-    pod_labels = {m["metadata"]["labels"]["app.kubernetes.io/name"]: m["spec"]["template"]["metadata"]["labels"]
+    apis = {"api": "", "internal-api": "/internal-api"}
+    pod_labels = {m["metadata"]["labels"]["app.kubernetes.io/name"] + apis[m["metadata"]["labels"][
+                      "app.kubernetes.io/component"]]: m["spec"]["template"]["metadata"]["labels"]
                   for m in manifests if m["kind"] == "Deployment" and m["metadata"]["labels"].get(
-                      "app.kubernetes.io/component") == "api"}
+                      "app.kubernetes.io/component") in apis}
     pod_labels["ticketing"] = {"app.kubernetes.io/name": "ticketing", "app.kubernetes.io/instance": "ticketing",
                                "app.kubernetes.io/component": "test"}
     for service in SERVICES:
@@ -205,17 +212,24 @@ def test_network_policies_allow_what_each_service_uses_and_nothing_else(helm: st
         labels = manifest["spec"]["template"]["metadata"]["labels"] if manifest["kind"] != "Pod" \
             else manifest["metadata"]["labels"]
         assert any(_selects(p["spec"]["podSelector"], labels) for p in policies.values()), manifest["metadata"]
-    calls = {("payment-service", "hold-service", 8001), ("payment-service", "voucher-service", 8003),
-             ("voucher-service", "payment-service", 8002), ("notifier", "hold-service", 8001),  # buyers' contacts
-             *(("ticketing", s, port) for s, port in (("hold-service", 8001), ("payment-service", 8002),
-                                                       ("voucher-service", 8003)))}
+    # The other services call hold-service at its internal API only; the notifier for the buyers' contacts.
+    calls = {("payment-service", "hold-service/internal-api", 8001), ("payment-service", "voucher-service", 8003),
+             ("voucher-service", "payment-service", 8002), ("notifier", "hold-service/internal-api", 8001),
+             *(("ticketing", s, port) for s, port in (("hold-service", 8001), ("hold-service/internal-api", 8001),
+                                                       ("payment-service", 8002), ("voucher-service", 8003)))}
     egress, ingress = reachability(manifests)
     assert egress == calls and ingress == calls
+    # The ingress controller reaches the public API's pods, never the internal API's; Prometheus both.
+    controller = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}}
+    assert controller in policies["ticketing-hold-service"]["spec"]["ingress"][0]["from"]
+    [internal_in] = policies["ticketing-hold-service-internal-api"]["spec"]["ingress"]
+    assert controller not in internal_in["from"] and len(internal_in["from"]) == 4  # Prometheus, 2 callers, test
     def outside(rule: dict[str, Any]) -> bool:  # not to the release's own pods
         return not any("podSelector" in peer and "namespaceSelector" not in peer for peer in rule.get("to", []))
     infra = {name: {p["port"] for rule in policy["spec"]["egress"] if outside(rule) for p in rule["ports"]}
              for name, policy in policies.items()}
     assert infra == {"ticketing-hold-service": {53, 5432, 9092, 6379},
+                     "ticketing-hold-service-internal-api": {53, 5432, 9092, 6379},
                      "ticketing-payment-service": {53, 5432, 9092, 443},
                      "ticketing-voucher-service": {53, 5432, 9092, 6379},
                      "ticketing-notifier": {53, 5432, 9092, 587},
@@ -264,10 +278,11 @@ def test_the_helm_test_pod_checks_readiness_and_a_read_of_each_api(helm: str, se
     [container] = pod["spec"]["containers"]
     python, flag, script, *urls = container["args"]
     assert (python, flag) == ("python", "-c")
-    assert urls == [f"http://ticketing-{s}-api:{p}{path}" for s, p in (("hold-service", 8001),
-                                                                        ("payment-service", 8002),
-                                                                        ("voucher-service", 8003))
-                    for path in ("/readyz?check=postgres", "/showtimes" if s == "hold-service" else "/openapi.json")]
+    assert urls == [f"http://ticketing-{s}:{p}{path}" for s, p in (("hold-service-api", 8001),
+                                                                    ("hold-service-internal-api", 8001),
+                                                                    ("payment-service-api", 8002),
+                                                                    ("voucher-service-api", 8003))
+                    for path in ("/readyz?check=postgres", "/showtimes" if s.startswith("hold") else "/openapi.json")]
     local = [re.sub(r"^http://[^/]+", server, u) for u in urls]
     assert subprocess.run([sys.executable, "-c", script, *local], capture_output=True).returncode == 0
     _Answers.failing = {"/readyz?check=postgres"}
@@ -276,7 +291,7 @@ def test_the_helm_test_pod_checks_readiness_and_a_read_of_each_api(helm: str, se
         proc = subprocess.run([sys.executable, "-c", fast, *local], capture_output=True, text=True)
     finally:
         _Answers.failing = set()
-    assert proc.returncode == 1 and proc.stdout.count("FAILED") == 3
+    assert proc.returncode == 1 and proc.stdout.count("FAILED") == 4
 
 
 # --- monitoring ------------------------------------------------------------------------------------------
@@ -383,11 +398,13 @@ def test_the_dashboard_configmap_is_labelled_for_grafanas_sidecar(helm: str) -> 
 # --- the database connection budget ----------------------------------------------------------------------
 
 def test_the_autoscalers_may_not_outgrow_the_databases_connections(helm: str) -> None:
-    # The defaults: APIs 40 + 10 + 20 pods x 20, nine worker Deployments of 1-2 pods x 20, the notifier 2 x 5;
-    # sessions of their own: 40 seat-map feeds (LISTEN) and 2 + 2 relays (advisory lock).
-    render(helm, *BASE, "--set", "database.maxConnections=1754")
-    proc = run([helm, "template", "t", str(CHART), *BASE, "--set", "database.maxConnections=1753"], check=False)
-    assert proc.returncode != 0 and "may open 1754 connections" in proc.stderr
+    # The defaults: APIs 40 + 4 (hold-service's internal one) + 10 + 20 pods x 20, nine worker Deployments of 1-2
+    # pods x 20, the notifier 2 x 5; sessions of their own: 44 seat-map feeds (LISTEN) and 2 + 2 relays (advisory
+    # lock).
+    render(helm, *BASE, "--set", "database.maxConnections=1838")
+    proc = run([helm, "template", "t", str(CHART), *BASE, "--set", "database.maxConnections=1837"], check=False)
+    assert proc.returncode != 0 and "may open 1838 connections" in proc.stderr
+    assert "hold-service internal-api 4 pods x 1 processes x 20 + 1 LISTEN" in proc.stderr
     assert "hold-service api 40 pods x 1 processes x 20 + 1 LISTEN" in proc.stderr
     assert "hold-service relay 2 pods x 20 + 1 relay session" in proc.stderr
     # Fewer connections per process, more processes per pod: the same arithmetic.
@@ -395,4 +412,4 @@ def test_the_autoscalers_may_not_outgrow_the_databases_connections(helm: str) ->
                "--set", "services.hold-service.env.WEB_CONCURRENCY=2"]
     proc = run([helm, "template", "t", str(CHART), *BASE, *smaller, "--set", "database.maxConnections=1000"],
                check=False)
-    assert proc.returncode != 0 and "may open 1319 connections" in proc.stderr  # 1235 + 80 feeds + 4 relays
+    assert proc.returncode != 0 and "may open 1367 connections" in proc.stderr  # 1275 + 88 feeds + 4 relays

@@ -1,6 +1,6 @@
 {{/*
 The database connections the release's pods may hold at most, and the check against database.maxConnections
-(values.yaml, "database"): per service, the API's maxReplicas (its replicas without an HPA) x WEB_CONCURRENCY
+(values.yaml, "database"): per service, each API's maxReplicas (its replicas without an HPA) x WEB_CONCURRENCY
 (uvicorn's processes, default 1) x DB_POOL_MAX (default 20, the notifier's 5), plus each worker Deployment's
 replicas x DB_POOL_MAX (a worker is one process, one pool), plus the connections of a session of their own
 outside the pools: hold-service's seat-map feed (LISTEN, one per API process) and the outbox relay's leadership
@@ -18,14 +18,14 @@ pools' sum must fit the pooler's instances x maxClientConn.
 {{- range $service, $svc := .Values.services }}
 {{- $env := $svc.env | default dict }}
 {{- $pool := int (index $env "DB_POOL_MAX" | default (ternary 5 20 (eq $service "notifier"))) }}
-{{- if $svc.api }}
-{{- $a := $svc.api.autoscaling | default dict }}
-{{- $pods := int (ternary ($a.maxReplicas | default 0) ($svc.api.replicas | default 1) (and $a.enabled true)) }}
+{{- range $component, $api := include "ticketing.apis" $svc | fromJson }}
+{{- $a := $api.autoscaling | default dict }}
+{{- $pods := int (ternary ($a.maxReplicas | default 0) ($api.replicas | default 1) (and $a.enabled true)) }}
 {{- $procs := int (index $env "WEB_CONCURRENCY" | default 1) }}
 {{- $feed := ternary 1 0 (eq $service "hold-service") }}
 {{- $total = add $total (mul $pods $procs $pool) }}
 {{- $sessions = add $sessions (mul $pods $procs $feed) }}
-{{- $lines = append $lines (printf "%s api %d pods x %d processes x %d%s" $service $pods $procs $pool (ternary " + 1 LISTEN" "" (eq $feed 1))) }}
+{{- $lines = append $lines (printf "%s %s %d pods x %d processes x %d%s" $service $component $pods $procs $pool (ternary " + 1 LISTEN" "" (eq $feed 1))) }}
 {{- end }}
 {{- range $name, $worker := $svc.workers }}
 {{- $relay := ternary 1 0 (has "relay" ($worker.roles | default list)) }}

@@ -157,3 +157,18 @@ the peer's address decides). */}}
 {{- join "," .Values.trustedProxies -}}
 {{- end -}}
 {{- end -}}
+
+{{/* A service's API Deployments, as JSON (fromJson): component -> its values; `api` and hold-service's
+`internal-api` (services.<name>.internalApi), those that are set. */}}
+{{- define "ticketing.apis" -}}
+{{- $apis := dict }}
+{{- if .api }}{{ $_ := set $apis "api" .api }}{{ end }}
+{{- if .internalApi }}{{ $_ := set $apis "internal-api" .internalApi }}{{ end }}
+{{- toJson $apis }}
+{{- end -}}
+
+{{/* The API Deployment the release's other services call (its component): hold-service's internal API when it has
+one (values.yaml, internalApi), else the public one. */}}
+{{- define "ticketing.door" -}}
+{{- ternary "internal-api" "api" (not (empty .internalApi)) -}}
+{{- end -}}
