@@ -37,12 +37,13 @@ SUPERVISOR_CONF="$DIR/supervisord.conf"
 CTL=("$REPO/.venv/bin/supervisorctl" -c "$SUPERVISOR_CONF")
 READY_TIMEOUT=180
 
-# Ports: the front doors (HAProxy) P+1..3, each instance P+<service base>+<1|2>, the dev components, Redis,
-# then Kafka's client (P+111..113) and controller (P+121..123) ports.
-HOLD_PORT=$((P + 1)) PAYMENT_PORT=$((P + 2)) VOUCHER_PORT=$((P + 3))
+# Ports: the front doors (HAProxy) P+1..4 (4: hold-service's internal API, the other services' door), each
+# instance P+<service base>+<1|2>, the dev components, Redis, then Kafka's client (P+111..113) and controller
+# (P+121..123) ports.
+HOLD_PORT=$((P + 1)) PAYMENT_PORT=$((P + 2)) VOUCHER_PORT=$((P + 3)) HOLD_INTERNAL_PORT=$((P + 4))
 SIM_PORT=$((P + 80)) SMTP_PORT=$((P + 85)) STATS_PORT=$((P + 90))
 declare -A BASE=([hold-api]=10 [payment-api]=20 [voucher-api]=30 [notifier]=40 [hold-worker]=50
-                 [payment-worker]=60 [voucher-worker]=70)
+                 [payment-worker]=60 [voucher-worker]=70 [hold-api-internal]=75)
 instance_port() { echo $((P + BASE[$1] + $2)); }
 kafka_port() { echo $((P + 110 + $1)); }
 controller_port() { echo $((P + 120 + $1)); }
@@ -102,11 +103,13 @@ REDIS_CLUSTER_NODES=$(redis_nodes)
 CLUSTER_DATABASE=$DATABASE
 DATABASE_ADDRESS=127.0.0.1:$PG_FRONT_PORT
 HOLD_URL=http://127.0.0.1:$HOLD_PORT
+HOLD_INTERNAL_URL=http://127.0.0.1:$HOLD_INTERNAL_PORT
 PAYMENT_URL=http://127.0.0.1:$PAYMENT_PORT
 VOUCHER_URL=http://127.0.0.1:$VOUCHER_PORT
 GATEWAY_URL=http://127.0.0.1:$SIM_PORT
 SMTP_PORT=$SMTP_PORT
 MAIL_DIR=$DIR/mail
+LOG_DIR=$LOG
 HAPROXY_STATS_URL=http://127.0.0.1:$STATS_PORT/
 SUPERVISOR_CONF=$SUPERVISOR_CONF
 ENV

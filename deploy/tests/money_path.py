@@ -56,10 +56,11 @@ def may_raise_priority() -> bool:
     return True
 
 
-def extensions(program: str, since: str) -> int:
-    """The hold extensions the program answered since `since` (its access log)."""
+def extensions(program: str, since: str, logs: Path = ROOT / "var/log") -> int:
+    """The hold extensions the program answered since `since` (its access log, <logs>/<program>.log; cluster
+    mode's are in its own directory)."""
     count = 0
-    with open(ROOT / "var/log" / f"{program}.log", encoding="utf-8", errors="replace") as log:
+    with open(logs / f"{program}.log", encoding="utf-8", errors="replace") as log:
         for line in log:
             if '"http.request"' not in line:
                 continue

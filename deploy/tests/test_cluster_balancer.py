@@ -17,7 +17,7 @@ import pytest
 from deploy_support import run
 
 SHEDDING = {"SHED_MAX_IN_FLIGHT": "40", "SHED_QUEUE_TIMEOUT_MS": "7.5", "SHED_RETRY_AFTER_SECONDS": "3"}
-APIS = ("hold-api", "payment-api", "voucher-api")
+APIS = ("hold-api", "hold-api-internal", "payment-api", "voucher-api")
 
 
 def written(tmp_path: Path, shedding: dict[str, str]) -> tuple[str, Path]:
@@ -76,4 +76,4 @@ def test_every_api_has_a_front_door_over_its_two_instances(tmp_path: Path, api: 
     config, _ = written(tmp_path, SHEDDING)
     assert f"frontend {api}\n" in config
     assert [line.split()[1] for line in servers(config)
-            if line.split()[1].startswith(api) and " track " not in line] == [f"{api}-1", f"{api}-2"]
+            if re.fullmatch(rf"{api}-\d+", line.split()[1]) and " track " not in line] == [f"{api}-1", f"{api}-2"]

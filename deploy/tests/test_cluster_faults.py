@@ -10,7 +10,9 @@ master, one hold-service API instance and hold-service's relay leader are killed
 payment-service worker is stopped (SIGSTOP) past its consumer session, and the PostgreSQL primary is killed
 (SIGKILL of its postmaster: Patroni promotes the synchronous standby, the old primary rejoins as a standby);
 each is brought back. Then the saga checker (tests/e2e/saga): every invariant, 0 events lost, duplicates
-absorbed, no 5xx but 503. Printed: the checker's report, the failover's figures (promotion, rejoin, kill to
+absorbed, no 5xx but 503; and payment-service extended its checkouts' holds at hold-service's internal door
+(hold-api-internal, two instances behind a front door of their own), never at the customers' (the access logs).
+Printed: the checker's report, the failover's figures (promotion, rejoin, kill to
 the first hold granted after it, the answers meanwhile) and, per 5 s window, the answers, the calls without
 one and the p99, with the fault under way.
 
@@ -37,6 +39,7 @@ from cluster_run import Cluster, until
 from deploy_support import DOTENV, REPO
 from fault_windows import faults, render, steady_holds, windows
 from hold_service.adapters.seat_gate import seat_key
+from money_path import extensions
 from notifier.domain.messages import Contact
 from notifier.entrypoints.cli.customers import upsert_all
 from ticketing.auth import issue_token
@@ -166,7 +169,7 @@ async def test_r16_cluster_faults_lose_nothing_and_break_no_invariant(cluster: C
     known = {c for i, c in enumerate(customers) if i % 3 != 0}
     await upsert_all(dsn["notifier"], [Contact(c, f"c{c}@example.com", f"Cluster {c}") for c in sorted(known)])
     admin = {"Authorization": f"Bearer {issue_token(secret, sub='1', role='admin')}"}
-    history = History()
+    history, since = History(), time.strftime("%Y-%m-%d %H:%M:%S")  # as the programs' logs write time
     tag, base = uuid.uuid4().hex[:6].upper(), (10**9 + uuid.uuid4().int % 10**9) * 1000
     load_showtime = base + 99
     limits = httpx.Limits(max_connections=200, keepalive_expiry=KEEPALIVE_EXPIRY)
@@ -199,13 +202,18 @@ async def test_r16_cluster_faults_lose_nothing_and_break_no_invariant(cluster: C
     verdict.extra = {"journeys": sum(done[2:]), "steady_holds_sent": done[1],
                      "faults": [{"what": w, "from_s": round(a, 1), "back_after_s": round(b - a, 1)}
                                 for a, b, w in faults(history.ops)],
-                     "failover": failover_window(history.ops)}
+                     "failover": failover_window(history.ops),
+                     # payment-service's checkouts extend their holds at hold-service's internal door only
+                     "hold_extensions": {door: sum(extensions(f"{door}-{i}", since, Path(cluster.address["LOG_DIR"]))
+                                                   for i in (1, 2)) for door in ("hold-api-internal", "hold-api")}}
     report = verdict.report() + "\n\nper 5 s window (calls by when they were made):\n" + render(table)
     (logs / "report.txt").write_text(verdict.report(samples=None) + "\n\n" + render(table) + "\n")
     print(report)
     assert [f for _, _, f in faults(history.ops)] and len(faults(history.ops)) == 6, "a fault was not brought back"
     assert sum(r["2xx"] for r in table[-3:]) > 0, "nothing succeeded after the faults"
     assert verdict.extra["failover"]["first_201_after_s"] is not None, "no hold granted after the failover"
+    doors = verdict.extra["hold_extensions"]
+    assert doors["hold-api-internal"] > 0 and doors["hold-api"] == 0, f"checkouts extended holds at {doors}"
     if verdict.violations:  # the failed invariants last, where a log's tail shows them
         pytest.fail("\n".join(f"FAIL {c.name}: {len(c.violations)} violations, e.g. {c.violations[:3]}"
                                for c in verdict.failed()), pytrace=False)

@@ -95,7 +95,7 @@ def test_chart_sets_only_what_services_read_and_all_they_need(helm: str, values:
         _, component, role = container["args"][:3]
         check(f"{values} {workload['metadata']['name']}", component, role, given)
         checked += 1
-    assert checked == 18  # 13 Deployments, 4 migration Jobs, the topic Job
+    assert checked == 19  # 14 Deployments (hold-service's internal API too), 4 migration Jobs, the topic Job
 
 
 def test_compose_sets_only_what_services_read_and_all_they_need() -> None:

@@ -2,12 +2,16 @@
 # front of the APIs, the dev gateway simulator and SMTP sink. Sourced by deploy/local/cluster.sh (its ports,
 # paths and helpers).
 
-APIS=(hold-api payment-api voucher-api)
+# hold-api-internal: hold-service's API for the other services (payment-service's checkouts), as make up's
+# hold-api-internal, so that a checkout never waits behind the crowd's requests in hold-api's event loops.
+APIS=(hold-api hold-api-internal payment-api voucher-api)
 WORKERS=(hold-worker payment-worker voucher-worker)
-declare -A FACTORY=([hold-api]=hold_service [payment-api]=payment_service [voucher-api]=voucher_service)
+declare -A FACTORY=([hold-api]=hold_service [hold-api-internal]=hold_service [payment-api]=payment_service
+                    [voucher-api]=voucher_service)
 declare -A WORKER_MODULE=([hold-worker]=hold_service [payment-worker]=payment_service
                           [voucher-worker]=voucher_service [notifier]=notifier)
-declare -A FRONT=([hold-api]=$HOLD_PORT [payment-api]=$PAYMENT_PORT [voucher-api]=$VOUCHER_PORT)
+declare -A FRONT=([hold-api]=$HOLD_PORT [hold-api-internal]=$HOLD_INTERNAL_PORT [payment-api]=$PAYMENT_PORT
+                  [voucher-api]=$VOUCHER_PORT)
 
 dotenv_dsn() { # VARIABLE -> the DSN of .env (its role and password) pointed at the cluster's primary and database
   local value
@@ -37,7 +41,7 @@ common_env() {
   printf '%s' "KAFKA_BOOTSTRAP_SERVERS=\"$(bootstrap)\",REDIS_CLUSTER_NODES=\"$(redis_nodes)\"," \
     "HOLD_DATABASE_URL=\"$(dotenv_dsn HOLD_DATABASE_URL)\",PAYMENT_DATABASE_URL=\"$(dotenv_dsn PAYMENT_DATABASE_URL)\"," \
     "VOUCHER_DATABASE_URL=\"$(dotenv_dsn VOUCHER_DATABASE_URL)\",NOTIFIER_DATABASE_URL=\"$(dotenv_dsn NOTIFIER_DATABASE_URL)\"," \
-    "KAFKA_GROUP_PREFIX=\"\",HOLD_SERVICE_URL=\"$front:$HOLD_PORT\",VOUCHER_SERVICE_URL=\"$front:$VOUCHER_PORT\"," \
+    "KAFKA_GROUP_PREFIX=\"\",HOLD_SERVICE_URL=\"$front:$HOLD_INTERNAL_PORT\",VOUCHER_SERVICE_URL=\"$front:$VOUCHER_PORT\"," \
     "PAYMENT_SERVICE_URL=\"$front:$PAYMENT_PORT\",PAYMENT_PUBLIC_URL=\"$front:$PAYMENT_PORT\"," \
     "SIM_WEBHOOK_URL=\"$front:$PAYMENT_PORT/payments/callback\",CORS_ALLOWED_ORIGINS=\"$front:$HOLD_PORT\"," \
     "STRIPE_API_BASE=\"$front:$SIM_PORT\",CHECKOUT_RETURN_URL=\"$front:$HOLD_PORT/pages/showtimes/{showtimeId}\"," \
@@ -148,6 +152,8 @@ apps_table() {
   echo
   printf '%-18s %-26s %s\n' component address what
   printf '%-18s %-26s %s\n' hold-service "http://127.0.0.1:$HOLD_PORT" "HAProxy -> hold-api-1, hold-api-2"
+  printf '%-18s %-26s %s\n' hold-internal "http://127.0.0.1:$HOLD_INTERNAL_PORT" \
+    "HAProxy -> hold-api-internal-1, -2 (payment-service's door)"
   printf '%-18s %-26s %s\n' payment-service "http://127.0.0.1:$PAYMENT_PORT" "HAProxy -> payment-api-1, payment-api-2"
   printf '%-18s %-26s %s\n' voucher-service "http://127.0.0.1:$VOUCHER_PORT" "HAProxy -> voucher-api-1, voucher-api-2"
   printf '%-18s %-26s %s\n' haproxy-stats "http://127.0.0.1:$STATS_PORT/" "each instance's state as the balancer sees it"
