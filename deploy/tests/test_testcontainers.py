@@ -41,7 +41,10 @@ def docker_api() -> Iterator[str]:
 def test_integration_tests_run_on_testcontainers(images: dict[str, str], docker_api: str) -> None:
     env = {"TICKETING_TEST_INFRA": "containers", "DOCKER_HOST": docker_api, "TESTCONTAINERS_RYUK_DISABLED": "true",
            "CI": "true", "TICKETING_POSTGRES_IMAGE": images["POSTGRES_IMAGE"],
-           "TICKETING_REDIS_IMAGE": images["REDIS_IMAGE"], "TICKETING_KAFKA_IMAGE": images["KAFKA_IMAGE"]}
+           "TICKETING_REDIS_IMAGE": images["REDIS_IMAGE"], "TICKETING_KAFKA_IMAGE": images["KAFKA_IMAGE"],
+           # the database the postgres image makes for the tests, whatever this shell's tests use (a developer's
+           # own TICKETING_TEST_DATABASE named a database the container does not have)
+           "TICKETING_TEST_DATABASE": "ticketing_test"}
     proc = run([str(REPO / ".venv/bin/pytest"), "-p", "no:cacheprovider", *TESTS], env=env, timeout=900,
                check=False)
     out = proc.stdout + proc.stderr

@@ -86,15 +86,23 @@ def _rows(seats: int) -> dict[str, int]:
 async def _created(client: httpx.AsyncClient, url: str, admin: dict[str, str], body: dict[str, Any],
                    existing: str, same: dict[str, Any]) -> None:
     """POST an operator's creation as an operator's tool would under a fault run: a 503 (a dependency down, e.g.
-    the database's primary lost, or the instance killed before it answered) is retried for up to a minute. An
-    answer that it exists already (hold-service's 409, voucher-service's 422) means an earlier delivery of this
-    very request was committed, as when an instance killed after its COMMIT left HAProxy no answer to give but
-    its 503: it is taken as created when `existing` (the thing's own URL) answers it with the fields of `same`,
-    else it is someone else's and the run fails. Each such case is printed with the answers before it."""
+    the database's primary lost, or the instance killed before it answered) is retried for up to a minute, and
+    so is no answer at all (the instance killed with the request in flight: HAProxy sends a POST without an
+    Idempotency-Key to no other instance and drops the connection). An answer that it exists already
+    (hold-service's 409, voucher-service's 422) means an earlier delivery of this very request was committed, as
+    when an instance killed after its COMMIT left HAProxy no answer to give: it is taken as created when
+    `existing` (the thing's own URL) answers it with the fields of `same`, else it is someone else's and the run
+    fails. Each such case is printed with the answers before it (None: no answer)."""
     deadline = time.monotonic() + 60
-    answers: list[int] = []
+    answers: list[int | None] = []
     while True:
-        r = await client.post(url, headers=admin, json=body)
+        try:
+            r = await client.post(url, headers=admin, json=body)
+        except httpx.TransportError:  # no answer: connection dropped or refused
+            assert time.monotonic() < deadline, answers
+            answers.append(None)
+            await asyncio.sleep(1)
+            continue
         if r.status_code == 201:
             return
         if r.status_code in (409, 422) and "exists already" in r.text:
