@@ -7,6 +7,12 @@ Each round, on a showtime of its own each (fresh seats, HOLD_TTL_SECONDS=600 so 
   replay   pgbench replaying exactly the statements one granted hold runs, as one pgbench transaction
            (tests/bench/pgbench/granted_hold.sql: sql/holds.sql take_seats, then the pool's reset), a random seat
            of a large pool per transaction;
+  batched  the same statements as the service ran them in the round's service phase (the last one before): its
+           writer puts the holds of one showtime that arrive together into one take_seats (adapters/writer.py),
+           so under this load a granted hold runs its share of a statement of many. The service's statements are
+           read back from its bookings (the holds of one statement share its transaction's created_at); pgbench
+           then runs a script of k holds for each size k the service ran, weighted by how many statements of that
+           size it ran (batch_script), so it replays the service's statements size for size;
   bare     pgbench running a bare conditional UPDATE of one such seat (tests/bench/pgbench/granted_bare.sql);
   writes   pgbench writing what a granted hold writes and nothing else: the seat's UPDATE, a booking row and an
            outbox row, one transaction sent in one round trip (tests/bench/pgbench/granted_writes.sql): the floor
@@ -25,6 +31,7 @@ in the database, so a replay that drew a seat taken already is not one), and the
 time (/proc) of the client backends of the test database over the same window (the WAL writer, autovacuum and other
 databases' backends are not in it: pg_stat_statements is not preloaded here). Prints per round and the medians:
 holds/s of each, service/replay (goal >= 0.5), replay/bare (goal: bare within 3x of the replay, i.e. >= 0.33),
+the same two ratios with the batched replay (the replay of what the service ran),
 database CPU per granted hold of the service and of the replay, and the transactions per granted hold
 (pg_stat_database, approximate: backends flush their counters about once a second). Never fails on a figure.
 BENCH_GRANTED_SECONDS, BENCH_GRANTED_ROUNDS and BENCH_GRANTED_CLIENTS (pgbench's connections) change the defaults;
@@ -65,7 +72,7 @@ POOL_SEATS = int(os.environ.get("BENCH_GRANTED_POOL_SEATS", "150000"))  # pgbenc
 WRK_CONNECTIONS = 64
 CAUSE = orjson.dumps([["x-request-id", "0123456789abcdef0123456789abcdef"]]).decode()
 FACTORY = "hold_service.entrypoints.api.app:get_application"
-PHASES = ("service", "replay", "writes", "bare", "bare+tx", "bare+showtime", "bare+notify", "bare+both")
+PHASES = ("service", "replay", "batched", "writes", "bare", "bare+tx", "bare+showtime", "bare+notify", "bare+both")
 # What each ceiling phase adds to the bare UPDATE, in its transaction, before COMMIT (as append_seat_map_events
 # did at the end of a hold's statement before the versions came after COMMIT).
 SHOWTIME_ROW = "UPDATE showtime SET seat_map_version = seat_map_version + 1 WHERE showtime_id = :sid;"
@@ -128,6 +135,35 @@ def replay_script(reset_query: str) -> str:
     return script
 
 
+def batch_script(k: int, reset_query: str) -> str:
+    """One take_seats of k holds of one seat each, as the writer sends a batch (repository._take_seats): k random
+    seats of the pool (the i-th from the i-th k-th of it: distinct, as the seats of the service's requests are), k
+    customers, the holds' ids, positions, cause headers and ticket types in arrival order; then the pool's reset.
+    A seat drawn by an earlier transaction is refused, as the service refuses it: only the seats that became HELD
+    are counted."""
+    def array(items: list[str]) -> str:
+        return "ARRAY[" + ", ".join(items) + "]"
+
+    holds = range(k)
+    draws = [f"\\set k{i} random({i} * :pool / {k}, ({i} + 1) * :pool / {k} - 1)" for i in holds]  # slice i
+    codes = [f"chr(65 + (:k{i} / 1000) / 26) || chr(65 + (:k{i} / 1000) % 26) || (:k{i} % 1000 + 1)" for i in holds]
+    ids = array(["gen_random_uuid()"] * k)
+    customers = array([f":customer + {i}" for i in holds]) + "::bigint[]"
+    execute = (f"EXECUTE take_seats(:sid, 600, 8, {ids}, {customers}, {ids}, {array([str(i + 1) for i in holds])}, "
+               f"{array(codes)}, {array([':cause'] * k)}, :form, {array([repr('ADULT')] * k)}, 0, false);")
+    reset = "\\;".join(q.strip() for q in reset_query.split(";") if q.strip()) + ";"
+    return "\n".join(["\\set customer random(1, 1000000000000)", *draws, "\\if :prepared = 0",
+                      f"PREPARE take_seats AS {Q.take_seats};", "\\set prepared 1", "\\endif", execute, reset, ""])
+
+
+async def statement_sizes(conn: asyncpg.Connection, sid: int) -> dict[int, int]:
+    """How many take_seats statements of each size (holds) the service ran on the showtime: the holds of one
+    statement are one transaction's, so their bookings share its created_at (now())."""
+    rows = await conn.fetch("SELECT k, count(*) AS statements FROM (SELECT count(*) AS k FROM booking "
+                            "WHERE showtime_id = $1 GROUP BY created_at) s GROUP BY k", sid)
+    return {r["k"]: r["statements"] for r in rows}
+
+
 def with_commit_locks(bare: str, statements: list[str]) -> str:
     """The bare UPDATE (granted_bare.sql) and `statements` in one transaction, sent in one round trip as the bare
     UPDATE is (a pipeline), so that what differs from it is what the transaction holds until its COMMIT."""
@@ -149,12 +185,21 @@ def holds_requests(sid: int, tokens: list[bytes]) -> list[bytes]:
     return out
 
 
-def pgbench(script: str, sid: int, seconds: float, extra: list[str]) -> str:
-    with tempfile.NamedTemporaryFile("w", suffix=".sql") as f:
-        f.write(script)
-        f.flush()
-        out = subprocess.run(["pgbench", "-n", "-c", str(CLIENTS), "-j", "1", "-T", str(round(seconds)),
-                              "-D", f"sid={sid}", "-D", f"pool={POOL_SEATS}", *extra, "-f", f.name, DSN],
+def pgbench(script: str | dict[str, int], sid: int, seconds: float, extra: list[str], transactions: int = 0,
+            clients: int = CLIENTS) -> str:
+    """One script, or several with their weights (pgbench picks one per transaction by weight), for `seconds`
+    (or `transactions` per client)."""
+    scripts = {script: 1} if isinstance(script, str) else script
+    with ExitStack() as files:
+        args = []
+        for text, weight in scripts.items():
+            f = files.enter_context(tempfile.NamedTemporaryFile("w", suffix=".sql"))
+            f.write(text)
+            f.flush()
+            args += ["-f", f"{f.name}@{weight}"]
+        out = subprocess.run(["pgbench", "-n", "-c", str(clients), "-j", "1",
+                              *(["-t", str(transactions)] if transactions else ["-T", str(round(seconds))]),
+                              "-D", f"sid={sid}", "-D", f"pool={POOL_SEATS}", *extra, *args, DSN],
                              capture_output=True, text=True,
                              env={**os.environ, "PGOPTIONS": "-c plan_cache_mode=force_generic_plan"})
     if out.returncode:
@@ -208,7 +253,8 @@ async def main() -> dict:
     tokens = [issue_token(SECRET, sub=str(random.randint(10**9, 2**40)), role="customer", ttl_seconds=7200).encode()
               for _ in range(SERVICE_SEATS)]
     conn = await asyncpg.connect(DSN)
-    replay = replay_script(conn.get_reset_query())
+    reset_query = conn.get_reset_query()
+    replay = replay_script(reset_query)
     bare = (PGBENCH / "granted_bare.sql").read_text()
     writes = (PGBENCH / "granted_writes.sql").read_text()
     replay_args = ["-M", "simple", "-D", "prepared=0", "-D", f"cause={sql_literal(CAUSE)}",
@@ -222,7 +268,7 @@ async def main() -> dict:
                        "FROM unnest($1::bigint[]) sid, generate_series(1, $2) k", background, HISTORY_PER_SHOWTIME)
     await conn.execute("ANALYZE show_seat")
     await conn.execute("ANALYZE booking")
-    rounds, sids, double = [], [], 0
+    rounds, sids, double, sizes = [], [], 0, {1: 1}
     with ExitStack() as stack:
         port = server(stack, FACTORY, service_env)
         for n in range(ROUNDS):
@@ -237,13 +283,19 @@ async def main() -> dict:
                     got[name] = await phase(conn, sid, lambda s, r=requests: wrk_capacity(
                         port, r, s, connections=WRK_CONNECTIONS))
                     got[name]["answers"] = got[name].pop("result").codes
+                    sizes = await statement_sizes(conn, sid)  # round 1 starts with it: the next batched's
+                    got[name]["statement_sizes"] = sizes
                 else:
                     script, extra = ((replay, replay_args) if name == "replay" else
+                                     ({batch_script(k, reset_query): n for k, n in sizes.items()}, replay_args)
+                                     if name == "batched" else
                                      (writes, ["-M", "prepared"]) if name == "writes" else
                                      (with_commit_locks(bare, CEILINGS[name]), ["-M", "prepared"]) if name in CEILINGS
                                      else (bare, ["-M", "prepared"]))
                     got[name] = await phase(conn, sid, lambda s, sc=script, sid=sid, ex=extra: pgbench(sc, sid, s, ex))
                     got[name].pop("result")
+                    if name == "batched":
+                        got[name]["statement_sizes"] = sizes  # the last service phase's, which it replayed
                     if name != "writes":  # its bookings are written whatever its UPDATE found (granted_writes.sql)
                         double += await held_twice(conn, sid)
                     await drop_showtimes(conn, [sid])  # its many seats would weigh in the next ANALYZE
@@ -252,6 +304,8 @@ async def main() -> dict:
             r["order"] = list(order)
             r["service_of_replay"] = round(got["service"]["per_s"] / max(1e-9, got["replay"]["per_s"]), 3)
             r["replay_of_bare"] = round(got["replay"]["per_s"] / max(1e-9, got["bare"]["per_s"]), 3)
+            r["service_of_batched"] = round(got["service"]["per_s"] / max(1e-9, got["batched"]["per_s"]), 3)
+            r["batched_of_bare"] = round(got["batched"]["per_s"] / max(1e-9, got["bare"]["per_s"]), 3)
             for name in ("writes", *CEILINGS):
                 r[f"{name}_of_bare"] = round(got[name]["per_s"] / max(1e-9, got["bare"]["per_s"]), 3)
             rounds.append(r)
@@ -275,8 +329,18 @@ def print_round(n: int, r: dict) -> None:
           f"{s['answers']}); replay {p['per_s']:7.0f}/s (DB CPU {p['db_cpu_ms_per_hold']:.2f} ms/hold, "
           f"{p['xacts_per_hold']:.2f} xacts/hold); bare {b['per_s']:7.0f}/s (DB CPU {b['db_cpu_ms_per_hold']:.2f} "
           f"ms); service/replay {r['service_of_replay']:.2f}, replay/bare {r['replay_of_bare']:.2f}", flush=True)
+    t = r["batched"]
+    print(f"  batched (the last service phase's statements, {mean_size(t['statement_sizes']):.1f} holds each on "
+          f"average): {t['per_s']:.0f} holds/s (DB CPU {t['db_cpu_ms_per_hold']:.2f} ms/hold, "
+          f"{t['xacts_per_hold']:.2f} xacts/hold); service/batched {r['service_of_batched']:.2f}, batched/bare "
+          f"{r['batched_of_bare']:.2f}", flush=True)
     print("  floor and ceilings: " + ", ".join(f"{name} {r[name]['per_s']:.0f}/s ({r[f'{name}_of_bare']:.2f} of bare)"
                                      for name in ("writes", *CEILINGS)), flush=True)
+
+
+def mean_size(sizes: dict[int, int]) -> float:
+    """Holds per statement, averaged over the holds (the size the statement of a hold had, on average)."""
+    return sum(k * k * n for k, n in sizes.items()) / max(1, sum(k * n for k, n in sizes.items()))
 
 
 def summary(rounds: list[dict], double: int) -> dict:
@@ -294,6 +358,11 @@ def summary(rounds: list[dict], double: int) -> dict:
            "median": {"service_per_s": med(("service", "per_s")), "replay_per_s": med(("replay", "per_s")),
                       "bare_per_s": med(("bare", "per_s")), "service_of_replay": med(("service_of_replay",)),
                       "replay_of_bare": med(("replay_of_bare",)),
+                      "batched_per_s": med(("batched", "per_s")), "service_of_batched": med(("service_of_batched",)),
+                      "batched_of_bare": med(("batched_of_bare",)),
+                      "batched_db_cpu_ms_per_hold": med(("batched", "db_cpu_ms_per_hold")),
+                      "statement_size": round(statistics.median(mean_size(r["batched"]["statement_sizes"])
+                                                                for r in rounds), 1),
                       "service_db_cpu_ms_per_hold": med(("service", "db_cpu_ms_per_hold")),
                       "replay_db_cpu_ms_per_hold": med(("replay", "db_cpu_ms_per_hold")),
                       "bare_db_cpu_ms_per_hold": med(("bare", "db_cpu_ms_per_hold")),
@@ -309,6 +378,10 @@ def summary(rounds: list[dict], double: int) -> dict:
           f"bare UPDATE {m['bare_per_s']:.0f} tx/s")
     print(f"  service/replay {m['service_of_replay']:.2f} (goal >= 0.5); replay/bare {m['replay_of_bare']:.2f} "
           f"(goal >= 0.33: the bare UPDATE within 3x of the replay)")
+    print(f"  the service's statements replayed as it ran them ({m['statement_size']:.1f} holds per statement, per "
+          f"hold): {m['batched_per_s']:.0f} holds/s, DB CPU {m['batched_db_cpu_ms_per_hold']:.2f} ms/hold; "
+          f"service/batched {m['service_of_batched']:.2f} (goal >= 0.5), batched/bare {m['batched_of_bare']:.2f} "
+          f"(goal >= 0.33)")
     print(f"  database CPU per granted hold: service {m['service_db_cpu_ms_per_hold']:.2f} ms, replay "
           f"{m['replay_db_cpu_ms_per_hold']:.2f} ms, bare UPDATE {m['bare_db_cpu_ms_per_hold']:.2f} ms "
           f"(client backends of the test database); transactions per granted hold: service "

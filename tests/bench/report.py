@@ -84,6 +84,9 @@ def rows(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     out += [("granted holds: service, one fresh seat per hold (bench-granted)", granted.get("service_per_s"),
              "holds/s", "pgbench replaying one hold's statements, same run", granted.get("replay_per_s")),
             ("granted holds: pgbench replay of one hold's statements", granted.get("replay_per_s"), "tx/s",
+             "pgbench, bare conditional UPDATE of a seat, same run (bench-granted)", granted.get("bare_per_s")),
+            ("granted holds: pgbench replay of the service's statements, batched as it ran them",
+             granted.get("batched_per_s"), "holds/s",
              "pgbench, bare conditional UPDATE of a seat, same run (bench-granted)", granted.get("bare_per_s"))]
     out += [(f"pgbench: the bare UPDATE with {what} to its COMMIT", granted.get(f"{name}_per_s"), "tx/s",
              "pgbench, bare conditional UPDATE of a seat, same run (bench-granted)", granted.get("bare_per_s"))

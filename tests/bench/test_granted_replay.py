@@ -1,0 +1,65 @@
+"""make bench-granted replays hold-service's statements as the service ran them: the holds of one take_seats
+share its transaction's created_at, which is how the bench reads the statements' sizes back (statement_sizes), and
+batch_script(k) runs one take_seats of k holds, as the writer sends a batch (repository.take_together)."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # the benchmarks import each other by module name
+from bench_granted import (
+    CAUSE,
+    DSN,
+    MIGRATIONS,
+    batch_script,
+    drop_showtimes,
+    mean_size,
+    new_showtime,
+    pgbench,
+    sql_literal,
+    statement_sizes,
+)
+from hold_service.adapters import repository
+from hold_service.domain.model import TakeSeats
+from ticketing_testing import apply_migrations, shared_migrations
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_hold_counts_as_its_statement_size() -> None:
+    assert mean_size({1: 4}) == 1 and mean_size({3: 1, 1: 3}) == 2  # 3 holds in statements of 3, 3 alone
+    assert mean_size({}) == 0
+
+
+async def test_the_replay_runs_the_statements_the_service_ran() -> None:
+    apply_migrations(DSN, shared_migrations(), MIGRATIONS)
+    conn = await asyncpg.connect(DSN)
+    sids = [await new_showtime(conn, 30), await new_showtime(conn, 30)]
+    try:
+        served, replayed = sids
+        takes = [(TakeSeats(served, [seat], uuid.uuid4(), 7_000 + n, 600, uuid.uuid4(), 8), CAUSE)
+                 for n, seat in enumerate(["AA1", "AA2", "AA3"])]
+        verdicts = await repository.take_together(conn, served, takes)  # the writer's batch: one statement
+        assert all(v is not None and v.expires_at is not None for v in verdicts.values()), verdicts
+        sizes = await statement_sizes(conn, served)
+        assert sizes == {3: 1}
+
+        scripts = {batch_script(k, conn.get_reset_query()): n for k, n in sizes.items()}
+        out = pgbench(scripts, replayed, 0, ["-M", "simple", "-D", "prepared=0", "-D", f"cause={sql_literal(CAUSE)}",
+                                             "-D", f"form={sql_literal(repository.FORM)}", "-D", "pool=30"],
+                      transactions=1, clients=1)
+        assert "number of failed transactions: 0" in out, out
+        assert await statement_sizes(conn, replayed) == {3: 1}  # seats of different thirds: all written
+        held = await conn.fetch("SELECT seat_code, customer_id FROM show_seat WHERE showtime_id = $1 "
+                                "AND status = 'HELD'", replayed)
+        assert len(held) == 3 and len({r["customer_id"] for r in held}) == 3
+        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE message_key IN "
+                                   "(SELECT booking_id::text FROM booking WHERE showtime_id = $1)", replayed) == 3
+    finally:
+        await drop_showtimes(conn, sids)
+        await conn.close()
