@@ -16,6 +16,7 @@ from bench_granted import (
     CAUSE,
     DSN,
     MIGRATIONS,
+    PGBENCH,
     batch_script,
     drop_showtimes,
     mean_size,
@@ -62,4 +63,26 @@ async def test_the_replay_runs_the_statements_the_service_ran() -> None:
                                    "(SELECT booking_id::text FROM booking WHERE showtime_id = $1)", replayed) == 3
     finally:
         await drop_showtimes(conn, sids)
+        await conn.close()
+
+
+async def test_the_writes_phase_leaves_nothing_once_its_showtime_is_dropped() -> None:
+    """Its outbox row is pending, as a hold's, and names the phase's showtime: one naming another showtime would
+    outlive the cleanup, and the numbering of every later change in the database would stop at it (a change of
+    no showtime)."""
+    apply_migrations(DSN, shared_migrations(), MIGRATIONS)
+    conn = await asyncpg.connect(DSN)
+    sid = await new_showtime(conn, 30)
+    rows = ("SELECT count(*) FROM outbox WHERE (convert_from(payload, 'UTF8')::jsonb ->> 'showtimeId')::bigint = $1 "
+            "AND (pending OR NOT $2)")
+    try:
+        out = pgbench((PGBENCH / "granted_writes.sql").read_text(), sid, 0, ["-M", "prepared", "-D", "pool=30"],
+                      transactions=1, clients=1)
+        assert "number of failed transactions: 0" in out, out
+        assert await conn.fetchval(rows, sid, False) == 1
+    finally:
+        await drop_showtimes(conn, [sid])
+    try:
+        assert await conn.fetchval(rows, sid, True) == 0
+    finally:
         await conn.close()
