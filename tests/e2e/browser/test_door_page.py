@@ -4,7 +4,8 @@ was admitted), a forged one refused; then offline: the page checks signatures it
 them already admitted at another door), refuses a second scan of one, queues them, and back online sends the
 queue and shows the server's conflict; a cancelled booking's ticket, one of another showtime and one shown too
 early are refused with their reasons; a scanner reopened without the network (its service worker keeps the page)
-still scans and syncs. Screenshots: var/screenshots/door-*.png."""
+still scans and syncs; a door of a chain lists its cinema's showtimes once chosen. Screenshots:
+var/screenshots/door-*.png."""
 
 from __future__ import annotations
 
@@ -12,15 +13,16 @@ import asyncio
 import base64
 import json
 import random
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
 from playwright.async_api import Page, expect
 from ticketing.auth import issue_token
 
-from .pages import Link, booked, open_with_token_box, soon_showtime, staff
+from .pages import Link, admin, booked, open_with_token_box, soon_showtime, staff
 
 pytestmark = pytest.mark.e2e
 CATALOGUE_CACHE_SECONDS = 2.0  # hold-service's default, as the page stack runs it
@@ -291,3 +293,42 @@ async def test_the_camera_reads_a_qr_once_where_the_browser_detects_barcodes(bro
     await expect(page.locator("#answer")).to_have_attribute("data-outcome", "admitted")
     await page.click("#camera")
     await expect(page.locator("#viewfinder")).to_be_hidden()
+
+
+async def cinema_showtime(stack: Any, cinema: str, minutes: int) -> int:
+    sid = random.randint(10**9, 2**52)
+    starts = datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=minutes)
+    async with httpx.AsyncClient() as client:
+        r = await client.post(f"{stack.hold_url}/admin/showtimes", headers=admin(stack),
+                              json={"showtimeId": sid, "title": "Door", "startsAt": starts.isoformat(),
+                                    "priceCents": 1250, "rows": {"A": 2}, "cinema": cinema})
+    assert r.status_code == 201, r.text
+    return sid
+
+
+async def test_a_door_lists_the_showtimes_of_its_cinema_once_chosen(browser, page_stack) -> None:
+    """The cinema asked in the address (then kept for the next visit) is the one GET /showtimes is asked for; every
+    cinema lists the whole window again, the other cinema among the choices."""
+    here, there = f"Door {random.randint(1, 10**9)}", f"Across the street {random.randint(1, 10**9)}"
+    ours = [await cinema_showtime(page_stack, here, minutes) for minutes in (20, 40)]
+    theirs = await cinema_showtime(page_stack, there, 30)
+    await asyncio.sleep(CATALOGUE_CACHE_SECONDS + 0.5)  # no earlier answer of the whole window is served again
+    page = await (await browser.new_context(timezone_id="UTC")).new_page()
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/showtimes?" in r.url else None)
+    await open_with_token_box(page, f"{page_stack.hold_url}/pages/door?cinema={quote(here)}")
+    await expect(page.locator("#cinema")).to_have_value(here)
+    listed = page.locator("#showtime option")
+    await expect(listed).to_have_count(3)  # "Choose the showtime" and this cinema's two, in their order
+    assert await listed.evaluate_all("options => options.map((o) => o.value)") == ["", *map(str, ours)]
+    assert asked and all(f"cinema={quote(here).replace('%20', '+')}" in url for url in asked), asked
+
+    await page.select_option("#cinema", "")
+    await expect(page.locator(f'#showtime option[value="{theirs}"]')).to_have_count(1)
+    await expect(page.locator(f'#showtime option[value="{ours[0]}"]')).to_have_count(1)
+    await page.select_option("#cinema", there)  # seen in the whole window's listing
+    await expect(listed).to_have_count(2)
+    await page.goto(f"{page_stack.hold_url}/pages/door")  # the next visit: the choice was kept
+    await expect(page.locator("#cinema")).to_have_value(there)
+    await expect(listed).to_have_count(2)
+    await expect(page.locator(f'#showtime option[value="{theirs}"]')).to_have_count(1)

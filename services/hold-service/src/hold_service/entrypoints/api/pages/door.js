@@ -195,13 +195,28 @@ async function loadKeys() {
   }
 }
 
+// The cinema's showtimes only, once it is chosen (kept for the next visit; `?cinema=` in the address chooses it):
+// a chain's window is thousands of showtimes, a door's a few dozen. Its options are the cinemas seen so far.
+function addCinemas(names) {
+  const known = new Set([...$("cinema").options].map((o) => o.value));
+  for (const name of names) {
+    if (name && !known.has(name)) {
+      known.add(name);
+      $("cinema").append(new Option(name, name));
+    }
+  }
+}
+
 async function loadShowtimes() {
   const now = new Date();
   const from = new Date(now.getTime() - 6 * 3600e3).toISOString().slice(0, 16) + ":00Z";  // late-comers
   const to = new Date(now.getTime() + 2 * 86400e3).toISOString().slice(0, 16) + ":00Z";
-  const read = await allShowtimes(new URLSearchParams({ from, to }));
+  const params = new URLSearchParams({ from, to });
+  if ($("cinema").value) params.set("cinema", $("cinema").value);
+  const read = await allShowtimes(params);
   const listed = read || JSON.parse(localStorage.getItem("ticketing.door.showtimes") || "[]");
   if (read) localStorage.setItem("ticketing.door.showtimes", JSON.stringify(listed));
+  addCinemas(listed.map((s) => s.cinema));
   const wanted = Number(new URLSearchParams(location.search).get("showtime") || localStorage.getItem(
     "ticketing.door.showtime"));
   const options = listed.map((s) => new Option(
@@ -237,6 +252,14 @@ async function main() {
   });
   $("door").value = new URLSearchParams(location.search).get("door") || localStorage.getItem("ticketing.door.door")
     || "A";
+  const cinema = new URLSearchParams(location.search).get("cinema") ?? localStorage.getItem("ticketing.door.cinema");
+  addCinemas([cinema]);
+  $("cinema").value = cinema || "";
+  $("cinema").addEventListener("change", async () => {
+    localStorage.setItem("ticketing.door.cinema", $("cinema").value);
+    await loadShowtimes();
+    choose();
+  });
   $("showtime").addEventListener("change", choose);
   $("door").addEventListener("change", choose);
   $("scan-form").addEventListener("submit", async (e) => {
