@@ -191,7 +191,7 @@ bench-pg-path: infra migrate-test bench-tools ## holds/s on one PostgreSQL, a Pa
 	@deploy/local/cluster.sh tools
 	$(PY) tests/bench/bench_pg_path.py
 
-bench-granted: infra migrate-test bench-tools limit-tools ## granted holds/s of the service beside pgbench replaying one hold's statements (alone, and batched as the service ran them) and a bare UPDATE; DB CPU per hold
+bench-granted: infra migrate-test bench-tools limit-tools ## granted holds/s of the service beside pgbench replaying one hold's statements (alone, and batched as the service ran them) and a bare UPDATE; DB and API CPU per hold, the API's floor
 	$(PY) tests/bench/bench_granted.py
 
 # A test database of its own (recreated from the migrations): the whole stack's consumers and relays run on it.

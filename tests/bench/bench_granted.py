@@ -13,6 +13,11 @@ Each round, on a showtime of its own each (fresh seats, HOLD_TTL_SECONDS=600 so 
            read back from its bookings (the holds of one statement share its transaction's created_at); pgbench
            then runs a script of k holds for each size k the service ran, weighted by how many statements of that
            size it ran (batch_script), so it replays the service's statements size for size;
+  floor    the service's own floor: the same requests (a token of its own each, same connections) asking for no
+           seat, so that each is answered 422 after its token's check, before any dependency: HTTP, the middleware,
+           the token, an answer. The API processes' CPU per request of it, against their CPU per granted hold in the
+           service phase, splits a hold's Python cost into that floor and the hold's own work (the gate, the
+           writer's batch, the numbering, the answer's body);
   bare     pgbench running a bare conditional UPDATE of one such seat (tests/bench/pgbench/granted_bare.sql);
   writes   pgbench writing what a granted hold writes and nothing else: the seat's UPDATE, a booking row and an
            outbox row, one transaction sent in one round trip (tests/bench/pgbench/granted_writes.sql): the floor
@@ -29,10 +34,13 @@ sale opening on a database with a history). The order of the phases turns every 
 SECONDS + 2 s; the figures are those of its middle SECONDS: granted holds are the seats that became HELD (counted
 in the database, so a replay that drew a seat taken already is not one), and the database CPU is the user+system
 time (/proc) of the client backends of the test database over the same window (the WAL writer, autovacuum and other
-databases' backends are not in it: pg_stat_statements is not preloaded here). Prints per round and the medians:
+databases' backends are not in it: pg_stat_statements is not preloaded here); the API's CPU is that of the
+service's uvicorn workers over the same window. Prints per round and the medians:
 holds/s of each, service/replay (goal >= 0.5), replay/bare (goal: bare within 3x of the replay, i.e. >= 0.33),
 the same two ratios with the batched replay (the replay of what the service ran),
-database CPU per granted hold of the service and of the replay, and the transactions per granted hold
+database CPU per granted hold of the service and of the replay, the API's CPU per granted hold and per floor request,
+the database-bound ratio (the batched replay's database CPU per hold over the service's: service/batched where the
+API does not share the database's cores, as pods beside their database do not), and the transactions per granted hold
 (pg_stat_database, approximate: backends flush their counters about once a second). Never fails on a figure.
 BENCH_GRANTED_SECONDS, BENCH_GRANTED_ROUNDS and BENCH_GRANTED_CLIENTS (pgbench's connections) change the defaults;
 a shared 2-core machine makes every absolute figure noisy, the ratios of one round are what compares.
@@ -55,7 +63,7 @@ from pathlib import Path
 import asyncpg
 import orjson
 import uvloop
-from bench_holds import DSN, MIGRATIONS, SECRET, forget_events, server, wrk_capacity
+from bench_holds import DSN, MIGRATIONS, SECRET, forget_events, started_server, wrk_capacity
 from hold_service.adapters.repository import FORM, Q
 from results import Results
 from ticketing.auth import issue_token
@@ -72,13 +80,17 @@ POOL_SEATS = int(os.environ.get("BENCH_GRANTED_POOL_SEATS", "150000"))  # pgbenc
 WRK_CONNECTIONS = 64
 CAUSE = orjson.dumps([["x-request-id", "0123456789abcdef0123456789abcdef"]]).decode()
 FACTORY = "hold_service.entrypoints.api.app:get_application"
-PHASES = ("service", "replay", "batched", "writes", "bare", "bare+tx", "bare+showtime", "bare+notify", "bare+both")
+PHASES = ("service", "floor", "replay", "batched", "writes", "bare", "bare+tx", "bare+showtime", "bare+notify",
+          "bare+both")
 # What each ceiling phase adds to the bare UPDATE, in its transaction, before COMMIT (as append_seat_map_events
 # did at the end of a hold's statement before the versions came after COMMIT).
 SHOWTIME_ROW = "UPDATE showtime SET seat_map_version = seat_map_version + 1 WHERE showtime_id = :sid;"
 NOTIFY = "SELECT pg_notify('bench_granted', '');"
 CEILINGS = {"bare+tx": [], "bare+showtime": [SHOWTIME_ROW], "bare+notify": [NOTIFY],
             "bare+both": [SHOWTIME_ROW, NOTIFY]}
+# hold-service as the service phase runs it (nothing expires during the run, no cap refuses a hold)
+SERVICE_ENV = {"HOLD_DATABASE_URL": DSN, "HOLD_TTL_SECONDS": "600", **UNLIMITED_HOLDS, "LOG_LEVEL": "WARNING",
+               "DB_POOL_MAX": "20", "APP_ENV": "dev", "SEAT_GATE_ENABLED": "true"}
 # Showtimes of 300 seats beside the bench's, for the run: the service plans its statements once per connection
 # (force_generic_plan), from the table's statistics. In a test database holding little but this bench's big
 # showtimes, an ANALYZE in the middle of the run sees a handful of showtimes and turns seat lookups into scans of
@@ -176,13 +188,25 @@ def holds_requests(sid: int, tokens: list[bytes]) -> list[bytes]:
     """One request per seat of the showtime, each by a customer of its own, in a random order."""
     order = list(range(SERVICE_SEATS))
     random.shuffle(order)
-    out = []
-    for n, k in enumerate(order):
-        body = orjson.dumps({"seats": [seat_code(k)]})
-        out.append(b"POST /showtimes/%d/holds HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer %s\r\n"
-                   b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-                   % (sid, tokens[n % len(tokens)], len(body), body))
-    return out
+    return [hold_request(sid, tokens[n % len(tokens)], {"seats": [seat_code(k)]}) for n, k in enumerate(order)]
+
+
+def floor_requests(sid: int, tokens: list[bytes]) -> list[bytes]:
+    """The floor phase's: the service phase's requests asking for no seat, each by a customer of its own (its
+    token checked afresh), answered 422 before any dependency."""
+    return [hold_request(sid, token, {"seats": []}) for token in tokens]
+
+
+def hold_request(sid: int, token: bytes, body: dict) -> bytes:
+    data = orjson.dumps(body)
+    return (b"POST /showtimes/%d/holds HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer %s\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (sid, token, len(data), data))
+
+
+def api_processes(pid: int) -> list[int]:
+    """The uvicorn supervisor's workers: its children spawned by multiprocessing (not its resource tracker)."""
+    children = [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return [child for child in children if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
 
 
 def pgbench(script: str | dict[str, int], sid: int, seconds: float, extra: list[str], transactions: int = 0,
@@ -219,30 +243,33 @@ def backend_cpu(pids: list[int]) -> dict[int, float]:
     return cpu
 
 
-async def sample(conn: asyncpg.Connection, sid: int) -> dict:
+async def sample(conn: asyncpg.Connection, sid: int, api: list[int]) -> dict:
     pids = [r["pid"] for r in await conn.fetch(
         "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' "
         "AND pid <> pg_backend_pid()")]
-    return {"at": time.perf_counter(), "cpu": backend_cpu(pids),
+    return {"at": time.perf_counter(), "cpu": backend_cpu(pids), "api": sum(backend_cpu(api).values()),
             "held": await conn.fetchval("SELECT count(*) FROM show_seat WHERE showtime_id = $1 AND status = 'HELD'",
                                         sid),
             "xacts": await conn.fetchval("SELECT xact_commit + xact_rollback FROM pg_stat_database "
                                          "WHERE datname = current_database()")}
 
 
-async def phase(conn: asyncpg.Connection, sid: int, load) -> dict:  # type: ignore[no-untyped-def]
-    """`load(seconds)` in a thread for SECONDS + 2 s; the figures of its middle SECONDS."""
+async def phase(conn: asyncpg.Connection, sid: int, load, api: list[int]) -> dict:  # type: ignore[no-untyped-def]
+    """`load(seconds)` in a thread for SECONDS + 2 s; the figures of its middle SECONDS (`api`: the service's
+    workers, whose CPU is read over the same window)."""
     task = asyncio.create_task(asyncio.to_thread(load, SECONDS + 2))
     await asyncio.sleep(1.0)
-    a = await sample(conn, sid)
+    a = await sample(conn, sid, api)
     await asyncio.sleep(SECONDS)
-    b = await sample(conn, sid)
+    b = await sample(conn, sid, api)
     result = await task
     seconds = b["at"] - a["at"]
     cpu = sum(v - a["cpu"].get(pid, 0.0) for pid, v in b["cpu"].items())
     granted = b["held"] - a["held"]
     return {"per_s": granted / seconds, "granted": granted, "db_cpu_ms_per_hold": 1000 * cpu / max(1, granted),
-            "db_cores": cpu / seconds, "xacts_per_hold": (b["xacts"] - a["xacts"]) / max(1, granted),
+            "db_cores": cpu / seconds, "api_cores": (b["api"] - a["api"]) / seconds,
+            "api_cpu_ms_per_hold": 1000 * (b["api"] - a["api"]) / max(1, granted),
+            "xacts_per_hold": (b["xacts"] - a["xacts"]) / max(1, granted),
             "result": result}
 
 
@@ -259,8 +286,6 @@ async def main() -> dict:
     writes = (PGBENCH / "granted_writes.sql").read_text()
     replay_args = ["-M", "simple", "-D", "prepared=0", "-D", f"cause={sql_literal(CAUSE)}",
                    "-D", f"form={sql_literal(FORM)}"]
-    service_env = {"HOLD_DATABASE_URL": DSN, "HOLD_TTL_SECONDS": "600", **UNLIMITED_HOLDS, "LOG_LEVEL": "WARNING",
-                   "DB_POOL_MAX": "20", "APP_ENV": "dev", "SEAT_GATE_ENABLED": "true"}
     background = await new_showtimes(conn, 300, BACKGROUND_SHOWTIMES)
     await conn.execute("INSERT INTO booking (hold_id, booking_id, customer_id, showtime_id, seats, amount_cents, "
                        "status, expires_at) SELECT gen_random_uuid(), gen_random_uuid(), (random() * 1e12)::bigint, "
@@ -270,21 +295,29 @@ async def main() -> dict:
     await conn.execute("ANALYZE booking")
     rounds, sids, double, sizes = [], [], 0, {1: 1}
     with ExitStack() as stack:
-        port = server(stack, FACTORY, service_env)
+        port, supervisor = started_server(stack, FACTORY, SERVICE_ENV)
+        api = api_processes(supervisor)
         for n in range(ROUNDS):
             got: dict[str, dict] = {}
             order = PHASES[n % len(PHASES):] + PHASES[:n % len(PHASES)]
             for name in order:
-                sid = await new_showtime(conn, SERVICE_SEATS if name == "service" else POOL_SEATS)
+                sid = await new_showtime(conn, {"service": SERVICE_SEATS, "floor": 1}.get(name, POOL_SEATS))
                 if name == "service":
                     sids.append(sid)
                 if name == "service":
                     requests = holds_requests(sid, tokens)
                     got[name] = await phase(conn, sid, lambda s, r=requests: wrk_capacity(
-                        port, r, s, connections=WRK_CONNECTIONS))
+                        port, r, s, connections=WRK_CONNECTIONS), api)
                     got[name]["answers"] = got[name].pop("result").codes
                     sizes = await statement_sizes(conn, sid)  # round 1 starts with it: the next batched's
                     got[name]["statement_sizes"] = sizes
+                elif name == "floor":
+                    got[name] = await phase(conn, sid, lambda s, r=floor_requests(sid, tokens): wrk_capacity(
+                        port, r, s, connections=WRK_CONNECTIONS), api)
+                    stats = got[name].pop("result")
+                    got[name].update(answers=stats.codes, per_s=stats.rate,
+                                     api_cpu_ms_per_request=1000 * got[name]["api_cores"] / max(1e-9, stats.rate))
+                    await drop_showtimes(conn, [sid])
                 else:
                     script, extra = ((replay, replay_args) if name == "replay" else
                                      ({batch_script(k, reset_query): n for k, n in sizes.items()}, replay_args)
@@ -292,7 +325,8 @@ async def main() -> dict:
                                      (writes, ["-M", "prepared"]) if name == "writes" else
                                      (with_commit_locks(bare, CEILINGS[name]), ["-M", "prepared"]) if name in CEILINGS
                                      else (bare, ["-M", "prepared"]))
-                    got[name] = await phase(conn, sid, lambda s, sc=script, sid=sid, ex=extra: pgbench(sc, sid, s, ex))
+                    got[name] = await phase(conn, sid, lambda s, sc=script, sid=sid, ex=extra: pgbench(sc, sid, s, ex),
+                                            api)
                     got[name].pop("result")
                     if name == "batched":
                         got[name]["statement_sizes"] = sizes  # the last service phase's, which it replayed
@@ -306,6 +340,8 @@ async def main() -> dict:
             r["replay_of_bare"] = round(got["replay"]["per_s"] / max(1e-9, got["bare"]["per_s"]), 3)
             r["service_of_batched"] = round(got["service"]["per_s"] / max(1e-9, got["batched"]["per_s"]), 3)
             r["batched_of_bare"] = round(got["batched"]["per_s"] / max(1e-9, got["bare"]["per_s"]), 3)
+            r["db_bound_of_batched"] = round(got["batched"]["db_cpu_ms_per_hold"]
+                                             / max(1e-9, got["service"]["db_cpu_ms_per_hold"]), 3)
             for name in ("writes", *CEILINGS):
                 r[f"{name}_of_bare"] = round(got[name]["per_s"] / max(1e-9, got["bare"]["per_s"]), 3)
             rounds.append(r)
@@ -334,6 +370,10 @@ def print_round(n: int, r: dict) -> None:
           f"average): {t['per_s']:.0f} holds/s (DB CPU {t['db_cpu_ms_per_hold']:.2f} ms/hold, "
           f"{t['xacts_per_hold']:.2f} xacts/hold); service/batched {r['service_of_batched']:.2f}, batched/bare "
           f"{r['batched_of_bare']:.2f}", flush=True)
+    f = r["floor"]
+    print(f"  the API's CPU: {s['api_cpu_ms_per_hold']:.3f} ms per granted hold; its floor (no seat asked, 422 after "
+          f"the token's check) {f['per_s']:.0f} requests/s, {f['api_cpu_ms_per_request']:.3f} ms per request "
+          f"(answers {f['answers']}); database-bound service/batched {r['db_bound_of_batched']:.2f}", flush=True)
     print("  floor and ceilings: " + ", ".join(f"{name} {r[name]['per_s']:.0f}/s ({r[f'{name}_of_bare']:.2f} of bare)"
                                      for name in ("writes", *CEILINGS)), flush=True)
 
@@ -364,6 +404,10 @@ def summary(rounds: list[dict], double: int) -> dict:
                       "statement_size": round(statistics.median(mean_size(r["batched"]["statement_sizes"])
                                                                 for r in rounds), 1),
                       "service_db_cpu_ms_per_hold": med(("service", "db_cpu_ms_per_hold")),
+                      "service_api_cpu_ms_per_hold": med(("service", "api_cpu_ms_per_hold")),
+                      "floor_per_s": med(("floor", "per_s")),
+                      "floor_api_cpu_ms_per_request": med(("floor", "api_cpu_ms_per_request")),
+                      "db_bound_of_batched": med(("db_bound_of_batched",)),
                       "replay_db_cpu_ms_per_hold": med(("replay", "db_cpu_ms_per_hold")),
                       "bare_db_cpu_ms_per_hold": med(("bare", "db_cpu_ms_per_hold")),
                       "service_xacts_per_hold": med(("service", "xacts_per_hold")),
@@ -386,6 +430,12 @@ def summary(rounds: list[dict], double: int) -> dict:
           f"{m['replay_db_cpu_ms_per_hold']:.2f} ms, bare UPDATE {m['bare_db_cpu_ms_per_hold']:.2f} ms "
           f"(client backends of the test database); transactions per granted hold: service "
           f"{m['service_xacts_per_hold']:.2f}, replay {m['replay_xacts_per_hold']:.2f}")
+    own = m["service_api_cpu_ms_per_hold"] - m["floor_api_cpu_ms_per_request"]
+    print(f"  the API's CPU per granted hold: {m['service_api_cpu_ms_per_hold']:.3f} ms = its floor (HTTP, the "
+          f"middleware, the token's check, an answer: {m['floor_per_s']:.0f} requests/s) "
+          f"{m['floor_api_cpu_ms_per_request']:.3f} ms + the hold's own work {own:.3f} ms")
+    print(f"  database-bound service/batched (the batched replay's database CPU per hold over the service's: the "
+          f"ratio where the API has cores of its own): {m['db_bound_of_batched']:.2f} (goal >= 0.5)")
     print(f"  a hold's writes alone (the floor under the replay): {m['writes_per_s']:.0f} tx/s, "
           f"{m['writes_of_bare']:.2f} of the bare UPDATE")
     print("  ceilings, of the bare UPDATE: " + ", ".join(f"{name} {m[f'{name}_of_bare']:.2f}" for name in CEILINGS)

@@ -87,7 +87,10 @@ def rows(b: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
              "pgbench, bare conditional UPDATE of a seat, same run (bench-granted)", granted.get("bare_per_s")),
             ("granted holds: pgbench replay of the service's statements, batched as it ran them",
              granted.get("batched_per_s"), "holds/s",
-             "pgbench, bare conditional UPDATE of a seat, same run (bench-granted)", granted.get("bare_per_s"))]
+             "pgbench, bare conditional UPDATE of a seat, same run (bench-granted)", granted.get("bare_per_s")),
+            ("granted holds: service, against its own floor (bench-granted)", granted.get("service_per_s"), "holds/s",
+             "the same API answering 422 after the token's check, before any dependency, same run",
+             granted.get("floor_per_s"))]
     out += [(f"pgbench: the bare UPDATE with {what} to its COMMIT", granted.get(f"{name}_per_s"), "tx/s",
              "pgbench, bare conditional UPDATE of a seat, same run (bench-granted)", granted.get("bare_per_s"))
             for name, what in (("bare+showtime", "the showtime's row"), ("bare+notify", "a NOTIFY"),

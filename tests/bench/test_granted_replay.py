@@ -1,11 +1,14 @@
 """make bench-granted replays hold-service's statements as the service ran them: the holds of one take_seats
 share its transaction's created_at, which is how the bench reads the statements' sizes back (statement_sizes), and
-batch_script(k) runs one take_seats of k holds, as the writer sends a batch (repository.take_together)."""
+batch_script(k) runs one take_seats of k holds, as the writer sends a batch (repository.take_together). Its floor
+phase's requests are answered by the service before any dependency, and the CPU it reads is its workers'."""
 
 from __future__ import annotations
 
+import socket
 import sys
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 
 import asyncpg
@@ -15,18 +18,27 @@ sys.path.insert(0, str(Path(__file__).parent))  # the benchmarks import each oth
 from bench_granted import (
     CAUSE,
     DSN,
+    FACTORY,
     MIGRATIONS,
     PGBENCH,
+    SECRET,
+    SERVICE_ENV,
+    api_processes,
+    backend_cpu,
     batch_script,
     drop_showtimes,
+    floor_requests,
+    holds_requests,
     mean_size,
     new_showtime,
     pgbench,
     sql_literal,
     statement_sizes,
 )
+from bench_holds import started_server
 from hold_service.adapters import repository
 from hold_service.domain.model import TakeSeats
+from ticketing.auth import issue_token
 from ticketing_testing import apply_migrations, shared_migrations
 
 pytestmark = pytest.mark.integration
@@ -86,3 +98,26 @@ async def test_the_writes_phase_leaves_nothing_once_its_showtime_is_dropped() ->
         assert await conn.fetchval(rows, sid, True) == 0
     finally:
         await conn.close()
+
+
+def test_the_floor_is_answered_before_any_dependency_by_the_workers_it_measures() -> None:
+    """The floor phase's request, as wrk sends it, is refused 422 (no seat asked) for a showtime that does not
+    exist, where the service phase's gets 404 from the showtime's lookup: it is answered before any dependency.
+    Its CPU is read from the supervisor's two uvicorn workers."""
+    apply_migrations(DSN, shared_migrations(), MIGRATIONS)
+    token = issue_token(SECRET, sub="4242", role="customer", ttl_seconds=600).encode()
+    nowhere = 9_007_199_254_740_000  # no such showtime
+    with ExitStack() as stack:
+        port, supervisor = started_server(stack, FACTORY, SERVICE_ENV)
+        workers = api_processes(supervisor)
+        assert len(workers) == 2 and set(backend_cpu(workers)) == set(workers)  # not the resource tracker
+        floor = answer(port, floor_requests(nowhere, [token])[0])
+        assert floor.startswith(b"HTTP/1.1 422"), floor
+        held = answer(port, holds_requests(nowhere, [token])[0])
+        assert held.startswith(b"HTTP/1.1 404"), held
+
+
+def answer(port: int, request: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(request)
+        return s.recv(65536)
