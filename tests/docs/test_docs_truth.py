@@ -1,6 +1,7 @@
 """What the README and docs/ tell an operator or a consumer is true of the code: every `make` target they name
 exists and `make help` lists every target; the documented log filter finds a line the services write; the
-`--service` values the runbooks pass are the CLI's; the README's diagram names every event the notifier
+`--service` values the runbooks pass are the CLI's; every log action they tell an operator to look for is one the code
+writes; the README's diagram names every event the notifier
 consumes; the partition counts in the consumer guide are the catalogue's, the chart's and values-external's;
 every `ticketing` command, subcommand and option the docs name is the CLI's; the consumer guide installs what
 the example consumer imports before it runs it."""
@@ -54,6 +55,19 @@ def test_make_help_lists_every_target() -> None:
     out = subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     listed = set(re.findall(r"^\s+make (\S+)", out, re.MULTILINE))
     assert makefile_targets() - listed == set()
+
+
+def test_every_log_action_the_docs_and_the_alerts_name_is_one_the_code_writes() -> None:
+    """`action=seatmap.numbering_failed` in a runbook: the name of a `log_action` call in a service or the shared
+    library (its name a string literal there)."""
+    sources = "\n".join(p.read_text() for root in (ROOT / "shared" / "src", *(ROOT / "services").glob("*/src"))
+                        for p in root.rglob("*.py"))
+    texts = {str(d.relative_to(ROOT)): d.read_text() for d in DOCS}
+    texts["deploy/observability/alerts.yaml"] = (ROOT / "deploy" / "observability" / "alerts.yaml").read_text()
+    named = {(where, name.rstrip(".")) for where, text in texts.items()
+             for name in re.findall(r"action=([a-z_]+\.[a-z_.]+)", text)}
+    assert {"seatmap.numbering_failed", "outbox.relay_leading"} <= {name for _, name in named}
+    assert not [(where, name) for where, name in sorted(named) if f'"{name}"' not in sources]
 
 
 def _operations() -> str:
