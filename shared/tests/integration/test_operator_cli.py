@@ -96,8 +96,10 @@ async def test_outbox_and_inbox_status(db, platform_dsn, monkeypatch, capsys) ->
         monkeypatch.setenv(f"{service}_DATABASE_URL", platform_dsn)  # the platform-test schema plays each
     await db.execute("INSERT INTO outbox (event_id, topic, message_key, payload, headers) "
                      "VALUES ($1, 't', 'k', '\\x7b7d'::bytea, '[]'::jsonb)", uuid.uuid4())
+    await db.execute("INSERT INTO outbox (event_id, topic, message_key, payload, headers, pending) "
+                     "VALUES ($1, 't', 'k', '\\x7b7d'::bytea, '[]'::jsonb, true)", uuid.uuid4())  # no version yet
     await db.execute("INSERT INTO processed_event (consumer, event_id) VALUES ('status-test', $1)", uuid.uuid4())
     code, out = await asyncio.to_thread(cli, capsys, "outbox", "status", "--service", "hold")
-    assert code == 0 and "waiting      1" in out, out
+    assert code == 0 and "waiting      2" in out and "without their seat-map version      1" in out, out
     code, out = await asyncio.to_thread(cli, capsys, "inbox", "status", "--service", "hold")
     assert code == 0 and "status-test" in out and "processed        1" in out, out

@@ -32,7 +32,8 @@ def _outbox_status(args: argparse.Namespace) -> int:
         row = on_service(service, lambda conn: conn.fetchrow(QUERIES.outbox_status))
         assert row is not None  # an aggregate always has its row
         oldest = f"{row['oldest_seconds']:.1f} s" if row["oldest_seconds"] is not None else "-"
-        print(f"{service:9} waiting {row['waiting']:>6}  oldest {oldest:>9}  quarantined {row['quarantined']:>4}"
+        print(f"{service:9} waiting {row['waiting']:>6}  oldest {oldest:>9}  without their seat-map version "
+              f"{row['unnumbered']:>6}  quarantined {row['quarantined']:>4}"
               f"  published (last day) {row['published']:>7}")
     return 0
 
@@ -68,7 +69,8 @@ def _replay(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     box = sub.add_parser("outbox", help="the services' outboxes").add_subparsers(dest="action", required=True)
-    status = box.add_parser("status", help="rows waiting, the oldest, in quarantine, per service")
+    status = box.add_parser("status", help="rows waiting, the oldest, those without their seat-map version, "
+                                           "in quarantine, per service")
     status.add_argument("--service", action="append", choices=SERVICE_DATABASES, help="repeatable; default all")
     status.set_defaults(run=_outbox_status)
     listing = box.add_parser("quarantined", help="list the rows Kafka refused for good")

@@ -103,11 +103,13 @@ ON CONFLICT DO NOTHING
 RETURNING event_id;
 
 -- name: outbox_status
--- For operators: rows waiting for the relay, the age of the oldest, rows in quarantine, rows published
--- (kept a day after publishing).
+-- For operators: rows waiting for the relay, the age of the oldest, how many of them wait for their seat-map
+-- versions (hold-service's pending rows: the relay publishes nothing at or after the first), rows in quarantine,
+-- rows published (kept a day after publishing).
 SELECT count(*) FILTER (WHERE published_at IS NULL AND quarantined_at IS NULL) AS waiting,
        extract(epoch FROM now() - min(created_at) FILTER (WHERE published_at IS NULL AND quarantined_at IS NULL))
            AS oldest_seconds,
+       count(*) FILTER (WHERE published_at IS NULL AND quarantined_at IS NULL AND pending) AS unnumbered,
        count(*) FILTER (WHERE quarantined_at IS NOT NULL) AS quarantined,
        count(*) FILTER (WHERE published_at IS NOT NULL) AS published
 FROM outbox;
