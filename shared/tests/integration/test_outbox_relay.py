@@ -6,8 +6,10 @@ import uuid
 import asyncpg
 import pytest
 from platform_support import make_message, read_topic, write_events
+from prometheus_client import REGISTRY
 from ticketing.outbox import QUERIES, append_message
 from ticketing.relay import OutboxRelay, RelayConfig
+from ticketing.relay.housekeeping import Housekeeping
 
 pytestmark = pytest.mark.integration
 
@@ -146,3 +148,19 @@ async def test_a_backlog_goes_out_one_statement_a_batch_each_claim_marking_the_b
     assert [after > 0 for _, after, _ in claims[:6]] == [False, True, True, True, True, True]
     others = [query for query, _ in statements if query.startswith("BEGIN") or query == QUERIES.mark_published]
     assert others == [QUERIES.mark_published]  # the last batch's, once the backlog was drained
+
+
+async def test_a_row_waiting_for_its_seat_map_version_counts_in_the_relays_lag(db) -> None:
+    """OutboxRelayStuck reads the leader's lag gauge: a pending row (hold-service's change not yet numbered) is
+    unpublished, and the relay publishes nothing at or after it, so a numbering that fails shows as the lag of the
+    oldest row waiting behind it, and the alert fires."""
+    await db.execute("INSERT INTO outbox (event_id, topic, message_key, payload, headers, pending, created_at) "
+                     "VALUES ($1, 't', 'k', '\\x7b7d'::bytea, '[]'::jsonb, true, now() - interval '2 minutes')",
+                     uuid.uuid4())
+    try:
+        await Housekeeping("platform-test-numbering", refresh_seconds=1).run(db, idle=True)
+        labels = {"service": "platform-test-numbering"}
+        assert REGISTRY.get_sample_value("ticketing_outbox_oldest_unpublished_seconds", labels) >= 119
+        assert REGISTRY.get_sample_value("ticketing_outbox_backlog_rows", labels) == 1
+    finally:
+        await db.execute("TRUNCATE outbox")
