@@ -16,7 +16,7 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from aiokafka.errors import KafkaError, TopicAlreadyExistsError
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 from aiokafka.helpers import create_ssl_context
 from tenacity import AsyncRetrying, RetryError, retry_if_result, stop_after_delay
 
@@ -99,21 +99,33 @@ async def create_topics(bootstrap: str, topics: dict[str, int] | None = None, *,
     admin = AIOKafkaAdminClient(**client_options(bootstrap, s), client_id="ticketing-topics")
     await admin.start()
     try:
-        existing = set(await admin.list_topics())
-        missing = [NewTopic(name, num_partitions=n, replication_factor=s.kafka_topic_replication_factor,
-                            topic_configs=topic_configs(name, s))
-                   for name, n in layout.items() if name not in existing]
-        if missing:
-            try:
-                await admin.create_topics(missing)
-            except TopicAlreadyExistsError:
-                pass  # another process won the race; the topic is there, which is what we want
+        listed = set(await admin.list_topics())
+        created = await create_missing(admin, [
+            NewTopic(name, num_partitions=n, replication_factor=s.kafka_topic_replication_factor,
+                     topic_configs=topic_configs(name, s))
+            for name, n in layout.items() if name not in listed])
         if align:
-            await align_topic_configs(admin, [name for name in layout if name in existing], s)
-            await until_configs_read_back(admin, {t.name: t.topic_configs for t in missing})
-        return [t.name for t in missing]
+            await align_topic_configs(admin, [name for name in layout if name not in created], s)
+            await until_configs_read_back(admin, {name: topic_configs(name, s) for name in created})
+        return created
     finally:
         await admin.close()
+
+
+async def create_missing(admin: AIOKafkaAdminClient, topics: list[NewTopic]) -> list[str]:
+    """Ask the controller for the topics; returns the names it created. The broker that listed the topics may
+    not know yet of one made a moment ago (by another process, or by the caller just before): the controller
+    answers TOPIC_ALREADY_EXISTS for it, and it counts as there, to be aligned like the others. Any other
+    error is raised with the topic's name (the answer carries errors; the client raises none of them)."""
+    if not topics:
+        return []
+    created = []
+    for name, code, *_ in (await admin.create_topics(topics)).topic_errors:
+        if code and code != TopicAlreadyExistsError.errno:
+            raise KafkaError(f"create topic {name}: {for_code(code).__name__} ({code})")
+        if not code:
+            created.append(name)
+    return created
 
 
 async def align_topic_configs(admin: AIOKafkaAdminClient, names: list[str], settings: KafkaSettings) -> list[str]:

@@ -11,12 +11,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from aiokafka.admin import NewTopic
 from aiokafka.errors import KafkaError
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 from ticketing.api.app import build_app
-from ticketing.kafka import client_options, topic_layout, until_configs_read_back
+from ticketing.kafka import client_options, create_missing, topic_layout, until_configs_read_back
 from ticketing.launcher import command, main
 from ticketing.settings import KafkaSettings
 from ticketing.tokens import TokenVerifier
@@ -225,3 +226,20 @@ async def test_configs_never_read_back_fail_the_topics_job_by_name() -> None:
     with pytest.raises(KafkaError, match="old configs of booking-events"):
         await until_configs_read_back(LaggingBroker(stale=10**6), {"booking-events": {"retention.ms": "10800000"}},
                                       seconds=0.3)  # type: ignore[arg-type]
+
+
+class Controller:
+    """CreateTopics as the controller answers it: an error code per topic, none raised."""
+
+    def __init__(self, codes: dict[str, int]) -> None:
+        self.codes = codes
+
+    async def create_topics(self, topics: list) -> SimpleNamespace:
+        return SimpleNamespace(topic_errors=[(t.name, self.codes.get(t.name, 0), None) for t in topics])
+
+
+async def test_only_the_topics_the_controller_made_count_as_created() -> None:
+    asked = [NewTopic("booking-events", 1, 1), NewTopic("booking-events.DLQ", 1, 1)]
+    assert await create_missing(Controller({"booking-events": 36}), asked) == ["booking-events.DLQ"]  # type: ignore[arg-type]
+    with pytest.raises(KafkaError, match=r"create topic booking-events\.DLQ: PolicyViolationError"):
+        await create_missing(Controller({"booking-events.DLQ": 44}), asked)  # type: ignore[arg-type]
