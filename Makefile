@@ -126,8 +126,8 @@ compose-down: ## stop the compose stack and remove its containers, network and v
 
 helm-lint: ## helm lint --strict with the default (and a kept JWT Secret), every optional part on, the external-infrastructure, cluster-mode and HA PostgreSQL values
 	@.venv/bin/python deploy/helm/chart_files.py --check
-	@H=$$(deploy/helm/tools.sh helm) && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt \
-	  && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt --set networkPolicy.enabled=true \
+	@H=$$(deploy/helm/tools.sh helm) && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt --set contacts.existingSecret=ticketing-contacts \
+	  && $$H lint --strict deploy/helm/ticketing --set jwt.existingSecret=ticketing-jwt --set contacts.existingSecret=ticketing-contacts --set networkPolicy.enabled=true \
 	     --set monitoring.podMonitor.enabled=true --set monitoring.prometheusRule.enabled=true \
 	     --set monitoring.grafanaDashboard.enabled=true --set image.digest=sha256:$$(printf %064d 0) \
 	     --set database.maxConnections=2000 \

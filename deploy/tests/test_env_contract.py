@@ -76,7 +76,9 @@ def check(where: str, component: str, role: str, given: set[str]) -> None:
     assert not missing, f"{where}: {component} {role} needs {missing}"
 
 
-VALUES = {"default": ["--set", "jwt.existingSecret=ticketing-jwt"], "external": ["-f", str(EXTERNAL_VALUES)],
+VALUES = {"default": ["--set", "jwt.existingSecret=ticketing-jwt",
+                      "--set", "contacts.existingSecret=ticketing-contacts"],
+          "external": ["-f", str(EXTERNAL_VALUES)],
           "cluster": ["-f", str(EXTERNAL_VALUES), "-f", str(CLUSTER_VALUES)]}
 
 

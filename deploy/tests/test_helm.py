@@ -15,9 +15,11 @@ import yaml
 from deploy_support import CHART, CLUSTER_VALUES, EXTERNAL_VALUES, REPO, by_kind, containers, render, run
 
 KUBERNETES_VERSION = "1.33.0"
-# The default values name no JWT key, and a render without a cluster will not make one up (test_helm_trust.py):
-# "default" names the Secret a GitOps deployment keeps.
-VALUES = {"default": ["--set", "jwt.existingSecret=ticketing-jwt"], "external": ["-f", str(EXTERNAL_VALUES)],
+# The default values name no JWT or contacts key, and a render without a cluster will not make one up
+# (test_helm_trust.py): "default" names the Secrets a GitOps deployment keeps.
+VALUES = {"default": ["--set", "jwt.existingSecret=ticketing-jwt",
+                      "--set", "contacts.existingSecret=ticketing-contacts"],
+          "external": ["-f", str(EXTERNAL_VALUES)],
           "cluster": ["-f", str(EXTERNAL_VALUES), "-f", str(CLUSTER_VALUES)]}
 WORKER_MODULES = {service: f"{service.replace('-', '_')}.entrypoints.worker"
                   for service in ("hold-service", "payment-service", "voucher-service", "notifier")}
@@ -75,8 +77,9 @@ def test_each_pod_reads_only_its_own_secrets(manifests: list[dict[str, Any]]) ->
         names = {e["secretRef"]["name"] for e in container.get("envFrom", []) if "secretRef" in e}
         names |= {e["valueFrom"]["secretKeyRef"]["name"] for e in container.get("env", []) if "valueFrom" in e}
         # Shared by design: the JWT key, one Redis, the ticket key (the notifier signs e-mailed tickets, hold-service
-        # the same tickets in GET /bookings, and its door verifies them).
-        for name in names - {"ticketing-jwt", "ticketing-redis", "ticketing-qr"}:
+        # the same tickets in GET /bookings, and its door verifies them), the contacts key (the notifier sends it,
+        # hold-service checks it).
+        for name in names - {"ticketing-jwt", "ticketing-redis", "ticketing-qr", "ticketing-contacts"}:
             assert owner.setdefault(name, service) == service, f"{name} is read by {owner[name]} and {service}"
         for mount in workload["spec"]["template"]["spec"].get("volumes", []):
             assert "secret" not in mount or mount["secret"]["secretName"].endswith("cluster-ca-cert")

@@ -105,7 +105,7 @@ def manifests(helm: str, images: dict[str, str]) -> list[dict[str, Any]]:
                   "--set", "image.pullPolicy=Never", "--set", "kafka.bootstrapServers=kafka:9092",
                   "--set", f"kafka.groupPrefix=helm-{RUN}-", "--set", "kafka.topics.replicationFactor=1",
                   "--set", "kafka.topics.minInsyncReplicas=1",
-                  "--set", f"jwt.value={DOTENV['JWT_SECRET']}",
+                  "--set", f"jwt.value={DOTENV['JWT_SECRET']}", "--set", f"contacts.value={DOTENV['CONTACTS_API_KEY']}",
                   "--set", "services.payment-service.stripeApiBase=http://stripe.invalid",
                   "--set", "services.notifier.env.SMTP_HOST=smtp.invalid")
 

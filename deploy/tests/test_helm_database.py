@@ -11,7 +11,7 @@ import pytest
 import yaml
 from deploy_support import CHART, CLUSTER_VALUES, EXTERNAL_VALUES, by_kind, render, run
 
-BASE = ["--set", "jwt.existingSecret=ticketing-jwt"]
+BASE = ["--set", "jwt.existingSecret=ticketing-jwt", "--set", "contacts.existingSecret=ticketing-contacts"]
 HA_VALUES = CHART / "values-ha-postgres.yaml"
 HA = ["-f", str(EXTERNAL_VALUES), "-f", str(CLUSTER_VALUES), "-f", str(HA_VALUES)]
 

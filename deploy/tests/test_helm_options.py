@@ -26,7 +26,7 @@ import yaml
 from deploy_support import CHART, EXTERNAL_VALUES, REPO, by_kind, render, run
 
 KUBERNETES_VERSION = "1.33.0"
-BASE = ["--set", "jwt.existingSecret=ticketing-jwt"]
+BASE = ["--set", "jwt.existingSecret=ticketing-jwt", "--set", "contacts.existingSecret=ticketing-contacts"]
 DIGEST = "sha256:" + "ab" * 32
 OPTIONS = {
     "default": [],

@@ -15,7 +15,8 @@ import pytest
 from deploy_support import REPO, by_kind, render
 from hold_service.entrypoints.api.routes import pages
 
-INGRESS = ["--set", "jwt.existingSecret=ticketing-jwt", "--set", "ingress.enabled=true",
+INGRESS = ["--set", "jwt.existingSecret=ticketing-jwt", "--set", "contacts.existingSecret=ticketing-contacts",
+           "--set", "ingress.enabled=true",
            "--set", "ingress.controllerCidrs={10.42.0.0/16}"]
 APIS = ("hold-service", "payment-service", "voucher-service")
 # Not routed by the Ingress, on purpose (the same list is in ingress.yaml's comment and docs/deployment.md).

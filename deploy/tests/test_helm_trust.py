@@ -1,6 +1,8 @@
 """The chart's trust boundaries: the JWT key is never rendered anew (an existing Secret, a given value, or the
 generated one read back from the cluster; a render that cannot read the cluster stops), only the services that
-verify tokens hold it, the gateway's API key reaches payment-service, and TRUSTED_PROXIES is none by default and
+verify tokens hold it, the gateway's API key reaches payment-service, the buyers' contacts key is kept the same
+way and held only where contacts are served (hold-service's APIs) and read (the notifier, sent to hold-service's
+door), and TRUSTED_PROXIES is none by default and
 the Ingress's controller when the Ingress is on (which routes customers, the door, the callback and the unbuffered
 stream; test_helm_routes.py derives its routes from the services' OpenAPI)."""
 
@@ -14,14 +16,34 @@ import pytest
 from deploy_support import CHART, by_kind, containers, render, run
 from fake_kube import fake_cluster
 
-KEY = "k" * 40
-INGRESS = ["--set", f"jwt.value={KEY}", "--set", "ingress.enabled=true",
+KEY, CONTACTS = "k" * 40, "c" * 40
+KEYS = ["--set", f"jwt.value={KEY}", "--set", f"contacts.value={CONTACTS}"]
+INGRESS = [*KEYS, "--set", "ingress.enabled=true",
            "--set", "ingress.controllerCidrs={10.42.0.0/16,fd00:42::/56}"]
 
 
-def jwt_keys(manifests: list[dict[str, Any]]) -> list[str]:
-    return [s["stringData"]["JWT_SECRET"] for s in by_kind(manifests, "Secret").values()
-            if "JWT_SECRET" in s.get("stringData", {})]
+def jwt_keys(manifests: list[dict[str, Any]], name: str = "JWT_SECRET") -> list[str]:
+    return [s["stringData"][name] for s in by_kind(manifests, "Secret").values() if name in s.get("stringData", {})]
+
+
+def contacts_keys(manifests: list[dict[str, Any]]) -> list[str]:
+    return jwt_keys(manifests, "CONTACTS_API_KEY")
+
+
+def holders(manifests: list[dict[str, Any]], name: str) -> set[str]:
+    """The workloads whose container gets `name` (env, or a Secret it reads whole), by their Deployment's name."""
+    held = set()
+    for workload, container in containers(manifests):
+        secrets = [by_kind(manifests, "Secret").get(e["secretRef"]["name"], {})
+                   for e in container.get("envFrom", []) if "secretRef" in e]
+        if name in env_names(container) or any(name in s.get("stringData", {}) for s in secrets):
+            held.add(workload["metadata"]["name"])
+    return held
+
+
+def secret_refs(manifests: list[dict[str, Any]], name: str) -> set[str]:
+    return {e["valueFrom"]["secretKeyRef"]["name"] + "/" + e["valueFrom"]["secretKeyRef"]["key"]
+            for _, c in containers(manifests) for e in c.get("env", []) if e["name"] == name}
 
 
 def env_names(container: dict[str, Any]) -> set[str]:
@@ -31,47 +53,49 @@ def env_names(container: dict[str, Any]) -> set[str]:
 def test_a_render_that_cannot_read_the_cluster_never_makes_a_new_key(helm: str) -> None:
     proc = run([helm, "template", "ticketing", str(CHART)], check=False)
     assert proc.returncode != 0 and "jwt.existingSecret" in proc.stderr
-    assert jwt_keys(render(helm, "--set", f"jwt.value={KEY}")) == [KEY]
-    kept = render(helm, "--set", "jwt.existingSecret=vault-jwt", "--set", "jwt.key=token")
-    assert jwt_keys(kept) == []
-    refs = {e["valueFrom"]["secretKeyRef"]["name"] + "/" + e["valueFrom"]["secretKeyRef"]["key"]
-            for _, c in containers(kept) for e in c.get("env", []) if e["name"] == "JWT_SECRET"}
-    assert refs == {"vault-jwt/token"}
+    proc = run([helm, "template", "ticketing", str(CHART), "--set", f"jwt.value={KEY}"], check=False)
+    assert proc.returncode != 0 and "contacts.existingSecret" in proc.stderr
+    given = render(helm, *KEYS)
+    assert (jwt_keys(given), contacts_keys(given)) == ([KEY], [CONTACTS])
+    kept = render(helm, "--set", "jwt.existingSecret=vault-jwt", "--set", "jwt.key=token",
+                  "--set", "contacts.existingSecret=vault-contacts", "--set", "contacts.key=api-key")
+    assert jwt_keys(kept) == contacts_keys(kept) == []
+    assert secret_refs(kept, "JWT_SECRET") == {"vault-jwt/token"}
+    assert secret_refs(kept, "CONTACTS_API_KEY") == {"vault-contacts/api-key"}
 
 
 def test_the_generated_key_is_read_back_from_the_cluster(helm: str, tmp_path: Path) -> None:
-    with fake_cluster({"ticketing-jwt": {"JWT_SECRET": "kept-from-the-install-" * 2}}, tmp_path / "a") as config:
+    installed = {"ticketing-jwt": {"JWT_SECRET": "kept-from-the-install-" * 2},
+                 "ticketing-contacts": {"CONTACTS_API_KEY": "contacts-kept-from-the-install-" * 2}}
+    with fake_cluster(installed, tmp_path / "a") as config:
         renders = [render(helm, "--dry-run=server", env={"KUBECONFIG": str(config)}) for _ in range(2)]
-    assert [jwt_keys(r) for r in renders] == [["kept-from-the-install-" * 2]] * 2
+    assert [(jwt_keys(r), contacts_keys(r)) for r in renders] == [
+        (["kept-from-the-install-" * 2], ["contacts-kept-from-the-install-" * 2])] * 2
     with fake_cluster({}, tmp_path / "b") as config:  # the install: nothing to read back yet
         first = render(helm, "--dry-run=server", env={"KUBECONFIG": str(config)})
-    [generated] = jwt_keys(first)
-    assert len(generated) == 48 and generated != "kept-from-the-install-" * 2
-    secret = by_kind(first, "Secret")["ticketing-jwt"]
-    assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"  # uninstall keeps it too
+    [generated], [contacts] = jwt_keys(first), contacts_keys(first)
+    assert len(generated) == len(contacts) == 48 and generated != contacts
+    for name in ("ticketing-jwt", "ticketing-contacts"):  # uninstall keeps them too
+        assert by_kind(first, "Secret")[name]["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
 
 
 def test_only_the_services_that_verify_tokens_hold_the_key(helm: str) -> None:
-    manifests = render(helm, "--set", f"jwt.value={KEY}")
-    holders = set()
-    for workload, container in containers(manifests):
-        service = workload["metadata"]["labels"]["app.kubernetes.io/name"]
-        secrets = [by_kind(manifests, "Secret").get(e["secretRef"]["name"], {})
-                   for e in container.get("envFrom", []) if "secretRef" in e]
-        if "JWT_SECRET" in env_names(container) or any("JWT_SECRET" in s.get("stringData", {}) for s in secrets):
-            holders.add(service)
-            assert workload["kind"] == "Deployment", workload["metadata"]["name"]  # no migration Job needs it
-    assert holders == {"hold-service", "payment-service", "voucher-service"}
+    manifests = render(helm, *KEYS)
+    workloads = {w["metadata"]["name"]: w for w, _ in containers(manifests)}
+    held = holders(manifests, "JWT_SECRET")
+    assert all(workloads[name]["kind"] == "Deployment" for name in held)  # no migration Job needs it
+    assert {workloads[name]["metadata"]["labels"]["app.kubernetes.io/name"] for name in held} == {
+        "hold-service", "payment-service", "voucher-service"}
     [payment_api] = [c for w, c in containers(manifests) if w["metadata"]["name"] == "ticketing-payment-service-api"]
     [api_key] = [e for e in payment_api["env"] if e["name"] == "STRIPE_API_KEY"]
     assert api_key["valueFrom"]["secretKeyRef"] == {"name": "ticketing-stripe", "key": "api-key"}
 
 
 def test_trusted_proxies_are_none_by_default_and_the_ingress_controller_with_it(helm: str) -> None:
-    config = by_kind(render(helm, "--set", f"jwt.value={KEY}"), "ConfigMap")["ticketing-hold-service"]["data"]
+    config = by_kind(render(helm, *KEYS), "ConfigMap")["ticketing-hold-service"]["data"]
     assert config["TRUSTED_PROXIES"] == ""
-    assert "Ingress" not in {m["kind"] for m in render(helm, "--set", f"jwt.value={KEY}")}
-    proc = run([helm, "template", "ticketing", str(CHART), "--set", f"jwt.value={KEY}",
+    assert "Ingress" not in {m["kind"] for m in render(helm, *KEYS)}
+    proc = run([helm, "template", "ticketing", str(CHART), *KEYS,
                 "--set", "ingress.enabled=true"], check=False)
     assert proc.returncode != 0 and "ingress.controllerCidrs" in proc.stderr
 
@@ -93,6 +117,32 @@ def test_trusted_proxies_are_none_by_default_and_the_ingress_controller_with_it(
     assert stream["nginx.ingress.kubernetes.io/proxy-buffering"] == "off"
     assert int(stream["nginx.ingress.kubernetes.io/proxy-read-timeout"]) > 15  # past the heartbeat
     assert "nginx.ingress.kubernetes.io/proxy-buffering" not in ingresses["ticketing-public"]["metadata"]["annotations"]
+
+
+def test_the_notifier_reads_buyers_contacts_at_hold_services_door_with_a_key_only_the_two_hold(helm: str) -> None:
+    manifests = render(helm, *KEYS)
+    configs = by_kind(manifests, "ConfigMap")
+    door = configs["ticketing-payment-service"]["data"]["HOLD_SERVICE_URL"]
+    assert door == "http://ticketing-hold-service-internal-api:8001"
+    assert configs["ticketing-notifier"]["data"]["CONTACTS_URL"] == door
+    assert holders(manifests, "CONTACTS_API_KEY") == {  # hold-service's workers and the others never
+        "ticketing-hold-service-api", "ticketing-hold-service-internal-api", "ticketing-notifier-worker"}
+    assert secret_refs(manifests, "CONTACTS_API_KEY") == {"ticketing-contacts/CONTACTS_API_KEY"}
+
+    public = by_kind(render(helm, *KEYS, "--set", "services.hold-service.internalApi=null"), "ConfigMap")
+    assert public["ticketing-notifier"]["data"]["CONTACTS_URL"] == "http://ticketing-hold-service-api:8001"
+
+    off = render(helm, "--set", f"jwt.value={KEY}", "--set", "contacts.enabled=false")  # no key asked for
+    assert "CONTACTS_URL" not in by_kind(off, "ConfigMap")["ticketing-notifier"]["data"]
+    assert holders(off, "CONTACTS_API_KEY") == set() and contacts_keys(off) == []
+
+    own = render(helm, *KEYS, "--set", "services.notifier.env.CONTACTS_URL=http://hold.example:8001",
+                 "--set", "services.notifier.secretRefs.CONTACTS_API_KEY.name=mine",
+                 "--set", "services.notifier.secretRefs.CONTACTS_API_KEY.key=k")  # as an operator set them before
+    assert by_kind(own, "ConfigMap")["ticketing-notifier"]["data"]["CONTACTS_URL"] == "http://hold.example:8001"
+    [notifier] = [c for w, c in containers(own) if w["metadata"]["name"] == "ticketing-notifier-worker"]
+    assert [e["valueFrom"]["secretKeyRef"]["name"] for e in notifier["env"] if e["name"] == "CONTACTS_API_KEY"] == [
+        "mine"]
 
 
 @pytest.mark.parametrize("cidr", ["10.0.0.0/8,evil", "not-an-address"])

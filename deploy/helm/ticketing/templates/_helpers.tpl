@@ -76,7 +76,8 @@ KAFKA_TOPIC_MIN_INSYNC_REPLICAS: {{ $k.topics.minInsyncReplicas | quote }}
 KAFKA_TOPIC_PARTITIONS: {{ $k.topics.partitions | toJson | quote }}
 {{- end -}}
 
-{{/* env entries for keys of existing Secrets: secretRefs (name -> {name, key}) and, with `jwt`, the JWT key. */}}
+{{/* env entries for keys of existing Secrets: secretRefs (name -> {name, key}), with `jwt` the JWT key and with
+`contacts` the buyers' contacts key (unless secretRefs already names CONTACTS_API_KEY). */}}
 {{- define "ticketing.secretRefEnv" -}}
 {{- range $env, $ref := .refs }}
 - name: {{ $env }}
@@ -88,6 +89,34 @@ KAFKA_TOPIC_PARTITIONS: {{ $k.topics.partitions | toJson | quote }}
   valueFrom:
     secretKeyRef: {name: {{ include "ticketing.jwtSecretName" .root | quote }}, key: {{ .root.Values.jwt.key | quote }}}
 {{- end }}
+{{- if and .contacts .root.Values.contacts.enabled (not (hasKey (.refs | default dict) "CONTACTS_API_KEY")) }}
+- name: CONTACTS_API_KEY
+  valueFrom:
+    secretKeyRef: {name: {{ include "ticketing.contactsSecretName" .root | quote }}, key: {{ .root.Values.contacts.key | quote }}}
+{{- end }}
+{{- end -}}
+
+{{/* The Secret holding the buyers' contacts key: contacts.existingSecret, else the chart's own (secrets.yaml). */}}
+{{- define "ticketing.contactsSecretName" -}}
+{{- .Values.contacts.existingSecret | default (include "ticketing.name" (dict "root" . "name" "contacts")) -}}
+{{- end -}}
+
+{{/* A key the chart keeps in a Secret of its own (secrets.yaml): `value`, else the one the cluster holds in
+`secret` (read back, so an upgrade never rotates it), else a new one when the render can see the cluster; a
+render that cannot (helm template, GitOps) stops and says which values to set. */}}
+{{- define "ticketing.keptKey" -}}
+{{- $key := .value }}
+{{- if not $key }}
+{{- $existing := lookup "v1" "Secret" .root.Release.Namespace .secret }}
+{{- if $existing }}
+{{- $key = index ($existing.data | default dict) .key | default "" | b64dec }}
+{{- else if lookup "v1" "Secret" .root.Release.Namespace "" }}
+{{- $key = randAlphaNum 48 }}
+{{- else }}
+{{- fail (printf "%s: this render cannot read the cluster, so a generated %s would change at every render: set %s.existingSecret to a Secret you manage (key %s.key), or %s.value (deploy/README.md, \"Secrets\")" .values .what .values .values .values) }}
+{{- end }}
+{{- end }}
+{{- $key -}}
 {{- end -}}
 
 {{/* The Secret holding the JWT key: jwt.existingSecret, else the chart's own (secrets.yaml). */}}
@@ -169,6 +198,13 @@ the peer's address decides). */}}
 
 {{/* The API Deployment the release's other services call (its component): hold-service's internal API when it has
 one (values.yaml, internalApi), else the public one. */}}
+{{/* hold-service's door for the other services, as a URL (payment's HOLD_SERVICE_URL, the notifier's CONTACTS_URL). */}}
+{{- define "ticketing.holdDoorUrl" -}}
+{{- $hold := index .Values.services "hold-service" }}
+{{- $door := include "ticketing.door" $hold }}
+{{- printf "http://%s:%v" (include "ticketing.name" (dict "root" . "name" (printf "hold-service-%s" $door))) (index (include "ticketing.apis" $hold | fromJson) $door).port -}}
+{{- end -}}
+
 {{- define "ticketing.door" -}}
 {{- ternary "internal-api" "api" (not (empty .internalApi)) -}}
 {{- end -}}
