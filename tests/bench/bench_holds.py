@@ -42,6 +42,7 @@ from hdrh.histogram import HdrHistogram
 from open_loop import OpenLoop
 from results import Results, cpu_speed
 from ticketing.auth import issue_token
+from ticketing.launcher import API_SERVER_OPTIONS
 from ticketing_testing import apply_migrations, env, free_port, service_process, shared_migrations, test_dsn
 from ticketing_testing.lifted_limits import UNLIMITED_HOLDS
 
@@ -221,10 +222,11 @@ def server(stack: ExitStack, factory: str, extra_env: dict[str, str], app_dir: s
 
 def started_server(stack: ExitStack, factory: str, extra_env: dict[str, str],
                    app_dir: str | None = None) -> tuple[int, int]:
-    """(port, pid): 2 uvicorn workers, stopped with the stack."""
+    """(port, pid): 2 uvicorn workers served as every deployment serves them (API_SERVER_OPTIONS: no proxy-headers
+    layer, the head-limited HTTP protocol), stopped with the stack."""
     port = free_port()
     args = ["-m", "uvicorn", "--factory", factory, "--workers", "2", "--host", "127.0.0.1",
-            "--port", str(port), "--no-access-log", "--log-level", "warning"]
+            "--port", str(port), *API_SERVER_OPTIONS, "--log-level", "warning"]
     proc = stack.enter_context(service_process(args + (["--app-dir", app_dir] if app_dir else []), extra_env,
                                                ready_url=f"http://127.0.0.1:{port}/healthz", timeout=60))
     return port, proc.pid

@@ -39,6 +39,7 @@ from bench_holds import started_server
 from hold_service.adapters import repository
 from hold_service.domain.model import TakeSeats
 from ticketing.auth import issue_token
+from ticketing.launcher import API_SERVER_OPTIONS
 from ticketing_testing import apply_migrations, shared_migrations
 
 pytestmark = pytest.mark.integration
@@ -103,12 +104,15 @@ async def test_the_writes_phase_leaves_nothing_once_its_showtime_is_dropped() ->
 def test_the_floor_is_answered_before_any_dependency_by_the_workers_it_measures() -> None:
     """The floor phase's request, as wrk sends it, is refused 422 (no seat asked) for a showtime that does not
     exist, where the service phase's gets 404 from the showtime's lookup: it is answered before any dependency.
-    Its CPU is read from the supervisor's two uvicorn workers."""
+    Its CPU is read from the supervisor's two uvicorn workers, served as every deployment serves them."""
     apply_migrations(DSN, shared_migrations(), MIGRATIONS)
     token = issue_token(SECRET, sub="4242", role="customer", ttl_seconds=600).encode()
     nowhere = 9_007_199_254_740_000  # no such showtime
     with ExitStack() as stack:
         port, supervisor = started_server(stack, FACTORY, SERVICE_ENV)
+        argv = Path(f"/proc/{supervisor}/cmdline").read_bytes().decode().split("\0")
+        at = argv.index(API_SERVER_OPTIONS[0])
+        assert tuple(argv[at:at + len(API_SERVER_OPTIONS)]) == API_SERVER_OPTIONS  # no proxy-headers layer...
         workers = api_processes(supervisor)
         assert len(workers) == 2 and set(backend_cpu(workers)) == set(workers)  # not the resource tracker
         floor = answer(port, floor_requests(nowhere, [token])[0])
