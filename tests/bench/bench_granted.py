@@ -44,6 +44,9 @@ API does not share the database's cores, as pods beside their database do not), 
 (pg_stat_database, approximate: backends flush their counters about once a second). Never fails on a figure.
 BENCH_GRANTED_SECONDS, BENCH_GRANTED_ROUNDS and BENCH_GRANTED_CLIENTS (pgbench's connections) change the defaults;
 a shared 2-core machine makes every absolute figure noisy, the ratios of one round are what compares.
+BENCH_GRANTED_SPLIT=1 gives the database a core of its own for the whole run (cpu_split.py): PostgreSQL on one core,
+the service, Redis, wrk and pgbench on the other, as a deployment's API does not share its database's cores; the
+figures go to var/bench/granted-split.json.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ import asyncpg
 import orjson
 import uvloop
 from bench_holds import DSN, MIGRATIONS, SECRET, forget_events, started_server, wrk_capacity
+from cpu_split import CoresSplit
 from hold_service.adapters.repository import FORM, Q
 from results import Results
 from ticketing.auth import issue_token
@@ -74,6 +78,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PGBENCH = Path(__file__).parent / "pgbench"
 SECONDS = float(os.environ.get("BENCH_GRANTED_SECONDS", "6"))
 ROUNDS = int(os.environ.get("BENCH_GRANTED_ROUNDS", "3"))
+SPLIT = os.environ.get("BENCH_GRANTED_SPLIT", "") == "1"
 CLIENTS = int(os.environ.get("BENCH_GRANTED_CLIENTS", "16"))
 SERVICE_SEATS = int(os.environ.get("BENCH_GRANTED_SERVICE_SEATS", "30000"))  # one request per seat, cycled by wrk
 POOL_SEATS = int(os.environ.get("BENCH_GRANTED_POOL_SEATS", "150000"))  # pgbench's random draws
@@ -295,6 +300,10 @@ async def main() -> dict:
     await conn.execute("ANALYZE booking")
     rounds, sids, double, sizes = [], [], 0, {1: 1}
     with ExitStack() as stack:
+        if SPLIT:
+            split = stack.enter_context(CoresSplit())
+            print(f"split: PostgreSQL on core {sorted(split.database_cores)}, the service, Redis, wrk and pgbench on "
+                  f"{sorted(split.other_cores)}", flush=True)
         port, supervisor = started_server(stack, FACTORY, SERVICE_ENV)
         api = api_processes(supervisor)
         for n in range(ROUNDS):
@@ -393,8 +402,8 @@ def summary(rounds: list[dict], double: int) -> dict:
             values.append(v)
         return round(statistics.median(values), 3)
 
-    out = {"seconds": SECONDS, "rounds": rounds, "pgbench_clients": CLIENTS, "wrk_connections": WRK_CONNECTIONS,
-           "double_holds": double,
+    out = {"seconds": SECONDS, "split": SPLIT, "rounds": rounds, "pgbench_clients": CLIENTS,
+           "wrk_connections": WRK_CONNECTIONS, "double_holds": double,
            "median": {"service_per_s": med(("service", "per_s")), "replay_per_s": med(("replay", "per_s")),
                       "bare_per_s": med(("bare", "per_s")), "service_of_replay": med(("service_of_replay",)),
                       "replay_of_bare": med(("replay_of_bare",)),
@@ -415,7 +424,8 @@ def summary(rounds: list[dict], double: int) -> dict:
                       **{f"{name}_of_bare": med((f"{name}_of_bare",)) for name in ("writes", *CEILINGS)},
                       **{f"{name}_per_s": med((name, "per_s")) for name in ("writes", *CEILINGS)}}}
     m = out["median"]
-    print(f"\nmachine: {os.cpu_count()} cores (shared; absolute figures are noisy, compare the ratios of one run); "
+    print(f"\nmachine: {os.cpu_count()} cores (shared; absolute figures are noisy, compare the ratios of one run)"
+          f"{'; the database on a core of its own, the rest on the other' if SPLIT else ''}; "
           f"{len(rounds)} interleaved rounds of {SECONDS:.0f} s per phase; wrk {WRK_CONNECTIONS} connections, "
           f"pgbench {CLIENTS} clients; one fresh seat per hold")
     print(f"median: service {m['service_per_s']:.0f} holds/s, replay {m['replay_per_s']:.0f} tx/s, "
@@ -446,7 +456,7 @@ def summary(rounds: list[dict], double: int) -> dict:
 
 
 async def run_and_save() -> None:
-    with Results("granted") as r:
+    with Results("granted-split" if SPLIT else "granted") as r:
         r.data.update(await main())
 
 
