@@ -12,8 +12,9 @@ backend forked meanwhile gets every core this process had. Needs 2 cores and the
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from types import TracebackType
+
+from pg_cpu_limit import processes
 
 DB_CORE = 0
 DATABASE, SERVERS = "postgres", ("redis-server",)  # process names (/proc/<pid>/comm)
@@ -35,15 +36,7 @@ def available() -> str | None:
 
 
 def named(name: str) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (entry / "comm").read_text().strip() == name:
-                    pids.append(int(entry.name))
-            except OSError:
-                continue
-    return pids
+    return processes(lambda entry: (entry / "comm").read_text().strip() == name)
 
 
 def own_threads() -> list[int]:

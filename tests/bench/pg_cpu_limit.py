@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -45,15 +46,22 @@ def available() -> str | None:
 
 def backends(database: str) -> list[int]:
     """The PostgreSQL backends serving `database` (their process title names it)."""
+    def serves(entry: Path) -> bool:
+        title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        return title.startswith("postgres:") and f" {database} " in title
+    return processes(serves)
+
+
+def processes(matches: Callable[[Path], bool]) -> list[int]:
+    """The pids of the processes whose /proc entry `matches` (one that ends meanwhile is left out)."""
     pids = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                if matches(entry):
+                    pids.append(int(entry.name))
             except OSError:
                 continue
-            if title.startswith("postgres:") and f" {database} " in title:
-                pids.append(int(entry.name))
     return pids
 
 
